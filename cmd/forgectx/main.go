@@ -1,0 +1,196 @@
+// Command forgectx hands Git-forge context to AI agents in CI.
+//
+// This package is wiring only: each command file parses its flags into an options struct and
+// makes one call into pkg/. Commands register themselves with register() from an init function
+// in their own file, so adding a command touches no shared list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/logging"
+	"github.com/forgectx/forgectx/pkg/version"
+)
+
+// Exit codes shared by every command (documented in README.md, "Exit codes").
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// env is what a command may touch: its streams, its environment and the logger. Tests build
+// one with buffers instead of the process's own streams.
+type env struct {
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
+	Environ func() []string
+	Log     zerolog.Logger
+}
+
+// command is one `forgectx <name>` subcommand.
+type command struct {
+	Name    string
+	Summary string // one line for `forgectx --help`
+	// Run parses args (everything after the command name) and does the work. A *usageError
+	// exits 2 with a hint; an *exitError exits with its code; any other error exits 1.
+	Run func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("forgectx: command registered twice: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+// usageError is a bad invocation: exit 2 with a one-line hint.
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+
+// exitError carries a specific exit code. Err, when non-nil, is printed once as
+// "forgectx: <Err>"; a nil Err exits silently (the command already reported).
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (x *exitError) Error() string {
+	if x.Err == nil {
+		return fmt.Sprintf("exit %d", x.Code)
+	}
+	return x.Err.Error()
+}
+
+func (x *exitError) Unwrap() error { return x.Err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it parses the global flags, picks the command and maps its
+// error to an exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, environ func() []string) int {
+	global := flag.NewFlagSet("forgectx", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	logFormat := global.String("log-format", "text", "log format: text or json")
+	logLevel := global.String("log-level", "info", "log level: trace, debug, info, warn, error, disabled")
+	help := global.Bool("help", false, "list the commands")
+	global.BoolVar(help, "h", false, "list the commands")
+	if err := global.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "forgectx: %v\nRun 'forgectx --help' for usage.\n", err)
+		return exitUsage
+	}
+	rest := global.Args()
+	if *help || len(rest) == 0 || rest[0] == "help" {
+		if len(rest) > 1 && rest[0] == "help" {
+			if c, ok := commands[rest[1]]; ok {
+				return run(ctx, []string{c.Name, "--help"}, stdin, stdout, stderr, getenv, environ)
+			}
+		}
+		printHelp(stdout)
+		if len(rest) == 0 && !*help {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[rest[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "forgectx: unknown command %q\nRun 'forgectx --help' for usage.\n", rest[0])
+		return exitUsage
+	}
+	log, err := logging.New(stderr, *logFormat, *logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "forgectx: %v\nRun 'forgectx --help' for usage.\n", err)
+		return exitUsage
+	}
+	e := &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Environ: environ, Log: log}
+	return exitCode(stderr, c.Name, c.Run(ctx, e, rest[1:]))
+}
+
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var u *usageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(stderr, "forgectx %s: %s\nRun 'forgectx %s --help' for usage.\n", name, u.msg, name)
+		return exitUsage
+	}
+	var x *exitError
+	if errors.As(err, &x) {
+		if x.Err != nil {
+			fmt.Fprintf(stderr, "forgectx: %v\n", x.Err)
+		}
+		return x.Code
+	}
+	fmt.Fprintf(stderr, "forgectx: %v\n", err)
+	return exitFailed
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "forgectx %s: hand Git-forge context to AI agents in CI.\n\n", version.String())
+	fmt.Fprintln(w, "Usage: forgectx [--log-format text|json] [--log-level LEVEL] <command> [flags] [args]")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].Summary)
+	}
+	fmt.Fprintln(w, "\nRun 'forgectx <command> --help' for a command's flags. Exit codes: 0 ok, 1 failure, 2 usage or configuration error.")
+}
+
+// newFlagSet returns a FlagSet for a command that prints its usage to stderr only when asked
+// (--help) and leaves error reporting to exitCode, so a bad flag prints one line, not a page.
+func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(e.Stderr, "Usage: forgectx %s\n\nFlags:\n", synopsis)
+		fs.SetOutput(e.Stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args with fs, turning a flag error into a usage error and --help into
+// flag.ErrHelp (exit 0 after printing the usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+		return usagef("%s", strings.TrimSpace(err.Error()))
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+// Package logging builds the one structured logger forgectx writes to stderr.
+//
+// Fields are counts, digests, IDs and codes: never a comment body, log line, token or header
+// value (DEVELOPERS.md, "Standards"). Callers must not pass source text to the logger.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Formats accepted by --log-format.
+const (
+	FormatText = "text"
+	FormatJSON = "json"
+)
+
+// New returns a zerolog logger writing to w in the given format ("text" or "json") at the given
+// level ("trace", "debug", "info", "warn", "error", "disabled"). An unknown format or level is an
+// error naming the flag and the accepted values.
+func New(w io.Writer, format, level string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		return zerolog.Nop(), fmt.Errorf("--log-level: %q is not one of trace, debug, info, warn, error, disabled", level)
+	}
+	var out io.Writer
+	switch format {
+	case FormatJSON:
+		out = w
+	case FormatText:
+		out = zerolog.ConsoleWriter{Out: w, NoColor: true, TimeFormat: time.RFC3339}
+	default:
+		return zerolog.Nop(), fmt.Errorf("--log-format: %q is not one of text, json", format)
+	}
+	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), nil
+}
