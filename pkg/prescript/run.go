@@ -1,0 +1,346 @@
+package prescript
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+// EnvOutput is the environment variable that carries the output file's absolute path to the
+// script. Wire name: byte-exact.
+const EnvOutput = "FULLSEND_PRESCRIPT_OUTPUT"
+
+// ExitNeutral is the exit code that requests an authoritative neutral skip.
+const ExitNeutral = 78
+
+// DefaultTimeout bounds a pre-script when neither Options.Timeout nor the context sets a
+// deadline.
+const DefaultTimeout = 10 * time.Minute
+
+// DefaultWaitDelay is how long Run waits for the script's streams to close after the script
+// exits (a background child may hold them open) before closing them itself.
+const DefaultWaitDelay = 5 * time.Second
+
+// Redactor is the redaction pass of the filter pipeline: literal run-credential values plus the
+// shared secret-pattern scanner. *filter.Pipeline implements it.
+type Redactor interface {
+	Redact(s string) (string, []filter.Finding)
+}
+
+// Options configure one Run.
+type Options struct {
+	// RunDir is the run directory; the output file is created inside it. It must exist.
+	RunDir string
+	// Command is the script and its arguments (argv). Command[0] is run directly (it needs a
+	// shebang and the executable bit, or name an interpreter such as bash).
+	Command []string
+	// Dir is the script's working directory; empty means the current one.
+	Dir string
+	// Env is the script's environment; nil means os.Environ(). Any FULLSEND_PRESCRIPT_OUTPUT in
+	// it is replaced by the prepared file's path.
+	Env []string
+	// Stdout and Stderr receive the script's streams live (the job log). Nil discards.
+	Stdout, Stderr io.Writer
+	// Redactor redacts the stdout-derived exit-78 reason and hard-failure diagnostics. Nil
+	// means filter.New(filter.SecretEnvValues(Env, SecretEnvNames)).
+	Redactor Redactor
+	// SecretEnvNames names extra environment variables whose literal values are secrets (used
+	// only when Redactor is nil).
+	SecretEnvNames []string
+	// Timeout bounds the script; zero means DefaultTimeout unless ctx already has a deadline.
+	Timeout time.Duration
+	// WaitDelay overrides DefaultWaitDelay.
+	WaitDelay time.Duration
+	// Log receives structured events (counts and codes only). Nil disables logging.
+	Log *zerolog.Logger
+}
+
+// Basis says what the decision rests on.
+type Basis string
+
+// Bases of a Decision.
+const (
+	BasisFile        Basis = "file"         // exit 0: the output file decided (skipped=true, or proceed)
+	BasisExitNeutral Basis = "exit-78"      // exit 78: authoritative neutral skip
+	BasisNoPrescript Basis = "no-prescript" // the harness defines no pre-script: proceed
+)
+
+// Decision is the outcome of the gate: skip or proceed.
+type Decision struct {
+	Skipped bool
+	// Reason is the file's reason= value (never redacted) or, for exit 78 without one, the
+	// sanitised, capped and redacted last non-empty stdout line. It may be empty.
+	Reason string
+	// ReasonFromStdout reports that Reason is the exit-78 stdout fallback.
+	ReasonFromStdout bool
+	// Outputs are the file's non-reserved keys, sorted by key.
+	Outputs []KV
+	Basis   Basis
+}
+
+// NoPrescript is the decision for a harness without a pre-script: proceed. It is relayed like
+// any other decision (skipped=false).
+func NoPrescript() Decision { return Decision{Basis: BasisNoPrescript} }
+
+// DecisionFrom turns a parsed file into the exit-0 decision it requests.
+func DecisionFrom(f File) Decision {
+	return Decision{Skipped: f.SkippedSet && f.Skipped, Reason: f.Reason, Outputs: f.Outputs, Basis: BasisFile}
+}
+
+// HardFailure is the spec's hard failure of the script itself: a non-zero exit other than 78,
+// death by a signal, or a timeout. Diagnostic is the script's own message chosen by the spec's
+// preference order, sanitised, redacted and capped; it is never empty.
+type HardFailure struct {
+	ExitCode int    // -1 when the script did not exit normally
+	Status   string // the process status, e.g. "exit status 1" or "signal: killed"
+	TimedOut bool
+	// Diagnostic is one line of at most MaxTextBytes bytes.
+	Diagnostic string
+	// FromOutput reports that Diagnostic was captured from the script's output rather than
+	// synthesised from its status.
+	FromOutput bool
+	// Redactions counts what the redaction pass replaced (codes and counts only).
+	Redactions []filter.Finding
+}
+
+func (h *HardFailure) Error() string {
+	return fmt.Sprintf("pre-script failed (%s): %s", h.Status, h.Diagnostic)
+}
+
+// Run prepares the output file, runs the script with its streams teed to the job log, and
+// applies the exit-code table. It returns the decision, or an error: *HardFailure for a failed
+// script, *ProtocolError for an output file that breaks the grammar or error semantics (after
+// exit 0), or a wrapped error when the script could not be started or prepared. The output
+// file is removed on every path.
+func Run(ctx context.Context, opts Options) (Decision, error) {
+	log := zerolog.Nop()
+	if opts.Log != nil {
+		log = *opts.Log
+	}
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return Decision{}, errors.New("prescript: no script to run")
+	}
+	if opts.RunDir == "" {
+		return Decision{}, errors.New("prescript: run directory is required")
+	}
+	runDir, err := filepath.Abs(opts.RunDir)
+	if err != nil {
+		return Decision{}, fmt.Errorf("prescript: run directory: %w", err)
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	redactor, secrets := opts.Redactor, []string(nil)
+	if redactor == nil {
+		secrets = filter.SecretEnvValues(env, opts.SecretEnvNames)
+		redactor = filter.New(secrets)
+	}
+
+	// Prepare: an empty file, mode 0600 (CreateTemp's mode), inside the run directory.
+	f, err := os.CreateTemp(runDir, "prescript-*.out")
+	if err != nil {
+		return Decision{}, fmt.Errorf("prescript: create output file: %w", err)
+	}
+	path := f.Name()
+	defer os.Remove(path)
+	if err := f.Close(); err != nil {
+		return Decision{}, fmt.Errorf("prescript: create output file: %w", err)
+	}
+
+	timeout := opts.Timeout
+	if _, has := ctx.Deadline(); timeout == 0 && !has {
+		timeout = DefaultTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+
+	var jl jobLog
+	out := newCapture(jl.to(opts.Stdout), secrets)
+	errc := newCapture(jl.to(opts.Stderr), secrets)
+	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
+	cmd.Env = withVar(env, EnvOutput, path)
+	cmd.Dir = opts.Dir
+	cmd.Stdout, cmd.Stderr = out, errc
+	cmd.WaitDelay = opts.WaitDelay
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = DefaultWaitDelay
+	}
+	start := time.Now()
+	runErr := cmd.Run()
+	out.close()
+	errc.close()
+	if jl.failed > 0 {
+		log.Warn().Int("failed_writes", jl.failed).Msg("pre-script output could not be copied to the job log")
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) && !errors.Is(runErr, exec.ErrWaitDelay) {
+		if cmd.ProcessState == nil {
+			return Decision{}, fmt.Errorf("prescript: start %s: %w", filepath.Base(opts.Command[0]), runErr)
+		}
+		return Decision{}, fmt.Errorf("prescript: wait: %w", runErr)
+	}
+	code := cmd.ProcessState.ExitCode()
+	log.Debug().Int("exit_code", code).Int("stdout_lines", out.lines).Int("stderr_lines", errc.lines).
+		Int64("duration_ms", time.Since(start).Milliseconds()).Msg("pre-script exited")
+
+	if ctxErr := ctx.Err(); ctxErr != nil && code != 0 && code != ExitNeutral {
+		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
+		hf.TimedOut = errors.Is(ctxErr, context.DeadlineExceeded)
+		what := "interrupted"
+		switch {
+		case hf.TimedOut && timeout > 0:
+			what = fmt.Sprintf("timed out after %s", timeout)
+		case hf.TimedOut:
+			what = "timed out (deadline exceeded)"
+		}
+		if hf.FromOutput {
+			hf.Diagnostic = capBytes(what+"; "+hf.Diagnostic, MaxTextBytes)
+		} else {
+			hf.Diagnostic = what
+		}
+		return Decision{}, hf
+	}
+
+	switch code {
+	case 0:
+		file, err := readOutput(path)
+		if err != nil {
+			return Decision{}, err
+		}
+		d := DecisionFrom(file)
+		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("pre-script decision")
+		return d, nil
+	case ExitNeutral:
+		d := Decision{Skipped: true, Basis: BasisExitNeutral}
+		file, perr := readOutput(path)
+		if perr != nil {
+			// Best effort: the exit code is authoritative, a broken file only loses its
+			// reason and outputs.
+			var pe *ProtocolError
+			rule, line := "", 0
+			if errors.As(perr, &pe) {
+				rule, line = string(pe.Rule), pe.Line
+			}
+			log.Warn().Int("line", line).Str("rule", rule).Msg("exit 78: output file ignored, skipping anyway")
+		} else {
+			d.Reason, d.Outputs = file.Reason, file.Outputs
+		}
+		if d.Reason == "" {
+			reason, findings := clean(out.lastNonEmpty, redactor)
+			d.Reason, d.ReasonFromStdout = reason, reason != ""
+			if n := countFindings(findings); n > 0 {
+				log.Info().Int("redactions", n).Msg("exit 78: stdout reason redacted")
+			}
+		}
+		log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("pre-script decision")
+		return d, nil
+	default:
+		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
+		log.Error().Int("exit_code", code).Bool("from_output", hf.FromOutput).Int("redactions", countFindings(hf.Redactions)).Msg("pre-script failed")
+		return Decision{}, hf
+	}
+}
+
+// readOutput applies the file-level rules (missing, not regular) and then Parse.
+func readOutput(path string) (File, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, &ProtocolError{Rule: RuleFileMissing}
+	}
+	if err != nil {
+		return File{}, &ProtocolError{Rule: RuleFileUnread, Err: err}
+	}
+	if !st.Mode().IsRegular() {
+		return File{}, &ProtocolError{Rule: RuleNotRegular}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return File{}, &ProtocolError{Rule: RuleFileUnread, Err: err}
+	}
+	defer f.Close()
+	return Parse(f)
+}
+
+// hardFailure builds the diagnostic in the spec's preference order: error annotations (stdout
+// ones, then stderr ones), else the last non-empty stderr line, else the last non-empty stdout
+// line; sanitised, redacted, capped.
+func hardFailure(ps *os.ProcessState, out, errc *capture, r Redactor) *HardFailure {
+	hf := &HardFailure{ExitCode: ps.ExitCode(), Status: ps.String()}
+	var parts []string
+	var findings [][]filter.Finding
+	for _, a := range append(append([]string(nil), out.annotations...), errc.annotations...) {
+		if msg, f := clean(a, r); msg != "" {
+			parts = append(parts, msg)
+			findings = append(findings, f)
+		}
+	}
+	var diag string
+	switch {
+	case len(parts) > 0:
+		diag = capBytes(strings.Join(parts, AnnotationSeparator), MaxTextBytes)
+	case errc.lastNonEmpty != "":
+		var f []filter.Finding
+		diag, f = clean(errc.lastNonEmpty, r)
+		findings = append(findings, f)
+	case out.lastNonEmpty != "":
+		var f []filter.Finding
+		diag, f = clean(out.lastNonEmpty, r)
+		findings = append(findings, f)
+	}
+	hf.Redactions = filter.MergeFindings(findings...)
+	if diag != "" {
+		hf.Diagnostic, hf.FromOutput = diag, true
+	} else if hf.ExitCode >= 0 {
+		hf.Diagnostic = fmt.Sprintf("exited with code %d and printed nothing", hf.ExitCode)
+	} else {
+		hf.Diagnostic = fmt.Sprintf("%s and printed nothing", ps.String())
+	}
+	return hf
+}
+
+// clean is the one pipeline for captured text: strip control characters, redact (before the
+// cap, so a secret is never cut into an unrecognisable prefix), cap at a UTF-8 boundary.
+func clean(s string, r Redactor) (string, []filter.Finding) {
+	s = sanitize(s)
+	if s == "" {
+		return "", nil
+	}
+	red, findings := r.Redact(s)
+	// The redactor's output is text we did not check; keep the one-line guarantee.
+	return capBytes(sanitize(red), MaxTextBytes), findings
+}
+
+func countFindings(fs []filter.Finding) int {
+	n := 0
+	for _, f := range fs {
+		n += f.Count
+	}
+	return n
+}
+
+// withVar returns env with every entry for name removed and name=value appended.
+func withVar(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == name {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, name+"="+value)
+}
