@@ -1,0 +1,198 @@
+package distill
+
+import "strings"
+
+// GitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver GitHub-shaped payloads under
+// GitHub's event names; the differences handled here are its review object ({type, content}
+// instead of {state, body, html_url, user}).
+
+var (
+	author = field{out: "author", from: []path{p("user", "login")}, kind: kindDisplay}
+
+	// issueCommentFields is Requirement 1.1: body, html_url, author; nothing else of the comment.
+	issueCommentFields = []field{
+		{out: "body", from: []path{p("body")}, kind: kindText},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+		author,
+	}
+
+	// reviewCommentFields is Requirement 1.3: path and line (start_line first for a multi-line
+	// comment; original_line when an outdated comment's line is null) before body, then html_url
+	// and author.
+	reviewCommentFields = []field{
+		{out: "path", from: []path{p("path")}, kind: kindPath},
+		{out: "start_line", from: []path{p("start_line")}, kind: kindInt},
+		{out: "line", from: []path{p("line")}, kind: kindInt},
+		{out: "original_line", from: []path{p("original_line")}, kind: kindInt, unless: "line"},
+		{out: "body", from: []path{p("body")}, kind: kindText},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+		author,
+	}
+
+	// reviewFields is Requirement 1.4: state, body, html_url, author. The REST API spells the
+	// state APPROVED where the webhook says approved; both become lower case (Requirement 4).
+	reviewFields = []field{
+		{out: "state", from: []path{p("state")}, kind: kindEnum},
+		{out: "body", from: []path{p("body")}, kind: kindText},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+		author,
+	}
+
+	// forgejoReviewFields reads Forgejo's review {type, content}; the review has no URL or user
+	// of its own, so the pull request's html_url and the sender's login stand in (as strings).
+	forgejoReviewFields = []field{
+		{out: "state", from: []path{p("state"), p("type")}, kind: kindEnum, conv: forgejoReviewState},
+		{out: "body", from: []path{p("body"), p("content")}, kind: kindText},
+		{out: "html_url", from: []path{p("html_url"), rp("pull_request", "html_url")}, kind: kindURL},
+		{out: "author", from: []path{p("user", "login"), rp("sender", "login")}, kind: kindDisplay},
+	}
+
+	// issueFields and pullFields are Requirement 2.1.
+	issueFields = []field{
+		{out: "number", from: []path{p("number")}, kind: kindInt},
+		{out: "title", from: []path{p("title")}, kind: kindDisplay},
+		{out: "state", from: []path{p("state")}, kind: kindEnum},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+	}
+	pullFields = append(append([]field{}, issueFields...),
+		field{out: "merged", from: []path{p("merged")}, kind: kindBool},
+		field{out: "draft", from: []path{p("draft")}, kind: kindBool},
+	)
+
+	// Requirement 2.3: identity (id, and name where the object has one), status, conclusion,
+	// html_url where present, head_branch. A check run's branch lives on its check suite.
+	workflowRunFields = []field{
+		{out: "id", from: []path{p("id")}, kind: kindInt},
+		{out: "name", from: []path{p("name")}, kind: kindDisplay},
+		{out: "status", from: []path{p("status")}, kind: kindEnum},
+		{out: "conclusion", from: []path{p("conclusion")}, kind: kindEnum},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+		{out: "head_branch", from: []path{p("head_branch")}, kind: kindPath},
+	}
+	checkRunFields = []field{
+		{out: "id", from: []path{p("id")}, kind: kindInt},
+		{out: "name", from: []path{p("name")}, kind: kindDisplay},
+		{out: "status", from: []path{p("status")}, kind: kindEnum},
+		{out: "conclusion", from: []path{p("conclusion")}, kind: kindEnum},
+		{out: "html_url", from: []path{p("html_url")}, kind: kindURL},
+		{out: "head_branch", from: []path{p("check_suite", "head_branch")}, kind: kindPath},
+		// Requirement 2.4: the summary is the failure message; both are capped free text.
+		{out: "output", kind: kindObject, sub: []field{
+			{out: "title", from: []path{p("output", "title")}, kind: kindText},
+			{out: "summary", from: []path{p("output", "summary")}, kind: kindText},
+		}},
+	}
+	checkSuiteFields = []field{
+		{out: "id", from: []path{p("id")}, kind: kindInt},
+		{out: "status", from: []path{p("status")}, kind: kindEnum},
+		{out: "conclusion", from: []path{p("conclusion")}, kind: kindEnum},
+		{out: "head_branch", from: []path{p("head_branch")}, kind: kindPath},
+	}
+
+	// statusFields is Requirement 2.5, read from the payload root.
+	statusFields = []field{
+		{out: "state", from: []path{p("state")}, kind: kindEnum},
+		{out: "context", from: []path{p("context")}, kind: kindDisplay},
+		{out: "description", from: []path{p("description")}, kind: kindText},
+		{out: "target_url", from: []path{p("target_url")}, kind: kindURL},
+	}
+
+	// labelName is Requirement 2.2: on labeled/unlabeled the label is the event.
+	labelName = field{out: "label", from: []path{p("name")}, kind: kindDisplay}
+)
+
+var (
+	cIssueComment  = container{out: "comment", src: []string{"comment"}, fields: issueCommentFields}
+	cReviewComment = container{out: "comment", src: []string{"comment"}, fields: reviewCommentFields}
+	cReview        = container{out: "review", src: []string{"review"}, fields: reviewFields}
+	cForgejoReview = container{out: "review", src: []string{"review"}, fields: forgejoReviewFields}
+	cIssue         = container{out: "issue", src: []string{"issue"}, fields: issueFields}
+	cPull          = container{out: "pull_request", src: []string{"pull_request"}, fields: pullFields}
+	cLabelAction   = container{out: "label", src: []string{"label"}, scalar: true, fields: []field{labelName},
+		actions: []string{"labeled", "unlabeled"}}
+	cLabel       = container{out: "label", src: []string{"label"}, scalar: true, fields: []field{labelName}}
+	cWorkflowRun = container{out: "workflow_run", src: []string{"workflow_run"}, fields: workflowRunFields}
+	cCheckRun    = container{out: "check_run", src: []string{"check_run"}, fields: checkRunFields}
+	cCheckSuite  = container{out: "check_suite", src: []string{"check_suite"}, fields: checkSuiteFields}
+	cStatus      = container{out: "status", fields: statusFields}
+	// cStatusShape is the status container for events without a rule: only a root that looks
+	// like a commit status (context and sha strings) is read as one.
+	cStatusShape = container{out: "status", fields: statusFields, requires: []string{"context", "sha"}}
+)
+
+// genericComment is the comment container for an event without a rule: any comment kind, so
+// path and line are carried when the comment has them.
+var cGenericComment = container{out: "comment", src: []string{"comment"}, fields: reviewCommentFields}
+
+var rootAction = []path{rp("action")}
+
+// githubRules maps GitHub event names to their rules. Looked up, never ranged over.
+var githubRules = map[string]rule{
+	"issue_comment":               {containers: []container{cIssueComment}},
+	"pull_request_review_comment": {containers: []container{cReviewComment}},
+	"pull_request_review":         {containers: []container{cReview}},
+	"issues":                      {containers: []container{cIssue, cLabelAction}},
+	"pull_request":                {containers: []container{cPull, cLabelAction}},
+	"workflow_run":                {containers: []container{cWorkflowRun}},
+	"check_run":                   {containers: []container{cCheckRun}},
+	"check_suite":                 {containers: []container{cCheckSuite}},
+	"status":                      {containers: []container{cStatus}},
+}
+
+// githubAliases are event names that carry another event's payload: pull_request_target is the
+// pull_request payload run in the base repository's context.
+var githubAliases = map[string]string{
+	"pull_request_target": "pull_request",
+}
+
+// genericGitHub is Requirement 2.6: an event with no rule of its own distils whichever known
+// containers it carries, in this order, and never falls back to the raw payload.
+var genericGitHub = rule{name: "generic", containers: []container{
+	cGenericComment, cReview, cIssue, cPull, cLabel, cWorkflowRun, cCheckSuite, cCheckRun, cStatusShape,
+}}
+
+func githubRule(forge Forge, eventName string) (string, rule) {
+	event := strings.TrimSpace(eventName)
+	name := event
+	if a, ok := githubAliases[name]; ok {
+		name = a
+	}
+	r, ok := githubRules[name]
+	if !ok {
+		r = genericGitHub
+		if forge == Forgejo {
+			r = forgejoGeneric
+		}
+	} else {
+		r.name = name
+		if forge == Forgejo {
+			// Forgejo's review hooks carry review {type, content}; its review-comment hook
+			// may carry only that review object instead of a comment.
+			switch name {
+			case "pull_request_review":
+				r.containers = []container{cForgejoReview}
+			case "pull_request_review_comment":
+				r.containers = []container{cReviewComment, cForgejoReview}
+			}
+		}
+	}
+	r.action = rootAction
+	return event, r
+}
+
+var forgejoGeneric = rule{name: "generic", containers: []container{
+	cGenericComment, cForgejoReview, cIssue, cPull, cLabel, cWorkflowRun, cCheckSuite, cCheckRun, cStatusShape,
+}}
+
+// forgejoReviewState maps Forgejo's review hook types to GitHub's review states.
+func forgejoReviewState(s string) string {
+	switch s {
+	case "pull_request_review_approved":
+		return "approved"
+	case "pull_request_review_rejected":
+		return "changes_requested"
+	case "pull_request_review_comment":
+		return "commented"
+	}
+	return s
+}
