@@ -1,0 +1,469 @@
+package gitlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+
+	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
+)
+
+// EntityError is an entity-scope failure: without the entity there is no snapshot, so it
+// aborts collection. Code is the spec gap code the assembler would report (fetch_failed,
+// authorization_failed or invalid_metadata).
+type EntityError struct {
+	Code  string
+	Field string
+	Err   error
+}
+
+func (e *EntityError) Error() string {
+	return fmt.Sprintf("gitlab: %s: %s: %v", e.Field, e.Code, e.Err)
+}
+
+func (e *EntityError) Unwrap() error { return e.Err }
+
+func entityFetchError(field string, err error) error {
+	code := acquisition.GapFetchFailed
+	if s := statusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
+		code = acquisition.GapAuthorizationFailed
+	}
+	return &EntityError{Code: code, Field: field, Err: err}
+}
+
+func invalidEntity(field, rule string) error {
+	return &EntityError{Code: acquisition.GapInvalidMetadata, Field: field, Err: errors.New(rule)}
+}
+
+// statusOf extracts the HTTP status of a client-go error (0 when there is none).
+func statusOf(err error) int {
+	var er *gl.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+// projectID turns Ref.Repo into what client-go accepts: a numeric id or a full path.
+func projectID(repo string) (any, error) {
+	if repo == "" {
+		return nil, errors.New("gitlab: repo: required (numeric project id or full path)")
+	}
+	if numericID.MatchString(repo) {
+		n, err := strconv.ParseInt(repo, 10, 64)
+		if err == nil {
+			return n, nil
+		}
+	}
+	return repo, nil
+}
+
+// Acquire reads the entity named by ref and the sources profile selects. ref.Number is the
+// issue iid for a work_item profile and the merge-request iid for a change_proposal profile.
+func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
+	if ref.Forge != "" && ref.Forge != "gitlab" {
+		return nil, fmt.Errorf("gitlab: ref.forge %q: this adapter reads gitlab only", ref.Forge)
+	}
+	if ref.APIURL != "" {
+		b, err := parseAPIURL(ref.APIURL)
+		if err != nil {
+			return nil, err
+		}
+		if b.String() != c.base.String() {
+			return nil, fmt.Errorf("gitlab: ref.api_url %q: differs from the client's %q", ref.APIURL, c.base.String())
+		}
+	}
+	if ref.Number < 1 {
+		return nil, fmt.Errorf("gitlab: number %d: must be a positive iid", ref.Number)
+	}
+	if profile.EntityKind != acquisition.KindWorkItem && profile.EntityKind != acquisition.KindChangeProposal {
+		return nil, fmt.Errorf("gitlab: profile entity_kind %q: must be work_item or change_proposal", profile.EntityKind)
+	}
+	pid, err := projectID(ref.Repo)
+	if err != nil {
+		return nil, err
+	}
+	log := c.opts.Log.With().Str("forge", "gitlab").Int("iid", ref.Number).Str("kind", profile.EntityKind).Logger()
+
+	a := &acquisition.Acquisition{
+		Version:   acquisition.Version,
+		Comments:  []acquisition.Comment{},
+		Reviews:   []acquisition.Review{},
+		Threads:   []acquisition.Thread{},
+		Checks:    []acquisition.Check{},
+		AgentRuns: []acquisition.AgentRun{},
+		Actors:    []acquisition.Actor{},
+	}
+	proj, _, err := c.gl.Projects.GetProject(pid, nil, gl.WithContext(ctx))
+	if err != nil {
+		return nil, entityFetchError("project", err)
+	}
+	repoID, ok := idString(proj.ID)
+	if !ok {
+		return nil, invalidEntity("project.id", "missing or not a positive integer")
+	}
+	if proj.PathWithNamespace == "" {
+		return nil, invalidEntity("project.path_with_namespace", "missing")
+	}
+	a.Source = acquisition.Source{Forge: "gitlab", Host: c.host, RepositoryID: repoID, Repository: proj.PathWithNamespace}
+	// Later calls address the project by its immutable id, so a concurrent rename cannot
+	// split one collection across two projects.
+	pid = proj.ID
+
+	change := profile.EntityKind == acquisition.KindChangeProposal
+	if change {
+		err = c.mergeRequest(ctx, pid, int64(ref.Number), a)
+	} else {
+		err = c.issue(ctx, pid, int64(ref.Number), a)
+	}
+	if err != nil {
+		return nil, err
+	}
+	log.Debug().Str("entity_id", a.Entity.ID).Msg("entity read")
+
+	if profile.Includes(acquisition.SourceComments) {
+		c.discussions(ctx, pid, int64(ref.Number), change, a)
+	}
+	if change && profile.Includes(acquisition.SourceReviews) {
+		// GitLab approvals have no immutable review record ids (spec, review mappings):
+		// there is no formal review history to read.
+		a.Outcomes.Add(acquisition.ScopeReviews, acquisition.GapHistoryUnavailable, 1)
+	}
+	if change && profile.Includes(acquisition.SourceChecks) {
+		c.checks(ctx, pid, profile, a)
+	}
+	if profile.Includes(acquisition.SourceAgentRuns) {
+		// Receipts are written and read back by the status/receipt layer (issue #8), whose
+		// note format does not exist yet; until then the scope is reported, never empty.
+		a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapUnsupported, 1)
+	}
+	c.actors(ctx, pid, a)
+	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
+		Int("actors", len(a.Actors)).Msg("gitlab acquisition complete")
+	return a, nil
+}
+
+func actorRef(id int64, username string) acquisition.ActorRef {
+	var r acquisition.ActorRef
+	if s, ok := idString(id); ok {
+		r.ID = &s
+		if username != "" {
+			u := username
+			r.Login = &u
+		}
+	}
+	return r
+}
+
+func (c *Client) issue(ctx context.Context, pid any, iid int64, a *acquisition.Acquisition) error {
+	is, _, err := c.gl.Issues.GetIssue(pid, iid, gl.WithContext(ctx))
+	if err != nil {
+		return entityFetchError("issue", err)
+	}
+	id, ok := idString(is.ID)
+	if !ok {
+		return invalidEntity("issue.id", "missing or not a positive integer")
+	}
+	if is.IID != iid {
+		return invalidEntity("issue.iid", fmt.Sprintf("answer has iid %d, asked for %d", is.IID, iid))
+	}
+	state, err := IssueState(is.State)
+	if err != nil {
+		return invalidEntity("issue.state", err.Error())
+	}
+	created, ok := timestamp(is.CreatedAt)
+	if !ok {
+		return invalidEntity("issue.created_at", "missing")
+	}
+	updated, ok := timestamp(is.UpdatedAt)
+	if !ok {
+		return invalidEntity("issue.updated_at", "missing")
+	}
+	e := acquisition.Entity{
+		Kind: acquisition.KindWorkItem, ID: id, Number: int(iid), Title: is.Title, State: state,
+		Labels: labels(is.Labels), Body: is.Description, CreatedAt: created, UpdatedAt: updated,
+	}
+	if is.Author != nil {
+		e.Author = actorRef(is.Author.ID, is.Author.Username)
+	}
+	a.Entity = e
+	return nil
+}
+
+func (c *Client) mergeRequest(ctx context.Context, pid any, iid int64, a *acquisition.Acquisition) error {
+	mr, _, err := c.gl.MergeRequests.GetMergeRequest(pid, iid, nil, gl.WithContext(ctx))
+	if err != nil {
+		return entityFetchError("merge_request", err)
+	}
+	id, ok := idString(mr.ID)
+	if !ok {
+		return invalidEntity("merge_request.id", "missing or not a positive integer")
+	}
+	if mr.IID != iid {
+		return invalidEntity("merge_request.iid", fmt.Sprintf("answer has iid %d, asked for %d", mr.IID, iid))
+	}
+	state, err := MergeRequestState(mr.State)
+	if err != nil {
+		return invalidEntity("merge_request.state", err.Error())
+	}
+	created, ok := timestamp(mr.CreatedAt)
+	if !ok {
+		return invalidEntity("merge_request.created_at", "missing")
+	}
+	updated, ok := timestamp(mr.UpdatedAt)
+	if !ok {
+		return invalidEntity("merge_request.updated_at", "missing")
+	}
+	e := acquisition.Entity{
+		Kind: acquisition.KindChangeProposal, ID: id, Number: int(iid), Title: mr.Title, State: state,
+		Labels: labels(mr.Labels), Body: mr.Description, CreatedAt: created, UpdatedAt: updated,
+		HeadSHA: HeadSHA(mr),
+	}
+	if mr.Author != nil {
+		e.Author = actorRef(mr.Author.ID, mr.Author.Username)
+	}
+	a.Entity = e
+	return nil
+}
+
+// HeadSHA is the merge request's head revision as captured at collection start: `sha`, or
+// diff_refs.head_sha when `sha` is absent. An invalid or disagreeing pair yields "" (no
+// revision: no check can be retained).
+func HeadSHA(mr *gl.MergeRequest) string {
+	sha, diff := mr.SHA, mr.DiffRefs.HeadSha
+	switch {
+	case sha != "" && diff != "" && sha != diff:
+		return ""
+	case sha == "":
+		sha = diff
+	}
+	if !validSHA(sha) {
+		return ""
+	}
+	return sha
+}
+
+func labels(l gl.Labels) []string {
+	out := make([]string, 0, len(l))
+	out = append(out, l...)
+	return out
+}
+
+// discussions reads every discussion of the entity in forge order: individual notes become
+// comments; threaded discussions become comments plus one thread each.
+func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool, a *acquisition.Acquisition) {
+	var ds []*gl.Discussion
+	var err error
+	if change {
+		opt := &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
+		ds, err = all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+			return c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
+		})
+	} else {
+		opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
+		ds, err = all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+			return c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
+		})
+	}
+	if err != nil {
+		// A partial read is not a history: report the scope unusable and stage none of it.
+		c.opts.Log.Warn().Str("scope", "comments").Int("status", statusOf(err)).Msg("discussions fetch failed")
+		a.Outcomes.Add(acquisition.ScopeComments, fetchGap(err), 1)
+		return
+	}
+	comments, threads, out := MapDiscussions(ds)
+	a.Comments = append(a.Comments, comments...)
+	a.Threads = append(a.Threads, threads...)
+	a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
+}
+
+func fetchGap(err error) string {
+	if s := statusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden {
+		return acquisition.GapAuthorizationFailed
+	}
+	return acquisition.GapFetchFailed
+}
+
+// MapDiscussions maps discussions (in forge order) to comments and threads. System notes are
+// dropped before anything else (see the package doc); a note without a valid id or creation
+// time is invalid_metadata and omitted; a discussion whose id is outside the GitLab mapping
+// loses its thread (invalid_metadata) but keeps its comments. Threads keep GitLab's note order;
+// every later note replies to the discussion's first note; outdated is always false because
+// GitLab exposes no outdated observation. Resolution comes from the resolvable notes.
+func MapDiscussions(ds []*gl.Discussion) ([]acquisition.Comment, []acquisition.Thread, acquisition.Outcomes) {
+	var out acquisition.Outcomes
+	comments := []acquisition.Comment{}
+	threads := []acquisition.Thread{}
+	for _, d := range ds {
+		if d == nil {
+			continue
+		}
+		var kept []*gl.Note
+		for _, n := range d.Notes {
+			if n == nil || n.System {
+				continue
+			}
+			id, ok := idString(n.ID)
+			created, okT := timestamp(n.CreatedAt)
+			if !ok || !okT {
+				out.Add(acquisition.ScopeComments, acquisition.GapInvalidMetadata, 1)
+				continue
+			}
+			cm := acquisition.Comment{ID: id, Author: actorRef(n.Author.ID, n.Author.Username), CreatedAt: created, Body: n.Body}
+			if u, ok := timestamp(n.UpdatedAt); ok {
+				cm.UpdatedAt = u
+			}
+			comments = append(comments, cm)
+			kept = append(kept, n)
+		}
+		if d.IndividualNote || len(kept) == 0 {
+			continue
+		}
+		if !validDiscussionID(d.ID) {
+			out.Add(acquisition.ScopeComments, acquisition.GapInvalidMetadata, 1)
+			continue
+		}
+		threads = append(threads, mapThread(d.ID, kept))
+	}
+	return comments, threads, out
+}
+
+func mapThread(id string, notes []*gl.Note) acquisition.Thread {
+	root := notes[0]
+	rootID, _ := idString(root.ID)
+	created, _ := timestamp(root.CreatedAt)
+	t := acquisition.Thread{ID: id, CreatedAt: created, CommentIDs: []string{}, Replies: []acquisition.Reply{}, Outdated: false}
+	for i, n := range notes {
+		nid, _ := idString(n.ID)
+		t.CommentIDs = append(t.CommentIDs, nid)
+		if i > 0 {
+			t.Replies = append(t.Replies, acquisition.Reply{ID: nid, ParentID: rootID})
+		}
+	}
+	if loc, ok := MapPosition(root.Position); ok {
+		t.Path, t.Line, t.Side, t.StartLine = loc.Path, loc.Line, loc.Side, loc.StartLine
+		if root.Position != nil && validSHA(root.Position.HeadSHA) {
+			t.ReviewedSHA = root.Position.HeadSHA
+		}
+	}
+	// A discussion is resolved when every resolvable note is; GitLab repeats the resolver on
+	// each resolved note. A resolved thread whose resolver GitLab does not expose gets an
+	// explicit null reference.
+	resolvable, resolved := 0, 0
+	var by *gl.NoteResolvedBy
+	for _, n := range notes {
+		if !n.Resolvable {
+			continue
+		}
+		resolvable++
+		if n.Resolved {
+			resolved++
+			if by == nil && n.ResolvedBy.ID > 0 {
+				b := n.ResolvedBy
+				by = &b
+			}
+		}
+	}
+	if resolvable > 0 && resolved == resolvable {
+		t.Resolved = true
+		r := acquisition.ActorRef{}
+		if by != nil {
+			r = actorRef(by.ID, by.Username)
+		}
+		t.ResolvedBy = &r
+	}
+	return t
+}
+
+// checks reads the jobs (retried included) of every pipeline run for the captured head
+// revision and, for the jobs whose logs the profile selects, their bounded traces.
+func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profile, a *acquisition.Acquisition) {
+	head := a.Entity.HeadSHA
+	if head == "" {
+		// No valid head revision was captured: no check can be matched to it.
+		a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapInvalidMetadata, 1)
+		return
+	}
+	popt := &gl.ListProjectPipelinesOptions{
+		ListOptions: gl.ListOptions{PerPage: PerPage},
+		SHA:         gl.Ptr(head), OrderBy: gl.Ptr("id"), Sort: gl.Ptr("asc"),
+	}
+	pipes, err := all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
+		return c.gl.Pipelines.ListProjectPipelines(pid, popt, o...)
+	})
+	if err != nil {
+		c.opts.Log.Warn().Str("scope", "checks").Int("status", statusOf(err)).Msg("pipelines fetch failed")
+		a.Outcomes.Add(acquisition.ScopeChecks, fetchGap(err), 1)
+		return
+	}
+	var checks []acquisition.Check
+	invalid := 0
+	for _, p := range pipes {
+		if p == nil {
+			continue
+		}
+		jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}, IncludeRetried: gl.Ptr(true)}
+		jobs, err := all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
+			return c.gl.Jobs.ListPipelineJobs(pid, p.ID, jopt, o...)
+		})
+		if err != nil {
+			c.opts.Log.Warn().Str("scope", "checks").Int64("pipeline_id", p.ID).Int("status", statusOf(err)).Msg("pipeline jobs fetch failed")
+			a.Outcomes.Add(acquisition.ScopeChecks, fetchGap(err), 1)
+			a.Checks = []acquisition.Check{}
+			return
+		}
+		for _, j := range jobs {
+			if j == nil {
+				continue
+			}
+			ck, err := MapJob(j, p.SHA, head)
+			if err != nil {
+				invalid++
+				c.opts.Log.Debug().Int64("job_id", j.ID).Msg("job omitted: invalid_metadata")
+				continue
+			}
+			checks = append(checks, ck)
+		}
+	}
+	a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapInvalidMetadata, invalid)
+	// A job appears once per pipeline; sort by id so the order never depends on the pages.
+	sort.SliceStable(checks, func(i, j int) bool { return lessNumeric(checks[i].ID, checks[j].ID) })
+	c.logs(ctx, pid, profile, checks)
+	a.Checks = checks
+}
+
+// lessNumeric orders base-10 ids numerically.
+func lessNumeric(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// logs fetches the selected logs with bounded concurrency.
+func (c *Client) logs(ctx context.Context, pid any, profile acquisition.Profile, checks []acquisition.Check) {
+	sem := make(chan struct{}, c.opts.Concurrency)
+	var wg sync.WaitGroup
+	for i := range checks {
+		if !profile.LogSelected(checks[i].Conclusion) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(ck *acquisition.Check) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			id, _ := strconv.ParseInt(ck.ID, 10, 64)
+			l := c.Trace(ctx, pid, id, profile.Bounds.MaxSourceBytes)
+			ck.Log = &l
+		}(&checks[i])
+	}
+	wg.Wait()
+}

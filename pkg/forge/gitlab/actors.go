@@ -1,0 +1,129 @@
+package gitlab
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+
+	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+// referencedActors lists every actor id the acquisition references (entity author, comment
+// authors, thread resolvers), unique, in numeric order, with the last login seen for it.
+func referencedActors(a *acquisition.Acquisition) ([]string, map[string]*string) {
+	logins := map[string]*string{}
+	add := func(r acquisition.ActorRef) {
+		if r.ID == nil {
+			return
+		}
+		if _, seen := logins[*r.ID]; !seen || r.Login != nil {
+			logins[*r.ID] = r.Login
+		}
+	}
+	add(a.Entity.Author)
+	for _, cm := range a.Comments {
+		add(cm.Author)
+	}
+	for _, t := range a.Threads {
+		if t.ResolvedBy != nil {
+			add(*t.ResolvedBy)
+		}
+	}
+	ids := make([]string, 0, len(logins))
+	for id := range logins {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, logins
+}
+
+// actorOutcome is one actor lookup's result and the gap it contributes.
+type actorOutcome struct {
+	actor acquisition.Actor
+	gap   string
+}
+
+// actors resolves every referenced actor with bounded concurrency: the users API decides the
+// kind (bot only on a positive `bot: true`), and members/all/:user_id (inherited and shared
+// membership included) gives a human's effective access level.
+func (c *Client) actors(ctx context.Context, pid any, a *acquisition.Acquisition) {
+	ids, logins := referencedActors(a)
+	results := make([]actorOutcome, len(ids))
+	sem := make(chan struct{}, c.opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, id string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = c.actor(ctx, pid, id, logins[id])
+		}(i, id)
+	}
+	wg.Wait()
+	for _, r := range results {
+		a.Actors = append(a.Actors, r.actor)
+		if r.gap != "" {
+			a.Outcomes.Add(acquisition.ScopeActors, r.gap, 1)
+		}
+	}
+}
+
+// actor resolves one actor. Outcomes (spec, state/actors.json):
+//   - users API bot: true → kind bot, no role (the assembler writes role: bot), no
+//     membership lookup;
+//   - membership found with a mapped access level → verified role;
+//   - membership 404 (not a member, directly or inherited) → role null, unverified, no gap;
+//   - a member whose state is not active (blocked, awaiting) → role null, unverified;
+//   - an unmapped access level → role null, unverified, actors invalid_metadata;
+//   - any other lookup failure → role null, unverified, actors fetch_failed.
+func (c *Client) actor(ctx context.Context, pid any, id string, login *string) actorOutcome {
+	out := actorOutcome{actor: acquisition.Actor{ID: id, Login: login, Kind: acquisition.ActorHuman}}
+	uid, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	u, _, err := c.gl.Users.GetUser(uid, gl.GetUsersOptions{}, gl.WithContext(ctx))
+	switch {
+	case err != nil && statusOf(err) == http.StatusNotFound:
+		// A deleted or hidden user: no bot evidence and no membership to verify.
+		return out
+	case err != nil:
+		c.opts.Log.Warn().Str("actor_id", id).Int("status", statusOf(err)).Msg("user lookup failed")
+		out.gap = acquisition.GapFetchFailed
+		return out
+	}
+	if u.Username != "" {
+		name := u.Username
+		out.actor.Login = &name
+	}
+	if u.Bot {
+		out.actor.Kind = acquisition.ActorBot
+		return out
+	}
+	m, _, err := c.gl.ProjectMembers.GetInheritedProjectMember(pid, uid, gl.WithContext(ctx))
+	switch {
+	case err != nil && statusOf(err) == http.StatusNotFound:
+		return out
+	case err != nil:
+		c.opts.Log.Warn().Str("actor_id", id).Int("status", statusOf(err)).Msg("membership lookup failed")
+		out.gap = acquisition.GapFetchFailed
+		return out
+	}
+	if m.State != "" && m.State != "active" {
+		return out
+	}
+	role, ok := Role(m.AccessLevel)
+	if !ok {
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	out.actor.Role = &role
+	out.actor.RoleVerified = true
+	return out
+}

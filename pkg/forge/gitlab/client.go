@@ -1,0 +1,323 @@
+package gitlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	retryablehttp "github.com/hashicorp/go-retryablehttp"
+	"github.com/rs/zerolog"
+	gl "gitlab.com/gitlab-org/api/client-go"
+)
+
+// DefaultAPIURL is GitLab.com's REST API base, used when Options.APIURL is empty.
+const DefaultAPIURL = "https://gitlab.com/api/v4"
+
+// Auth header names (GitLab REST API authentication). A personal, project or group access
+// token goes in PRIVATE-TOKEN; a CI/CD job token goes in JOB-TOKEN.
+const (
+	HeaderPrivateToken = "PRIVATE-TOKEN"
+	HeaderJobToken     = "JOB-TOKEN"
+)
+
+// TokenKind says how the token authenticates.
+type TokenKind int
+
+const (
+	// TokenAccess is a personal, project or group access token (PRIVATE-TOKEN header).
+	TokenAccess TokenKind = iota
+	// TokenJob is a CI/CD job token (JOB-TOKEN header). GitLab allows it on a small set of
+	// endpoints only; the others answer 401/403 and surface as errors or gaps.
+	TokenJob
+)
+
+// JobTokenPrefix is the prefix GitLab gives CI/CD job tokens ("glcbt-").
+const JobTokenPrefix = "glcbt-"
+
+// KindForToken picks the token kind from the name of the environment variable that held it
+// and from the token's own prefix: CI_JOB_TOKEN, or any glcbt- token, is a job token.
+func KindForToken(envName, token string) TokenKind {
+	if envName == "CI_JOB_TOKEN" || strings.HasPrefix(token, JobTokenPrefix) {
+		return TokenJob
+	}
+	return TokenAccess
+}
+
+// Options configure a Client. The zero value (plus a token) talks to gitlab.com.
+type Options struct {
+	// APIURL is the REST base, e.g. https://gitlab.example.com:8443/api/v4. A URL without a
+	// path gets /api/v4 appended.
+	APIURL string
+	// Token is the credential value; it is only ever placed in the auth header and is never
+	// logged. Empty means unauthenticated (public projects, replay).
+	Token     string
+	TokenKind TokenKind
+	// HTTPClient carries the transport (a cassette recorder/replayer in record/replay mode).
+	// Nil means a pooled client with a 60s per-request timeout.
+	HTTPClient *http.Client
+	// Concurrency bounds parallel requests for job logs and actor lookups (default 4).
+	Concurrency int
+	// RetryMax is the number of retries after the first attempt (default 5; negative: none).
+	RetryMax int
+	// RetryWaitMin and RetryWaitMax bound the exponential backoff for 5xx and transport
+	// errors (defaults 500ms and 8s).
+	RetryWaitMin, RetryWaitMax time.Duration
+	// MaxServerWait caps a wait the server asks for through Retry-After or RateLimit-Reset
+	// (default 60s); a longer request is honoured only up to this cap.
+	MaxServerWait time.Duration
+	// Log receives structured request counts and outcomes; never bodies or header values.
+	Log zerolog.Logger
+	// Now is the clock used only to turn RateLimit-Reset / Retry-After dates into waits.
+	Now func() time.Time
+}
+
+// Client is a GitLab API client configured for forgectx.
+type Client struct {
+	gl      *gl.Client
+	base    *url.URL // API base, with trailing slash
+	host    string   // source.host
+	opts    Options
+	httpc   *http.Client
+	retrier *retryablehttp.Client // for the bounded trace reader
+}
+
+// New builds a Client. It fails on an unusable API URL.
+func New(o Options) (*Client, error) {
+	if o.APIURL == "" {
+		o.APIURL = DefaultAPIURL
+	}
+	base, err := parseAPIURL(o.APIURL)
+	if err != nil {
+		return nil, err
+	}
+	host, err := SourceHost(base)
+	if err != nil {
+		return nil, err
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.RetryMax == 0 {
+		o.RetryMax = 5
+	}
+	if o.RetryMax < 0 {
+		o.RetryMax = 0
+	}
+	if o.RetryWaitMin <= 0 {
+		o.RetryWaitMin = 500 * time.Millisecond
+	}
+	if o.RetryWaitMax <= 0 {
+		o.RetryWaitMax = 8 * time.Second
+	}
+	if o.MaxServerWait <= 0 {
+		o.MaxServerWait = 60 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	httpc := o.HTTPClient
+	if httpc == nil {
+		httpc = &http.Client{Timeout: 60 * time.Second}
+	}
+	backoff := Backoff(o.Now, o.MaxServerWait)
+	var auth gl.AuthSource = gl.AccessTokenAuthSource{Token: o.Token}
+	if o.TokenKind == TokenJob {
+		auth = gl.JobTokenAuthSource{Token: o.Token}
+	}
+	if o.Token == "" {
+		auth = gl.Unauthenticated{}
+	}
+	client, err := gl.NewAuthSourceClient(auth,
+		gl.WithBaseURL(base.String()),
+		gl.WithHTTPClient(httpc),
+		gl.WithCustomBackoff(backoff),
+		gl.WithCustomRetryMax(o.RetryMax),
+		gl.WithCustomRetryWaitMinMax(o.RetryWaitMin, o.RetryWaitMax),
+		gl.WithCustomLeveledLogger(quietLogger{}),
+		gl.WithURLWarningLogger(slog.New(slog.DiscardHandler)),
+		gl.WithUserAgent("forgectx"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: client: %w", err)
+	}
+	retrier := &retryablehttp.Client{
+		HTTPClient:   httpc,
+		Logger:       quietLogger{},
+		RetryWaitMin: o.RetryWaitMin,
+		RetryWaitMax: o.RetryWaitMax,
+		RetryMax:     o.RetryMax,
+		CheckRetry:   retryableGET,
+		Backoff:      backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	return &Client{gl: client, base: base, host: host, opts: o, httpc: httpc, retrier: retrier}, nil
+}
+
+// API exposes the underlying client-go client (for callers that need an endpoint this
+// package does not wrap).
+func (c *Client) API() *gl.Client { return c.gl }
+
+// Host is the normalised source.host of the configured instance.
+func (c *Client) Host() string { return c.host }
+
+// parseAPIURL validates the REST base URL: http or https, a host, no query, no user info.
+func parseAPIURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: api url: %w", err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return nil, fmt.Errorf("gitlab: api url %q: scheme must be https or http", raw)
+	}
+	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("gitlab: api url %q: must be scheme://host[:port][/path] without credentials, query or fragment", raw)
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	if p == "" {
+		p = "/api/v4"
+	}
+	u.Path = p + "/"
+	u.RawPath = ""
+	return u, nil
+}
+
+// SourceHost normalises an instance URL to the spec's source.host: the lowercase DNS name,
+// with ":port" appended only when the port is not 443. An https URL without a port has the
+// default port and gets none; a plain-http URL without a port is on port 80, which is not
+// the default HTTPS port, so it is written out (such URLs occur only for local test servers).
+func SourceHost(u *url.URL) (string, error) {
+	name := strings.ToLower(u.Hostname())
+	if name == "" {
+		return "", errors.New("gitlab: api url: no host")
+	}
+	if strings.Contains(name, ":") {
+		return "", fmt.Errorf("gitlab: api url host %q: an IPv6 literal cannot be a source.host", name)
+	}
+	port := u.Port()
+	if port == "" && u.Scheme == "http" {
+		port = "80"
+	}
+	if port == "" || port == "443" {
+		return name, nil
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		return "", fmt.Errorf("gitlab: api url port %q: must be 1 through 65535 without leading zeroes", port)
+	}
+	return name + ":" + port, nil
+}
+
+// Backoff returns the retry wait policy: a wait the server asks for (Retry-After in seconds
+// or as an HTTP date, else RateLimit-Reset as a Unix time) on 429 and 503 answers and on a
+// 403 that reports RateLimit-Remaining: 0, capped at maxServerWait and never below min;
+// otherwise exponential backoff min·2^attempt capped at max. client-go's own backoff reads
+// only RateLimit-Reset and ignores Retry-After, which is why forgectx replaces it.
+func Backoff(now func() time.Time, maxServerWait time.Duration) retryablehttp.Backoff {
+	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+		if resp != nil && rateLimited(resp) {
+			if d, ok := serverWait(resp.Header, now()); ok {
+				return min2(max2(d, min), maxServerWait)
+			}
+		}
+		d := time.Duration(float64(min) * math.Pow(2, float64(attempt)))
+		if d > max || d <= 0 {
+			d = max
+		}
+		return d
+	}
+}
+
+func rateLimited(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	case http.StatusForbidden:
+		return resp.Header.Get("RateLimit-Remaining") == "0"
+	}
+	return false
+}
+
+// serverWait reads Retry-After (delta seconds or HTTP date) and then RateLimit-Reset (Unix
+// seconds) into a wait relative to now.
+func serverWait(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+			if s > math.MaxInt32 {
+				s = math.MaxInt32
+			}
+			return time.Duration(s) * time.Second, true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max2(t.Sub(now), 0), true
+		}
+	}
+	if v := strings.TrimSpace(h.Get("RateLimit-Reset")); v != "" {
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+			return max2(time.Unix(s, 0).Sub(now), 0), true
+		}
+	}
+	return 0, false
+}
+
+func max2(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func min2(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// retryableGET is the retry policy of the trace reader (GET only): transport errors other
+// than cancellation, 429, and 5xx except 501 are retried.
+func retryableGET(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		var nerr net.Error
+		if errors.As(err, &nerr) || strings.Contains(err.Error(), "connection") {
+			return true, nil
+		}
+		return false, err
+	}
+	return retryableStatus(resp.StatusCode), nil
+}
+
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code == 0 || (code >= 500 && code != http.StatusNotImplemented)
+}
+
+// retryOnlyRateLimit is the retry policy for non-idempotent writes (note creation): only a
+// 429, which GitLab sends before doing anything, is retried; a 5xx may have created the note.
+func retryOnlyRateLimit(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil || resp == nil {
+		return false, err
+	}
+	return resp.StatusCode == http.StatusTooManyRequests, nil
+}
+
+// quietLogger discards retryablehttp's log lines: they contain URLs with query strings and
+// are not structured; request outcomes are logged by this package instead.
+type quietLogger struct{}
+
+func (quietLogger) Error(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Warn(string, ...any)  {}
