@@ -1,0 +1,407 @@
+package forgejo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+	"github.com/hashicorp/go-retryablehttp"
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+)
+
+// Forge is the source.forge value of this adapter.
+const Forge = "forgejo"
+
+// DefaultPageSize is the `limit` sent on every list request. It equals Forgejo's default
+// MAX_RESPONSE_ITEMS (50): asking for more would be clamped by the server, and pagination
+// never relies on a page being full anyway (it follows X-Total-Count and Link).
+const DefaultPageSize = 50
+
+// maxPages bounds one listing so that a server that never stops paginating cannot keep a run
+// alive forever; reaching it is a fetch failure, not a silent cut.
+const maxPages = 10000
+
+// maxResponseBytes bounds one API response body read by a direct call.
+const maxResponseBytes = 64 << 20
+
+// Options configure a Client.
+type Options struct {
+	// APIURL is the API base URL, ending in /api/v1 (for example
+	// https://codeberg.org/api/v1). Required: Forgejo has no public default instance, and a
+	// token must never be sent to a host the operator did not name.
+	APIURL string
+	// Token is the API token (sent as "Authorization: token …"); empty means anonymous. It is
+	// never logged.
+	Token string
+	// Transport is the innermost round-tripper: a cassette recorder or replayer, a test
+	// transport, or nil for http.DefaultTransport. Retries and statistics wrap it.
+	Transport http.RoundTripper
+	// RetryMax is the number of retries of an idempotent request after a transport error, a
+	// 429 or a 5xx (0 means 3; negative disables retries).
+	RetryMax int
+	// RetryWaitMin and RetryWaitMax bound the exponential backoff (defaults 500ms and 10s).
+	RetryWaitMin, RetryWaitMax time.Duration
+	// PageSize is the `limit` of list requests (default DefaultPageSize).
+	PageSize int
+	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
+	Log zerolog.Logger
+}
+
+// Client is a Forgejo API client for one base URL. It implements forge.Acquirer and
+// forge.Commenter. It is safe for concurrent use.
+type Client struct {
+	apiURL   string // …/api/v1, no trailing slash
+	rootURL  string // apiURL without /api/v1: what the gitea SDK wants
+	host     string // canonical source.host
+	token    string
+	http     *http.Client
+	pageSize int
+	log      zerolog.Logger
+	stats    *Stats
+}
+
+// New validates opts and builds a client. It makes no request.
+func New(opts Options) (*Client, error) {
+	api := strings.TrimRight(opts.APIURL, "/")
+	if api == "" {
+		return nil, errors.New("forgejo: API URL: required (for example https://codeberg.org/api/v1)")
+	}
+	u, err := url.Parse(api)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("forgejo: API URL %q: must be an absolute http(s) URL without query or fragment", opts.APIURL)
+	}
+	if !strings.HasSuffix(u.Path, "/api/v1") {
+		return nil, fmt.Errorf("forgejo: API URL %q: must end with /api/v1 (the server URL plus /api/v1)", opts.APIURL)
+	}
+	host, err := canon.Host(api)
+	if err != nil {
+		return nil, fmt.Errorf("forgejo: API URL %q: %w", opts.APIURL, err)
+	}
+	pageSize := opts.PageSize
+	if pageSize <= 0 {
+		pageSize = DefaultPageSize
+	}
+	stats := newStats()
+	base := opts.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	rc := retryablehttp.NewClient()
+	rc.Logger = nil // retryablehttp would log URLs; our own log lines carry only codes
+	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}}
+	switch {
+	case opts.RetryMax < 0:
+		rc.RetryMax = 0
+	case opts.RetryMax == 0:
+		rc.RetryMax = 3
+	default:
+		rc.RetryMax = opts.RetryMax
+	}
+	rc.RetryWaitMin, rc.RetryWaitMax = 500*time.Millisecond, 10*time.Second
+	if opts.RetryWaitMin > 0 {
+		rc.RetryWaitMin = opts.RetryWaitMin
+	}
+	if opts.RetryWaitMax > 0 {
+		rc.RetryWaitMax = opts.RetryWaitMax
+	}
+	rc.CheckRetry = retryPolicy
+	rc.RequestLogHook = func(_ retryablehttp.Logger, _ *http.Request, attempt int) {
+		if attempt > 0 {
+			stats.retried()
+		}
+	}
+	// Hand the last response back instead of an opaque "giving up" error, so the caller sees
+	// the status code and can classify the failure (fetch_failed vs authorization_failed).
+	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	return &Client{
+		apiURL:   api,
+		rootURL:  strings.TrimSuffix(api, "/api/v1"),
+		host:     host,
+		token:    opts.Token,
+		http:     &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}},
+		pageSize: pageSize,
+		log:      opts.Log,
+		stats:    stats,
+	}, nil
+}
+
+// retryPolicy retries idempotent requests on transport errors, 429 and 5xx (not 501), the
+// retryablehttp default, and never retries a POST: creating a comment twice because the first
+// answer was lost is worse than reporting the failure.
+func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var req *http.Request
+	if resp != nil {
+		req = resp.Request
+	}
+	if req != nil && req.Method == http.MethodPost {
+		return false, nil
+	}
+	retry, perr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+	if perr != nil {
+		// DefaultRetryPolicy reports unrecoverable transport errors (bad TLS, bad scheme) as
+		// errors; keep the original error for the caller.
+		return false, nil
+	}
+	return retry, nil
+}
+
+// Host is the canonical source.host of the client's API URL.
+func (c *Client) Host() string { return c.host }
+
+// Stats returns a copy of the request statistics so far.
+func (c *Client) Stats() Stats { return c.stats.snapshot() }
+
+// sdk returns a gitea SDK client bound to ctx. The SDK takes its context per client, so each
+// operation builds a fresh, cheap one over the shared http.Client. SetGiteaVersion("") skips
+// the SDK's /version probe: Forgejo reports its own version scheme, and no call here depends
+// on a Gitea version gate.
+func (c *Client) sdk(ctx context.Context) (*gitea.Client, error) {
+	opts := []gitea.ClientOption{
+		gitea.SetHTTPClient(c.http),
+		gitea.SetContext(ctx),
+		gitea.SetGiteaVersion(""),
+		gitea.SetUserAgent("forgectx"),
+	}
+	if c.token != "" {
+		opts = append(opts, gitea.SetToken(c.token))
+	}
+	return gitea.NewClient(c.rootURL, opts...)
+}
+
+// APIError is a failed API call: the operation, the HTTP status (0 for a transport error) and
+// the cause. Callers classify it with Status, never by its text.
+type APIError struct {
+	Op     string // e.g. "GET /repos/{owner}/{repo}/pulls/{n}"
+	Status int
+	Err    error
+}
+
+func (e *APIError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s: HTTP %d: %v", e.Op, e.Status, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Op, e.Err)
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+// apiErr wraps an SDK or transport error with the status of resp (when there is one).
+func apiErr(op string, resp *gitea.Response, err error) error {
+	e := &APIError{Op: op, Err: err}
+	if resp != nil && resp.Response != nil {
+		e.Status = resp.StatusCode
+	}
+	return e
+}
+
+// statusOf returns the HTTP status of an *APIError in err's chain, or 0.
+func statusOf(err error) int {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// gapFor classifies a failed optional-scope call: 401 and 403 are authorization_failed,
+// everything else (404 of a list, 5xx after retries, transport errors, undecodable bodies)
+// is fetch_failed.
+func gapFor(err error) string {
+	switch statusOf(err) {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return "authorization_failed"
+	}
+	return "fetch_failed"
+}
+
+// page is what one list request returned besides its items.
+type page struct {
+	total   int // X-Total-Count, -1 when absent or malformed
+	next    int // Link rel="next" page, 0 when absent
+	decoded int // items on this page
+}
+
+func pageOf(h http.Header, next, decoded int) page {
+	p := page{total: -1, next: next, decoded: decoded}
+	if v := h.Get("X-Total-Count"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			p.total = n
+		}
+	}
+	return p
+}
+
+// paginate calls fetch for pages 1, 2, … until the listing is complete: it stops when the
+// collected count reaches X-Total-Count, when a page is empty, or, without X-Total-Count, when
+// there is no Link rel="next". It never relies on a short page meaning "last page", because
+// Forgejo clamps `limit` to MAX_RESPONSE_ITEMS.
+func paginate(fetch func(pageNo int) (page, error)) error {
+	got := 0
+	for n := 1; ; n++ {
+		if n > maxPages {
+			return fmt.Errorf("listing exceeds %d pages", maxPages)
+		}
+		p, err := fetch(n)
+		if err != nil {
+			return err
+		}
+		got += p.decoded
+		switch {
+		case p.decoded == 0:
+			return nil
+		case p.total >= 0:
+			if got >= p.total {
+				return nil
+			}
+		case p.next == 0:
+			return nil
+		}
+	}
+}
+
+// getJSON performs a direct GET of path (relative to the API URL) with query, decoding the
+// JSON body into v. It is used where the SDK lacks the endpoint or decodes it lossily; it
+// goes through the same http.Client (retries, cassette, statistics) and token header as the
+// SDK.
+func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values, v any) (http.Header, int, error) {
+	u := c.apiURL + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, 0, &APIError{Op: op, Err: err}
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "forgectx")
+	if c.token != "" {
+		req.Header.Set("Authorization", "token "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, 0, &APIError{Op: op, Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: err}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: errors.New(http.StatusText(resp.StatusCode))}
+	}
+	if len(body) > maxResponseBytes {
+		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("response larger than %d bytes", maxResponseBytes)}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("decode: %w", err)}
+	}
+	return resp.Header, nextPage(resp.Header), nil
+}
+
+// nextPage extracts the page number of Link rel="next", or 0.
+func nextPage(h http.Header) int {
+	for _, link := range strings.Split(h.Get("Link"), ",") {
+		target, params, ok := strings.Cut(link, ";")
+		if !ok || !strings.Contains(params, `rel="next"`) {
+			continue
+		}
+		u, err := url.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(u.Query().Get("page")); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// Stats are request statistics for `--stats`: how many HTTP exchanges the run made (each
+// retry attempt counts), by endpoint class, and how many response bytes it read.
+type Stats struct {
+	Forge         string         `json:"forge"`
+	Requests      int            `json:"requests"`
+	Retries       int            `json:"retries"`
+	Failures      int            `json:"failures"` // transport errors and non-2xx responses
+	ResponseBytes int64          `json:"response_bytes"`
+	ByEndpoint    map[string]int `json:"by_endpoint"`
+	mu            *sync.Mutex
+}
+
+func newStats() *Stats {
+	return &Stats{Forge: Forge, ByEndpoint: map[string]int{}, mu: &sync.Mutex{}}
+}
+
+func (s *Stats) snapshot() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stats{Forge: s.Forge, Requests: s.Requests, Retries: s.Retries, Failures: s.Failures,
+		ResponseBytes: s.ResponseBytes, ByEndpoint: make(map[string]int, len(s.ByEndpoint))}
+	for k, v := range s.ByEndpoint {
+		out.ByEndpoint[k] = v
+	}
+	return out
+}
+
+func (s *Stats) retried() {
+	s.mu.Lock()
+	s.Retries++
+	s.mu.Unlock()
+}
+
+// countingTransport records Stats for every attempt (below the retry layer).
+type countingTransport struct {
+	next  http.RoundTripper
+	stats *Stats
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	s := t.stats
+	s.mu.Lock()
+	s.Requests++
+	s.ByEndpoint[req.Method+" "+endpointClass(req.URL.Path)]++
+	if err != nil || resp.StatusCode/100 != 2 {
+		s.Failures++
+	}
+	if resp != nil && resp.ContentLength > 0 {
+		s.ResponseBytes += resp.ContentLength
+	}
+	s.mu.Unlock()
+	return resp, err
+}
+
+// endpointClass replaces the variable path segments of an API path with placeholders, so the
+// statistics name endpoints, never owners, repositories, users or numbers.
+func endpointClass(p string) string {
+	i := strings.Index(p, "/api/v1/")
+	if i < 0 {
+		return "other"
+	}
+	segs := strings.Split(p[i+len("/api/v1/"):], "/")
+	if len(segs) >= 3 && segs[0] == "repos" {
+		segs[1], segs[2] = "{owner}", "{repo}"
+		for j := 3; j < len(segs); j++ {
+			if _, err := strconv.ParseInt(segs[j], 10, 64); err == nil {
+				segs[j] = "{n}"
+			} else if segs[j-1] == "collaborators" {
+				segs[j] = "{user}"
+			}
+		}
+	}
+	return "/" + strings.Join(segs, "/")
+}

@@ -1,0 +1,133 @@
+package forgejo
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+// Thread rule (docs/forgejo.md, "Review threads"). Forgejo exposes no thread object: its web
+// UI shows a "conversation" as the code comments that sit on the same file line. The adapter
+// reconstructs threads from the review comments of every submitted review with this rule:
+//
+//   - Identity: a thread is the set of review comments sharing path, diff side, line and
+//     commit_id. The side is right when `position` (the new-file line) is set and left when
+//     only `original_position` (the old-file line) is set. Forgejo gives a reply the commit of
+//     the comment it answers, so commit_id keeps a later comment on the same line of a newer
+//     revision in its own thread instead of merging unrelated conversations.
+//   - Thread ID: the numeric id of the thread's first comment (base 10).
+//   - Order: comments by created_at, then by numeric id; threads by their first comment's
+//     created_at, then by thread ID.
+//   - Replies: Forgejo has no reply-to field; every later comment is a reply to the first one
+//     (the thread root), like GitHub's in_reply_to_id.
+//   - Resolution: Forgejo stores the resolver on the conversation's first comment (its UI reads
+//     it there), so the thread is resolved iff the first comment has a `resolver`, and that
+//     user is resolved_by. A resolver without an account id (a deleted user) still resolves
+//     the thread, with a null resolved_by reference.
+//   - outdated is always false: Forgejo's review-comment API exposes no outdated observation,
+//     and the spec forbids inferring it from the diff.
+type threadKey struct {
+	path   string
+	side   string
+	line   uint64
+	commit string
+}
+
+// threadComment is a review comment with its parsed creation time.
+type threadComment struct {
+	c       *gitea.PullReviewComment
+	created time.Time
+}
+
+// buildThreads groups review comments into threads by the rule above. It returns the threads
+// in canonical order, the comment records (one per valid review comment) and the number of
+// review comments that were invalid_metadata (no positive id or no creation time).
+func buildThreads(comments []*gitea.PullReviewComment) ([]acquisition.Thread, []acquisition.Comment, int) {
+	groups := map[threadKey][]threadComment{}
+	var keys []threadKey
+	invalid := 0
+	seen := map[int64]bool{}
+	for _, c := range comments {
+		if c == nil || c.ID <= 0 || c.Created.IsZero() {
+			invalid++
+			continue
+		}
+		if seen[c.ID] {
+			continue // the same comment listed twice (a page boundary moved): one record
+		}
+		seen[c.ID] = true
+		k := threadKey{path: c.Path, commit: c.CommitID}
+		switch {
+		case c.LineNum > 0:
+			k.side, k.line = "right", c.LineNum
+		case c.OldLineNum > 0:
+			k.side, k.line = "left", c.OldLineNum
+		}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], threadComment{c: c, created: c.Created})
+	}
+	var threads []acquisition.Thread
+	var records []acquisition.Comment
+	for _, k := range keys {
+		g := groups[k]
+		sort.Slice(g, func(i, j int) bool { return earlier(g[i].created, g[i].c.ID, g[j].created, g[j].c.ID) })
+		first := g[0].c
+		t := acquisition.Thread{
+			ID:        strconv.FormatInt(first.ID, 10),
+			CreatedAt: timeString(first.Created),
+			Replies:   []acquisition.Reply{},
+			Path:      k.path,
+			Side:      k.side,
+			Line:      int(k.line),
+			Outdated:  false,
+		}
+		if first.ReviewID > 0 {
+			t.ReviewID = strconv.FormatInt(first.ReviewID, 10)
+		}
+		if sha, ok := normOID(first.CommitID); ok {
+			t.ReviewedSHA = sha
+		}
+		if first.Resolver != nil {
+			t.Resolved = true
+			r := actorRef(first.Resolver)
+			t.ResolvedBy = &r
+		}
+		for i, tc := range g {
+			id := strconv.FormatInt(tc.c.ID, 10)
+			t.CommentIDs = append(t.CommentIDs, id)
+			if i > 0 {
+				t.Replies = append(t.Replies, acquisition.Reply{ID: id, ParentID: t.ID})
+			}
+			records = append(records, acquisition.Comment{
+				ID:        id,
+				Author:    actorRef(tc.c.Reviewer),
+				CreatedAt: timeString(tc.c.Created),
+				UpdatedAt: timeString(tc.c.Updated),
+				Body:      tc.c.Body,
+			})
+		}
+		threads = append(threads, t)
+	}
+	sort.Slice(threads, func(i, j int) bool {
+		ti, _ := time.Parse(time.RFC3339Nano, threads[i].CreatedAt)
+		tj, _ := time.Parse(time.RFC3339Nano, threads[j].CreatedAt)
+		ii, _ := strconv.ParseInt(threads[i].ID, 10, 64)
+		ij, _ := strconv.ParseInt(threads[j].ID, 10, 64)
+		return earlier(ti, ii, tj, ij)
+	})
+	return threads, records, invalid
+}
+
+// earlier orders by time, then by numeric id: the tie-break every Forgejo list here uses.
+func earlier(ti time.Time, idi int64, tj time.Time, idj int64) bool {
+	if !ti.Equal(tj) {
+		return ti.Before(tj)
+	}
+	return idi < idj
+}
