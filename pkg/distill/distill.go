@@ -225,7 +225,6 @@ func distil(forge Forge, eventName string, root map[string]any, opts Options, re
 	}
 	if a, ok := st.leaf(field{out: "action", from: r.action, kind: kindEnum}, nil, "action"); ok {
 		head = append(head, member{"action", a})
-		rep.Fields++
 	}
 	rep.Findings = filter.MergeFindings(st.findings)
 	return encode(append(head, out...)), rep
