@@ -35,7 +35,28 @@ func entityFetchError(field string, err error) error {
 	if s := statusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
 		code = acquisition.GapAuthorizationFailed
 	}
-	return &EntityError{Code: code, Field: field, Err: err}
+	return &EntityError{Code: code, Field: field, Err: quiet(err)}
+}
+
+// apiError replaces a client-go error's text, which can quote the response body and the
+// request path, with the HTTP status alone; the original stays reachable through Unwrap.
+type apiError struct {
+	status int
+	err    error
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
+}
+
+func (e *apiError) Unwrap() error { return e.err }
+
+// quiet wraps an API error so that printing it never prints a response body.
+func quiet(err error) error {
+	if s := statusOf(err); s != 0 {
+		return &apiError{status: s, err: err}
+	}
+	return err
 }
 
 func invalidEntity(field, rule string) error {
@@ -44,6 +65,9 @@ func invalidEntity(field, rule string) error {
 
 // statusOf extracts the HTTP status of a client-go error (0 when there is none).
 func statusOf(err error) int {
+	if errors.Is(err, gl.ErrNotFound) {
+		return http.StatusNotFound
+	}
 	var er *gl.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		return er.Response.StatusCode

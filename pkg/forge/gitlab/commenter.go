@@ -52,7 +52,7 @@ func (m *Commenter) whoami(ctx context.Context) (int64, error) {
 	}
 	u, _, err := m.c.gl.Users.CurrentUser(gl.WithContext(ctx))
 	if err != nil {
-		return 0, fmt.Errorf("gitlab: current user: %w", err)
+		return 0, fmt.Errorf("gitlab: current user: %w", quiet(err))
 	}
 	if u.ID <= 0 {
 		return 0, errors.New("gitlab: current user: id missing")
@@ -89,7 +89,7 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 		})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gitlab: list notes: %w", err)
+		return nil, fmt.Errorf("gitlab: list notes: %w", quiet(err))
 	}
 	var out []forge.Comment
 	for _, n := range notes {
@@ -120,7 +120,7 @@ func (m *Commenter) CreateComment(ctx context.Context, ref forge.Ref, body strin
 		n, _, err = m.c.gl.Notes.CreateIssueNote(pid, iid, &gl.CreateIssueNoteOptions{Body: &body}, opts...)
 	}
 	if err != nil {
-		return forge.Comment{}, fmt.Errorf("gitlab: create note: %w", err)
+		return forge.Comment{}, fmt.Errorf("gitlab: create note: %w", quiet(err))
 	}
 	if n.ID <= 0 {
 		return forge.Comment{}, errors.New("gitlab: create note: answer has no note id")
@@ -147,7 +147,7 @@ func (m *Commenter) UpdateComment(ctx context.Context, ref forge.Ref, id string,
 		_, _, err = m.c.gl.Notes.UpdateIssueNote(pid, iid, nid, &gl.UpdateIssueNoteOptions{Body: &body}, gl.WithContext(ctx))
 	}
 	if err != nil {
-		return fmt.Errorf("gitlab: update note %s: %w", id, err)
+		return fmt.Errorf("gitlab: update note %s: %w", id, quiet(err))
 	}
 	return nil
 }
