@@ -165,8 +165,10 @@ func capBytes(s string, n int) string {
 	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
 		cut--
 	}
-	if !utf8.RuneStart(s[cut]) {
-		cut = n // a run of stray continuation bytes: invalid data, no rune to protect
+	// Only a valid rune that starts before n and ends after it moves the cut; stray
+	// continuation bytes are invalid data with no rune to protect.
+	if r, size := utf8.DecodeRuneInString(s[cut:]); (r == utf8.RuneError && size <= 1) || cut+size <= n {
+		cut = n
 	}
 	return s[:cut]
 }

@@ -176,6 +176,7 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 	cmd.Env = withVar(env, EnvOutput, path)
 	cmd.Dir = opts.Dir
 	cmd.Stdout, cmd.Stderr = out, errc
+	killTreeOnCancel(cmd)
 	cmd.WaitDelay = opts.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = DefaultWaitDelay
