@@ -171,9 +171,9 @@ func TestGitLabMergeRequestMappings(t *testing.T) {
 			{"9001", "completed", "success", "2026-11-29T17:01:00Z", "2026-11-29T17:02:00Z", &fa},
 			{"9002", "completed", "failure", "2026-11-29T17:01:00Z", "2026-11-29T17:02:00Z", &fa}, // retried attempt
 			{"9003", "completed", "success", "2026-11-29T17:04:00Z", "2026-11-29T17:07:00Z", &fa}, // the retry
-			{"9004", "queued", "", "", "", nil},                                                  // manual
-			{"9005", "completed", "skipped", "", "2026-11-29T17:00:00Z", &tr},                    // null started_at, null finished_at → created_at
-			{"9006", "completed", "cancelled", "", "2026-11-29T17:04:00Z", &tr},                  // null started_at → never started
+			{"9004", "queued", "", "", "", nil},                                                   // manual
+			{"9005", "completed", "skipped", "", "2026-11-29T17:00:00Z", &tr},                     // null started_at, null finished_at → created_at
+			{"9006", "completed", "cancelled", "", "2026-11-29T17:04:00Z", &tr},                   // null started_at → never started
 			{"9009", "completed", "failure", "2026-11-29T17:02:00Z", "2026-11-29T17:08:00Z", &fa},
 			{"9010", "in_progress", "", "2026-11-29T17:06:00Z", "", nil},
 			{"9011", "completed", "cancelled", "2026-11-29T17:05:00Z", "2026-11-29T17:09:00Z", &fa}, // started, then canceled
