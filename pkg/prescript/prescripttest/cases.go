@@ -153,7 +153,7 @@ exit 1`, Fail: &Failure{ExitCode: 1, Diagnostic: "first on stdout | second on st
 		{Name: "secrets: a ghp_ token in an annotation is redacted", Script: `echo "::error::push failed with token ` + GitHubToken + ` for repo"; exit 1`,
 			Fail: &Failure{ExitCode: 1, Contains: []string{"push failed with token", "for repo"}, Excludes: []string{GitHubToken, GitHubToken[:20]}}},
 		{Name: "secrets: the value of a *_TOKEN env var is redacted from the stderr diagnostic", Script: `echo "auth with $DEPLOY_TOKEN failed" >&2; exit 1`,
-			Env: map[string]string{"DEPLOY_TOKEN": DeployTokenValue},
+			Env:  map[string]string{"DEPLOY_TOKEN": DeployTokenValue},
 			Fail: &Failure{ExitCode: 1, Contains: []string{"auth with", "failed"}, Excludes: []string{DeployTokenValue}}},
 		{Name: "secrets: the exit-78 stdout reason is redacted", Script: `echo "skipping; token $DEPLOY_TOKEN and ` + GitHubToken + `"; exit 78`,
 			Env: map[string]string{"DEPLOY_TOKEN": DeployTokenValue}, Skipped: true, ReasonExcludes: []string{DeployTokenValue, GitHubToken}},
