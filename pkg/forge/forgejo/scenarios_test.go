@@ -215,8 +215,8 @@ func pullScenario() scenarioDef {
 		"html_url": "https://forgejo.example/Acme/Widgets/pulls/12", "diff_url": "https://forgejo.example/Acme/Widgets/pulls/12.diff",
 		"patch_url": "https://forgejo.example/Acme/Widgets/pulls/12.patch", "mergeable": true, "merged": false,
 		"merged_at": nil, "merge_commit_sha": nil, "merged_by": nil, "allow_maintainer_edit": false,
-		"base": map[string]any{"label": "main", "ref": "main", "sha": baseSHA, "repo_id": 1042, "repo": nil},
-		"head": map[string]any{"label": "feature/export", "ref": "feature/export", "sha": headSHA, "repo_id": 1042, "repo": nil},
+		"base":       map[string]any{"label": "main", "ref": "main", "sha": baseSHA, "repo_id": 1042, "repo": nil},
+		"head":       map[string]any{"label": "feature/export", "ref": "feature/export", "sha": headSHA, "repo_id": 1042, "repo": nil},
 		"merge_base": baseSHA, "due_date": nil, "created_at": "2026-09-08T14:00:00Z", "updated_at": "2026-09-10T09:00:00Z", "closed_at": nil,
 		"pin_order": 0,
 	}
