@@ -19,10 +19,10 @@
 package filter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -84,110 +84,225 @@ type Result struct {
 // ErrAborted wraps every pipeline component failure; the original bytes never pass through.
 var ErrAborted = errors.New("filter: pipeline aborted")
 
+// ErrOptions is returned (wrapped) for Options outside their documented ranges.
+var ErrOptions = errors.New("filter: invalid options")
+
+// ErrStructural is wrapped by the error CheckStructural returns for a value the pipeline would
+// change or reject.
+var ErrStructural = errors.New("filter: structural value not representable unchanged")
+
+// StructuralError names why a structural value failed CheckStructural: the status the full
+// pipeline gave it and the finding codes (never the value).
+type StructuralError struct {
+	Status Status
+	Codes  []string
+}
+
+func (e *StructuralError) Error() string {
+	return fmt.Sprintf("filter: structural value would be %s (%s)", e.Status, strings.Join(e.Codes, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrStructural) true.
+func (e *StructuralError) Unwrap() error { return ErrStructural }
+
 // Pipeline is a compiled filter with its registry of exact run credentials. It is safe for
 // concurrent use.
 type Pipeline struct {
-	secrets []string
+	literals [][]byte // longest first, so a literal that contains another redacts whole
 }
 
-// New compiles a pipeline that also redacts the given literal credential values.
-func New(secrets []string) *Pipeline { return &Pipeline{secrets: secrets} }
+// New compiles a pipeline that also redacts the given literal credential values (exact byte
+// match on the Unicode-normalised text; empty values are ignored, duplicates dropped). Use
+// SecretEnvValues to pick them from an environment.
+func New(secrets []string) *Pipeline {
+	seen := map[string]bool{}
+	var lits [][]byte
+	addLit := func(v []byte) {
+		if len(v) == 0 || seen[string(v)] {
+			return
+		}
+		seen[string(v)] = true
+		lits = append(lits, v)
+	}
+	for _, s := range secrets {
+		addLit([]byte(s))
+		// the form the value takes after Unicode safety, should it differ
+		var c counts
+		addLit(unicodeSafety(decodeLines([]byte(s), &c), &c))
+	}
+	sort.Slice(lits, func(i, j int) bool {
+		if len(lits[i]) != len(lits[j]) {
+			return len(lits[i]) > len(lits[j])
+		}
+		return bytes.Compare(lits[i], lits[j]) < 0
+	})
+	return &Pipeline{literals: lits}
+}
 
-// Apply runs the full pipeline over src (see the package doc and docs/filter.md).
-func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (Result, error) {
+func abortf(err error) error { return fmt.Errorf("%w: %w", ErrAborted, err) }
+
+// trimLF drops every trailing LF; the single-trailing-LF rule then appends one LF to a
+// non-empty result.
+func trimLF(b []byte) []byte {
+	e := len(b)
+	for e > 0 && b[e-1] == '\n' {
+		e--
+	}
+	return b[:e]
+}
+
+// Apply runs the full pipeline over src in the spec's order:
+//
+//  0. len(src) > MaxSourceBytes: rejected, Gap source_too_large, nothing decoded or emitted;
+//  1. decode UTF-8 (invalid sequences become U+FFFD, counted), CRLF/CR to LF, and for body and
+//     log roles the single-trailing-LF rule; then Unicode safety (floor + shipped extras + NFKC);
+//  2. redaction on the complete normalised text;
+//  3. injection scan on the complete redacted text: a match rejects (Gap unsafe_content);
+//  4. the byte bound at a code-point boundary (body/log: the LF rule, the LF counted in the
+//     bound; display: no LF added);
+//  5. if 4 removed bytes, the emitted bytes are scanned for injection again.
+//
+// Status is unchanged when the emitted bytes equal the normalised source (step 1's line-ending
+// and trailing-LF canonicalisation does not by itself modify), modified when any replacement,
+// strip or redaction happened, truncated when the bound removed bytes. Output is a fresh
+// slice. A returned error wraps ErrAborted (context cancelled, internal failure) or ErrOptions;
+// the original bytes are never returned with an error.
+func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Result, err error) {
+	switch opt.Role {
+	case RoleBody, RoleLog, RoleDisplay:
+	default:
+		return Result{}, fmt.Errorf("%w: Options.Role %q must be body, log or display", ErrOptions, opt.Role)
+	}
+	if opt.MaxBytes < 0 || opt.MaxSourceBytes < 0 {
+		return Result{}, fmt.Errorf("%w: Options.MaxBytes and Options.MaxSourceBytes must be >= 0 (0 = unbounded)", ErrOptions)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = Result{}, abortf(fmt.Errorf("internal failure: %v", r))
+		}
+	}()
 	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrAborted, err)
+		return Result{}, abortf(err)
 	}
 	if opt.MaxSourceBytes > 0 && len(src) > opt.MaxSourceBytes {
 		return Result{Status: StatusRejected, Gap: GapSourceTooLarge}, nil
 	}
-	s := strings.ToValidUTF8(string(src), "\uFFFD")
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\r", "\n")
-	if opt.Role != RoleDisplay {
-		s = strings.TrimRight(s, "\n")
-		if s != "" {
-			s += "\n"
-		}
+	var c counts
+	text := decodeLines(src, &c)
+	text = unicodeSafety(text, &c)
+	if err := ctx.Err(); err != nil {
+		return Result{}, abortf(err)
 	}
-	norm := s
-	out, findings := p.Sanitize(s)
-	if opt.Role != RoleDisplay {
-		out = strings.TrimRight(out, "\n")
-		if out != "" {
-			out += "\n"
-		}
+	text = p.redact(text, &c)
+	if err := ctx.Err(); err != nil {
+		return Result{}, abortf(err)
+	}
+	scanInjection(text, &c)
+	if injectionFound(&c) {
+		return Result{Status: StatusRejected, Gap: GapUnsafeContent, Findings: c.findings()}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, abortf(err)
 	}
 	status := StatusUnchanged
-	if out != norm {
+	if c.any(cInvalidUTF8, cIBAN) {
 		status = StatusModified
 	}
-	if opt.MaxBytes > 0 && len(out) > opt.MaxBytes {
-		cut := opt.MaxBytes
-		if opt.Role != RoleDisplay {
-			cut--
-		}
-		for cut > 0 && !utf8.RuneStart(out[cut]) {
-			cut--
-		}
-		out = strings.TrimRight(out[:max(cut, 0)], "\n")
-		if opt.Role != RoleDisplay && out != "" {
-			out += "\n"
-		}
+	lf := opt.Role != RoleDisplay
+	addLF := false
+	if lf {
+		text = trimLF(text)
+		addLF = len(text) > 0
+	}
+	truncated := false
+	if size := len(text) + b2i(addLF); opt.MaxBytes > 0 && size > opt.MaxBytes {
+		text = bound(text, opt.MaxBytes, lf)
+		addLF = lf && len(text) > 0
+		truncated = true
+	}
+	out := make([]byte, len(text), len(text)+1)
+	copy(out, text)
+	if addLF {
+		out = append(out, '\n')
+	}
+	if truncated {
 		status = StatusTruncated
+		c[cTruncated]++
+		scanInjection(out, &c)
+		if injectionFound(&c) {
+			return Result{Status: StatusRejected, Gap: GapUnsafeContent, Findings: c.findings()}, nil
+		}
 	}
-	return Result{Status: status, Findings: MergeFindings(findings), Output: []byte(out)}, nil
+	return Result{Status: status, Findings: c.findings(), Output: out}, nil
 }
 
-// Redact replaces registered run credentials and the secret-pattern floor in s.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bound cuts text to the longest prefix ending at a code-point boundary that fits max bytes
+// (max-1 when an LF is to follow); with lf, trailing LFs of that prefix are dropped too, so
+// the emitted text ends in exactly one LF (or is empty). text has no trailing LF and
+// len(text) >= max-1 when lf, len(text) > max otherwise.
+func bound(text []byte, max int, lf bool) []byte {
+	cut := max
+	if lf {
+		cut--
+	}
+	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	text = text[:cut]
+	if lf {
+		text = trimLF(text)
+	}
+	return text
+}
+
+// Redact replaces the registered run credentials and the pattern floor in s; there is no
+// Unicode safety and no injection scan. Pre-script diagnostics use it.
 func (p *Pipeline) Redact(s string) (string, []Finding) {
-	n := 0
-	for _, lit := range p.secrets {
-		if lit == "" {
-			continue
-		}
-		c := strings.Count(s, lit)
-		if c > 0 {
-			n += c
-			s = strings.ReplaceAll(s, lit, "[REDACTED:run-credential]")
-		}
-	}
-	if n == 0 {
-		return s, nil
-	}
-	return s, []Finding{{Code: "redact.run-credential", Count: n}}
+	var c counts
+	b := p.redact([]byte(s), &c)
+	return string(b), c.findings()
 }
 
-// Sanitize applies Unicode safety and redaction, with no injection scan and no bound.
+// Sanitize applies decoding (invalid UTF-8 to U+FFFD), line-ending normalisation, Unicode
+// safety and redaction, with no injection scan and no bound: free-text excerpt fields and
+// status-comment details use it.
 func (p *Pipeline) Sanitize(s string) (string, []Finding) {
-	return p.Redact(s)
+	var c counts
+	b := decodeLines([]byte(s), &c)
+	b = unicodeSafety(b, &c)
+	b = p.redact(b, &c)
+	return string(b), c.findings()
 }
 
-// CheckStructural reports whether the full pipeline leaves s byte-identical and not rejected.
+// CheckStructural returns nil only when the full pipeline (display role, no bound) leaves s
+// byte-identical and does not reject it. Otherwise the error is a *StructuralError naming the
+// status and the finding codes (never the value), or wraps ErrAborted.
 func (p *Pipeline) CheckStructural(ctx context.Context, s string) error {
 	r, err := p.Apply(ctx, []byte(s), Options{Role: RoleDisplay})
 	if err != nil {
 		return err
 	}
-	if r.Status != StatusUnchanged {
-		return fmt.Errorf("filter: structural value %s", r.Status)
+	if r.Status == StatusUnchanged && string(r.Output) == s {
+		return nil
 	}
-	return nil
+	codes := make([]string, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		codes = append(codes, f.Code)
+	}
+	if len(codes) == 0 {
+		codes = append(codes, "none")
+	}
+	return &StructuralError{Status: r.Status, Codes: codes}
 }
 
-// SecretEnvValues returns the literal values of secret environment variables.
-func SecretEnvValues(environ []string, names []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && len(v) >= 8 && (slices.Contains(names, k) || strings.HasSuffix(k, "_TOKEN")) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// MergeFindings sums counts per code, sorted by code, dropping zero counts.
+// MergeFindings sums counts per code and returns them sorted by code, zero counts dropped.
 func MergeFindings(lists ...[]Finding) []Finding {
 	m := map[string]int{}
 	for _, l := range lists {
@@ -195,12 +310,16 @@ func MergeFindings(lists ...[]Finding) []Finding {
 			m[f.Code] += f.Count
 		}
 	}
-	var out []Finding
+	codes := make([]string, 0, len(m))
 	for c, n := range m {
 		if n != 0 {
-			out = append(out, Finding{Code: c, Count: n})
+			codes = append(codes, c)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	sort.Strings(codes)
+	out := make([]Finding, 0, len(codes))
+	for _, c := range codes {
+		out = append(out, Finding{Code: c, Count: m[c]})
+	}
 	return out
 }

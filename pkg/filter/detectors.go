@@ -1,0 +1,265 @@
+package filter
+
+import "bytes"
+
+// prefixRule is one vendor token: a case-sensitive literal prefix at a word start followed
+// by a body drawn from set. Exact pattern semantics are part of filter_version and are
+// documented in docs/filter.md.
+type prefixRule struct {
+	prefix   string
+	set      *byteSet
+	min, max int // body length bounds; max 0 means unbounded
+	kind     code
+	check    func(body []byte) bool // extra validation of the body, nil = none
+}
+
+var setUpperDigit = func() (s byteSet) {
+	for b := '0'; b <= '9'; b++ {
+		s[b] = true
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		s[b] = true
+	}
+	return s
+}()
+
+// bech32 alphabet, upper case, for age secret keys.
+var setBech32Upper = func() (s byteSet) {
+	for _, b := range []byte("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L") {
+		s[b] = true
+	}
+	return s
+}()
+
+func hasDigit(b []byte) bool {
+	for _, c := range b {
+		if isDigit(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// mixed reports a body with an upper-case letter, a lower-case letter and a digit: random
+// key material has all three, kebab-case words and identifiers rarely do.
+func mixed(b []byte) bool {
+	var u, l, d bool
+	for _, c := range b {
+		u = u || isUpper(c)
+		l = l || isLower(c)
+		d = d || isDigit(c)
+	}
+	return u && l && d
+}
+
+func mixedCase(b []byte) bool {
+	var u, l bool
+	for _, c := range b {
+		u = u || isUpper(c)
+		l = l || isLower(c)
+	}
+	return u && l
+}
+
+func allIn(set *byteSet) func([]byte) bool {
+	return func(b []byte) bool {
+		for _, c := range b {
+			if !set[c] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+var prefixRules [256][]prefixRule
+
+func init() {
+	add := func(r prefixRule) { prefixRules[r.prefix[0]] = append(prefixRules[r.prefix[0]], r) }
+	for _, p := range []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"} {
+		add(prefixRule{prefix: p, set: &setAlnum, min: 30, kind: cGitHubToken})
+	}
+	add(prefixRule{prefix: "github_pat_", set: &setAlnumU, min: 40, kind: cGitHubToken})
+	for _, p := range []string{"glpat-", "gldt-", "glrt-", "glrtr-", "glcbt-", "glptt-", "glft-", "glimt-",
+		"glagent-", "gloas-", "glsoat-", "glffct-", "glwt-", "glsst-"} {
+		add(prefixRule{prefix: p, set: &setAlnumUD, min: 20, kind: cGitLabToken})
+	}
+	add(prefixRule{prefix: "GR1348941", set: &setAlnumUD, min: 20, kind: cGitLabToken})
+	add(prefixRule{prefix: "GOCSPX-", set: &setAlnumUD, min: 24, kind: cGoogleOAuth})
+	add(prefixRule{prefix: "ya29.", set: &setAlnumUD, min: 20, kind: cGoogleOAuth, check: hasDigit})
+	add(prefixRule{prefix: "AIza", set: &setAlnumUD, min: 35, max: 35, kind: cGoogleAPIKey})
+	for _, p := range []string{"AKIA", "ASIA", "ABIA", "ACCA"} {
+		add(prefixRule{prefix: p, set: &setAlnum, min: 16, max: 16, kind: cAWSAccessKey, check: allIn(&setUpperDigit)})
+	}
+	add(prefixRule{prefix: "AGE-SECRET-KEY-1", set: &setAlnum, min: 58, max: 58, kind: cAgeSecretKey, check: allIn(&setBech32Upper)})
+	// sk-ant- must come before sk- (same first byte, rules are tried in order).
+	add(prefixRule{prefix: "sk-ant-", set: &setAlnumUD, min: 32, kind: cAnthropicKey})
+	add(prefixRule{prefix: "sk_live_", set: &setAlnum, min: 20, kind: cStripeKey})
+	add(prefixRule{prefix: "sk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
+	add(prefixRule{prefix: "sk-", set: &setAlnumUD, min: 32, kind: cOpenAIKey, check: mixed})
+	add(prefixRule{prefix: "rk_live_", set: &setAlnum, min: 20, kind: cStripeKey})
+	add(prefixRule{prefix: "rk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
+	add(prefixRule{prefix: "whsec_", set: &setAlnum, min: 32, kind: cStripeKey})
+	add(prefixRule{prefix: "xoxe.", set: &setAlnumUD, min: 20, kind: cSlackToken, check: hasDigit})
+	for _, p := range []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"} {
+		add(prefixRule{prefix: p, set: &setAlnumUD, min: 10, kind: cSlackToken, check: hasDigit})
+	}
+	add(prefixRule{prefix: "SG.", set: &setAlnumUDDot, min: 66, max: 66, kind: cSendGridKey,
+		check: func(b []byte) bool {
+			return b[22] == '.' && bytes.IndexByte(b[:22], '.') < 0 && bytes.IndexByte(b[23:], '.') < 0
+		}})
+	add(prefixRule{prefix: "hf_", set: &setAlnum, min: 30, kind: cHuggingFaceToken, check: mixedCase})
+	add(prefixRule{prefix: "api_org_", set: &setAlnum, min: 30, kind: cHuggingFaceToken, check: mixedCase})
+	for _, p := range []string{"hvs.", "hvb.", "hvr."} {
+		add(prefixRule{prefix: p, set: &setAlnumUD, min: 24, kind: cVaultToken})
+	}
+	add(prefixRule{prefix: "npm_", set: &setAlnum, min: 36, kind: cNPMToken})
+	add(prefixRule{prefix: "pypi-AgE", set: &setAlnumUD, min: 60, kind: cPyPIToken})
+}
+
+// detectPrefix runs the vendor-token rules and the IBAN check at the word start i.
+func detectPrefix(b []byte, i int) (span, bool) {
+	rest := b[i:]
+	for k := range prefixRules[b[i]] {
+		r := &prefixRules[b[i]][k]
+		if len(rest) <= len(r.prefix) || string(rest[:len(r.prefix)]) != r.prefix {
+			continue
+		}
+		bs := i + len(r.prefix)
+		end := r.set.run(b, bs)
+		n := end - bs
+		if n < r.min || (r.max > 0 && n > r.max) {
+			continue
+		}
+		// The body must end the token: a following alphanumeric means a longer, different word.
+		if end < len(b) && isAlnum(b[end]) {
+			continue
+		}
+		if r.check != nil && !r.check(b[bs:end]) {
+			continue
+		}
+		return span{i, end, r.kind}, true
+	}
+	if isUpper(b[i]) {
+		return detectIBAN(b, i)
+	}
+	return span{}, false
+}
+
+var beginMarker = []byte("-----BEGIN ")
+
+// detectPrivateKey matches a PEM/OpenSSH/PGP private-key block from its BEGIN line through
+// its END line. A block with no END line is redacted to the end of the text: a key cut short
+// is still a key.
+func detectPrivateKey(b []byte, i int) (span, bool) {
+	ls := i + len(beginMarker)
+	le := bytes.Index(b[ls:min(len(b), ls+80)], []byte("-----"))
+	if le < 0 {
+		return span{}, false
+	}
+	label := b[ls : ls+le]
+	if !bytes.Contains(label, []byte("PRIVATE KEY")) || bytes.IndexByte(label, '\n') >= 0 {
+		return span{}, false
+	}
+	after := ls + le + 5
+	e := bytes.Index(b[after:], []byte("-----END "))
+	if e < 0 {
+		return span{i, len(b), cPrivateKey}, true
+	}
+	e += after + len("-----END ")
+	t := bytes.Index(b[e:min(len(b), e+80)], []byte("-----"))
+	if t < 0 {
+		return span{i, len(b), cPrivateKey}, true
+	}
+	return span{i, e + t + 5, cPrivateKey}, true
+}
+
+// skipDataURI returns the end of a data:…;base64, payload whose ':' is at i, or i. Inline
+// images are never secrets, and skipping them keeps random base64 from looking like tokens.
+func skipDataURI(b []byte, i int) int {
+	if i < 4 || !bytes.EqualFold(b[i-4:i], []byte("data")) || (i > 4 && isAlnum(b[i-5])) {
+		return i
+	}
+	w := b[i+1 : min(len(b), i+100)]
+	k := bytes.Index(w, []byte(";base64,"))
+	if k < 0 || bytes.ContainsAny(w[:k], " \t\n\"'") {
+		return i
+	}
+	j := i + 1 + k + len(";base64,")
+	for j < len(b) && (isAlnum(b[j]) || b[j] == '+' || b[j] == '/' || b[j] == '=') {
+		j++
+	}
+	return j
+}
+
+// urlStop ends the authority part of a URL.
+var urlStop = func() (s byteSet) {
+	for _, c := range []byte("/?#\"'<>`()[]{}\\ \t\n") {
+		s[c] = true
+	}
+	return s
+}()
+
+// detectURL looks at the URL whose "://" starts at i: a password in its userinfo
+// (scheme://user:password@host) is redacted, and so is the secret path of a Slack webhook.
+func detectURL(b []byte, i int) (span, bool) {
+	a := i + 3
+	j, at := a, -1
+	for j < len(b) && j-a < 2048 && !urlStop[b[j]] {
+		if b[j] == '@' {
+			at = j
+		}
+		j++
+	}
+	if at > a {
+		if c := bytes.IndexByte(b[a:at], ':'); c >= 0 {
+			pw := b[a+c+1 : at]
+			if len(pw) > 0 && !placeholder(pw) {
+				return span{a + c + 1, at, cURLPassword}, true
+			}
+		}
+	}
+	host := b[max(a, at+1):j]
+	if bytes.EqualFold(host, []byte("hooks.slack.com")) {
+		p := b[j:]
+		for _, pre := range []string{"/services/", "/workflows/", "/triggers/"} {
+			if bytes.HasPrefix(p, []byte(pre)) {
+				e := j + len(pre)
+				for e < len(b) && (isAlnum(b[e]) || b[e] == '/' || b[e] == '_' || b[e] == '-') {
+					e++
+				}
+				if e-(j+len(pre)) >= 16 {
+					return span{j + len(pre), e, cSlackWebhook}, true
+				}
+			}
+		}
+	}
+	return span{}, false
+}
+
+// placeholder reports a value that is a reference or a mask, not a credential: empty, an
+// earlier redaction, a variable or template reference ($X, ${{ … }}, {{ … }}, %X%, <name>), a
+// path reference, a boolean or null, or a run of mask characters (***, xxxx).
+func placeholder(v []byte) bool {
+	if len(v) == 0 || bytes.HasPrefix(v, redactedMarker) {
+		return true
+	}
+	switch v[0] {
+	case '$', '%', '<', '/', '~', '*':
+		return true
+	case '{':
+		return len(v) > 1 && v[1] == '{'
+	case '.':
+		return len(v) > 1 && v[1] == '/'
+	}
+	switch string(bytes.ToLower(v)) {
+	case "null", "none", "nil", "true", "false", "undefined", "redacted", "masked", "hidden", "secret", "password", "token":
+		return true
+	}
+	for _, c := range v {
+		if c != '*' && c != 'x' && c != 'X' && c != '.' && c != '#' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,186 @@
+package filter
+
+import (
+	"bytes"
+	"sort"
+)
+
+// span is one detected secret: b[start:end] is replaced by replacements[kind].
+type span struct {
+	start, end int
+	kind       code
+}
+
+// byte classes for the single forward scan.
+const (
+	clOther uint8 = iota
+	clAlnum
+	clSpecial // = : - : a detector anchors on the byte itself
+)
+
+var byteClass = func() (t [256]uint8) {
+	for b := '0'; b <= '9'; b++ {
+		t[b] = clAlnum
+	}
+	for b := 'a'; b <= 'z'; b++ {
+		t[b] = clAlnum
+		t[b-'a'+'A'] = clAlnum
+	}
+	t['='] = clSpecial
+	t[':'] = clSpecial
+	t['-'] = clSpecial
+	return t
+}()
+
+func isAlnum(b byte) bool { return byteClass[b] == clAlnum }
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
+
+func isLower(b byte) bool { return b >= 'a' && b <= 'z' }
+
+// tokenByte sets: [A-Za-z0-9], plus '_', plus '-'.
+var (
+	setAlnum      = mkset("")
+	setAlnumU     = mkset("_")
+	setAlnumUD    = mkset("_-")
+	setAlnumUDDot = mkset("_-.")
+)
+
+type byteSet [256]bool
+
+func mkset(extra string) (s byteSet) {
+	for b := 0; b < 256; b++ {
+		s[b] = isAlnum(byte(b))
+	}
+	for i := 0; i < len(extra); i++ {
+		s[extra[i]] = true
+	}
+	return s
+}
+
+// run returns the end of the run of bytes in set starting at i.
+func (s *byteSet) run(b []byte, i int) int {
+	for i < len(b) && s[b[i]] {
+		i++
+	}
+	return i
+}
+
+// detect finds every secret in b: registered literals and the pattern floor. Spans may
+// overlap; redactSpans resolves them.
+func (p *Pipeline) detect(b []byte, spans []span) []span {
+	for _, lit := range p.literals {
+		for off := 0; ; {
+			k := bytes.Index(b[off:], lit)
+			if k < 0 {
+				break
+			}
+			spans = append(spans, span{off + k, off + k + len(lit), cRunCredential})
+			off += k + len(lit)
+		}
+	}
+	n := len(b)
+	for i := 0; i < n; {
+		switch byteClass[b[i]] {
+		case clOther:
+			i++
+		case clAlnum:
+			end := setAlnum.run(b, i)
+			if i == 0 || !isAlnum(b[i-1]) {
+				var s span
+				var ok bool
+				if isDigit(b[i]) {
+					s, ok = detectNumber(b, i)
+				} else {
+					s, ok = detectPrefix(b, i)
+				}
+				if ok {
+					spans = append(spans, s)
+					if s.end > end {
+						end = s.end
+					}
+				}
+			}
+			i = end
+		case clSpecial:
+			var s span
+			ok := false
+			switch b[i] {
+			case '-':
+				if bytes.HasPrefix(b[i:], beginMarker) {
+					s, ok = detectPrivateKey(b, i)
+				}
+			case ':':
+				if i+2 < n && b[i+1] == '/' && b[i+2] == '/' {
+					s, ok = detectURL(b, i)
+					break
+				}
+				if skip := skipDataURI(b, i); skip > i {
+					i = skip
+					continue
+				}
+				s, ok = detectAssignment(b, i)
+			case '=':
+				s, ok = detectAssignment(b, i)
+			}
+			if ok {
+				spans = append(spans, s)
+				if s.kind == cPrivateKey {
+					i = s.end // a key block is opaque: nothing inside needs another look
+					continue
+				}
+			}
+			// Keep scanning inside an assignment or URL value: a known token prefix there
+			// yields the more specific kind when the spans merge.
+			i++
+		}
+	}
+	return spans
+}
+
+// redactSpans merges overlapping spans (the merged span takes the highest-priority kind) and
+// writes the redacted text. It returns b itself when there is nothing to redact.
+func redactSpans(b []byte, spans []span, c *counts) []byte {
+	if len(spans) == 0 {
+		return b
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].start != spans[j].start {
+			return spans[i].start < spans[j].start
+		}
+		return spans[i].end > spans[j].end
+	})
+	merged := spans[:1]
+	for _, s := range spans[1:] {
+		m := &merged[len(merged)-1]
+		if s.start < m.end {
+			m.end = max(m.end, s.end)
+			m.kind = min(m.kind, s.kind)
+			continue
+		}
+		merged = append(merged, s)
+	}
+	grow := 0
+	for _, s := range merged {
+		grow += len(replacements[s.kind]) - (s.end - s.start)
+	}
+	out := make([]byte, 0, len(b)+max(grow, 0))
+	last := 0
+	for _, s := range merged {
+		out = append(out, b[last:s.start]...)
+		out = append(out, replacements[s.kind]...)
+		c[s.kind]++
+		last = s.end
+	}
+	return append(out, b[last:]...)
+}
+
+// redact is pipeline step 2 on the complete normalised text.
+func (p *Pipeline) redact(b []byte, c *counts) []byte {
+	spans := p.detect(b, nil)
+	return redactSpans(b, spans, c)
+}
+
+var redactedMarker = []byte("[REDACTED:")

@@ -1,0 +1,251 @@
+package filter
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// decodeLines is pipeline step 1a: decode as UTF-8 (every invalid byte sequence becomes one
+// U+FFFD and is counted) and normalise line endings (CRLF and lone CR become LF). It returns
+// src itself when nothing changes, so the common case copies nothing.
+func decodeLines(src []byte, c *counts) []byte {
+	if utf8.Valid(src) && bytes.IndexByte(src, '\r') < 0 {
+		return src
+	}
+	out := make([]byte, 0, len(src)+len(src)/8)
+	for i := 0; i < len(src); {
+		b := src[i]
+		if b < utf8.RuneSelf {
+			if b == '\r' {
+				out = append(out, '\n')
+				i++
+				if i < len(src) && src[i] == '\n' {
+					i++
+				}
+				continue
+			}
+			out = append(out, b)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			c[cInvalidUTF8]++
+			out = append(out, "\uFFFD"...)
+			i++
+			continue
+		}
+		out = append(out, src[i:i+n]...)
+		i += n
+	}
+	return out
+}
+
+// asciiClass marks the ASCII bytes the Unicode-safety pass must look at: C0 controls other
+// than TAB and LF, and DEL. Everything else ASCII is copied as is.
+var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
+	for b := 0; b < 0x20; b++ {
+		t[b] = b != '\t' && b != '\n'
+	}
+	t[0x7f] = true
+	return t
+}()
+
+// classifyRune returns the finding code of a non-ASCII rune the floor or the shipped extras
+// strip, or 0xff when the rune stays.
+func classifyRune(r rune) code {
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F:
+		return cTag
+	case r >= 0x200B && r <= 0x200D, r == 0xFEFF:
+		return cZeroWidth
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return cBidiControl
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+		return cVariationSelector
+	case r >= 0xFFF9 && r <= 0xFFFB:
+		return cInterlinear
+	case r == 0x200E || r == 0x200F || r == 0x061C:
+		return cBidiMark
+	case r == 0x2060:
+		return cWordJoiner
+	case r >= 0x80 && r <= 0x9F:
+		return cControl
+	case unicode.Is(unicode.Cf, r):
+		return cFormat
+	}
+	return 0xff
+}
+
+// stripUnsafe removes the floor code points, the shipped extras (NUL, other C0/C1 controls
+// except TAB and LF, terminal escape sequences, LRM/RLM/ALM, word joiner, every other Cf
+// character) and counts each removal. Terminal escapes are parsed in one forward pass, so an
+// unterminated sequence costs linear time: an unterminated OSC/DCS/APC/PM/SOS string ends at
+// the next LF (kept) or at the end of the text. It returns b itself when nothing changes.
+func stripUnsafe(b []byte, c *counts) []byte {
+	var out []byte // nil until the first change
+	last := 0      // b[last:i] is pending copy into out
+	for i := 0; i < len(b); {
+		ch := b[i]
+		if ch < utf8.RuneSelf {
+			if !asciiNeedsWork[ch] {
+				i++
+				continue
+			}
+			if out == nil {
+				out = make([]byte, 0, len(b))
+			}
+			out = append(out, b[last:i]...)
+			switch ch {
+			case 0:
+				c[cNUL]++
+				i++
+			case 0x1b:
+				c[cTerminalEscape]++
+				i = skipEscape(b, i+1)
+			default:
+				c[cControl]++
+				i++
+			}
+			last = i
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		k := classifyRune(r)
+		if k == 0xff {
+			i += n
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[last:i]...)
+		i += n
+		switch r {
+		case 0x9B: // C1 CSI
+			c[cTerminalEscape]++
+			i = skipCSI(b, i)
+		case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
+			c[cTerminalEscape]++
+			i = skipString(b, i)
+		default:
+			c[k]++
+		}
+		last = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// skipEscape returns the index just past the escape sequence whose ESC was at i-1.
+func skipEscape(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch ch := b[i]; {
+	case ch == '[':
+		return skipCSI(b, i+1)
+	case ch == ']' || ch == 'P' || ch == '_' || ch == '^' || ch == 'X':
+		return skipString(b, i+1)
+	case ch >= 0x20 && ch <= 0x2F: // intermediates, then one final byte
+		for i < len(b) && b[i] >= 0x20 && b[i] <= 0x2F {
+			i++
+		}
+		if i < len(b) && b[i] >= 0x30 && b[i] <= 0x7E {
+			i++
+		}
+		return i
+	case ch >= 0x30 && ch <= 0x7E:
+		return i + 1
+	}
+	return i // lone ESC: only the ESC goes
+}
+
+// skipCSI skips CSI parameter bytes, intermediates and the final byte; a malformed sequence
+// ends before the first byte outside those ranges.
+func skipCSI(b []byte, i int) int {
+	for i < len(b) && b[i] >= 0x30 && b[i] <= 0x3F {
+		i++
+	}
+	for i < len(b) && b[i] >= 0x20 && b[i] <= 0x2F {
+		i++
+	}
+	if i < len(b) && b[i] >= 0x40 && b[i] <= 0x7E {
+		i++
+	}
+	return i
+}
+
+// skipString skips an OSC/DCS/APC/PM/SOS payload up to and including its terminator (BEL,
+// ESC \ or C1 ST); unterminated, it stops before the next LF or at the end.
+func skipString(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case 0x07:
+			return i + 1
+		case '\n':
+			return i
+		case 0x1b:
+			if i+1 < len(b) && b[i+1] == '\\' {
+				return i + 2
+			}
+			return i + 1
+		case 0xC2:
+			if i+1 < len(b) && b[i+1] == 0x9C {
+				return i + 2
+			}
+		}
+		i++
+	}
+	return i
+}
+
+// nfkc applies NFKC, counting each normalisation segment it changed. Pure ASCII and text that
+// is already NFKC are returned as is after one quick check.
+func nfkc(b []byte, c *counts) []byte {
+	q := norm.NFKC.QuickSpan(b)
+	if q == len(b) {
+		return b
+	}
+	out := make([]byte, q, len(b)+len(b)/16)
+	copy(out, b[:q])
+	rest := b[q:]
+	for len(rest) > 0 {
+		n := norm.NFKC.NextBoundary(rest, true)
+		if n <= 0 {
+			n = len(rest)
+		}
+		seg := rest[:n]
+		before := len(out)
+		out = norm.NFKC.Append(out, seg...)
+		if !bytes.Equal(out[before:], seg) {
+			c[cNFKC]++
+		}
+		rest = rest[n:]
+	}
+	return out
+}
+
+// unicodeSafety is pipeline step 1b. Stripping runs before NFKC (so a compatibility form
+// cannot hide behind an invisible character) and again after it until the text is stable, so
+// the result is a fixed point: filtering it again changes nothing.
+func unicodeSafety(b []byte, c *counts) []byte {
+	b = stripUnsafe(b, c)
+	for range 4 {
+		n := nfkc(b, c)
+		if len(n) == len(b) && (len(n) == 0 || &n[0] == &b[0]) {
+			return b
+		}
+		s := stripUnsafe(n, c)
+		if len(s) == len(n) {
+			return s
+		}
+		b = s
+	}
+	return b
+}
