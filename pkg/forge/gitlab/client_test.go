@@ -445,4 +445,3 @@ func TestGitLabOptionalScopeFaultsBecomeGaps(t *testing.T) {
 		}
 	})
 }
-
