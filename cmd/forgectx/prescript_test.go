@@ -270,10 +270,15 @@ func TestPrescriptDotenv(t *testing.T) {
 
 func TestPrescriptSecretEnvFlag(t *testing.T) {
 	requireBash(t)
-	const value = "db-pass-value-31337"
-	script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", `echo "cannot connect with $DB_PASSWORD" >&2; exit 1`)
-	env := prescripttest.Env(map[string]string{"DB_PASSWORD": value})
-	_, _, stderr := runCLI(t, env, "", "prescript", "--secret-env", "DB_PASSWORD", "--", script)
+	const value = "conn-value-31337-xyzzy"
+	script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", `echo "cannot connect with $DB_DSN" >&2; exit 1`)
+	env := prescripttest.Env(map[string]string{"DB_DSN": value})
+	// DB_DSN is not secret-named, so only --secret-env makes its value a secret.
+	_, _, stderr := runCLI(t, env, "", "prescript", "--", script)
+	if lines := forgectxLines(stderr); len(lines) != 1 || lines[0] != "forgectx: pre-script failed: cannot connect with "+value {
+		t.Fatalf("control without --secret-env: lines %q", lines)
+	}
+	_, _, stderr = runCLI(t, env, "", "prescript", "--secret-env", "DB_DSN", "--", script)
 	lines := forgectxLines(stderr)
 	if len(lines) != 1 || strings.Contains(lines[0], value) || !strings.HasPrefix(lines[0], "forgectx: pre-script failed: cannot connect with ") {
 		t.Fatalf("lines %q", lines)

@@ -354,6 +354,13 @@ func TestSecretEnvNamesRedacted(t *testing.T) {
 	if len(hf.Redactions) == 0 {
 		t.Errorf("no redaction findings reported")
 	}
+	// Control: DB_PASS is not secret-named, so without SecretEnvNames its value stays.
+	_, err, _ = runScript(t, `echo "db password is $DB_PASS" >&2; exit 1`, func(o *prescript.Options) {
+		o.Env = append(o.Env, "DB_PASS="+value)
+	})
+	if !errors.As(err, &hf) || hf.Diagnostic != "db password is "+value {
+		t.Fatalf("control: err = %v", err)
+	}
 }
 
 func TestNoPrescriptProceeds(t *testing.T) {
