@@ -132,7 +132,7 @@ func checkDiagnostic(t *testing.T, diag string, f *prescripttest.Failure) {
 }
 
 // runScript runs body under Run with defaults suitable for unit tests.
-func runScript(t *testing.T, body string, mod func(*prescript.Options)) (prescript.Decision, error, string) {
+func runScript(t *testing.T, body string, mod func(*prescript.Options)) (prescript.Decision, string, error) {
 	t.Helper()
 	requireBash(t)
 	dir := t.TempDir()
@@ -146,7 +146,7 @@ func runScript(t *testing.T, body string, mod func(*prescript.Options)) (prescri
 		mod(&opts)
 	}
 	d, err := prescript.Run(context.Background(), opts)
-	return d, err, dir
+	return d, dir, err
 }
 
 // Protocol: "creates an empty file inside the run directory and exports its absolute path".
@@ -156,7 +156,7 @@ func TestPrepareEmptyFileInRunDirMode0600AbsolutePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err, _ := runScript(t, `
+	d, _, err := runScript(t, `
 case "$FULLSEND_PRESCRIPT_OUTPUT" in /*) ;; *) echo "not absolute" >&2; exit 1;; esac
 [ "$(dirname "$FULLSEND_PRESCRIPT_OUTPUT")" = "$WANT_DIR" ] || { echo "wrong dir" >&2; exit 1; }
 [ -f "$O" ] && [ ! -s "$O" ] || { echo "not an empty file" >&2; exit 1; }
@@ -192,7 +192,7 @@ func TestOutputFileRemovedOnEveryPath(t *testing.T) {
 		"timeout":        `sleep 30`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, dir := runScript(t, body, func(o *prescript.Options) { o.Timeout = 500 * time.Millisecond })
+			_, dir, _ := runScript(t, body, func(o *prescript.Options) { o.Timeout = 500 * time.Millisecond })
 			if left, _ := os.ReadDir(dir); len(left) != 0 {
 				t.Errorf("%d entries left in the run dir", len(left))
 			}
@@ -201,14 +201,14 @@ func TestOutputFileRemovedOnEveryPath(t *testing.T) {
 }
 
 func TestRunDirMustExist(t *testing.T) {
-	_, err, _ := runScript(t, `:`, func(o *prescript.Options) { o.RunDir = filepath.Join(t.TempDir(), "missing") })
+	_, _, err := runScript(t, `:`, func(o *prescript.Options) { o.RunDir = filepath.Join(t.TempDir(), "missing") })
 	if err == nil || !strings.Contains(err.Error(), "create output file") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestMissingScriptIsAnErrorNotADecision(t *testing.T) {
-	_, err, _ := runScript(t, `:`, func(o *prescript.Options) { o.Command = []string{filepath.Join(t.TempDir(), "nope.sh")} })
+	_, _, err := runScript(t, `:`, func(o *prescript.Options) { o.Command = []string{filepath.Join(t.TempDir(), "nope.sh")} })
 	var hf *prescript.HardFailure
 	if err == nil || errors.As(err, &hf) || !strings.Contains(err.Error(), "start nope.sh") {
 		t.Fatalf("err = %v", err)
@@ -218,7 +218,7 @@ func TestMissingScriptIsAnErrorNotADecision(t *testing.T) {
 // The script's stdout and stderr reach the job log live, byte for byte.
 func TestStreamsReachTheJobLog(t *testing.T) {
 	var out, errb bytes.Buffer
-	_, err, _ := runScript(t, `printf 'to stdout\n'; printf 'to stderr\n' >&2; printf 'no newline'`, func(o *prescript.Options) {
+	_, _, err := runScript(t, `printf 'to stdout\n'; printf 'to stderr\n' >&2; printf 'no newline'`, func(o *prescript.Options) {
 		o.Stdout, o.Stderr = &out, &errb
 	})
 	if err != nil {
@@ -232,7 +232,7 @@ func TestStreamsReachTheJobLog(t *testing.T) {
 // A chatty script: 32 MiB of output still yields the right last line, and nothing keeps it.
 func TestChattyScriptStreamsWithoutBuffering(t *testing.T) {
 	var n countingWriter
-	_, err, _ := runScript(t, `yes 'chatter chatter chatter' | head -c 33554432; echo; echo "::error::the real reason"; yes tail | head -n 1000; exit 1`, func(o *prescript.Options) {
+	_, _, err := runScript(t, `yes 'chatter chatter chatter' | head -c 33554432; echo; echo "::error::the real reason"; yes tail | head -n 1000; exit 1`, func(o *prescript.Options) {
 		o.Stdout, o.Stderr = &n, &n
 	})
 	var hf *prescript.HardFailure
@@ -253,7 +253,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // A job log that fails must not break the script or the decision.
 func TestFailingJobLogDoesNotBreakTheScript(t *testing.T) {
-	d, err, _ := runScript(t, `echo hello; echo skipped=true >> "$O"`, func(o *prescript.Options) { o.Stdout = failingWriter{} })
+	d, _, err := runScript(t, `echo hello; echo skipped=true >> "$O"`, func(o *prescript.Options) { o.Stdout = failingWriter{} })
 	if err != nil || !d.Skipped {
 		t.Fatalf("decision %+v, err %v", d, err)
 	}
@@ -265,7 +265,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("log clos
 
 func TestTimeoutIsAHardFailure(t *testing.T) {
 	start := time.Now()
-	_, err, _ := runScript(t, `echo "waiting for the API"; sleep 30`, func(o *prescript.Options) { o.Timeout = 300 * time.Millisecond })
+	_, _, err := runScript(t, `echo "waiting for the API"; sleep 30`, func(o *prescript.Options) { o.Timeout = 300 * time.Millisecond })
 	var hf *prescript.HardFailure
 	if !errors.As(err, &hf) || !hf.TimedOut || hf.Diagnostic != "timed out after 300ms; waiting for the API" {
 		t.Fatalf("err = %#v", err)
@@ -278,7 +278,7 @@ func TestTimeoutIsAHardFailure(t *testing.T) {
 // A background child holding the script's stdout open does not hang the gate.
 func TestBackgroundChildDoesNotHangTheGate(t *testing.T) {
 	start := time.Now()
-	d, err, _ := runScript(t, `sleep 30 & echo skipped=true >> "$O"`, func(o *prescript.Options) { o.WaitDelay = 200 * time.Millisecond })
+	d, _, err := runScript(t, `sleep 30 & echo skipped=true >> "$O"`, func(o *prescript.Options) { o.WaitDelay = 200 * time.Millisecond })
 	if err != nil || !d.Skipped {
 		t.Fatalf("decision %+v, err %v", d, err)
 	}
@@ -309,7 +309,7 @@ func TestVersionSkewNewScriptOldCLI(t *testing.T) {
 
 // Version skew, "Old script, new CLI": never writes → empty file → proceed.
 func TestVersionSkewOldScriptNewCLI(t *testing.T) {
-	d, err, _ := runScript(t, `echo "legacy pre-script: all good"`, nil)
+	d, _, err := runScript(t, `echo "legacy pre-script: all good"`, nil)
 	if err != nil || d.Skipped || d.Basis != prescript.BasisFile || d.Reason != "" || len(d.Outputs) != 0 {
 		t.Fatalf("decision %+v, err %v", d, err)
 	}
@@ -326,7 +326,7 @@ func TestProtocolErrorNeverEchoesAValue(t *testing.T) {
 		`printf 'reason=` + secret + `\r\n' >> "$O"`,
 		`echo "` + secret + `<<EOF" >> "$O"`,
 	} {
-		_, err, _ := runScript(t, body, nil)
+		_, _, err := runScript(t, body, nil)
 		var pe *prescript.ProtocolError
 		if !errors.As(err, &pe) || pe.Line != 1 {
 			t.Fatalf("%s: err = %v", body, err)
@@ -343,7 +343,7 @@ func TestProtocolErrorNeverEchoesAValue(t *testing.T) {
 // Redaction also uses names given in SecretEnvNames, not only *_TOKEN.
 func TestSecretEnvNamesRedacted(t *testing.T) {
 	const value = "custom-secret-4242-abcd"
-	_, err, _ := runScript(t, `echo "db password is $DB_PASS" >&2; exit 1`, func(o *prescript.Options) {
+	_, _, err := runScript(t, `echo "db password is $DB_PASS" >&2; exit 1`, func(o *prescript.Options) {
 		o.Env = append(o.Env, "DB_PASS="+value)
 		o.SecretEnvNames = []string{"DB_PASS"}
 	})
@@ -355,7 +355,7 @@ func TestSecretEnvNamesRedacted(t *testing.T) {
 		t.Errorf("no redaction findings reported")
 	}
 	// Control: DB_PASS is not secret-named, so without SecretEnvNames its value stays.
-	_, err, _ = runScript(t, `echo "db password is $DB_PASS" >&2; exit 1`, func(o *prescript.Options) {
+	_, _, err = runScript(t, `echo "db password is $DB_PASS" >&2; exit 1`, func(o *prescript.Options) {
 		o.Env = append(o.Env, "DB_PASS="+value)
 	})
 	if !errors.As(err, &hf) || hf.Diagnostic != "db password is "+value {
