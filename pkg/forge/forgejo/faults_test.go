@@ -1,0 +1,536 @@
+package forgejo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+)
+
+// replyOf turns a scenario exchange into an httpfake reply.
+func replyOf(t *testing.T, e exchange) httpfake.Reply {
+	t.Helper()
+	r := httpfake.JSON(e.status, e.body)
+	for k, v := range e.header {
+		r.Header[k] = v
+	}
+	return r
+}
+
+func target(e exchange) string {
+	p := "/api/v1" + e.path
+	if len(e.query) > 0 {
+		p += "?" + e.query.Encode()
+	}
+	return p
+}
+
+// fakeWith registers a scenario's exchanges on a fresh fake, replacing the replies of the
+// requests named in override (by path below /api/v1, query included) and dropping those in
+// drop (requests the fault makes unnecessary).
+func fakeWith(t *testing.T, s scenarioDef, override map[string][]httpfake.Reply, drop ...string) *httpfake.Server {
+	t.Helper()
+	fake := httpfake.New(t)
+	dropped := map[string]bool{}
+	for _, d := range drop {
+		dropped[d] = true
+	}
+	used := map[string]bool{}
+	for _, e := range s.exchanges {
+		key := target(e)[len("/api/v1"):]
+		if dropped[key] {
+			continue
+		}
+		if rs, ok := override[key]; ok {
+			fake.Expect(e.method, target(e), rs...)
+			used[key] = true
+			continue
+		}
+		fake.Expect(e.method, target(e), replyOf(t, e))
+	}
+	for k := range override {
+		if !used[k] {
+			t.Fatalf("override %s matches no scenario request", k)
+		}
+	}
+	return fake
+}
+
+func fakeClient(t *testing.T, fake *httpfake.Server, pageSize int) *Client {
+	t.Helper()
+	cl, err := New(Options{APIURL: fake.URL + "/api/v1", Token: "secret-token", PageSize: pageSize,
+		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+func acquire(t *testing.T, cl *Client, s scenarioDef) (*acquisition.Acquisition, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return cl.Acquire(ctx, s.ref, s.profile)
+}
+
+func gapCount(gs []acquisition.Gap, code string) int {
+	for _, g := range gs {
+		if g.Code == code {
+			return g.Count
+		}
+	}
+	return 0
+}
+
+const commentsPath = "/repos/Acme/Widgets/issues/7/comments?limit=50&page=1"
+
+func issueComments(n int) []any {
+	var out []any
+	for i := 1; i <= n; i++ {
+		out = append(out, comment(int64(9000+i), bob, fmt.Sprintf("comment %d", i), fmt.Sprintf("2026-09-08T11:%02d:00Z", i), fmt.Sprintf("2026-09-08T11:%02d:00Z", i)))
+	}
+	return out
+}
+
+// withHeader sets response headers on a reply.
+func withHeader(r httpfake.Reply, kv ...string) httpfake.Reply {
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Header.Set(kv[i], kv[i+1])
+	}
+	return r
+}
+
+// onlyPermission is the issue scenario trimmed to bob's permission lookup (all paged comments
+// below are bob's).
+func pagedIssueScenario() scenarioDef {
+	s := issueScenario()
+	var ex []exchange
+	for _, e := range s.exchanges {
+		switch e.path {
+		case "/repos/Acme/Widgets", "/repos/Acme/Widgets/issues/7",
+			"/repos/Acme/Widgets/collaborators/alice/permission", "/repos/Acme/Widgets/collaborators/bob/permission":
+			ex = append(ex, e)
+		}
+	}
+	s.exchanges = ex
+	return s
+}
+
+// TestPaginationReadsEveryPageByTotalCount: X-Total-Count drives the page loop, including when
+// the server returns fewer items than `limit` (Forgejo clamps limit to MAX_RESPONSE_ITEMS).
+func TestPaginationReadsEveryPageByTotalCount(t *testing.T) {
+	s := pagedIssueScenario()
+	all := issueComments(5)
+	fake := fakeWith(t, s, nil)
+	// limit=3, but the server clamps to 2 per page: a short page is not the last page.
+	for p, items := range [][]any{all[0:2], all[2:4], all[4:5]} {
+		fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=3&page="+strconv.Itoa(p+1),
+			withHeader(httpfake.JSON(200, items), "X-Total-Count", "5"))
+	}
+	a, err := acquire(t, fakeClient(t, fake, 3), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 5 || len(a.Outcomes.Comments) != 0 {
+		t.Fatalf("comments = %d, gaps %+v; want 5, none", len(a.Comments), a.Outcomes.Comments)
+	}
+}
+
+// TestPaginationFollowsLinkWithoutTotalCount: without X-Total-Count the Link rel="next" header
+// decides, and a page without it is the last.
+func TestPaginationFollowsLinkWithoutTotalCount(t *testing.T) {
+	s := pagedIssueScenario()
+	all := issueComments(4)
+	fake := fakeWith(t, s, nil)
+	next := func(n int) string {
+		return fmt.Sprintf(`<%s/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=%d>; rel="next", <x?page=2>; rel="last"`, fake.URL, n)
+	}
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, all[0:2]), "Link", next(2)))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", httpfake.JSON(200, all[2:4]))
+	a, err := acquire(t, fakeClient(t, fake, 2), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 4 {
+		t.Fatalf("comments = %d, want 4", len(a.Comments))
+	}
+}
+
+// TestPaginationStopsOnEmptyPage: a total that overstates the list (items deleted while
+// paging) ends at the first empty page instead of looping.
+func TestPaginationStopsOnEmptyPage(t *testing.T) {
+	s := pagedIssueScenario()
+	fake := fakeWith(t, s, nil)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, issueComments(2)), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
+	a, err := acquire(t, fakeClient(t, fake, 2), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 2 {
+		t.Fatalf("comments = %d", len(a.Comments))
+	}
+}
+
+// TestPageBoundaryShiftDoesNotDuplicate: a comment seen on two pages is one record.
+func TestPageBoundaryShiftDoesNotDuplicate(t *testing.T) {
+	s := pagedIssueScenario()
+	all := issueComments(3)
+	fake := fakeWith(t, s, nil)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, all[0:2]), "X-Total-Count", "4"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", withHeader(httpfake.JSON(200, all[1:3]), "X-Total-Count", "4"))
+	a, err := acquire(t, fakeClient(t, fake, 2), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 3 {
+		t.Fatalf("comments = %d, want 3 unique", len(a.Comments))
+	}
+}
+
+// TestRetriesRecoverTransientFailures: 502, 500 and 429 are retried and the source is complete.
+func TestRetriesRecoverTransientFailures(t *testing.T) {
+	s := issueScenario()
+	var good exchange
+	for _, e := range s.exchanges {
+		if e.path == "/repos/Acme/Widgets/issues/7/comments" {
+			good = e
+		}
+	}
+	fake := fakeWith(t, s, map[string][]httpfake.Reply{
+		commentsPath: {httpfake.BadGateway(), httpfake.ServerError(), httpfake.TooManyRequests(0), replyOf(t, good)},
+	})
+	cl := fakeClient(t, fake, 0)
+	a, err := acquire(t, cl, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 5 || len(a.Outcomes.Comments) != 0 {
+		t.Fatalf("comments = %d, gaps %+v", len(a.Comments), a.Outcomes.Comments)
+	}
+	if st := cl.Stats(); st.Retries != 3 {
+		t.Errorf("retries = %d, want 3", st.Retries)
+	}
+}
+
+// TestOptionalScopeFailuresAreGaps: each optional scope's failure is its own typed gap and
+// never aborts the acquisition or empties another scope.
+func TestOptionalScopeFailuresAreGaps(t *testing.T) {
+	const (
+		reviews  = "/repos/Acme/Widgets/pulls/12/reviews?limit=50&page=1"
+		tasks    = "/repos/Acme/Widgets/actions/tasks?limit=50&page=1"
+		comments = "/repos/Acme/Widgets/issues/12/comments?limit=50&page=1"
+		rc302    = "/repos/Acme/Widgets/pulls/12/reviews/302/comments"
+	)
+	reviewComments := []string{
+		"/repos/Acme/Widgets/pulls/12/reviews/301/comments", rc302,
+		"/repos/Acme/Widgets/pulls/12/reviews/303/comments", "/repos/Acme/Widgets/pulls/12/reviews/304/comments",
+		"/repos/Acme/Widgets/pulls/12/reviews/307/comments",
+	}
+	persistent500 := []httpfake.Reply{httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError()}
+	for _, tc := range []struct {
+		name     string
+		override map[string][]httpfake.Reply
+		drop     []string
+		scope    func(acquisition.Outcomes) []acquisition.Gap
+		code     string
+		check    func(t *testing.T, a *acquisition.Acquisition)
+	}{
+		{
+			name:     "reviews 500 after retries is fetch_failed",
+			override: map[string][]httpfake.Reply{reviews: persistent500},
+			drop: append(reviewComments, "/repos/Acme/Widgets/collaborators/alice/permission",
+				"/repos/Acme/Widgets/collaborators/bob/permission", "/repos/Acme/Widgets/collaborators/dave/permission"),
+			scope: func(o acquisition.Outcomes) []acquisition.Gap { return o.Reviews },
+			code:  "fetch_failed",
+			check: func(t *testing.T, a *acquisition.Acquisition) {
+				if len(a.Reviews) != 0 || len(a.Threads) != 0 || len(a.Checks) != 12 || len(a.Comments) != 1 {
+					t.Errorf("reviews %d threads %d checks %d comments %d", len(a.Reviews), len(a.Threads), len(a.Checks), len(a.Comments))
+				}
+			},
+		},
+		{
+			name:     "review comments 500 is fetch_failed for reviews and comments",
+			override: map[string][]httpfake.Reply{rc302: persistent500},
+			drop:     []string{"/repos/Acme/Widgets/collaborators/dave/permission"},
+			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return append(o.Reviews, o.Comments...) },
+			code:     "fetch_failed",
+			check: func(t *testing.T, a *acquisition.Acquisition) {
+				if len(a.Threads) != 1 || gapCount(a.Outcomes.Comments, "fetch_failed") != 1 {
+					t.Errorf("threads %d, comment gaps %+v", len(a.Threads), a.Outcomes.Comments)
+				}
+			},
+		},
+		{
+			name:     "tasks 403 is authorization_failed",
+			override: map[string][]httpfake.Reply{tasks: {httpfake.JSON(403, `{"message":"token does not have at least one of required scope(s): [read:repository]"}`)}},
+			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Checks },
+			code:     "authorization_failed",
+		},
+		{
+			name:     "tasks 404 is unsupported",
+			override: map[string][]httpfake.Reply{tasks: {httpfake.JSON(404, `{"message":"Not Found"}`)}},
+			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Checks },
+			code:     "unsupported",
+		},
+		{
+			name:     "truncated JSON is fetch_failed",
+			override: map[string][]httpfake.Reply{comments: {httpfake.TruncatedJSON([]byte(`[{"id":9101,"body":"x","created_at":"2026-09-08T14:30:00Z"}]`))}},
+			drop:     nil,
+			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Comments },
+			code:     "fetch_failed",
+			check: func(t *testing.T, a *acquisition.Acquisition) {
+				for _, c := range a.Comments {
+					if c.ID == "9101" {
+						t.Error("comment from a truncated page was kept")
+					}
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := pullScenario()
+			fake := fakeWith(t, s, tc.override, tc.drop...)
+			a, err := acquire(t, fakeClient(t, fake, 0), s)
+			if err != nil {
+				t.Fatalf("optional-scope failure aborted: %v", err)
+			}
+			if n := gapCount(tc.scope(a.Outcomes), tc.code); n < 1 {
+				t.Errorf("gaps %+v, want %s", a.Outcomes, tc.code)
+			}
+			if tc.check != nil {
+				tc.check(t, a)
+			}
+		})
+	}
+}
+
+// TestEntityFailuresAbort: the repository or entity cannot be read → a typed EntityError.
+func TestEntityFailuresAbort(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		reply      httpfake.Reply
+		code       string
+	}{
+		{"pull 404", "/api/v1/repos/Acme/Widgets/pulls/12", httpfake.JSON(404, `{"message":"The target couldn't be found."}`), "fetch_failed"},
+		{"repository 401", "/api/v1/repos/Acme/Widgets", httpfake.JSON(401, `{"message":"token is required"}`), "authorization_failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := httpfake.New(t)
+			if tc.path != "/api/v1/repos/Acme/Widgets" {
+				fake.Expect("GET", "/api/v1/repos/Acme/Widgets", httpfake.JSON(200, repository))
+			}
+			fake.Expect("GET", tc.path, tc.reply)
+			_, err := acquire(t, fakeClient(t, fake, 0), pullScenario())
+			var ee *EntityError
+			if !errors.As(err, &ee) || ee.Code != tc.code {
+				t.Fatalf("err = %v, want EntityError %s", err, tc.code)
+			}
+		})
+	}
+}
+
+func TestEntityTimeoutAbortsWithinDeadline(t *testing.T) {
+	fake := httpfake.New(t)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets", httpfake.Timeout())
+	cl := fakeClient(t, fake, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := cl.Acquire(ctx, pullScenario().ref, pullScenario().profile)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+}
+
+// TestEntityMappingRows: merged: true with state closed is merged; an issue number that is a
+// pull request under a work_item profile aborts; an unknown state aborts; a malformed head
+// SHA aborts.
+func TestEntityMappingRows(t *testing.T) {
+	pr := func(mut func(m map[string]any)) map[string]any {
+		var m map[string]any
+		b, _ := json.Marshal(pullScenario().exchanges[1].body)
+		_ = json.Unmarshal(b, &m)
+		mut(m)
+		return m
+	}
+	cases := []struct {
+		name  string
+		body  any
+		path  string
+		kind  string
+		state string
+		code  string
+	}{
+		{"merged and closed is merged", pr(func(m map[string]any) { m["state"] = "closed"; m["merged"] = true }), "pulls/12", "change_proposal", "merged", ""},
+		{"closed not merged is closed", pr(func(m map[string]any) { m["state"] = "closed" }), "pulls/12", "change_proposal", "closed", ""},
+		{"unknown state aborts", pr(func(m map[string]any) { m["state"] = "draft" }), "pulls/12", "change_proposal", "", "invalid_metadata"},
+		{"malformed head sha aborts", pr(func(m map[string]any) { m["head"].(map[string]any)["sha"] = "main" }), "pulls/12", "change_proposal", "", "invalid_metadata"},
+		{"issue that is a pull request", map[string]any{"id": 5012, "number": 12, "state": "open", "title": "t", "created_at": "2026-09-08T14:00:00Z",
+			"pull_request": map[string]any{"merged": false, "merged_at": nil}}, "issues/12", "work_item", "", "invalid_metadata"},
+		{"closed issue", map[string]any{"id": 5012, "number": 12, "state": "closed", "title": "t", "created_at": "2026-09-08T14:00:00Z", "pull_request": nil}, "issues/12", "work_item", "closed", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := httpfake.New(t)
+			fake.Expect("GET", "/api/v1/repos/Acme/Widgets", httpfake.JSON(200, repository))
+			fake.Expect("GET", "/api/v1/repos/Acme/Widgets/"+tc.path, httpfake.JSON(200, tc.body))
+			if tc.code == "" {
+				perm := "/api/v1/repos/Acme/Widgets/collaborators/carol/permission"
+				fake.Expect("GET", perm, httpfake.JSON(200, map[string]any{"permission": "read", "user": carol})).Optional()
+			}
+			s := pullScenario()
+			s.profile = acquisition.Profile{EntityKind: tc.kind, IncludedSources: []string{"entity"}}
+			a, err := acquire(t, fakeClient(t, fake, 0), s)
+			if tc.code != "" {
+				var ee *EntityError
+				if !errors.As(err, &ee) || ee.Code != tc.code {
+					t.Fatalf("err = %v, want EntityError %s", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Entity.State != tc.state || a.Entity.Kind != tc.kind {
+				t.Errorf("entity = %s %s, want %s %s", a.Entity.Kind, a.Entity.State, tc.kind, tc.state)
+			}
+		})
+	}
+}
+
+// TestPermissionFailures: a 5xx is an actors fetch_failed gap, a 403 authorization_failed, a
+// user-id mismatch (a login reused after a rename) or an unknown access mode invalid_metadata;
+// each leaves the role null and unverified.
+func TestPermissionFailures(t *testing.T) {
+	const bobPerm = "/repos/Acme/Widgets/collaborators/bob/permission"
+	persistent := []httpfake.Reply{httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError()}
+	for _, tc := range []struct {
+		name  string
+		reply []httpfake.Reply
+		code  string
+	}{
+		{"500", persistent, "fetch_failed"},
+		{"403", []httpfake.Reply{httpfake.JSON(403, `{"message":"forbidden"}`)}, "authorization_failed"},
+		{"other account", []httpfake.Reply{httpfake.JSON(200, map[string]any{"permission": "admin", "user": user(999, "bob")})}, "invalid_metadata"},
+		{"no user", []httpfake.Reply{httpfake.JSON(200, map[string]any{"permission": "admin"})}, "invalid_metadata"},
+		{"unknown mode", []httpfake.Reply{httpfake.JSON(200, map[string]any{"permission": "maintain", "user": bob})}, "invalid_metadata"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := issueScenario()
+			fake := fakeWith(t, s, map[string][]httpfake.Reply{bobPerm: tc.reply})
+			a, err := acquire(t, fakeClient(t, fake, 0), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gapCount(a.Outcomes.Actors, tc.code) != 1 {
+				t.Errorf("actors gaps = %+v, want %s", a.Outcomes.Actors, tc.code)
+			}
+			for _, ac := range a.Actors {
+				if ac.ID == "102" && (ac.Role != nil || ac.RoleVerified) {
+					t.Errorf("bob = %+v, want role null unverified", ac)
+				}
+			}
+		})
+	}
+}
+
+// TestInvalidRecordsAreGapsNotRecords: a review with an unknown state or no timestamp, a task
+// with a malformed head_sha or an unknown status, a comment without an id are counted as
+// invalid_metadata in their scope and not emitted.
+func TestInvalidRecordsAreGapsNotRecords(t *testing.T) {
+	s := pullScenario()
+	badReviews := []any{
+		review(401, bob, "APPROVED", "ok", headSHA, "2026-09-09T10:00:00Z", false, 0),
+		review(402, bob, "SHRUG", "?", headSHA, "2026-09-09T10:00:00Z", false, 0),
+		review(403, bob, "COMMENT", "no time", headSHA, "", false, 0),
+	}
+	tasks := []any{
+		taskRow(601, "ok", headSHA, "success", "2026-09-10T08:00:00Z", "2026-09-10T08:01:00Z", "2026-09-10T08:00:05Z"),
+		taskRow(602, "bad sha", "HEAD", "success", "2026-09-10T08:00:00Z", "2026-09-10T08:01:00Z", "2026-09-10T08:00:05Z"),
+		taskRow(603, "bad status", headSHA, "unknown", "2026-09-10T08:00:00Z", "2026-09-10T08:01:00Z", "2026-09-10T08:00:05Z"),
+		taskRow(604, "failure never started", headSHA, "failure", "2026-09-10T08:00:00Z", "2026-09-10T08:01:00Z", "1970-01-01T00:00:00Z"),
+	}
+	comments := []any{comment(0, erin, "no id", "2026-09-08T14:30:00Z", "2026-09-08T14:30:00Z"), comment(9101, erin, "fine", "2026-09-08T14:30:00Z", "2026-09-08T14:30:00Z")}
+	var ex []exchange
+	for _, e := range s.exchanges {
+		switch {
+		case e.path == "/repos/Acme/Widgets/pulls/12/reviews":
+			ex = append(ex, listed(e.path, e.query, 3, badReviews))
+			ex = append(ex, ok("GET", "/repos/Acme/Widgets/pulls/12/reviews/401/comments", nil, []any{}))
+		case e.path == "/repos/Acme/Widgets/actions/tasks":
+			ex = append(ex, listed(e.path, e.query, 4, map[string]any{"total_count": 4, "workflow_runs": tasks}))
+		case e.path == "/repos/Acme/Widgets/issues/12/comments":
+			ex = append(ex, listed(e.path, e.query, 2, comments))
+		case e.path == "/repos/Acme/Widgets/collaborators/dave/permission",
+			e.path == "/repos/Acme/Widgets/collaborators/alice/permission",
+			len(e.path) > len("/repos/Acme/Widgets/pulls/12/reviews/") && e.path[:len("/repos/Acme/Widgets/pulls/12/reviews/")] == "/repos/Acme/Widgets/pulls/12/reviews/":
+		default:
+			ex = append(ex, e)
+		}
+	}
+	s.exchanges = ex
+	fake := fakeWith(t, s, nil)
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Reviews) != 1 || gapCount(a.Outcomes.Reviews, "invalid_metadata") != 2 {
+		t.Errorf("reviews %d, gaps %+v", len(a.Reviews), a.Outcomes.Reviews)
+	}
+	if len(a.Checks) != 1 || gapCount(a.Outcomes.Checks, "invalid_metadata") != 3 {
+		t.Errorf("checks %d, gaps %+v", len(a.Checks), a.Outcomes.Checks)
+	}
+	if len(a.Comments) != 1 || gapCount(a.Outcomes.Comments, "invalid_metadata") != 1 {
+		t.Errorf("comments %d, gaps %+v", len(a.Comments), a.Outcomes.Comments)
+	}
+}
+
+// TestAgentRunsSelectedIsUnsupportedUntilReceiptsExist: never a silent empty history.
+func TestAgentRunsSelectedIsUnsupportedUntilReceiptsExist(t *testing.T) {
+	s := issueScenario()
+	s.profile.IncludedSources = append(s.profile.IncludedSources, "agent_runs")
+	fake := fakeWith(t, s, nil)
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gapCount(a.Outcomes.AgentRuns, "unsupported") != 1 || len(a.AgentRuns) != 0 {
+		t.Errorf("agent_runs gaps = %+v", a.Outcomes.AgentRuns)
+	}
+}
+
+// TestTokenIsSentAsForgejoTokenHeader: every request (SDK and direct) carries the token.
+func TestTokenIsSentAsForgejoTokenHeader(t *testing.T) {
+	var seen []string
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization"))
+		return nil, errors.New("stop")
+	})
+	cl, err := New(Options{APIURL: fixtureAPI, Token: "tok", Transport: rt, RetryMax: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = cl.getJSON(context.Background(), "op", "/x", url.Values{}, &struct{}{})
+	_, _ = cl.Acquire(context.Background(), pullScenario().ref, pullScenario().profile)
+	if len(seen) != 2 || seen[0] != "/api/v1/x token tok" || seen[1] != "/api/v1/repos/Acme/Widgets token tok" {
+		t.Errorf("requests = %q", seen)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
