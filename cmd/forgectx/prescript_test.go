@@ -64,7 +64,7 @@ func TestPrescriptSpecRows(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			script := prescripttest.WriteScript(t, dir, "pre.sh", c.Script)
-			code, stdout, stderr := runCLI(t, prescripttest.Env(c.Env), "", "prescript", "--run-dir", dir, "--", script)
+			code, stdout, stderr := runCLI(t, prescripttest.Env(c.Env), "", "prescript", "--run-dir", dir, "--", "bash", script)
 			switch {
 			case c.Protocol != nil || c.Fail != nil:
 				if code != exitFailed || stdout != "" {
@@ -166,7 +166,7 @@ func TestPrescriptDecisionJSONExactBytes(t *testing.T) {
 	requireBash(t)
 	dir := t.TempDir()
 	script := prescripttest.WriteScript(t, dir, "pre.sh", `printf 'zeta=1\nreason=a <b> & "c"\nmy-agent=2\nZ=3\n_u=4\nskipped=true\n' >> "$O"; echo "script stdout"`)
-	code, stdout, stderr := runCLI(t, prescripttest.Env(nil), "", "prescript", "--", script)
+	code, stdout, stderr := runCLI(t, prescripttest.Env(nil), "", "prescript", "--", "bash", script)
 	want := `{"skipped":true,"reason":"a <b> & \"c\"","outputs":{"Z":"3","_u":"4","my-agent":"2","zeta":"1"}}` + "\n"
 	if code != 0 || stdout != want {
 		t.Fatalf("exit %d stdout\n%s\nwant\n%s", code, stdout, want)
@@ -196,7 +196,7 @@ func TestPrescriptRelayExactBytes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env, path := ghRelayEnv(t)
 			script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", c.script)
-			code, _, stderr := runCLI(t, env, "", "prescript", "--", script)
+			code, _, stderr := runCLI(t, env, "", "prescript", "--", "bash", script)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -213,7 +213,7 @@ func TestPrescriptRelayUnwritableTargetFailsTheRun(t *testing.T) {
 	requireBash(t)
 	env := prescripttest.Env(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": t.TempDir()}) // a directory
 	script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", `echo skipped=true >> "$O"`)
-	code, stdout, stderr := runCLI(t, env, "", "prescript", "--", script)
+	code, stdout, stderr := runCLI(t, env, "", "prescript", "--", "bash", script)
 	lines := forgectxLines(stderr)
 	if code != exitFailed || stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "forgectx: relay decision: append to GITHUB_OUTPUT: ") {
 		t.Fatalf("exit %d stdout %q lines %q", code, stdout, lines)
@@ -226,7 +226,7 @@ func TestPrescriptHardFailureUnderGitHubActions(t *testing.T) {
 	requireBash(t)
 	env, path := ghRelayEnv(t)
 	script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", `echo "100% broken: it broke" >&2; exit 1`)
-	code, stdout, stderr := runCLI(t, env, "", "prescript", "--", script)
+	code, stdout, stderr := runCLI(t, env, "", "prescript", "--", "bash", script)
 	if code != exitFailed || stdout != "" {
 		t.Fatalf("exit %d stdout %q", code, stdout)
 	}
@@ -241,7 +241,7 @@ func TestPrescriptHardFailureUnderGitHubActions(t *testing.T) {
 	}
 	// Outside GitHub Actions there is no annotation.
 	delete(env, "GITHUB_ACTIONS")
-	_, _, stderr = runCLI(t, env, "", "prescript", "--", script)
+	_, _, stderr = runCLI(t, env, "", "prescript", "--", "bash", script)
 	if strings.Contains(stderr, "::error::pre-script failed") {
 		t.Errorf("annotation outside GitHub Actions")
 	}
@@ -252,7 +252,7 @@ func TestPrescriptDotenv(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "prescript.env")
 	script := prescripttest.WriteScript(t, dir, "pre.sh", `printf 'skipped=true\nreason=dup of !12\nmyagent_mr=12\n' >> "$O"`)
-	code, stdout, stderr := runCLI(t, prescripttest.Env(nil), "", "prescript", "--dotenv", report, "--", script)
+	code, stdout, stderr := runCLI(t, prescripttest.Env(nil), "", "prescript", "--dotenv", report, "--", "bash", script)
 	if code != 0 || !strings.HasPrefix(stdout, `{"skipped":true`) {
 		t.Fatalf("exit %d stdout %q\n%s", code, stdout, stderr)
 	}
@@ -262,7 +262,7 @@ func TestPrescriptDotenv(t *testing.T) {
 	}
 	// A key GitLab cannot take fails the run.
 	script = prescripttest.WriteScript(t, dir, "pre2.sh", `echo 'my-agent=1' >> "$O"`)
-	code, stdout, stderr = runCLI(t, prescripttest.Env(nil), "", "prescript", "--dotenv", report, "--", script)
+	code, stdout, stderr = runCLI(t, prescripttest.Env(nil), "", "prescript", "--dotenv", report, "--", "bash", script)
 	if lines := forgectxLines(stderr); code != 1 || stdout != "" || len(lines) != 1 || !strings.Contains(lines[0], `dotenv relay refused key "my-agent"`) {
 		t.Fatalf("exit %d stdout %q lines %q", code, stdout, lines)
 	}
@@ -274,11 +274,11 @@ func TestPrescriptSecretEnvFlag(t *testing.T) {
 	script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", `echo "cannot connect with $DB_DSN" >&2; exit 1`)
 	env := prescripttest.Env(map[string]string{"DB_DSN": value})
 	// DB_DSN is not secret-named, so only --secret-env makes its value a secret.
-	_, _, stderr := runCLI(t, env, "", "prescript", "--", script)
+	_, _, stderr := runCLI(t, env, "", "prescript", "--", "bash", script)
 	if lines := forgectxLines(stderr); len(lines) != 1 || lines[0] != "forgectx: pre-script failed: cannot connect with "+value {
 		t.Fatalf("control without --secret-env: lines %q", lines)
 	}
-	_, _, stderr = runCLI(t, env, "", "prescript", "--secret-env", "DB_DSN", "--", script)
+	_, _, stderr = runCLI(t, env, "", "prescript", "--secret-env", "DB_DSN", "--", "bash", script)
 	lines := forgectxLines(stderr)
 	if len(lines) != 1 || strings.Contains(lines[0], value) || !strings.HasPrefix(lines[0], "forgectx: pre-script failed: cannot connect with ") {
 		t.Fatalf("lines %q", lines)

@@ -46,7 +46,7 @@ func TestSpecRows(t *testing.T) {
 			}
 			var live bytes.Buffer
 			d, err := prescript.Run(context.Background(), prescript.Options{
-				RunDir: runDir, Command: []string{script},
+				RunDir: runDir, Command: prescripttest.Command(script),
 				Env:    prescripttest.Environ(prescripttest.Env(c.Env)),
 				Stdout: &live, Stderr: &live, Timeout: time.Minute,
 			})
@@ -138,7 +138,7 @@ func runScript(t *testing.T, body string, mod func(*prescript.Options)) (prescri
 	dir := t.TempDir()
 	opts := prescript.Options{
 		RunDir:  dir,
-		Command: []string{prescripttest.WriteScript(t, t.TempDir(), "pre.sh", body)},
+		Command: prescripttest.Command(prescripttest.WriteScript(t, t.TempDir(), "pre.sh", body)),
 		Env:     prescripttest.Environ(prescripttest.Env(nil)),
 		Timeout: time.Minute,
 	}

@@ -191,6 +191,11 @@ func WriteScript(t testing.TB, dir, name, body string) string {
 	return path
 }
 
+// Command is the argv that runs a script written by WriteScript: through bash rather than
+// directly, because exec'ing a file that was just written races with parallel tests forking
+// (the child can inherit the still-open write descriptor: ETXTBSY, golang/go#22315).
+func Command(path string) []string { return []string{"bash", path} }
+
 // Env is the base environment for a table script (PATH, so /usr/bin/env finds bash) plus the
 // case's extras, as KEY=VALUE sorted by key.
 func Env(extra map[string]string) map[string]string {
