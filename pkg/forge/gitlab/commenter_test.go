@@ -1,0 +1,206 @@
+package gitlab
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+)
+
+const marker = "<!-- forgectx:status -->"
+
+func notesPage(notes ...string) string { return "[" + strings.Join(notes, ",") + "]" }
+
+func noteJSON(id, author int, body string, system bool) string {
+	sys := "false"
+	if system {
+		sys = "true"
+	}
+	return `{"id":` + itoa(id) + `,"type":null,"body":"` + body + `","attachment":null,"author":{"id":` + itoa(author) +
+		`,"username":"u` + itoa(author) + `","name":"U","state":"active"},"created_at":"2026-11-20T10:00:00.000Z","updated_at":"2026-11-20T10:00:00.000Z","system":` + sys +
+		`,"noteable_id":9007,"noteable_type":"MergeRequest","project_id":42,"resolvable":false,"confidential":false,"internal":false,"noteable_iid":7,"commands_changes":{}}`
+}
+
+func TestGitLabCommenterFindsOwnMarkedNotesAcrossPages(t *testing.T) {
+	for _, tc := range []struct {
+		kind, path string
+	}{
+		{acquisition.KindChangeProposal, "/api/v4/projects/42/merge_requests/7/notes"},
+		{acquisition.KindWorkItem, "/api/v4/projects/42/issues/7/notes"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			f := httpfake.New(t)
+			f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "common/user_104.json")))
+			p1 := httpfake.JSON(200, notesPage(
+				noteJSON(1, 101, "human quoting "+marker, false), // not ours
+				noteJSON(2, 104, marker+" status: running", false),
+				noteJSON(3, 104, "unrelated bot note", false), // no marker
+			))
+			p1.Header.Set("X-Next-Page", "2")
+			f.Expect("GET", tc.path+"?order_by=created_at&per_page=100&sort=asc", p1)
+			f.Expect("GET", tc.path+"?order_by=created_at&page=2&per_page=100&sort=asc", httpfake.JSON(200, notesPage(
+				noteJSON(4, 104, marker+" receipt", true), // system note: never a candidate
+				noteJSON(5, 104, marker+" receipt 2", false),
+			)))
+			m, err := NewCommenter(testClient(t, f), tc.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.FindComments(context.Background(), forge.Ref{Repo: "42", Number: 7}, marker)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].ID != "2" || got[1].ID != "5" || got[0].AuthorID != "104" || !strings.Contains(got[1].Body, "receipt 2") {
+				t.Errorf("found %+v", got)
+			}
+		})
+	}
+}
+
+// bodyJSON is the request body client-go sends (encoding/json escapes < and >).
+func bodyJSON(body string) []byte {
+	b, _ := json.Marshal(map[string]string{"body": body})
+	return b
+}
+
+func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
+	body := marker + " status: done"
+	t.Run("create posts the body and returns the note id", func(t *testing.T) {
+		f := httpfake.New(t)
+		f.ExpectBody("POST", "/api/v4/projects/42/merge_requests/7/notes", bodyJSON(body), httpfake.JSON(201, noteJSON(9, 104, body, false)))
+		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		c, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body)
+		if err != nil || c.ID != "9" || c.AuthorID != "104" {
+			t.Fatalf("%+v %v", c, err)
+		}
+	})
+	t.Run("create is not retried after a 5xx (the note may exist)", func(t *testing.T) {
+		f := httpfake.New(t)
+		f.ExpectBody("POST", "/api/v4/projects/42/issues/7/notes", bodyJSON(body), httpfake.ServerError())
+		m, _ := NewCommenter(testClient(t, f), acquisition.KindWorkItem)
+		if _, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("create is retried after a 429", func(t *testing.T) {
+		f := httpfake.New(t)
+		rl := httpfake.JSON(http.StatusTooManyRequests, `{"message":"429"}`)
+		f.ExpectBody("POST", "/api/v4/projects/42/merge_requests/7/notes", bodyJSON(body), rl, httpfake.JSON(201, noteJSON(9, 104, body, false)))
+		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		if _, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("update puts the body", func(t *testing.T) {
+		f := httpfake.New(t)
+		f.ExpectBody("PUT", "/api/v4/projects/42/merge_requests/7/notes/9", bodyJSON(body), httpfake.ServerError(), httpfake.JSON(200, noteJSON(9, 104, body, false)))
+		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		if err := m.UpdateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, "9", body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("bad inputs fail before any request", func(t *testing.T) {
+		f := httpfake.New(t)
+		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := m.UpdateComment(ctx, forge.Ref{Repo: "42", Number: 7}, "09", body); err == nil {
+			t.Error("leading zero id accepted")
+		}
+		if _, err := m.FindComments(ctx, forge.Ref{Repo: "42", Number: 7}, ""); err == nil {
+			t.Error("empty marker accepted")
+		}
+		if _, err := m.CreateComment(ctx, forge.Ref{Repo: "42", Number: 0}, body); err == nil {
+			t.Error("iid 0 accepted")
+		}
+		if _, err := NewCommenter(testClient(t, f), "epic"); err == nil {
+			t.Error("kind epic accepted")
+		}
+	})
+}
+
+func TestGitLabCIDefaults(t *testing.T) {
+	base := map[string]string{
+		"GITLAB_CI":       "true",
+		"CI_SERVER_URL":   "https://gitlab.example.com:8443",
+		"CI_API_V4_URL":   "https://gitlab.example.com:8443/api/v4",
+		"CI_PROJECT_ID":   "42",
+		"CI_PROJECT_PATH": "Acme/Platform/widgets",
+		"CI_JOB_URL":      "https://gitlab.example.com:8443/Acme/Platform/widgets/-/jobs/9001",
+		"CI_COMMIT_SHA":   headSHA,
+		"CI_JOB_TOKEN":    "glcbt-xyz",
+	}
+	with := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	other := strings.Repeat("c", 40)
+	for _, tc := range []struct {
+		name string
+		env  func(string) string
+		want CIEnv
+		err  string
+	}{
+		{"merge-request pipeline", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_PROJECT_ID", "42"), CIEnv{
+			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42", Number: 7},
+			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"fork pipeline addresses the target project", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_PROJECT_ID", "40"), CIEnv{
+			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "40", Number: 7},
+			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"merged-results pipeline uses the source branch sha", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", other, "GITLAB_TOKEN", "glpat-x"), CIEnv{
+			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42", Number: 7},
+			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: other, TokenEnv: "GITLAB_TOKEN"}, ""},
+		{"branch pipeline has no entity", with("CI_API_V4_URL", ""), CIEnv{
+			Ref:       forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42"},
+			ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"path when no id", with("CI_PROJECT_ID", ""), CIEnv{
+			Ref:       forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "Acme/Platform/widgets"},
+			ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"not GitLab CI", with("GITLAB_CI", ""), CIEnv{}, "GITLAB_CI"},
+		{"no server", with("CI_API_V4_URL", "", "CI_SERVER_URL", ""), CIEnv{}, "CI_SERVER_URL"},
+		{"bad iid", with("CI_MERGE_REQUEST_IID", "07"), CIEnv{}, "CI_MERGE_REQUEST_IID"},
+		{"bad project id", with("CI_PROJECT_ID", "4x2"), CIEnv{}, "CI_PROJECT_ID"},
+		{"no project", with("CI_PROJECT_ID", "", "CI_PROJECT_PATH", ""), CIEnv{}, "CI_PROJECT_PATH"},
+		{"bad sha", with("CI_COMMIT_SHA", "HEAD"), CIEnv{}, "commit sha"},
+		{"bad api url", with("CI_API_V4_URL", "gitlab.example.com"), CIEnv{}, "api url"},
+	} {
+		got, err := CIDefaults(tc.env)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err = %v, want mention of %s", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s:\n got %+v %v\nwant %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzCIDefaults: arbitrary variable values never panic, and accepted values are well formed.
+func FuzzCIDefaults(f *testing.F) {
+	f.Add("https://gitlab.example.com", "42", "7", headSHA)
+	f.Add("http://[::1", "-1", "0x7", "")
+	f.Fuzz(func(t *testing.T, server, project, iid, sha string) {
+		env := map[string]string{"GITLAB_CI": "true", "CI_SERVER_URL": server, "CI_PROJECT_ID": project, "CI_MERGE_REQUEST_IID": iid, "CI_COMMIT_SHA": sha}
+		e, err := CIDefaults(func(k string) string { return env[k] })
+		if err != nil {
+			return
+		}
+		if e.Ref.Repo == "" || (iid != "" && e.Ref.Number < 1) || (e.CommitSHA != "" && !validSHA(e.CommitSHA)) {
+			t.Fatalf("accepted malformed defaults %+v", e)
+		}
+	})
+}
