@@ -1,0 +1,378 @@
+// Package harness loads and validates the harness file that drives `forgectx run`
+// (docs/harness.md): the agent, its category (which sets the snapshot admission threshold),
+// the pre- and post-scripts, the collection profiles, the bot registry, the secret environment
+// variables registered with the filter, and the timeouts.
+//
+// Decoding is strict (unknown keys are errors) and every error names the field path and the
+// rule, never a value: a harness can reference secrets by name and a message must not leak one.
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+)
+
+// MaxFileBytes bounds a harness file.
+const MaxFileBytes = 256 << 10
+
+// Version is the harness file format version this package reads.
+const Version = 1
+
+// Default timeouts, used when the harness does not set one.
+const (
+	DefaultScriptTimeout = 10 * time.Minute
+	DefaultAgentTimeout  = 60 * time.Minute
+	DefaultTotalTimeout  = 90 * time.Minute
+)
+
+// Categories of an agent.
+const (
+	CategoryObservation = "observation"
+	CategoryMutation    = "mutation"
+)
+
+// Harness is a validated harness file.
+type Harness struct {
+	Version    int
+	Agent      Agent
+	PreScript  *Script // nil: no pre-script (the decision is "proceed")
+	PostScript *Script // nil: no post-script
+	// Profiles holds the collection profile per entity kind the harness handles; a run on an
+	// entity kind with no profile is a configuration error.
+	Profiles map[string]acquisition.Profile
+	Bots     []snapshot.BotIdentity
+	// Secrets names environment variables whose literal values are registered with the filter
+	// (redacted everywhere) and withheld from the agent.
+	Secrets []string
+	// TotalTimeout bounds the whole run.
+	TotalTimeout time.Duration
+}
+
+// Agent is the agent command and its admission category.
+type Agent struct {
+	Name     string
+	Category string
+	Command  []string
+	// Env names the host environment variables passed to the agent (never a forge token or a
+	// registered secret; Load refuses those).
+	Env     []string
+	Timeout time.Duration
+}
+
+// Script is a pre- or post-script: argv, the host variables it receives, and its timeout.
+type Script struct {
+	Command []string
+	Env     []string
+	Timeout time.Duration
+}
+
+// Error is a harness validation error: the field path and the rule.
+type Error struct {
+	Field string
+	Rule  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("harness: %s: %s", e.Field, e.Rule) }
+
+type fileDoc struct {
+	Version    *int                `yaml:"version"`
+	Agent      *agentDoc           `yaml:"agent"`
+	PreScript  *scriptDoc          `yaml:"pre_script"`
+	PostScript *scriptDoc          `yaml:"post_script"`
+	Profiles   map[string]*profDoc `yaml:"profiles"`
+	Bots       []botDoc            `yaml:"bots"`
+	Secrets    []string            `yaml:"secrets"`
+	Timeouts   *struct {
+		Total string `yaml:"total"`
+	} `yaml:"timeouts"`
+}
+
+type agentDoc struct {
+	Name     string   `yaml:"name"`
+	Category string   `yaml:"category"`
+	Command  []string `yaml:"command"`
+	Env      []string `yaml:"env"`
+	Timeout  string   `yaml:"timeout"`
+}
+
+type scriptDoc struct {
+	Command []string `yaml:"command"`
+	Env     []string `yaml:"env"`
+	Timeout string   `yaml:"timeout"`
+}
+
+type profDoc struct {
+	IncludedSources   []string `yaml:"included_sources"`
+	RecordSelection   string   `yaml:"record_selection"`
+	CheckLogSelection string   `yaml:"check_log_selection"`
+	Bounds            struct {
+		MaxRecordsPerSource    int `yaml:"max_records_per_source"`
+		MaxSourceBytes         int `yaml:"max_source_bytes"`
+		MaxRecordBytes         int `yaml:"max_record_bytes"`
+		MaxLogBytes            int `yaml:"max_log_bytes"`
+		MaxMetadataStringBytes int `yaml:"max_metadata_string_bytes"`
+		MaxLabels              int `yaml:"max_labels"`
+	} `yaml:"bounds"`
+}
+
+type botDoc struct {
+	ID      string `yaml:"id"`
+	Login   string `yaml:"login"`
+	BotRole string `yaml:"bot_role"`
+}
+
+var (
+	agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// tokenLike names variables the agent must never receive, whatever the harness says: runtime
+// forge reads stay denied (the spec's "Runtime entity-context-snapshot forge reads remain
+// denied").
+var tokenLike = map[string]bool{
+	"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITLAB_TOKEN": true, "CI_JOB_TOKEN": true,
+	"FORGEJO_TOKEN": true, "GITEA_TOKEN": true, "ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
+}
+
+// Load reads and validates the harness file at path.
+func Load(path string) (*Harness, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// Read decodes and validates a harness document.
+func Read(r io.Reader) (*Harness, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("harness: read: %w", err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Field: "(file)", Rule: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var doc fileDoc
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Field: "(file)", Rule: "empty document"}
+		}
+		return nil, &Error{Field: "(file)", Rule: "must be one YAML mapping with only the documented keys: " + yamlErr(err)}
+	}
+	var extra fileDoc
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &Error{Field: "(file)", Rule: "must hold exactly one YAML document"}
+	}
+	return validate(&doc)
+}
+
+// yamlErr keeps the decoder's position and rule but not the offending value (yaml.v3 quotes
+// scalars in type errors, and a scalar may be a secret pasted by mistake).
+func yamlErr(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%d type error(s), first at %s", len(te.Errors), lineOf(te.Errors[0]))
+	}
+	return lineOf(err.Error())
+}
+
+var (
+	lineRe    = regexp.MustCompile(`line [0-9]+`)
+	unknownRe = regexp.MustCompile(`field ([A-Za-z0-9_]+) not found`)
+)
+
+// lineOf reduces a yaml.v3 message to its line number and, for an unknown key, the key name
+// (a key is a name from the file's structure, not a value).
+func lineOf(msg string) string {
+	m := lineRe.FindString(msg)
+	if m == "" {
+		return "syntax error"
+	}
+	if u := unknownRe.FindStringSubmatch(msg); u != nil {
+		return m + ": unknown key " + u[1]
+	}
+	return m
+}
+
+func validate(d *fileDoc) (*Harness, error) {
+	if d.Version == nil {
+		return nil, &Error{Field: "version", Rule: "required (1)"}
+	}
+	if *d.Version != Version {
+		return nil, &Error{Field: "version", Rule: fmt.Sprintf("%d is not supported (this build reads %d)", *d.Version, Version)}
+	}
+	h := &Harness{Version: *d.Version, Profiles: map[string]acquisition.Profile{}}
+	if d.Agent == nil {
+		return nil, &Error{Field: "agent", Rule: "required"}
+	}
+	a := d.Agent
+	if !agentName.MatchString(a.Name) {
+		return nil, &Error{Field: "agent.name", Rule: "must match " + agentName.String()}
+	}
+	if a.Category != CategoryObservation && a.Category != CategoryMutation {
+		return nil, &Error{Field: "agent.category", Rule: "must be observation or mutation"}
+	}
+	if err := checkCommand("agent.command", a.Command); err != nil {
+		return nil, err
+	}
+	t, err := duration("agent.timeout", a.Timeout, DefaultAgentTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnvNames("agent.env", a.Env); err != nil {
+		return nil, err
+	}
+	h.Agent = Agent{Name: a.Name, Category: a.Category, Command: a.Command, Env: a.Env, Timeout: t}
+	if h.PreScript, err = script("pre_script", d.PreScript); err != nil {
+		return nil, err
+	}
+	if h.PostScript, err = script("post_script", d.PostScript); err != nil {
+		return nil, err
+	}
+	if err := checkEnvNames("secrets", d.Secrets); err != nil {
+		return nil, err
+	}
+	h.Secrets = append([]string(nil), d.Secrets...)
+	sort.Strings(h.Secrets)
+	secret := map[string]bool{}
+	for _, s := range h.Secrets {
+		secret[s] = true
+	}
+	for i, n := range h.Agent.Env {
+		if tokenLike[n] || secret[n] {
+			return nil, &Error{Field: fmt.Sprintf("agent.env[%d]", i), Rule: "the agent runs without forge tokens and registered secrets; " + n + " cannot be passed to it"}
+		}
+	}
+	if len(d.Profiles) == 0 {
+		return nil, &Error{Field: "profiles", Rule: "required: at least one of work_item, change_proposal"}
+	}
+	kinds := make([]string, 0, len(d.Profiles))
+	for k := range d.Profiles {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		pd := d.Profiles[kind]
+		field := "profiles." + kind
+		if kind != acquisition.KindWorkItem && kind != acquisition.KindChangeProposal {
+			return nil, &Error{Field: field, Rule: "key must be work_item or change_proposal"}
+		}
+		if pd == nil {
+			return nil, &Error{Field: field, Rule: "must be a mapping"}
+		}
+		sources := append([]string(nil), pd.IncludedSources...)
+		sort.Strings(sources)
+		p := acquisition.Profile{
+			EntityKind: kind, IncludedSources: sources, RecordSelection: pd.RecordSelection,
+			CheckLogSelection: pd.CheckLogSelection,
+			Bounds: acquisition.Bounds{
+				MaxRecordsPerSource: pd.Bounds.MaxRecordsPerSource, MaxSourceBytes: pd.Bounds.MaxSourceBytes,
+				MaxRecordBytes: pd.Bounds.MaxRecordBytes, MaxLogBytes: pd.Bounds.MaxLogBytes,
+				MaxMetadataStringBytes: pd.Bounds.MaxMetadataStringBytes, MaxLabels: pd.Bounds.MaxLabels,
+			},
+		}
+		if err := snapshot.ValidateProfile(p); err != nil {
+			var ce *snapshot.ConfigError
+			if errors.As(err, &ce) {
+				return nil, &Error{Field: field + "." + ce.Field, Rule: ce.Rule}
+			}
+			return nil, &Error{Field: field, Rule: err.Error()}
+		}
+		h.Profiles[kind] = p
+	}
+	for _, b := range d.Bots {
+		h.Bots = append(h.Bots, snapshot.BotIdentity{ID: b.ID, Login: b.Login, BotRole: b.BotRole})
+	}
+	if err := snapshot.ValidateBots(h.Bots); err != nil {
+		var ce *snapshot.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &Error{Field: ce.Field, Rule: ce.Rule}
+		}
+		return nil, &Error{Field: "bots", Rule: err.Error()}
+	}
+	total := ""
+	if d.Timeouts != nil {
+		total = d.Timeouts.Total
+	}
+	if h.TotalTimeout, err = duration("timeouts.total", total, DefaultTotalTimeout); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// ProfileFor returns the collection profile for an entity kind.
+func (h *Harness) ProfileFor(kind string) (acquisition.Profile, error) {
+	p, ok := h.Profiles[kind]
+	if !ok {
+		return p, &Error{Field: "profiles." + kind, Rule: "the harness has no profile for this entity kind"}
+	}
+	return p, nil
+}
+
+func script(field string, d *scriptDoc) (*Script, error) {
+	if d == nil {
+		return nil, nil
+	}
+	if err := checkCommand(field+".command", d.Command); err != nil {
+		return nil, err
+	}
+	if err := checkEnvNames(field+".env", d.Env); err != nil {
+		return nil, err
+	}
+	t, err := duration(field+".timeout", d.Timeout, DefaultScriptTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Script{Command: d.Command, Env: d.Env, Timeout: t}, nil
+}
+
+func checkCommand(field string, argv []string) error {
+	if len(argv) == 0 || argv[0] == "" {
+		return &Error{Field: field, Rule: "required: a non-empty list, the program then its arguments"}
+	}
+	for i, a := range argv {
+		if bytes.ContainsAny([]byte(a), "\x00") {
+			return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Rule: "must not contain NUL"}
+		}
+	}
+	return nil
+}
+
+func checkEnvNames(field string, names []string) error {
+	seen := map[string]bool{}
+	for i, n := range names {
+		if !envName.MatchString(n) {
+			return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Rule: "must be an environment variable name (" + envName.String() + ")"}
+		}
+		if seen[n] {
+			return &Error{Field: fmt.Sprintf("%s[%d]", field, i), Rule: "duplicate name"}
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func duration(field, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, &Error{Field: field, Rule: "must be a positive Go duration such as 90s, 10m or 1h30m"}
+	}
+	return d, nil
+}
