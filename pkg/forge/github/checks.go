@@ -1,0 +1,224 @@
+package github
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sort"
+
+	gh "github.com/google/go-github/v66/github"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+// actionsAppSlug identifies check runs created by GitHub Actions, whose job (same ID) exposes
+// the immutable creation time the check-run object lacks.
+const actionsAppSlug = "github-actions"
+
+// readChecks reads every check run (all attempts: filter=all) for the head revision captured
+// at collection start, maps it through the spec's status/conclusion table, takes each Actions
+// check's created_at from its job (one jobs listing per workflow run of that revision), and
+// reads the selected logs bounded by max_source_bytes.
+//
+// Decision (docs/github.md): a check run not created by GitHub Actions has no immutable
+// creation time in any GitHub API (its started_at is set by the app and may be rewritten; the
+// spec forbids runner time), so it is invalid_metadata and omitted.
+func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList, gapList) {
+	var gaps, logGaps gapList
+	var total int
+	read := func() ([]*gh.CheckRun, error) {
+		return listREST(ctx, r, acquisition.SourceChecks, "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, *gh.Response, error) {
+				res, resp, err := r.c.rest.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, r.head, &gh.ListCheckRunsOptions{Filter: gh.String("all"), ListOptions: opt})
+				if res == nil {
+					return nil, resp, err
+				}
+				total = res.GetTotal() // the list's own size is the completeness reference
+				return res.CheckRuns, resp, err
+			})
+	}
+	id := func(c *gh.CheckRun) string { return c.GetNodeID() }
+	runs, err := read()
+	runs, dups := dedupe(runs, id)
+	if err == nil && (dups > 0 || len(runs) < total) {
+		// Pages shifted between reads (or a page came back short): read once more, fresh.
+		runs, err = read()
+		runs, dups = dedupe(runs, id)
+	}
+	r.needPages("check_runs", max(total, len(runs)))
+	switch {
+	case err != nil:
+		gaps.add(acquisition.GapFetchFailed, max(1, total-len(runs)))
+	case dups > 0 || len(runs) < total:
+		gaps.add(acquisition.GapFetchFailed, dups+max(0, total-len(runs)))
+	}
+
+	created, jobsFailed := r.actionsJobTimes(ctx, runs)
+	var out []acquisition.Check
+	for _, cr := range runs {
+		n := nativeCheck{
+			NodeID:     cr.GetNodeID(),
+			Name:       cr.GetName(),
+			HeadSHA:    cr.GetHeadSHA(),
+			Status:     cr.GetStatus(),
+			Conclusion: cr.GetConclusion(),
+			StartedAt:  ts(cr.GetStartedAt().Time),
+			// completed_at is read only for completed checks by mapCheck.
+			CompletedAt: ts(cr.GetCompletedAt().Time),
+		}
+		if cr.GetApp().GetSlug() == actionsAppSlug {
+			if jobsFailed && created[cr.GetID()] == "" {
+				gaps.add(acquisition.GapFetchFailed, 1)
+				continue
+			}
+			n.CreatedAt = created[cr.GetID()]
+		}
+		ck, ok := mapCheck(n, r.head)
+		if !ok {
+			gaps.add(acquisition.GapInvalidMetadata, 1)
+			continue
+		}
+		if r.profile.LogSelected(ck.Conclusion) {
+			ck.Log = r.readLog(ctx, cr.GetID(), &logGaps)
+		}
+		out = append(out, ck)
+	}
+	return out, gaps, logGaps
+}
+
+func dedupe[T any](items []T, id func(T) string) ([]T, int) {
+	seen := make(map[string]bool, len(items))
+	out := items[:0:0]
+	for _, it := range items {
+		if seen[id(it)] {
+			continue
+		}
+		seen[id(it)] = true
+		out = append(out, it)
+	}
+	return out, len(items) - len(out)
+}
+
+// actionsJobTimes returns the created_at of every Actions job of the head revision's workflow
+// runs, keyed by job ID (= check-run ID). It lists the head revision's workflow runs once
+// and each run's jobs once (all attempts), only when some check run is an Actions one.
+// failed reports that some listing failed.
+func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int64]string, bool) {
+	out := map[int64]string{}
+	need := false
+	for _, cr := range runs {
+		if cr.GetApp().GetSlug() == actionsAppSlug {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return out, false
+	}
+	var wfTotal int
+	wfRuns, err := listREST(ctx, r, "workflow_runs", "GET /repos/{owner}/{repo}/actions/runs",
+		func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
+			res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
+			if res == nil {
+				return nil, resp, err
+			}
+			wfTotal = res.GetTotalCount()
+			return res.WorkflowRuns, resp, err
+		})
+	r.needPages("workflow_runs", max(wfTotal, len(wfRuns)))
+	failed := err != nil || len(wfRuns) < wfTotal
+	ids := make([]int64, 0, len(wfRuns))
+	for _, w := range wfRuns {
+		ids = append(ids, w.GetID())
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	type result struct {
+		jobs   []*gh.WorkflowJob
+		total  int
+		failed bool
+	}
+	results := make([]result, len(ids))
+	done := make(chan struct{}, len(ids))
+	for i, id := range ids {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			var total int
+			jobs, err := listREST(ctx, r, "workflow_jobs", "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+				func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
+					res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
+					if res == nil {
+						return nil, resp, err
+					}
+					total = res.GetTotalCount()
+					return res.Jobs, resp, err
+				})
+			results[i] = result{jobs: jobs, total: total, failed: err != nil || len(jobs) < total}
+		}()
+	}
+	for range ids {
+		<-done
+	}
+	for _, res := range results {
+		r.needPages("workflow_jobs", max(res.total, len(res.jobs)))
+		failed = failed || res.failed
+		for _, j := range res.jobs {
+			if t := ts(j.GetCreatedAt().Time); t != "" {
+				out[j.GetID()] = t
+			}
+		}
+	}
+	return out, failed
+}
+
+// readLog downloads one Actions job log: the API answers with a redirect to a pre-signed URL,
+// fetched without the token. A log whose announced or actual size exceeds max_source_bytes is
+// never read past the bound and never decoded (source_too_large); no prefix is kept.
+func (r *run) readLog(ctx context.Context, jobID int64, gaps *gapList) *acquisition.Log {
+	limit := int64(r.profile.Bounds.MaxSourceBytes)
+	r.needRequests("check_logs", 2)
+	fail := func(outcome, code string) *acquisition.Log {
+		gaps.add(code, 1)
+		return &acquisition.Log{Outcome: outcome}
+	}
+	var loc string
+	err := readPage(ctx, func() error {
+		u, _, err := r.c.rest.Actions.GetWorkflowJobLogs(withEndpoint(ctx, "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"), r.owner, r.name, jobID, 1)
+		if err == nil {
+			loc = u.String()
+		}
+		return err
+	})
+	if err != nil {
+		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+	}
+	req, err := http.NewRequestWithContext(withEndpoint(ctx, "GET {job log download}"), http.MethodGet, loc, nil)
+	if err != nil {
+		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+	}
+	resp, err := r.c.restNoAuth.Do(req)
+	if err != nil {
+		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+	}
+	defer resp.Body.Close()
+	r.countPage(acquisition.SourceCheckLogs)
+	if resp.StatusCode != http.StatusOK {
+		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+	}
+	if limit > 0 && resp.ContentLength > limit {
+		return fail(acquisition.LogSourceTooLarge, acquisition.GapSourceTooLarge)
+	}
+	var rd io.Reader = resp.Body
+	if limit > 0 {
+		// One byte past the bound tells "exactly at the bound" from "over it"; nothing read is
+		// decoded or kept when over.
+		rd = io.LimitReader(resp.Body, limit+1)
+	}
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+	}
+	if limit > 0 && int64(len(b)) > limit {
+		return fail(acquisition.LogSourceTooLarge, acquisition.GapSourceTooLarge)
+	}
+	return &acquisition.Log{Outcome: acquisition.LogFetched, Content: b}
+}

@@ -1,0 +1,324 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v66/github"
+	"github.com/hashicorp/go-retryablehttp"
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+)
+
+// DefaultAPIURL is github.com's REST API base URL.
+const DefaultAPIURL = "https://api.github.com"
+
+// Options configure a Client. The zero value (plus a token) talks to github.com with the
+// production retry policy.
+type Options struct {
+	// APIURL is the REST base URL: https://api.github.com (default), https://HOST/api/v3 for
+	// GitHub Enterprise Server, or a test server's URL.
+	APIURL string
+	// Token authenticates every API request. Empty is allowed (replay, public data); it is
+	// never logged and never recorded.
+	Token string
+	// Transport is the innermost transport (default: a clone of http.DefaultTransport). A
+	// cassette.Replayer here makes the client offline.
+	Transport http.RoundTripper
+	// Record, when non-empty, records every exchange into this cassette directory.
+	Record string
+	// SourceHost overrides source.host (replay uses the recorded cassette's host so the
+	// acquisition does not depend on the replay address). Default: derived from APIURL.
+	SourceHost string
+	// Concurrency bounds in-flight requests (default 4).
+	Concurrency int
+	// Timeout bounds each attempt of a request (default 60s). The caller's context bounds
+	// the whole run.
+	Timeout time.Duration
+	// RetryMax is the number of retries after the first attempt (default 4).
+	RetryMax int
+	// RetryWaitMin and RetryWaitMax bound the exponential back-off for 5xx and transport
+	// errors (defaults 1s and 30s).
+	RetryWaitMin, RetryWaitMax time.Duration
+	// MaxRateLimitWait caps a wait demanded by Retry-After or x-ratelimit-reset (default 15
+	// minutes); a longer demand waits the cap and the retry most likely fails into a gap.
+	MaxRateLimitWait time.Duration
+	// Receipts reads agent-run receipts back (default: none; the receipt format is a later
+	// issue).
+	Receipts ReceiptReader
+	// Log receives structured retry and request events (counts, endpoints, status codes only).
+	Log zerolog.Logger
+}
+
+// Client is a GitHub API client: go-github for REST, a minimal GraphQL poster, both on one
+// retrying, rate-limit-aware, request-counting, optionally recording transport.
+type Client struct {
+	rest       *gh.Client
+	restNoAuth *http.Client // for pre-signed log URLs: never carries the token
+	gql        *http.Client
+	gqlURL     string
+	token      string
+	host       string
+	counter    *counter
+	log        zerolog.Logger
+	rec        *cassette.Recorder
+
+	permMu sync.Mutex
+	perms  map[string]*permEntry
+
+	receipts ReceiptReader
+
+	statsMu sync.Mutex
+	stats   *Stats
+}
+
+// New builds a Client from opts.
+func New(opts Options) (*Client, error) {
+	if opts.APIURL == "" {
+		opts.APIURL = DefaultAPIURL
+	}
+	base, err := url.Parse(strings.TrimSuffix(opts.APIURL, "/") + "/")
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return nil, fmt.Errorf("github: api url %q: must be an absolute http(s) URL", opts.APIURL)
+	}
+	host := opts.SourceHost
+	if host == "" {
+		if host, err = SourceHost(opts.APIURL); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.RetryMax == 0 {
+		opts.RetryMax = 4
+	}
+	if opts.RetryWaitMin <= 0 {
+		opts.RetryWaitMin = time.Second
+	}
+	if opts.RetryWaitMax <= 0 {
+		opts.RetryWaitMax = 30 * time.Second
+	}
+	if opts.MaxRateLimitWait <= 0 {
+		opts.MaxRateLimitWait = 15 * time.Minute
+	}
+	inner := opts.Transport
+	if inner == nil {
+		inner = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts}
+	if opts.Record != "" {
+		var secrets []string
+		if opts.Token != "" {
+			secrets = []string{opts.Token}
+		}
+		rec, err := cassette.NewRecorder(opts.Record, inner, cassette.RecorderOptions{
+			Meta:    cassette.Meta{Forge: "github", APIURL: strings.TrimSuffix(opts.APIURL, "/")},
+			Secrets: secrets,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("github: --record: %w", err)
+		}
+		c.rec = rec
+		inner = rec
+	}
+	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
+
+	retrying := func() *http.Client {
+		rc := retryablehttp.NewClient()
+		// Redirects are never followed implicitly: the only one the adapter meets is the logs
+		// endpoint's redirect to a pre-signed URL, which it fetches without the token.
+		noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: opts.Timeout, CheckRedirect: noRedirect}
+		rc.Logger = nil
+		rc.RetryMax = opts.RetryMax
+		rc.RetryWaitMin, rc.RetryWaitMax = opts.RetryWaitMin, opts.RetryWaitMax
+		rc.CheckRetry = retryPolicy
+		rc.Backoff = backoff(opts.MaxRateLimitWait)
+		rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+		rc.RequestLogHook = func(_ retryablehttp.Logger, req *http.Request, attempt int) {
+			if attempt > 0 {
+				c.log.Debug().Str("endpoint", endpointOf(req.Context())).Int("attempt", attempt).Msg("github: retrying request")
+			}
+		}
+		sc := rc.StandardClient()
+		sc.CheckRedirect = noRedirect
+		return sc
+	}
+	restHTTP := retrying()
+	c.restNoAuth = retrying()
+	c.rest = gh.NewClient(restHTTP)
+	c.rest.BaseURL = base
+	c.rest.UserAgent = "forgectx"
+	if opts.Token != "" {
+		c.rest = c.rest.WithAuthToken(opts.Token)
+	}
+	c.gql = restHTTP
+	c.gqlURL = graphqlURL(base)
+	return c, nil
+}
+
+// Host is the normalised source.host of this client.
+func (c *Client) Host() string { return c.host }
+
+// graphqlURL derives the GraphQL endpoint from the REST base: /api/v3/ → /api/graphql on
+// GitHub Enterprise Server, otherwise <base>graphql (api.github.com/graphql, test servers).
+func graphqlURL(base *url.URL) string {
+	u := *base
+	if strings.HasSuffix(u.Path, "/api/v3/") {
+		u.Path = strings.TrimSuffix(u.Path, "/api/v3/") + "/api/graphql"
+	} else {
+		u.Path += "graphql"
+	}
+	return u.String()
+}
+
+// SourceHost normalises an API URL to the spec's source.host: the API host of github.com
+// (api.github.com) and of GHE.com data residency (api.<tenant>.ghe.com) is the web host
+// without "api."; a GitHub Enterprise Server URL (https://ghe.example.com/api/v3) is its host.
+// Ports other than 443 are kept.
+func SourceHost(apiURL string) (string, error) {
+	h, err := canon.Host(apiURL)
+	if err != nil {
+		return "", fmt.Errorf("github: api url: %w", err)
+	}
+	if h == "api.github.com" || (strings.HasPrefix(h, "api.") && strings.HasSuffix(h, ".ghe.com")) {
+		h = strings.TrimPrefix(h, "api.")
+	}
+	return h, nil
+}
+
+// retryPolicy retries transport errors (not cancellations, not replay misses), 5xx other than
+// 501, 429, and 403 responses that carry a rate-limit signal (Retry-After, or an exhausted
+// x-ratelimit-remaining). Everything else is final: a permission 403 or a 404 never improves.
+func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		if errors.Is(err, cassette.ErrNotRecorded) || errors.Is(err, context.Canceled) {
+			return false, err
+		}
+		return true, nil
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return true, nil
+	case resp.StatusCode == http.StatusForbidden:
+		return isRateLimited(resp), nil
+	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
+		return true, nil
+	}
+	return false, nil
+}
+
+func isRateLimited(resp *http.Response) bool {
+	return resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-Ratelimit-Remaining") == "0"
+}
+
+// now is the clock the back-off reads x-ratelimit-reset against (tests pin it).
+var now = time.Now
+
+// backoff honours Retry-After (seconds or HTTP date; GitHub's secondary limit and 429) and,
+// for an exhausted primary limit, x-ratelimit-reset (Unix seconds), each capped at maxWait;
+// otherwise exponential from min to max.
+func backoff(maxWait time.Duration) retryablehttp.Backoff {
+	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+		if resp != nil {
+			if d, ok := rateLimitWait(resp); ok {
+				return clampDur(d, 0, maxWait)
+			}
+		}
+		d := time.Duration(float64(min) * math.Pow(2, float64(attempt)))
+		return clampDur(d, min, max)
+	}
+}
+
+// rateLimitWait is the wait a rate-limited response demands, if it demands one.
+func rateLimitWait(resp *http.Response) (time.Duration, bool) {
+	if ra := strings.TrimSpace(resp.Header.Get("Retry-After")); ra != "" {
+		if s, err := strconv.Atoi(ra); err == nil && s >= 0 {
+			return time.Duration(s) * time.Second, true
+		}
+		if t, err := http.ParseTime(ra); err == nil {
+			return t.Sub(now()), true
+		}
+	}
+	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+		if s, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
+			// One extra second: the reset instant is whole seconds and clocks drift.
+			return time.Unix(s, 0).Sub(now()) + time.Second, true
+		}
+	}
+	return 0, false
+}
+
+func clampDur(d, lo, hi time.Duration) time.Duration {
+	if d < lo {
+		return lo
+	}
+	if d > hi {
+		return hi
+	}
+	return d
+}
+
+type endpointKey struct{}
+
+// withEndpoint labels the requests made under ctx with a templated endpoint for --stats.
+func withEndpoint(ctx context.Context, endpoint string) context.Context {
+	return context.WithValue(ctx, endpointKey{}, endpoint)
+}
+
+func endpointOf(ctx context.Context) string {
+	if s, ok := ctx.Value(endpointKey{}).(string); ok {
+		return s
+	}
+	return "other"
+}
+
+// counter counts every attempt by endpoint label and bounds in-flight requests.
+type counter struct {
+	next       http.RoundTripper
+	sem        chan struct{}
+	mu         sync.Mutex
+	total      int
+	byEndpoint map[string]int
+}
+
+func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	defer func() { <-c.sem }()
+	c.mu.Lock()
+	c.total++
+	c.byEndpoint[endpointOf(req.Context())]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(req)
+}
+
+func (c *counter) snapshot() (int, map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]int, len(c.byEndpoint))
+	for k, v := range c.byEndpoint {
+		m[k] = v
+	}
+	return c.total, m
+}

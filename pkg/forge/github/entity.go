@@ -1,0 +1,142 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+type gqlLabels struct {
+	TotalCount int         `json:"totalCount"`
+	PageInfo   gqlPageInfo `json:"pageInfo"`
+	Nodes      []struct {
+		Name string `json:"name"`
+	} `json:"nodes"`
+}
+
+type gqlCount struct {
+	TotalCount int `json:"totalCount"`
+}
+
+type gqlEntity struct {
+	Typename      string    `json:"__typename"`
+	ID            string    `json:"id"`
+	Number        int       `json:"number"`
+	Title         string    `json:"title"`
+	Body          string    `json:"body"`
+	State         string    `json:"state"`
+	Merged        bool      `json:"merged"`
+	CreatedAt     string    `json:"createdAt"`
+	UpdatedAt     string    `json:"updatedAt"`
+	HeadRefOid    string    `json:"headRefOid"`
+	Author        *gqlActor `json:"author"`
+	Comments      gqlCount  `json:"comments"`
+	Reviews       gqlCount  `json:"reviews"`
+	ReviewThreads gqlCount  `json:"reviewThreads"`
+	Labels        gqlLabels `json:"labels"`
+}
+
+type entityData struct {
+	Repository *struct {
+		ID                 string     `json:"id"`
+		NameWithOwner      string     `json:"nameWithOwner"`
+		IssueOrPullRequest *gqlEntity `json:"issueOrPullRequest"`
+	} `json:"repository"`
+}
+
+// readEntity reads the repository node ID and the entity in one GraphQL query (auto-detecting
+// issue or pull request), capturing the head revision at collection start; more than 100
+// labels are read with the same query's labels cursor.
+func (r *run) readEntity(ctx context.Context) error {
+	vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "labelsAfter": nil}
+	var d entityData
+	if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &d) }); err != nil {
+		return fmt.Errorf("%w: %s#%d: %w", ErrEntity, r.owner+"/"+r.name, r.number, err)
+	}
+	r.countPage(acquisition.SourceEntity)
+	if d.Repository == nil || d.Repository.IssueOrPullRequest == nil {
+		return fmt.Errorf("%w: %s#%d: not found", ErrEntity, r.owner+"/"+r.name, r.number)
+	}
+	e := d.Repository.IssueOrPullRequest
+	a := r.acq
+	a.Source = acquisition.Source{
+		Forge:        "github",
+		Host:         r.c.host,
+		RepositoryID: d.Repository.ID,
+		Repository:   strings.ToLower(d.Repository.NameWithOwner),
+	}
+	if !validNodeID(d.Repository.ID) {
+		return fmt.Errorf("%w: repository id %q: not a GitHub node ID", ErrEntity, d.Repository.ID)
+	}
+	switch e.Typename {
+	case "Issue":
+		a.Entity.Kind = acquisition.KindWorkItem
+	case "PullRequest":
+		a.Entity.Kind = acquisition.KindChangeProposal
+		r.isPR = true
+	default:
+		return fmt.Errorf("%w: #%d: unsupported type %q", ErrEntity, r.number, e.Typename)
+	}
+	if !validNodeID(e.ID) {
+		return fmt.Errorf("%w: entity id %q: not a GitHub node ID", ErrEntity, e.ID)
+	}
+	state, ok := mapEntityState(e.State, r.isPR, e.Merged)
+	if !ok {
+		return fmt.Errorf("%w: state %q: not in the v1 GitHub state table", ErrEntity, e.State)
+	}
+	if r.isPR {
+		r.head = strings.ToLower(e.HeadRefOid)
+		if !gitOID.MatchString(r.head) {
+			return fmt.Errorf("%w: headRefOid %q: not a Git object ID", ErrEntity, e.HeadRefOid)
+		}
+	}
+	author, ok := r.refGQL(e.Author)
+	if !ok {
+		return fmt.Errorf("%w: author id: not a GitHub node ID", ErrEntity)
+	}
+	labels := []string{}
+	for _, l := range e.Labels.Nodes {
+		labels = append(labels, l.Name)
+	}
+	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
+	// (and its head revision) is the one captured by the first read.
+	pi := e.Labels.PageInfo
+	for pi.HasNextPage && pi.EndCursor != nil {
+		vars["labelsAfter"] = *pi.EndCursor
+		var more entityData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
+			return fmt.Errorf("%w: labels: %w", ErrEntity, err)
+		}
+		r.countPage(acquisition.SourceEntity)
+		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
+			return fmt.Errorf("%w: labels: entity vanished while reading", ErrEntity)
+		}
+		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
+			labels = append(labels, l.Name)
+		}
+		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
+	}
+	if len(labels) < e.Labels.TotalCount {
+		return fmt.Errorf("%w: labels: read %d of %d", ErrEntity, len(labels), e.Labels.TotalCount)
+	}
+	sort.Strings(labels)
+	r.needPages("entity", e.Labels.TotalCount)
+	a.Entity = acquisition.Entity{
+		Kind:      a.Entity.Kind,
+		ID:        e.ID,
+		Number:    e.Number,
+		Title:     e.Title,
+		State:     state,
+		Author:    author,
+		Labels:    labels,
+		Body:      e.Body,
+		CreatedAt: e.CreatedAt,
+		UpdatedAt: e.UpdatedAt,
+		HeadSHA:   r.head,
+	}
+	r.totals = entityTotals{Comments: e.Comments.TotalCount, Reviews: e.Reviews.TotalCount, Threads: e.ReviewThreads.TotalCount}
+	return nil
+}

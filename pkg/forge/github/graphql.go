@@ -1,0 +1,249 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// The GraphQL documents this adapter sends. Each is validated against GitHub's published
+// schema (test/fixtures/github/schema.graphql) in graphql_test.go. GraphQL is used only where
+// REST lacks the data (review threads with resolution, outdated state and thread IDs; the
+// review-dismissal timeline filtered by type) or where one query replaces several REST calls
+// (entity + repository node ID + kind detection + labels + list sizes for completeness checks).
+
+// actorFields selects what an actor reference needs: its node ID, login and concrete type
+// (__typename "Bot" is the positive bot signal).
+const actorFields = `__typename login ... on Node { id }`
+
+// entityQuery reads the repository node ID and the issue or pull request (auto-detected by
+// issueOrPullRequest) with its labels and the totalCounts the list readers check against.
+const entityQuery = `query Entity($owner: String!, $name: String!, $number: Int!, $labelsAfter: String) {
+  repository(owner: $owner, name: $name) {
+    id
+    nameWithOwner
+    issueOrPullRequest(number: $number) {
+      __typename
+      ... on Issue {
+        id number title body state createdAt updatedAt
+        author { ` + actorFields + ` }
+        comments { totalCount }
+        labels(first: 100, after: $labelsAfter) { totalCount pageInfo { hasNextPage endCursor } nodes { name } }
+      }
+      ... on PullRequest {
+        id number title body state merged createdAt updatedAt headRefOid
+        author { ` + actorFields + ` }
+        comments { totalCount }
+        reviews { totalCount }
+        reviewThreads { totalCount }
+        labels(first: 100, after: $labelsAfter) { totalCount pageInfo { hasNextPage endCursor } nodes { name } }
+      }
+    }
+  }
+}`
+
+// reviewCommentFields is one review-thread comment.
+const reviewCommentFields = `fragment ReviewComment on PullRequestReviewComment {
+  id body createdAt updatedAt isMinimized
+  author { ` + actorFields + ` }
+  replyTo { id }
+  pullRequestReview { id }
+  commit { oid }
+  originalCommit { oid }
+}`
+
+// threadsQuery pages through a pull request's review threads in forge order, each with its
+// first 100 comments (threadCommentsQuery reads the rest of a longer thread).
+const threadsQuery = `query Threads($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id isResolved isOutdated path line startLine originalLine originalStartLine diffSide startDiffSide
+          resolvedBy { login id }
+          comments(first: 100) {
+            totalCount
+            pageInfo { hasNextPage endCursor }
+            nodes { ...ReviewComment }
+          }
+        }
+      }
+    }
+  }
+}
+` + reviewCommentFields
+
+// threadCommentsQuery continues one thread's comments after the first page.
+const threadCommentsQuery = `query ThreadComments($id: ID!, $after: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(first: 100, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes { ...ReviewComment }
+      }
+    }
+  }
+}
+` + reviewCommentFields
+
+// dismissalsQuery reads only the review-dismissed timeline events (actor and time of each
+// dismissal), filtered server-side so it costs one page in practice.
+const dismissalsQuery = `query Dismissals($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      timelineItems(first: 100, after: $after, itemTypes: [REVIEW_DISMISSED_EVENT]) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          __typename
+          ... on ReviewDismissedEvent {
+            id createdAt
+            actor { ` + actorFields + ` }
+            review { id }
+          }
+        }
+      }
+    }
+  }
+}`
+
+// Documents lists every GraphQL document the adapter sends, by operation name (the schema
+// test validates each).
+var Documents = map[string]string{
+	"Entity":         entityQuery,
+	"Threads":        threadsQuery,
+	"ThreadComments": threadCommentsQuery,
+	"Dismissals":     dismissalsQuery,
+}
+
+// GraphQLError is a GraphQL response that carried errors (or no data).
+type GraphQLError struct {
+	Operation string
+	Messages  []string
+	Types     []string
+}
+
+func (e *GraphQLError) Error() string {
+	return fmt.Sprintf("graphql %s: %s", e.Operation, strings.Join(e.Messages, "; "))
+}
+
+// NotFound reports whether GitHub said the object does not exist.
+func (e *GraphQLError) NotFound() bool {
+	for _, t := range e.Types {
+		if t == "NOT_FOUND" {
+			return true
+		}
+	}
+	return false
+}
+
+// HTTPError is a non-2xx GraphQL HTTP response.
+type HTTPError struct {
+	Operation string
+	Status    int
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("graphql %s: HTTP %d", e.Operation, e.Status)
+}
+
+type gqlPageInfo struct {
+	HasNextPage bool    `json:"hasNextPage"`
+	EndCursor   *string `json:"endCursor"`
+}
+
+// gqlActor is an Actor reference (nil when GitHub withholds it or the account was deleted).
+type gqlActor struct {
+	Typename string `json:"__typename"`
+	Login    string `json:"login"`
+	ID       string `json:"id"`
+}
+
+// graphql posts one operation and decodes its data into out. Variables are encoded with
+// sorted keys (encoding/json sorts maps), so identical requests have identical bodies and
+// replay matches them.
+func (c *Client) graphql(ctx context.Context, op string, vars map[string]any, out any) error {
+	body, err := GraphQLRequestBody(op, vars)
+	if err != nil {
+		return fmt.Errorf("graphql %s: %w", op, err)
+	}
+	ctx = withEndpoint(ctx, "POST /graphql "+op)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.gqlURL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("graphql %s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "bearer "+c.token)
+	}
+	resp, err := c.gql.Do(req)
+	if err != nil {
+		return fmt.Errorf("graphql %s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIBody+1))
+	if err != nil {
+		return fmt.Errorf("graphql %s: read: %w", op, err)
+	}
+	if len(raw) > maxAPIBody {
+		return fmt.Errorf("graphql %s: response larger than %d bytes", op, maxAPIBody)
+	}
+	if resp.StatusCode/100 != 2 {
+		return &HTTPError{Operation: op, Status: resp.StatusCode}
+	}
+	var env struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return fmt.Errorf("graphql %s: decode: %w", op, err)
+	}
+	if len(env.Errors) > 0 || len(env.Data) == 0 || string(env.Data) == "null" {
+		ge := &GraphQLError{Operation: op}
+		for _, e := range env.Errors {
+			ge.Messages = append(ge.Messages, e.Message)
+			ge.Types = append(ge.Types, e.Type)
+		}
+		if len(ge.Messages) == 0 {
+			ge.Messages = []string{"no data"}
+		}
+		return ge
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("graphql %s: decode data: %w", op, err)
+	}
+	return nil
+}
+
+// maxAPIBody bounds one API response body (not logs, which have their own bound).
+const maxAPIBody = 64 << 20
+
+// retryablePageError reports whether a page read failed in a way a fresh read can fix: a
+// truncated or malformed body. HTTP-level failures were already retried by the transport.
+func retryablePageError(err error) bool {
+	var se *json.SyntaxError
+	var ue *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "unexpected EOF") || strings.Contains(err.Error(), "unexpected end of JSON")
+}
+
+// GraphQLRequestBody is the exact body the adapter posts for operation op with vars (fixture
+// makers use it so recorded-shape cassettes match the adapter's requests byte for byte).
+func GraphQLRequestBody(op string, vars map[string]any) ([]byte, error) {
+	doc, ok := Documents[op]
+	if !ok {
+		return nil, fmt.Errorf("graphql: unknown operation %q", op)
+	}
+	return json.Marshal(map[string]any{"query": doc, "variables": vars, "operationName": op})
+}
