@@ -697,3 +697,26 @@ func TestForgejoReviewShape(t *testing.T) {
 		t.Errorf("forgejo issue_comment differs:\n%s\n%s", gh, fj)
 	}
 }
+
+func TestDefaultPipelineRedactsAndStripsInvisibleText(t *testing.T) {
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "f6G7h8"
+	payload := reviewCommentPayload(t, func(c map[string]any) {
+		c["body"] = "use " + token + " to deploy\u200b\u202e now"
+		c["path"] = "src/\u202eexe.txt"
+	})
+	out, rep := Excerpt(GitHub, "pull_request_review_comment", payload, Options{})
+	c := obj(t, decode(t, out), "comment")
+	body, _ := c["body"].(string)
+	if strings.Contains(string(out), token) || strings.ContainsAny(body, "\u200b\u202e") || !strings.HasPrefix(body, "use ") {
+		t.Errorf("body not filtered: %q", body)
+	}
+	if _, ok := c["path"]; ok {
+		t.Errorf("a path with a bidi control was carried: %v", c["path"])
+	}
+	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.path", OmitUnsafeStructure}}) || len(rep.Findings) == 0 {
+		t.Errorf("omitted %v, findings %v", rep.Omitted, rep.Findings)
+	}
+	if c["html_url"] == nil || c["line"] == nil {
+		t.Errorf("address lost: %v", c)
+	}
+}
