@@ -192,9 +192,10 @@ func skipDataURI(b []byte, i int) int {
 	return j
 }
 
-// urlStop ends the authority part of a URL.
+// urlStop ends the authority part of a URL. '?' and '#' do not: a pasted DSN often carries
+// an unencoded password containing them.
 var urlStop = func() (s byteSet) {
-	for _, c := range []byte("/?#\"'<>`()[]{}\\ \t\n") {
+	for _, c := range []byte("/\"'<>`()[]{}\\ \t\n") {
 		s[c] = true
 	}
 	return s

@@ -128,7 +128,7 @@ func New(secrets []string) *Pipeline {
 		addLit([]byte(s))
 		// the form the value takes after Unicode safety, should it differ
 		var c counts
-		addLit(unicodeSafety(decodeLines([]byte(s), &c), &c))
+		addLit(unicodeSafety([]byte(s), &c))
 	}
 	sort.Slice(lits, func(i, j int) bool {
 		if len(lits[i]) != len(lits[j]) {
@@ -188,8 +188,7 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 		return Result{Status: StatusRejected, Gap: GapSourceTooLarge}, nil
 	}
 	var c counts
-	text := decodeLines(src, &c)
-	text = unicodeSafety(text, &c)
+	text := unicodeSafety(src, &c)
 	if err := ctx.Err(); err != nil {
 		return Result{}, abortf(err)
 	}
@@ -220,8 +219,16 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 		addLF = lf && len(text) > 0
 		truncated = true
 	}
-	out := make([]byte, len(text), len(text)+1)
-	copy(out, text)
+	// Output never aliases src; a buffer the pipeline made is handed over without a copy.
+	var out []byte
+	if len(text) == 0 {
+		out = []byte{}
+	} else if len(src) > 0 && &text[0] == &src[0] || cap(text) < len(text)+b2i(addLF) {
+		out = make([]byte, len(text), len(text)+1)
+		copy(out, text)
+	} else {
+		out = text
+	}
 	if addLF {
 		out = append(out, '\n')
 	}
@@ -275,8 +282,7 @@ func (p *Pipeline) Redact(s string) (string, []Finding) {
 // status-comment details use it.
 func (p *Pipeline) Sanitize(s string) (string, []Finding) {
 	var c counts
-	b := decodeLines([]byte(s), &c)
-	b = unicodeSafety(b, &c)
+	b := unicodeSafety([]byte(s), &c)
 	b = p.redact(b, &c)
 	return string(b), c.findings()
 }

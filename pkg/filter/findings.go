@@ -129,11 +129,10 @@ func init() {
 	for c := cRunCredential; c <= cIBAN; c++ {
 		replacements[c] = []byte("[REDACTED:" + codeNames[c][len("redact."):] + "]")
 	}
-	for c, n := range codeNames {
+	for _, n := range codeNames {
 		if !findingCode.MatchString(n) {
 			panic("filter: finding code outside ^[a-z][a-z0-9._-]*$: " + n)
 		}
-		_ = c
 	}
 }
 
@@ -149,12 +148,6 @@ func Codes() []string {
 
 // counts accumulates findings per code.
 type counts [numCodes]int
-
-func (c *counts) add(o *counts) {
-	for i := range c {
-		c[i] += o[i]
-	}
-}
 
 func (c *counts) any(from, to code) bool {
 	for i := from; i <= to; i++ {

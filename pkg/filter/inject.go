@@ -16,11 +16,6 @@ import (
 // the markdown emphasis and quoting characters an attacker can sprinkle between words.
 const sep = `[\s*_~"'\x60>]+`
 
-// rx compiles a pattern whose literal spaces mean sep.
-func rx(p string) *regexp.Regexp {
-	return regexp.MustCompile(strings.ReplaceAll(p, " ", sep))
-}
-
 const (
 	neg     = `(?:do not|don't|don’t|dont|never|must not|mustn't|should not|shouldn't|you will not|you won't)`
 	aiNoun  = `(?:ai|a\.i\.|llm|large language model|language model|ai assistant|ai agent|coding agent|coding assistant|assistant|agent|model|chatbot|copilot|claude|chatgpt|gpt|gemini|codex|devin|cursor)`
@@ -30,83 +25,107 @@ const (
 	sinks   = `(?:\bcurl\b|\bwget\b|\bnc\b|\bncat\b|\bnetcat\b|https?://|webhook)`
 )
 
-type family struct {
-	code    code
-	anchors []string
-	res     []*regexp.Regexp
+// rule is one injection pattern. It is tried only at a word start whose word begins with one
+// of starts (case-insensitive prefix), and its regexp is anchored there, over the lower-cased
+// text from that word up to 400 bytes (never past the second line break after it). hidden
+// rules apply only inside hidden HTML regions.
+type rule struct {
+	code     code
+	starts   []string
+	re       *regexp.Regexp
+	hidden   bool
+	lineLead bool // the match must be preceded, on its line or in its region, only by [ \t*#>-]
 }
 
-var families = []family{
-	{cInstructionOverride, []string{"ignor", "disregard", "forget", "overrid", "bypass", "instruction", "directive"}, []*regexp.Regexp{
-		rx(`\b(?:ignore|disregard|forget|override|bypass)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`),
-		rx(`\b(?:ignore|disregard|forget) (?:everything|all(?: of it)?|anything) (?:above|before|prior|previously|you (?:were|have been) (?:told|given))\b`),
-		rx(`\b(?:(?:do not|don't|don’t|dont|never) (?:follow|obey)|stop (?:following|obeying)) (?:your|the|any) (?:previous|prior|original|system|above|initial) (?:instructions?|prompts?|directives?|guidelines)\b`),
-		rx(`\byour (?:new|real|actual|true|updated|only) (?:instructions?|directives?) (?:are|is|:|now|follow)`),
-	}},
-	{cSystemPrompt, []string{"system"}, []*regexp.Regexp{
-		rx(`\b(?:new|updated|real|actual|revised|true|replacement|overriding) system (?:prompt|message|instructions?)(?: is| are| reads| follows|:)`),
-		rx(`\b(?:replace|override|overwrite|reset|forget|ignore|disregard) your system (?:prompt|message|instructions?)\b`),
-		rx(`\b(?:reveal|print|output|repeat|show|leak|dump) (?:me )?your (?:full |entire |hidden |original )?system (?:prompt|message|instructions?)\b`),
-	}},
-	{cUnrestrictedRole, []string{"unrestrict", "unfilter", "uncensor", "jailbr", "amoral", "dan", "anything", "longer", "restriction", "mode"}, []*regexp.Regexp{
-		rx(`\b(?:you are|you're|act as|acting as|pretend to be|pretend you are|roleplay as|role-play as|behave as|become)(?: now)?(?: an?)? (?:unrestricted|unfiltered|uncensored|jailbroken|unlimited|amoral|unbound|evil|rogue) (?:ai|assistant|model|chatbot|llm|agent|version|mode)\b`),
-		rx(`\b(?:enable|activate|enter|switch to|you are (?:now )?in) (?:dan|jailbreak|jailbroken|unrestricted|god|developer) mode\b`),
-		rx(`\bdo anything now\b`),
-		rx(`\byou(?: are|'re)(?: now)? (?:no longer|not) (?:bound|restricted|limited|constrained) by (?:any|your|the|openai|anthropic)`),
-		rx(`\byou (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`),
-	}},
-	{cConcealment, []string{"tell", "inform", "mention", "reveal", "disclos", "alert", "keep", "hide", "notice", "acknowledg"}, []*regexp.Regexp{
-		rx(`\b` + neg + ` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?` + human + ` (?:about|that you|what you|of (?:this|these)|anything)`),
-		rx(`\b(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?` + human + `\b`),
-		rx(`\b` + neg + ` (?:mention|reveal|disclose|acknowledge) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`),
-		rx(`\b(?:so|such) (?:that )?the ` + human + ` (?:does not|doesn't|won't|will not|cannot|can't) (?:notice|know|find out|see)\b`),
-	}},
-	{cExfiltration, []string{"exfiltrat"}, []*regexp.Regexp{
-		rx(`\bexfiltrat[a-z]* .{0,60}?` + secretN),
-		rx(secretN + ` .{0,60}?\bexfiltrat`),
-	}},
-	{cExfiltration, []string{"send", "upload", "post", "transmit", "forward", "email", "leak", "copy", "paste"}, []*regexp.Regexp{
-		rx(`\b(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* ` + secretN + `\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`),
-	}},
-	{cExfiltration, []string{"ssh", "id_", "aws/credentials", "netrc", "git-credentials", "config.json", "npmrc", "pypirc", "shadow", "kube/config", "self/environ", "hosts.yml", "application_default"}, []*regexp.Regexp{
-		regexp.MustCompile(files + `[^\n]{0,200}` + sinks + `|` + sinks + `[^\n]{0,200}` + files),
-		rx(`\b(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* ` + files + `\S* .{0,60}?\b(?:in|into|to) (?:your|the|a) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review)\b`),
-	}},
-	{cExfiltration, []string{"secret", "credential", "token", "environment", "env", "api", "passw", "private"}, []*regexp.Regexp{
-		rx(`\b(?:read|cat|print|output|show|display|dump|include|paste|post|add|put|write|reveal)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* ` + secretN + ` .{0,60}?\b(?:in|into|to) (?:your|the|a) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review)\b`),
-	}},
-	{cExfiltration, []string{"printenv", "curl", "wget", "nc", "ncat", "netcat"}, []*regexp.Regexp{
-		regexp.MustCompile(`(?:\bprintenv\b|\benv\b|\bset\b|export -p|/proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
-		regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}(?:\$\(|\x60)\s*(?:printenv|env)\b`),
-		regexp.MustCompile(`\b(?:curl|wget)\b[^\n]{0,200}(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b`),
-	}},
-	{cTranslateExecute, []string{"translat", "decod", "deciph", "decrypt", "deobfusc", "unscrambl", "revers", "base64", "rot13", "rot-13"}, []*regexp.Regexp{
-		rx(`\b(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says)\b`),
-	}},
+func mkRule(c code, starts []string, pattern string) rule {
+	return rule{code: c, starts: starts, re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(pattern, " ", sep) + `)`)}
 }
 
-// hiddenRes decide whether hidden HTML content addresses an AI reader.
-var hiddenRes = []*regexp.Regexp{
-	rx(`\b(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) ` + aiNoun + `\b`),
-	rx(`\b(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?` + aiNoun + `s?\b`),
-	rx(`(?:^|\n)[\s*#>-]*` + aiNoun + `s?\s*[:,]`),
-	rx(`\b(?:dear|hey|hello|hi) ` + aiNoun + `\b`),
+var (
+	negStarts   = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
+	aiStarts    = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
+	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$github_token", "github_token"}
+	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal"}
+)
+
+var rules = []rule{
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget", "overrid", "bypass"},
+		`(?:ignore|disregard|forget|override|bypass)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`),
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
+		`(?:ignore|disregard|forget) (?:everything|all(?: of it)?|anything) (?:above|before|prior|previously|you (?:were|have been) (?:told|given))\b`),
+	mkRule(cInstructionOverride, []string{"do", "don't", "don’t", "dont", "never", "stop"},
+		`(?:(?:do not|don't|don’t|dont|never) (?:follow|obey)|stop (?:following|obeying)) (?:your|the|any) (?:previous|prior|original|system|above|initial) (?:instructions?|prompts?|directives?|guidelines)\b`),
+	mkRule(cInstructionOverride, []string{"your"},
+		`your (?:new|real|actual|true|updated|only) (?:instructions?|directives?) (?:are|is|now|follow|:)`),
+
+	mkRule(cSystemPrompt, []string{"new", "updated", "real", "actual", "revised", "true", "replacement", "overriding"},
+		`(?:new|updated|real|actual|revised|true|replacement|overriding) system (?:prompt|message|instructions?)(?: is| are| reads| follows|\s*:)`),
+	mkRule(cSystemPrompt, []string{"replace", "overrid", "overwrite", "reset", "forget", "ignor", "disregard"},
+		`(?:replace|override|overwrite|reset|forget|ignore|disregard) your system (?:prompt|message|instructions?)\b`),
+	mkRule(cSystemPrompt, []string{"reveal", "print", "output", "repeat", "show", "leak", "dump"},
+		`(?:reveal|print|output|repeat|show|leak|dump) (?:me )?your (?:full |entire |hidden |original )?system (?:prompt|message|instructions?)\b`),
+
+	mkRule(cUnrestrictedRole, []string{"you", "act", "pretend", "roleplay", "role-play", "behave", "become"},
+		`(?:you are|you're|you’re|act as|acting as|pretend to be|pretend you are|roleplay as|role-play as|behave as|become)(?: now)?(?: an?)? (?:unrestricted|unfiltered|uncensored|jailbroken|unlimited|amoral|unbound|evil|rogue) (?:ai|assistant|model|chatbot|llm|agent|version|mode)\b`),
+	mkRule(cUnrestrictedRole, []string{"enable", "activate", "enter", "switch", "you"},
+		`(?:enable|activate|enter|switch to|you are (?:now )?in) (?:dan|jailbreak|jailbroken|unrestricted|god|developer) mode\b`),
+	mkRule(cUnrestrictedRole, []string{"do"}, `do anything now\b`),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you(?: are|'re|’re)(?: now)? (?:no longer|not) (?:bound|restricted|limited|constrained) by (?:any|your|the|openai|anthropic)`),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`),
+
+	mkRule(cConcealment, negStarts,
+		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`),
+	mkRule(cConcealment, []string{"keep", "hide"},
+		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`),
+	mkRule(cConcealment, negStarts,
+		neg+` (?:mention|reveal|disclose|acknowledge) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`),
+	mkRule(cConcealment, []string{"so", "such"},
+		`(?:so|such) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't) (?:notice|know|find out|see)\b`),
+
+	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
+	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`),
+	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
+		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`),
+	mkRule(cExfiltration, actStarts,
+		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b(?:in|into|to) (?:your|the|a) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review)\b`),
+	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+	mkRule(cExfiltration, []string{"curl", "wget"},
+		`(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`),
+	mkRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
+		`(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+
+	mkRule(cTranslateExecute, []string{"translat", "decod", "deciph", "decrypt", "deobfusc", "unscrambl", "revers", "base64", "rot13", "rot-13"},
+		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says)\b`),
+
+	// hidden HTML: content addressing an AI reader
+	{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?`+aiNoun+`s?\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, lineLead: true, starts: aiStarts,
+		re: regexp.MustCompile(`^(?:` + aiNoun + `s?\s*[:,])`)},
 }
 
-// anchorTable indexes anchors by their first (lower-case) letter.
-type anchor struct {
-	word string
-	fam  int
-}
-
-var anchorTable [256][]anchor
+// ruleTable indexes rules by the first byte (both cases) of each start word.
+var ruleTable [256][]int
 
 func init() {
-	for f, fam := range families {
-		for _, w := range fam.anchors {
-			anchorTable[w[0]] = append(anchorTable[w[0]], anchor{w, f})
-			if w[0] >= 'a' && w[0] <= 'z' {
-				anchorTable[w[0]-'a'+'A'] = append(anchorTable[w[0]-'a'+'A'], anchor{w, f})
+	for k, r := range rules {
+		seen := map[byte]bool{}
+		for _, w := range r.starts {
+			c := w[0]
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			ruleTable[c] = append(ruleTable[c], k)
+			if c >= 'a' && c <= 'z' {
+				ruleTable[c-'a'+'A'] = append(ruleTable[c-'a'+'A'], k)
 			}
 		}
 	}
@@ -133,14 +152,23 @@ type injScan struct {
 	b       []byte
 	c       *counts
 	scratch []byte
-	lastWin []int // per family: window start last evaluated
-	lastEnd []int // per family: absolute end of the last counted match
-	hidden  int   // hidden regions are inspected up to here
+	lastEnd [numCodes]int // absolute end of the last counted match per code
+	hidFrom int           // current hidden region [hidFrom, hidTo)
+	hidTo   int
 }
 
-func (s *injScan) lower(w []byte) []byte {
+// segment lower-cases b[i:] up to 400 bytes, stopping at the second line break.
+func (s *injScan) segment(i int) []byte {
 	s.scratch = s.scratch[:0]
-	for _, c := range w {
+	nl := 0
+	for k := i; k < len(s.b) && k-i < 400; k++ {
+		c := s.b[k]
+		if c == '\n' {
+			nl++
+			if nl == 2 {
+				break
+			}
+		}
 		if isUpper(c) {
 			c += 'a' - 'A'
 		}
@@ -149,37 +177,49 @@ func (s *injScan) lower(w []byte) []byte {
 	return s.scratch
 }
 
-// window returns the start of p's line and the end of the following line, capped.
-func (s *injScan) window(p int) (int, int) {
-	b := s.b
-	lo := max(0, p-512)
-	ws := lo
-	if k := bytes.LastIndexByte(b[lo:p], '\n'); k >= 0 {
-		ws = lo + k + 1
-	}
-	hi := min(len(b), p+768)
-	we := hi
-	if k := bytes.IndexByte(b[p:hi], '\n'); k >= 0 {
-		if k2 := bytes.IndexByte(b[p+k+1:hi], '\n'); k2 >= 0 {
-			we = p + k + 1 + k2
+// leadOK reports whether only [ \t*#>-] precede i back to its line start or the hidden
+// region start.
+func (s *injScan) leadOK(i int) bool {
+	for k := i - 1; k >= s.hidFrom; k-- {
+		switch s.b[k] {
+		case ' ', '\t', '*', '#', '>', '-', '(':
+			continue
+		case '\n':
+			return true
 		}
+		return false
 	}
-	return ws, we
+	return true
 }
 
-func (s *injScan) evalFamily(f, p int) {
-	ws, we := s.window(p)
-	if s.lastWin[f] == ws {
-		return
-	}
-	s.lastWin[f] = ws
-	w := s.lower(s.b[ws:we])
-	for _, re := range families[f].res {
-		for _, m := range re.FindAllIndex(w, -1) {
-			if ws+m[0] >= s.lastEnd[f] {
-				s.c[families[f].code]++
-				s.lastEnd[f] = ws + m[1]
+// atWord tries every rule whose start word matches at the word start i.
+func (s *injScan) atWord(i int) {
+	var seg []byte
+	inHidden := i >= s.hidFrom && i < s.hidTo
+	for _, k := range ruleTable[s.b[i]] {
+		r := &rules[k]
+		if r.hidden && !inHidden {
+			continue
+		}
+		if i < s.lastEnd[r.code] {
+			continue
+		}
+		ok := false
+		for _, w := range r.starts {
+			if hasPrefixFold(s.b[i:], w) {
+				ok = true
+				break
 			}
+		}
+		if !ok || (r.lineLead && !s.leadOK(i)) {
+			continue
+		}
+		if seg == nil {
+			seg = s.segment(i)
+		}
+		if m := r.re.FindIndex(seg); m != nil {
+			s.c[r.code]++
+			s.lastEnd[r.code] = i + m[1]
 		}
 	}
 }
@@ -192,21 +232,19 @@ var (
 
 // hiddenAt inspects a hidden region starting at '<' (HTML comment or hidden element) or '['
 // (markdown link-reference comment) and counts a hidden-html finding when its content
-// addresses an AI reader. It returns the end of the inspected region.
+// may address an AI reader: it records the region so hidden rules apply to the words in it.
 func (s *injScan) hiddenAt(p int) {
 	b := s.b
-	var content []byte
-	end := p + 1
+	var cs, end int
 	switch {
 	case bytes.HasPrefix(b[p:], commentOpen):
-		cs := p + len(commentOpen)
+		cs = p + len(commentOpen)
 		k := bytes.Index(b[cs:], commentClose)
 		if k < 0 {
 			end = len(b)
 		} else {
 			end = cs + k + len(commentClose)
 		}
-		content = b[cs:min(end, len(b))]
 	case b[p] == '<':
 		// a tag: <name attrs>; hidden by attribute or style
 		te := bytes.IndexByte(b[p:min(len(b), p+1024)], '>')
@@ -218,35 +256,30 @@ func (s *injScan) hiddenAt(p int) {
 		for ne < len(tag) && isAlnum(tag[ne]) {
 			ne++
 		}
-		if ne == 0 || ne == len(tag) || !hiddenAttr.Match(s.lower(tag[ne:])) {
+		if ne == 0 || ne == len(tag) || !hiddenAttr.Match(bytes.ToLower(tag[ne:])) {
 			return
 		}
-		name := string(s.lower(tag[:ne]))
-		cs := p + te + 1
+		name := string(bytes.ToLower(tag[:ne]))
+		cs = p + te + 1
 		end = findCloseTag(b, cs, name)
-		content = b[cs:end]
 	case bytes.HasPrefix(b[p:], []byte("[//]: #")) || bytes.HasPrefix(b[p:], []byte("[comment]: #")) || bytes.HasPrefix(b[p:], []byte("[comment]: <>")):
+		cs = p + bytes.IndexByte(b[p:], '#') + 1
+		if b[cs-1] != '#' {
+			cs = p + bytes.Index(b[p:], []byte("<>")) + 2
+		}
 		e := bytes.IndexByte(b[p:], '\n')
 		if e < 0 {
 			end = len(b)
 		} else {
 			end = p + e
 		}
-		content = b[p:end]
 	default:
 		return
 	}
-	if end <= s.hidden {
+	if end <= s.hidTo {
 		return
 	}
-	s.hidden = end
-	lc := s.lower(content)
-	for _, re := range hiddenRes {
-		if re.Match(lc) {
-			s.c[cHiddenHTML]++
-			return
-		}
-	}
+	s.hidFrom, s.hidTo = cs, end
 }
 
 // findCloseTag returns the index of the first "</name" (any case) at or after from, or len(b).
@@ -267,30 +300,20 @@ func findCloseTag(b []byte, from int, name string) int {
 
 // scanInjection is pipeline steps 3 and 5: it counts injection findings in b.
 func scanInjection(b []byte, c *counts) {
-	s := injScan{b: b, c: c, scratch: make([]byte, 0, 2048),
-		lastWin: make([]int, len(families)), lastEnd: make([]int, len(families))}
-	for f := range s.lastWin {
-		s.lastWin[f] = -1
-	}
+	s := injScan{b: b, c: c, scratch: make([]byte, 0, 512), hidFrom: -1, hidTo: -1}
 	n := len(b)
 	for i := 0; i < n; {
 		ch := b[i]
 		if byteClass[ch] != clAlnum {
-			if ch == '<' || ch == '[' {
-				if i >= s.hidden {
-					s.hiddenAt(i)
-				}
+			if (ch == '<' || ch == '[') && i >= s.hidTo {
+				s.hiddenAt(i)
 			}
 			i++
 			continue
 		}
 		end := setAlnum.run(b, i)
-		if i == 0 || !isAlnum(b[i-1]) {
-			for _, a := range anchorTable[ch] {
-				if hasPrefixFold(b[i:], a.word) {
-					s.evalFamily(a.fam, i)
-				}
-			}
+		if (i == 0 || !isAlnum(b[i-1])) && len(ruleTable[ch]) > 0 {
+			s.atWord(i)
 		}
 		i = end
 	}

@@ -8,47 +8,12 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// decodeLines is pipeline step 1a: decode as UTF-8 (every invalid byte sequence becomes one
-// U+FFFD and is counted) and normalise line endings (CRLF and lone CR become LF). It returns
-// src itself when nothing changes, so the common case copies nothing.
-func decodeLines(src []byte, c *counts) []byte {
-	if utf8.Valid(src) && bytes.IndexByte(src, '\r') < 0 {
-		return src
-	}
-	out := make([]byte, 0, len(src)+len(src)/8)
-	for i := 0; i < len(src); {
-		b := src[i]
-		if b < utf8.RuneSelf {
-			if b == '\r' {
-				out = append(out, '\n')
-				i++
-				if i < len(src) && src[i] == '\n' {
-					i++
-				}
-				continue
-			}
-			out = append(out, b)
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(src[i:])
-		if r == utf8.RuneError && n == 1 {
-			c[cInvalidUTF8]++
-			out = append(out, "\uFFFD"...)
-			i++
-			continue
-		}
-		out = append(out, src[i:i+n]...)
-		i += n
-	}
-	return out
-}
-
-// asciiClass marks the ASCII bytes the Unicode-safety pass must look at: C0 controls other
-// than TAB and LF, and DEL. Everything else ASCII is copied as is.
+// asciiNeedsWork marks the ASCII bytes the decode/safety pass must look at: CR (line-ending
+// normalisation), C0 controls other than TAB and LF, and DEL. Everything else ASCII is copied
+// as is.
 var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
 	for b := 0; b < 0x20; b++ {
-		t[b] = b != '\t' && b != '\n'
+		t[b] = b != '\t' && b != '\n' // CR included: it becomes LF
 	}
 	t[0x7f] = true
 	return t
@@ -80,7 +45,9 @@ func classifyRune(r rune) code {
 	return 0xff
 }
 
-// stripUnsafe removes the floor code points, the shipped extras (NUL, other C0/C1 controls
+// stripUnsafe is pipeline step 1 in one pass: it decodes UTF-8 (each byte that does not
+// start a valid sequence becomes U+FFFD and is counted), normalises line endings (CRLF and a
+// lone CR become LF), and removes the floor code points, the shipped extras (NUL, other C0/C1 controls
 // except TAB and LF, terminal escape sequences, LRM/RLM/ALM, word joiner, every other Cf
 // character) and counts each removal. Terminal escapes are parsed in one forward pass, so an
 // unterminated sequence costs linear time: an unterminated OSC/DCS/APC/PM/SOS string ends at
@@ -100,6 +67,12 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			}
 			out = append(out, b[last:i]...)
 			switch ch {
+			case '\r':
+				out = append(out, '\n')
+				i++
+				if i < len(b) && b[i] == '\n' {
+					i++
+				}
 			case 0:
 				c[cNUL]++
 				i++
@@ -114,6 +87,17 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			if out == nil {
+				out = make([]byte, 0, len(b)+len(b)/8)
+			}
+			out = append(out, b[last:i]...)
+			out = append(out, "\uFFFD"...)
+			c[cInvalidUTF8]++
+			i++
+			last = i
+			continue
+		}
 		k := classifyRune(r)
 		if k == 0xff {
 			i += n
@@ -182,13 +166,13 @@ func skipCSI(b []byte, i int) int {
 }
 
 // skipString skips an OSC/DCS/APC/PM/SOS payload up to and including its terminator (BEL,
-// ESC \ or C1 ST); unterminated, it stops before the next LF or at the end.
+// ESC \ or C1 ST); unterminated, it stops before the next line ending or at the end.
 func skipString(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case 0x07:
 			return i + 1
-		case '\n':
+		case '\n', '\r':
 			return i
 		case 0x1b:
 			if i+1 < len(b) && b[i+1] == '\\' {
