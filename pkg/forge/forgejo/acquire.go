@@ -134,8 +134,6 @@ type run struct {
 	a      *acquisition.Acquisition
 }
 
-func (r *run) op(format string, a ...any) string { return fmt.Sprintf(format, a...) }
-
 func (r *run) repository() error {
 	repo, resp, err := r.sdk.GetRepo(r.owner, r.name)
 	if err != nil {

@@ -72,7 +72,12 @@ func buildThreads(comments []*gitea.PullReviewComment) ([]acquisition.Thread, []
 		}
 		groups[k] = append(groups[k], threadComment{c: c, created: c.Created})
 	}
-	var threads []acquisition.Thread
+	type built struct {
+		t       acquisition.Thread
+		created time.Time
+		id      int64
+	}
+	var bs []built
 	var records []acquisition.Comment
 	for _, k := range keys {
 		g := groups[k]
@@ -112,15 +117,13 @@ func buildThreads(comments []*gitea.PullReviewComment) ([]acquisition.Thread, []
 				Body:      tc.c.Body,
 			})
 		}
-		threads = append(threads, t)
+		bs = append(bs, built{t: t, created: first.Created, id: first.ID})
 	}
-	sort.Slice(threads, func(i, j int) bool {
-		ti, _ := time.Parse(time.RFC3339Nano, threads[i].CreatedAt)
-		tj, _ := time.Parse(time.RFC3339Nano, threads[j].CreatedAt)
-		ii, _ := strconv.ParseInt(threads[i].ID, 10, 64)
-		ij, _ := strconv.ParseInt(threads[j].ID, 10, 64)
-		return earlier(ti, ii, tj, ij)
-	})
+	sort.Slice(bs, func(i, j int) bool { return earlier(bs[i].created, bs[i].id, bs[j].created, bs[j].id) })
+	threads := make([]acquisition.Thread, len(bs))
+	for i := range bs {
+		threads[i] = bs[i].t
+	}
 	return threads, records, invalid
 }
 
