@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+// filterOptions are the flags of `forgectx filter`.
+type filterOptions struct {
+	Role           string
+	MaxBytes       int
+	MaxSourceBytes int
+	SecretEnv      []string
+	Report         string
+}
+
+// filterEnvNames is the repeatable --secret-env flag.
+type filterEnvNames []string
+
+func (s *filterEnvNames) String() string     { return fmt.Sprint(*s) }
+func (s *filterEnvNames) Set(v string) error { *s = append(*s, v); return nil }
+
+// filterReport is the JSON report: filter_version, status, findings (never source text), and
+// the gap code when the input was rejected.
+type filterReport struct {
+	FilterVersion string           `json:"filter_version"`
+	Status        filter.Status    `json:"status"`
+	Findings      []filter.Finding `json:"findings"`
+	Gap           string           `json:"gap,omitempty"`
+}
+
+func init() {
+	register(&command{
+		Name:    "filter",
+		Summary: "run the v1 filter pipeline over stdin (Unicode safety, redaction, injection floor, bounds)",
+		Run: func(ctx context.Context, e *env, args []string) error {
+			fs := newFlagSet(e, "filter", "filter [--role body|log|display] [--max-bytes N] [--max-source-bytes N] [--secret-env NAME]... [--report FILE] < input > output")
+			var o filterOptions
+			var names filterEnvNames
+			fs.StringVar(&o.Role, "role", "body", "bounding rule: body or log (single trailing LF) or display (no LF added)")
+			fs.IntVar(&o.MaxBytes, "max-bytes", 0, "emitted byte bound, LF included for body/log (0 = unbounded)")
+			fs.IntVar(&o.MaxSourceBytes, "max-source-bytes", 0, "reject input larger than this before decoding, as source_too_large (0 = unbounded)")
+			fs.Var(&names, "secret-env", "also redact the value of this environment variable (repeatable); secret-looking names are always registered")
+			fs.StringVar(&o.Report, "report", "", "write the JSON report to FILE (default: stderr, one line)")
+			if err := parseFlags(fs, args); err != nil {
+				return err
+			}
+			if fs.NArg() > 0 {
+				return usagef("takes no arguments (input is read from stdin)")
+			}
+			switch filter.Role(o.Role) {
+			case filter.RoleBody, filter.RoleLog, filter.RoleDisplay:
+			default:
+				return usagef("--role %q: must be body, log or display", o.Role)
+			}
+			if o.MaxBytes < 0 || o.MaxSourceBytes < 0 {
+				return usagef("--max-bytes and --max-source-bytes must be >= 0")
+			}
+			o.SecretEnv = names
+			return runFilter(ctx, e, o)
+		},
+	})
+}
+
+// runFilter reads stdin (at most max-source-bytes+1 bytes when bounded), applies the pipeline,
+// writes the emitted bytes to stdout and the report. Exit 0 for every status; an aborted
+// pipeline is an error (exit 1).
+func runFilter(ctx context.Context, e *env, o filterOptions) error {
+	in := e.Stdin
+	if o.MaxSourceBytes > 0 {
+		// one byte over the bound is enough to know it is too large; never read the rest
+		in = io.LimitReader(in, int64(o.MaxSourceBytes)+1)
+	}
+	src, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("filter: reading stdin: %w", err)
+	}
+	var environ []string
+	if e.Environ != nil {
+		environ = e.Environ()
+	}
+	p := filter.New(filter.SecretEnvValues(environ, o.SecretEnv))
+	res, err := p.Apply(ctx, src, filter.Options{Role: filter.Role(o.Role), MaxBytes: o.MaxBytes, MaxSourceBytes: o.MaxSourceBytes})
+	if err != nil {
+		return fmt.Errorf("filter: %w", err)
+	}
+	if _, err := e.Stdout.Write(res.Output); err != nil {
+		return fmt.Errorf("filter: writing stdout: %w", err)
+	}
+	rep := filterReport{FilterVersion: filter.Version, Status: res.Status, Findings: res.Findings, Gap: res.Gap}
+	if rep.Findings == nil {
+		rep.Findings = []filter.Finding{}
+	}
+	line, err := json.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("filter: encoding report: %w", err)
+	}
+	line = append(line, '\n')
+	if o.Report == "" {
+		_, err = e.Stderr.Write(line)
+	} else {
+		err = os.WriteFile(o.Report, line, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("filter: writing report: %w", err)
+	}
+	e.Log.Debug().Str("status", string(res.Status)).Int("findings", len(res.Findings)).
+		Int("bytes_in", len(src)).Int("bytes_out", len(res.Output)).Msg("filter applied")
+	return nil
+}
