@@ -152,8 +152,33 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	log.Debug().Str("entity_id", a.Entity.ID).Msg("entity read")
 
-	if profile.Includes(acquisition.SourceComments) {
-		c.discussions(ctx, pid, int64(ref.Number), change, a)
+	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
+	if wantComments || wantRuns {
+		// One discussions read serves both sources: receipts are notes too.
+		ds, err := c.discussions(ctx, pid, int64(ref.Number), change)
+		switch {
+		case err != nil:
+			c.opts.Log.Warn().Int("status", statusOf(err)).Msg("discussions fetch failed")
+			// A partial read is not a history: report the scopes unusable, stage none of it.
+			if wantComments {
+				a.Outcomes.Add(acquisition.ScopeComments, fetchGap(err), 1)
+			}
+			if wantRuns {
+				a.Outcomes.Add(acquisition.ScopeAgentRuns, fetchGap(err), 1)
+			}
+		default:
+			if wantComments {
+				comments, threads, out := MapDiscussions(ds)
+				a.Comments = append(a.Comments, comments...)
+				a.Threads = append(a.Threads, threads...)
+				a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
+			}
+			if wantRuns {
+				runs, invalid := Receipts(ds)
+				a.AgentRuns = append(a.AgentRuns, runs...)
+				a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapInvalidMetadata, invalid)
+			}
+		}
 	}
 	if change && profile.Includes(acquisition.SourceReviews) {
 		// GitLab approvals have no immutable review record ids (spec, review mappings):
@@ -162,11 +187,6 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	if change && profile.Includes(acquisition.SourceChecks) {
 		c.checks(ctx, pid, profile, a)
-	}
-	if profile.Includes(acquisition.SourceAgentRuns) {
-		// Receipts are written and read back by the status/receipt layer (issue #8), whose
-		// note format does not exist yet; until then the scope is reported, never empty.
-		a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapUnsupported, 1)
 	}
 	c.actors(ctx, pid, a)
 	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
@@ -280,32 +300,18 @@ func labels(l gl.Labels) []string {
 	return out
 }
 
-// discussions reads every discussion of the entity in forge order: individual notes become
-// comments; threaded discussions become comments plus one thread each.
-func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool, a *acquisition.Acquisition) {
-	var ds []*gl.Discussion
-	var err error
+// discussions reads every discussion of the entity, all pages, in forge order.
+func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool) ([]*gl.Discussion, error) {
 	if change {
 		opt := &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
-		ds, err = all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+		return all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 			return c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
 		})
-	} else {
-		opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
-		ds, err = all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
-			return c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
-		})
 	}
-	if err != nil {
-		// A partial read is not a history: report the scope unusable and stage none of it.
-		c.opts.Log.Warn().Str("scope", "comments").Int("status", statusOf(err)).Msg("discussions fetch failed")
-		a.Outcomes.Add(acquisition.ScopeComments, fetchGap(err), 1)
-		return
-	}
-	comments, threads, out := MapDiscussions(ds)
-	a.Comments = append(a.Comments, comments...)
-	a.Threads = append(a.Threads, threads...)
-	a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
+	opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
+	return all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+		return c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
+	})
 }
 
 func fetchGap(err error) string {

@@ -106,7 +106,7 @@ func TestGitLabMergeRequestMappings(t *testing.T) {
 		for _, c := range a.Comments {
 			ids = append(ids, c.ID)
 		}
-		if got := strings.Join(ids, ","); got != "5001,5003,5004,5005,5006,5007,5008" {
+		if got := strings.Join(ids, ","); got != "5001,5003,5004,5005,5006,5007,5008,5010,5011" {
 			t.Errorf("comment ids = %s (5002 and 5009 are system notes)", got)
 		}
 		if c := commentByID(a, "5006"); c == nil || str(c.Author.ID) != "104" || c.CreatedAt != "2026-11-22T15:00:00Z" {
@@ -236,9 +236,14 @@ func TestGitLabMergeRequestMappings(t *testing.T) {
 			t.Errorf("actors %d, gaps %+v", len(a.Actors), a.Outcomes.Actors)
 		}
 	})
-	t.Run("agent runs are reported unsupported until receipts exist", func(t *testing.T) {
-		if gapCount(a.Outcomes.AgentRuns, "unsupported") != 1 || len(a.AgentRuns) != 0 {
-			t.Errorf("agent runs outcome %+v", a.Outcomes.AgentRuns)
+	t.Run("receipts are read back from notes; malformed ones are invalid_metadata", func(t *testing.T) {
+		if len(a.AgentRuns) != 1 || gapCount(a.Outcomes.AgentRuns, "invalid_metadata") != 1 || len(a.Outcomes.AgentRuns) != 1 {
+			t.Fatalf("agent runs %+v outcome %+v", a.AgentRuns, a.Outcomes.AgentRuns)
+		}
+		r := a.AgentRuns[0]
+		if r.ID != "5010" || str(r.Author.ID) != "104" || r.Agent != "triage" || r.Status != "success" ||
+			r.InputRevision != strings.Repeat("a", 64) || r.InputHeadSHA != headSHA || r.CompletedAt != "2026-11-24T08:00:05.000000000Z" {
+			t.Errorf("run %+v", r)
 		}
 	})
 	t.Run("no comment gaps", func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // referencedActors lists every actor id the acquisition references (entity author, comment
-// authors, thread resolvers), unique, in numeric order, with the last login seen for it.
+// authors, thread resolvers, receipt authors, whose bot identity the assembler checks), unique, in numeric order, with the last login seen for it.
 func referencedActors(a *acquisition.Acquisition) ([]string, map[string]*string) {
 	logins := map[string]*string{}
 	add := func(r acquisition.ActorRef) {
@@ -27,6 +27,9 @@ func referencedActors(a *acquisition.Acquisition) ([]string, map[string]*string)
 	add(a.Entity.Author)
 	for _, cm := range a.Comments {
 		add(cm.Author)
+	}
+	for _, r := range a.AgentRuns {
+		add(r.Author)
 	}
 	for _, t := range a.Threads {
 		if t.ResolvedBy != nil {
