@@ -720,3 +720,25 @@ func TestDefaultPipelineRedactsAndStripsInvisibleText(t *testing.T) {
 		t.Errorf("address lost: %v", c)
 	}
 }
+
+func TestForgejoFixtures(t *testing.T) {
+	cases := []struct{ event, file, want string }{
+		{"issue_comment", "forgejo/issue_comment.json",
+			`{"event":"issue_comment","action":"created","comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
+		{"pull_request_comment", "forgejo/issue_comment.json",
+			`{"event":"pull_request_comment","action":"created","comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
+		{"pull_request_review", "forgejo/pull_request_review.json",
+			`{"event":"pull_request_review","action":"reviewed","review":{"state":"changes_requested","body":"Please handle the empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
+		{"pull_request_review_comment", "forgejo/pull_request_review_comment.json",
+			`{"event":"pull_request_review_comment","action":"reviewed","review":{"state":"commented","body":"This loop never terminates on empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
+	}
+	for _, tc := range cases {
+		out, rep := Excerpt(Forgejo, tc.event, readFixture(t, tc.file), Options{})
+		if string(out) != tc.want {
+			t.Errorf("%s %s:\n got %s\nwant %s (omitted %v)", tc.event, tc.file, out, tc.want, rep.Omitted)
+		}
+		if strings.Contains(string(out), "/api/v1") || strings.Contains(string(out), "noreply") {
+			t.Errorf("%s: API URL or user object carried: %s", tc.file, out)
+		}
+	}
+}

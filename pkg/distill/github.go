@@ -140,9 +140,11 @@ var githubRules = map[string]rule{
 }
 
 // githubAliases are event names that carry another event's payload: pull_request_target is the
-// pull_request payload run in the base repository's context.
+// pull_request payload run in the base repository's context; Forgejo/Gitea Actions name a comment
+// on a pull request pull_request_comment and deliver the issue_comment payload.
 var githubAliases = map[string]string{
-	"pull_request_target": "pull_request",
+	"pull_request_target":  "pull_request",
+	"pull_request_comment": "issue_comment",
 }
 
 // genericGitHub is Requirement 2.6: an event with no rule of its own distils whichever known
