@@ -89,7 +89,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		AgentRuns: []acquisition.AgentRun{},
 		Actors:    []acquisition.Actor{},
 	}
-	r := &run{c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a}
+	r := &run{c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -117,6 +117,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	}
 	r.actors()
 	sortAcquisition(a)
+	c.stats.finish(a, r.pages, r.bound)
 	c.log.Info().Str("forge", Forge).Str("repository_id", a.Source.RepositoryID).
 		Str("entity_id", a.Entity.ID).Int("comments", len(a.Comments)).Int("reviews", len(a.Reviews)).
 		Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).Int("actors", len(a.Actors)).
@@ -132,6 +133,20 @@ type run struct {
 	name   string
 	number int64
 	a      *acquisition.Acquisition
+	pages  map[string]int // successfully read pages per list
+	bound  int            // the statistics' lower bound on requests
+}
+
+// list reads a paginated list completely and accounts for it in the statistics.
+func (r *run) list(name string, fetch func(n int) (page, error)) error {
+	pages, total, err := paginateCount(fetch)
+	r.pages[name] += pages
+	need := pages
+	if total >= 0 {
+		need = max(1, (total+r.c.pageSize-1)/r.c.pageSize)
+	}
+	r.bound += max(1, need)
+	return err
 }
 
 func (r *run) repository() error {
@@ -239,7 +254,7 @@ func (r *run) pull() error {
 // comments come from the reviews).
 func (r *run) comments() {
 	var all []*gitea.Comment
-	err := paginate(func(n int) (page, error) {
+	err := r.list("comments", func(n int) (page, error) {
 		cs, resp, err := r.sdk.ListIssueComments(r.owner, r.name, r.number, gitea.ListIssueCommentOptions{
 			ListOptions: gitea.ListOptions{Page: n, PageSize: r.c.pageSize}})
 		if err != nil {
@@ -288,7 +303,7 @@ type nativeReview struct {
 func (r *run) reviews(ctx context.Context, withComments bool) {
 	var all []nativeReview
 	path := fmt.Sprintf("/repos/%s/%s/pulls/%d/reviews", url.PathEscape(r.owner), url.PathEscape(r.name), r.number)
-	err := paginate(func(n int) (page, error) {
+	err := r.list("reviews", func(n int) (page, error) {
 		var rows []nativeReview
 		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/pulls/{n}/reviews", path,
 			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &rows)
@@ -349,6 +364,7 @@ func (r *run) reviews(ctx context.Context, withComments bool) {
 	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
 	var rcs []*gitea.PullReviewComment
 	for _, id := range kept {
+		r.bound++
 		cs, resp, err := r.sdk.ListPullReviewComments(r.owner, r.name, r.number, id)
 		if err != nil {
 			err = apiErr("GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments", resp, err)
@@ -402,7 +418,7 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 	head := r.a.Entity.HeadSHA
 	path := fmt.Sprintf("/repos/%s/%s/actions/tasks", url.PathEscape(r.owner), url.PathEscape(r.name))
 	var all []task
-	err := paginate(func(n int) (page, error) {
+	err := r.list("tasks", func(n int) (page, error) {
 		var body taskList
 		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/actions/tasks", path,
 			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &body)
@@ -498,6 +514,7 @@ func (r *run) permission(id string, login *string) (*string, bool) {
 		r.a.Outcomes.Add(acquisition.ScopeActors, acquisition.GapInvalidMetadata, 1)
 		return nil, false
 	}
+	r.bound++
 	res, resp, err := r.sdk.CollaboratorPermission(r.owner, r.name, *login)
 	if err != nil {
 		err = apiErr("GET /repos/{owner}/{repo}/collaborators/{user}/permission", resp, err)

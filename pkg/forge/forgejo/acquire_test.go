@@ -363,10 +363,16 @@ func TestStatsCountRequestsByEndpoint(t *testing.T) {
 	if st.Requests != len(pullScenario().exchanges) || st.Retries != 0 || st.Failures != 1 {
 		t.Errorf("stats = %+v, want %d requests, 0 retries, 1 failure (the 404)", st, len(pullScenario().exchanges))
 	}
-	if st.ByEndpoint["GET /repos/{owner}/{repo}/pulls/{n}/reviews/{n}/comments"] != 5 {
-		t.Errorf("by endpoint = %v", st.ByEndpoint)
+	if st.RequestsByEndpoint["GET /repos/{owner}/{repo}/pulls/{n}/reviews/{n}/comments"] != 5 {
+		t.Errorf("by endpoint = %v", st.RequestsByEndpoint)
 	}
-	for k := range st.ByEndpoint {
+	if st.LowerBound != st.Requests || st.Ratio != 1 {
+		t.Errorf("lower bound %d, ratio %v: a clean replay makes exactly the needed requests", st.LowerBound, st.Ratio)
+	}
+	if st.Pages["reviews"] != 1 || st.Pages["tasks"] != 1 || st.Records["threads"] != 2 || st.Records["check_logs_unsupported"] != 2 {
+		t.Errorf("pages %v records %v", st.Pages, st.Records)
+	}
+	for k := range st.RequestsByEndpoint {
 		if strings.Contains(k, "Acme") || strings.Contains(k, "alice") {
 			t.Errorf("endpoint class %q names an owner or user", k)
 		}

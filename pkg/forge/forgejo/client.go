@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
@@ -52,6 +51,9 @@ type Options struct {
 	RetryMax int
 	// RetryWaitMin and RetryWaitMax bound the exponential backoff (defaults 500ms and 10s).
 	RetryWaitMin, RetryWaitMax time.Duration
+	// Timeout bounds each attempt of a request (default 60s); the caller's context bounds the
+	// whole run.
+	Timeout time.Duration
 	// PageSize is the `limit` of list requests (default DefaultPageSize).
 	PageSize int
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
@@ -68,7 +70,7 @@ type Client struct {
 	http     *http.Client
 	pageSize int
 	log      zerolog.Logger
-	stats    *Stats
+	stats    *counters
 }
 
 // New validates opts and builds a client. It makes no request.
@@ -99,7 +101,11 @@ func New(opts Options) (*Client, error) {
 	}
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil // retryablehttp would log URLs; our own log lines carry only codes
-	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}, Timeout: timeout}
 	switch {
 	case opts.RetryMax < 0:
 		rc.RetryMax = 0
@@ -161,9 +167,6 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 
 // Host is the canonical source.host of the client's API URL.
 func (c *Client) Host() string { return c.host }
-
-// Stats returns a copy of the request statistics so far.
-func (c *Client) Stats() Stats { return c.stats.snapshot() }
 
 // sdk returns a gitea SDK client bound to ctx. The SDK takes its context per client, so each
 // operation builds a fresh, cheap one over the shared http.Client. SetGiteaVersion("") skips
@@ -250,25 +253,37 @@ func pageOf(h http.Header, next, decoded int) page {
 // there is no Link rel="next". It never relies on a short page meaning "last page", because
 // Forgejo clamps `limit` to MAX_RESPONSE_ITEMS.
 func paginate(fetch func(pageNo int) (page, error)) error {
+	_, _, err := paginateCount(fetch)
+	return err
+}
+
+// paginateCount is paginate reporting how many pages it read successfully and the last
+// X-Total-Count seen (-1 when none), for the statistics' lower bound.
+func paginateCount(fetch func(pageNo int) (page, error)) (pages, total int, err error) {
 	got := 0
+	total = -1
 	for n := 1; ; n++ {
 		if n > maxPages {
-			return fmt.Errorf("listing exceeds %d pages", maxPages)
+			return pages, total, fmt.Errorf("listing exceeds %d pages", maxPages)
 		}
 		p, err := fetch(n)
 		if err != nil {
-			return err
+			return pages, total, err
 		}
+		pages++
 		got += p.decoded
+		if p.total >= 0 {
+			total = p.total
+		}
 		switch {
 		case p.decoded == 0:
-			return nil
+			return pages, total, nil
 		case p.total >= 0:
 			if got >= p.total {
-				return nil
+				return pages, total, nil
 			}
 		case p.next == 0:
-			return nil
+			return pages, total, nil
 		}
 	}
 }
@@ -328,61 +343,6 @@ func nextPage(h http.Header) int {
 		}
 	}
 	return 0
-}
-
-// Stats are request statistics for `--stats`: how many HTTP exchanges the run made (each
-// retry attempt counts), by endpoint class, and how many response bytes it read.
-type Stats struct {
-	Forge         string         `json:"forge"`
-	Requests      int            `json:"requests"`
-	Retries       int            `json:"retries"`
-	Failures      int            `json:"failures"` // transport errors and non-2xx responses
-	ResponseBytes int64          `json:"response_bytes"`
-	ByEndpoint    map[string]int `json:"by_endpoint"`
-	mu            *sync.Mutex
-}
-
-func newStats() *Stats {
-	return &Stats{Forge: Forge, ByEndpoint: map[string]int{}, mu: &sync.Mutex{}}
-}
-
-func (s *Stats) snapshot() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := Stats{Forge: s.Forge, Requests: s.Requests, Retries: s.Retries, Failures: s.Failures,
-		ResponseBytes: s.ResponseBytes, ByEndpoint: make(map[string]int, len(s.ByEndpoint))}
-	for k, v := range s.ByEndpoint {
-		out.ByEndpoint[k] = v
-	}
-	return out
-}
-
-func (s *Stats) retried() {
-	s.mu.Lock()
-	s.Retries++
-	s.mu.Unlock()
-}
-
-// countingTransport records Stats for every attempt (below the retry layer).
-type countingTransport struct {
-	next  http.RoundTripper
-	stats *Stats
-}
-
-func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	s := t.stats
-	s.mu.Lock()
-	s.Requests++
-	s.ByEndpoint[req.Method+" "+endpointClass(req.URL.Path)]++
-	if err != nil || resp.StatusCode/100 != 2 {
-		s.Failures++
-	}
-	if resp != nil && resp.ContentLength > 0 {
-		s.ResponseBytes += resp.ContentLength
-	}
-	s.mu.Unlock()
-	return resp, err
 }
 
 // endpointClass replaces the variable path segments of an API path with placeholders, so the

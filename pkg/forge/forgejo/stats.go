@@ -1,0 +1,140 @@
+package forgejo
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+// Stats are the statistics behind `forgectx snapshot --stats` (run telemetry, never part of
+// the snapshot). The field names follow the GitHub adapter's statistics where they mean the
+// same thing. Maps encode with sorted keys, so a replay's statistics are deterministic.
+type Stats struct {
+	Forge string `json:"forge"`
+	// Requests counts every HTTP attempt, retries included.
+	Requests int `json:"requests"`
+	// RequestsByEndpoint splits Requests by method and templated endpoint (owner, repository,
+	// user and numbers replaced by placeholders).
+	RequestsByEndpoint map[string]int `json:"requests_by_endpoint"`
+	// Retries counts the attempts after a first one.
+	Retries int `json:"retries"`
+	// Failures counts transport errors and non-2xx answers (a permission 404 included).
+	Failures int `json:"failures"`
+	// ResponseBytes sums the announced Content-Length of the responses.
+	ResponseBytes int64 `json:"response_bytes"`
+	// Pages counts successfully read pages per list of the last acquisition.
+	Pages map[string]int `json:"pages"`
+	// Records counts what the last acquisition holds per source.
+	Records map[string]int `json:"records"`
+	// Gaps are the last acquisition's adapter-observed gaps.
+	Gaps acquisition.Outcomes `json:"gaps"`
+	// LowerBound is the request count a perfect run needs: repository and entity, for every
+	// list the pages X-Total-Count requires (at least one), one comments request per submitted
+	// review and one permission lookup per referenced actor.
+	LowerBound int `json:"lower_bound_requests"`
+	// Ratio is Requests / LowerBound.
+	Ratio float64 `json:"request_ratio"`
+}
+
+// WriteJSON writes s as indented JSON.
+func (s Stats) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// counters are the transport-level counts shared by every request of a client.
+type counters struct {
+	mu            sync.Mutex
+	requests      int
+	retries       int
+	failures      int
+	responseBytes int64
+	byEndpoint    map[string]int
+	// last acquisition
+	pages      map[string]int
+	records    map[string]int
+	gaps       acquisition.Outcomes
+	lowerBound int
+}
+
+func newStats() *counters {
+	return &counters{byEndpoint: map[string]int{}, pages: map[string]int{}, records: map[string]int{}}
+}
+
+func (s *counters) retried() {
+	s.mu.Lock()
+	s.retries++
+	s.mu.Unlock()
+}
+
+// Stats returns the client's statistics so far (requests are cumulative over the client's
+// life; pages, records, gaps and the lower bound describe its last Acquire).
+func (c *Client) Stats() Stats {
+	s := c.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
+		ResponseBytes: s.responseBytes, RequestsByEndpoint: map[string]int{}, Pages: map[string]int{},
+		Records: map[string]int{}, Gaps: s.gaps, LowerBound: s.lowerBound}
+	for k, v := range s.byEndpoint {
+		out.RequestsByEndpoint[k] = v
+	}
+	for k, v := range s.pages {
+		out.Pages[k] = v
+	}
+	for k, v := range s.records {
+		out.Records[k] = v
+	}
+	if out.LowerBound > 0 {
+		out.Ratio = float64(out.Requests) / float64(out.LowerBound)
+	}
+	return out
+}
+
+// finish records the per-acquisition part of the statistics.
+func (s *counters) finish(a *acquisition.Acquisition, pages map[string]int, lowerBound int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages = map[string]int{}
+	for k, v := range pages {
+		s.pages[k] = v
+	}
+	logs := 0
+	for _, c := range a.Checks {
+		if c.Log != nil {
+			logs++
+		}
+	}
+	s.records = map[string]int{
+		"comments": len(a.Comments), "reviews": len(a.Reviews), "threads": len(a.Threads),
+		"checks": len(a.Checks), "check_logs_unsupported": logs, "agent_runs": len(a.AgentRuns), "actors": len(a.Actors),
+	}
+	s.gaps = a.Outcomes
+	s.lowerBound = lowerBound
+}
+
+// countingTransport records the counters for every attempt (below the retry layer).
+type countingTransport struct {
+	next  http.RoundTripper
+	stats *counters
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	s := t.stats
+	s.mu.Lock()
+	s.requests++
+	s.byEndpoint[req.Method+" "+endpointClass(req.URL.Path)]++
+	if err != nil || resp.StatusCode/100 != 2 {
+		s.failures++
+	}
+	if resp != nil && resp.ContentLength > 0 {
+		s.responseBytes += resp.ContentLength
+	}
+	s.mu.Unlock()
+	return resp, err
+}
