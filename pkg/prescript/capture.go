@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,11 +34,11 @@ type capture struct {
 	cur     []byte // the first limit bytes of the current line
 	curLong bool   // the current line exceeded limit
 
-	lastNonEmpty string   // last non-empty line (raw, at most limit bytes)
-	annotations  []string // messages of ::error:: / ##[error] lines, raw
-	annBytes     int      // total bytes in annotations
-	annDropped   int      // annotations not kept once annBytes reached limit
-	lines        int      // complete lines seen (for logging; counts only)
+	last        []byte   // last non-empty line (raw, at most limit bytes)
+	annotations []string // messages of ::error:: / ##[error] lines, raw
+	annBytes    int      // total bytes in annotations
+	annDropped  int      // annotations not kept once annBytes reached limit
+	lines       int      // complete lines seen (for logging; counts only)
 }
 
 func newCapture(live func([]byte), secrets []string) *capture {
@@ -82,24 +83,51 @@ func (c *capture) close() {
 	}
 }
 
+// endLine processes the finished line without allocating for ordinary lines: the line buffer
+// and the last-line buffer are reused, and only annotation candidates become strings.
 func (c *capture) endLine() {
-	line := string(c.cur)
+	line := c.cur
 	if c.curLong {
-		line = trimPartialRune(line)
+		line = line[:len(trimPartialRune(string(line)))]
+	}
+	c.lines++
+	if hasText(line) {
+		c.last = append(c.last[:0], line...)
+	}
+	if annotationCandidate(line) {
+		if msg, ok := errorAnnotation(string(line)); ok {
+			if c.annBytes >= c.limit {
+				c.annDropped++
+			} else {
+				c.annotations = append(c.annotations, msg)
+				c.annBytes += len(msg) + len(AnnotationSeparator)
+			}
+		}
 	}
 	c.cur, c.curLong = c.cur[:0], false
-	c.lines++
-	if sanitize(line) != "" {
-		c.lastNonEmpty = line
-	}
-	if msg, ok := errorAnnotation(line); ok {
-		if c.annBytes >= c.limit {
-			c.annDropped++
-			return
+}
+
+// lastNonEmpty is the last line that still has text once control characters and blanks are
+// removed (raw, at most limit bytes); "" when there is none.
+func (c *capture) lastNonEmpty() string { return string(c.last) }
+
+// hasText reports whether sanitize would leave something of b: a rune that is neither a
+// control character nor white space (invalid bytes count as text).
+func hasText(b []byte) bool {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r >= 0x20 && r != 0x7f && !unicode.IsSpace(r) {
+			return true
 		}
-		c.annotations = append(c.annotations, msg)
-		c.annBytes += len(msg) + len(AnnotationSeparator)
+		b = b[size:]
 	}
+	return false
+}
+
+// annotationCandidate is the cheap prefix test before errorAnnotation.
+func annotationCandidate(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t")
+	return bytes.HasPrefix(b, []byte("::")) || bytes.HasPrefix(b, []byte("##["))
 }
 
 // errorAnnotation recognises a GitHub Actions error annotation and returns its message:

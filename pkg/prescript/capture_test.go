@@ -99,8 +99,8 @@ func TestCaptureIsBounded(t *testing.T) {
 			t.Fatalf("annotation of %d bytes kept", len(a))
 		}
 	}
-	if c.lastNonEmpty != "last line without newline" || c.lines != 201 {
-		t.Fatalf("last %q lines %d", c.lastNonEmpty, c.lines)
+	if c.lastNonEmpty() != "last line without newline" || c.lines != 201 {
+		t.Fatalf("last %q lines %d", c.lastNonEmpty(), c.lines)
 	}
 }
 
@@ -111,7 +111,7 @@ func TestCaptureSplitWrites(t *testing.T) {
 		c.Write([]byte(p))
 	}
 	c.close()
-	if len(c.annotations) != 1 || c.annotations[0] != "hello" || c.lastNonEmpty != "second line" {
+	if len(c.annotations) != 1 || c.annotations[0] != "hello" || c.lastNonEmpty() != "second line" {
 		t.Fatalf("%+v", c)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/forgectx/forgectx/pkg/filter"
 )
 
 // FuzzParse: Parse never panics, every error is a *ProtocolError that names a rule and never
@@ -52,3 +54,44 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCapture: the capture of untrusted script output never panics, agrees with sanitize on
+// what a non-empty line is, stays within its window, and the text it yields after clean is
+// one line of at most MaxTextBytes bytes, whatever the bytes and however they are split.
+func FuzzCapture(f *testing.F) {
+	for _, s := range []string{
+		"::error::x\n", "##[error]y\r\n", "::error t=1::z", "a\x00\x1b\x7f\n\n \t\n", "é\xff\xc3", "\u00a0\u2028\n",
+		strings.Repeat("w", 3000) + "\n::error::" + strings.Repeat("é", 900),
+	} {
+		f.Add([]byte(s), uint8(7))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
+		c := newCapture(nil, nil)
+		step := int(split)%64 + 1
+		for i := 0; i < len(in); i += step {
+			c.Write(in[i:min(i+step, len(in))])
+		}
+		c.close()
+		if len(c.last) > c.limit || len(c.cur) != 0 {
+			t.Fatalf("window exceeded: last %d cur %d", len(c.last), len(c.cur))
+		}
+		for _, line := range strings.Split(string(in), "\n") {
+			if len(line) <= c.limit && hasText([]byte(line)) != (sanitize(line) != "") {
+				t.Fatalf("hasText and sanitize disagree on %q", line)
+			}
+		}
+		if last := c.lastNonEmpty(); last != "" && sanitize(last) == "" {
+			t.Fatalf("kept an empty line as the last non-empty one: %q", last)
+		}
+		for _, a := range append([]string{c.lastNonEmpty()}, c.annotations...) {
+			out, _ := clean(a, identity{})
+			if len(out) > MaxTextBytes || hasControl(out) {
+				t.Fatalf("clean(%q) = %q: not one capped line", a, out)
+			}
+		}
+	})
+}
+
+type identity struct{}
+
+func (identity) Redact(s string) (string, []filter.Finding) { return s, nil }

@@ -242,7 +242,7 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 			d.Reason, d.Outputs = file.Reason, file.Outputs
 		}
 		if d.Reason == "" {
-			reason, findings := clean(out.lastNonEmpty, redactor)
+			reason, findings := clean(out.lastNonEmpty(), redactor)
 			d.Reason, d.ReasonFromStdout = reason, reason != ""
 			if n := countFindings(findings); n > 0 {
 				log.Info().Int("redactions", n).Msg("exit 78: stdout reason redacted")
@@ -294,13 +294,13 @@ func hardFailure(ps *os.ProcessState, out, errc *capture, r Redactor) *HardFailu
 	switch {
 	case len(parts) > 0:
 		diag = capBytes(strings.Join(parts, AnnotationSeparator), MaxTextBytes)
-	case errc.lastNonEmpty != "":
+	case errc.lastNonEmpty() != "":
 		var f []filter.Finding
-		diag, f = clean(errc.lastNonEmpty, r)
+		diag, f = clean(errc.lastNonEmpty(), r)
 		findings = append(findings, f)
-	case out.lastNonEmpty != "":
+	case out.lastNonEmpty() != "":
 		var f []filter.Finding
-		diag, f = clean(out.lastNonEmpty, r)
+		diag, f = clean(out.lastNonEmpty(), r)
 		findings = append(findings, f)
 	}
 	hf.Redactions = filter.MergeFindings(findings...)
