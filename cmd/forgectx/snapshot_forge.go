@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/github"
 )
 
 // forgeOptions are the `forgectx snapshot` flags that select and reach a live (or recorded)
@@ -19,8 +25,92 @@ type forgeOptions struct {
 	Stats    string // file to write request statistics JSON into
 }
 
+// defaultGitHubTokenEnv is read when --token-env is not given.
+const defaultGitHubTokenEnv = "GITHUB_TOKEN"
+
+// forgeDeadline bounds one whole acquisition.
+const forgeDeadline = 15 * time.Minute
+
 // acquireFromForge reads the entity named by o from its forge into the neutral model.
 // The forge adapters (pkg/forge/<name>) plug in here.
 func acquireFromForge(ctx context.Context, e *env, o forgeOptions, profile acquisition.Profile) (*acquisition.Acquisition, error) {
+	switch o.Forge {
+	case "github":
+		return acquireGitHub(ctx, e, o, profile)
+	}
 	return nil, usagef("--forge %s: no adapter for this forge in this build", o.Forge)
+}
+
+// acquireGitHub wires the flags into github.Options: --replay serves every request from a
+// cassette (offline, no token, the recorded API URL as default so source.host is the
+// recorded one); otherwise the token is read from the environment variable --token-env names
+// and --record, when set, records the run into a new cassette with credentials stripped.
+func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisition.Profile) (*acquisition.Acquisition, error) {
+	if o.Record != "" && o.Replay != "" {
+		return nil, usagef("--record and --replay are mutually exclusive")
+	}
+	opts := github.Options{APIURL: o.APIURL, Log: e.Log}
+	if o.Replay != "" {
+		c, err := cassette.Load(o.Replay)
+		if err != nil {
+			return nil, usagef("--replay %s: %v", o.Replay, err)
+		}
+		if c.Meta.Forge != "" && c.Meta.Forge != "github" {
+			return nil, usagef("--replay %s: cassette was recorded for forge %q, not github", o.Replay, c.Meta.Forge)
+		}
+		rp, err := cassette.NewReplayer(c)
+		if err != nil {
+			return nil, usagef("--replay %s: %v", o.Replay, err)
+		}
+		opts.Transport = rp
+		if opts.APIURL == "" {
+			opts.APIURL = c.Meta.APIURL
+		}
+		// Recorded waits (Retry-After) need not be waited again offline.
+		opts.RetryWaitMin, opts.RetryWaitMax, opts.MaxRateLimitWait = time.Millisecond, time.Millisecond, time.Millisecond
+	} else {
+		name := o.TokenEnv
+		if name == "" {
+			name = defaultGitHubTokenEnv
+		}
+		opts.Token = e.Getenv(name)
+		if opts.Token == "" {
+			return nil, usagef("--token-env %s: the environment variable is unset or empty (GitHub's GraphQL API requires a token)", name)
+		}
+		opts.Record = o.Record
+	}
+	client, err := github.New(opts)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, forgeDeadline)
+	defer cancel()
+	acq, err := client.Acquire(ctx, forge.Ref{Forge: "github", APIURL: opts.APIURL, Repo: o.Repo, Number: o.Number}, profile)
+	if st := client.Stats(); st != nil {
+		e.Log.Info().Int("requests", st.Requests).Int("lower_bound", st.LowerBound).Float64("ratio", st.Ratio).Msg("github: acquisition finished")
+		if o.Stats != "" {
+			if werr := writeStats(o.Stats, st); werr != nil {
+				return nil, werr
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("acquire: %w", err)
+	}
+	return acq, nil
+}
+
+func writeStats(path string, st *github.Stats) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("--stats: %w", err)
+	}
+	if err := st.WriteJSON(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--stats: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--stats: %w", err)
+	}
+	return nil
 }

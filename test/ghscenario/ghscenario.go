@@ -256,7 +256,7 @@ func (b *builder) entity() error {
 	e := map[string]any{
 		"__typename": "Issue",
 		"id":         s.NodeID, "number": s.Number, "title": s.Title, "body": s.Body,
-		"state": s.State, "createdAt": iso(s.CreatedAt), "updatedAt": iso(s.UpdatedAt),
+		"issueState": s.State, "createdAt": iso(s.CreatedAt), "updatedAt": iso(s.UpdatedAt),
 		"author":   gqlActor(s.Author),
 		"comments": map[string]any{"totalCount": len(s.Comments)},
 		"labels": map[string]any{"totalCount": len(labels), "pageInfo": map[string]any{"hasNextPage": false, "endCursor": cursor(len(labels))},
@@ -264,9 +264,11 @@ func (b *builder) entity() error {
 	}
 	if s.PR {
 		e["__typename"] = "PullRequest"
+		delete(e, "issueState")
+		e["pullRequestState"] = s.State
 		e["merged"] = s.Merged
 		if s.Merged {
-			e["state"] = "MERGED"
+			e["pullRequestState"] = "MERGED"
 		}
 		e["headRefOid"] = s.HeadSHA
 		e["reviews"] = map[string]any{"totalCount": len(s.Reviews)}

@@ -83,6 +83,8 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 			Actors:    []acquisition.Actor{},
 		},
 	}
+	// Statistics are kept for failed runs too (--stats explains a failure).
+	defer c.finishStats(r)
 	if err := r.readEntity(ctx); err != nil {
 		return nil, err
 	}
@@ -94,14 +96,14 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	// requests). Each writes only its own result; gaps are merged in a fixed order below so
 	// the acquisition does not depend on scheduling.
 	var (
-		wg                         sync.WaitGroup
-		comments, threadComments   []acquisition.Comment
-		reviews                    []acquisition.Review
-		threads                    []acquisition.Thread
-		checks                     []acquisition.Check
-		agentRuns                  []acquisition.AgentRun
-		gComments, gReviews, gThr  gapList
-		gChecks, gLogs, gAgentRuns gapList
+		wg                        sync.WaitGroup
+		comments, threadComments  []acquisition.Comment
+		reviews                   []acquisition.Review
+		threads                   []acquisition.Thread
+		checks                    []acquisition.Check
+		agentRuns                 []acquisition.AgentRun
+		gComments, gReviews, gThr gapList
+		gChecks, gAgentRuns       gapList
 	)
 	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	if profile.Includes(acquisition.SourceComments) {
@@ -112,7 +114,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		spawn(func() { threads, threadComments, gThr = r.readThreads(ctx) })
 	}
 	if r.isPR && profile.Includes(acquisition.SourceChecks) {
-		spawn(func() { checks, gChecks, gLogs = r.readChecks(ctx) })
+		spawn(func() { checks, gChecks = r.readChecks(ctx) })
 	}
 	if profile.Includes(acquisition.SourceAgentRuns) {
 		spawn(func() { agentRuns, gAgentRuns = r.readReceipts(ctx) })
@@ -137,12 +139,10 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		gThr.addTo(&a.Outcomes, acquisition.ScopeComments)
 	}
 	gChecks.addTo(&a.Outcomes, acquisition.ScopeChecks)
-	gLogs.addTo(&a.Outcomes, acquisition.ScopeCheckLogs)
 	gAgentRuns.addTo(&a.Outcomes, acquisition.ScopeAgentRuns)
 
 	r.resolveActors(ctx)
 	sortOutcomes(&a.Outcomes)
-	c.finishStats(r)
 	return a, nil
 }
 

@@ -23,8 +23,8 @@ const actionsAppSlug = "github-actions"
 // Decision (docs/github.md): a check run not created by GitHub Actions has no immutable
 // creation time in any GitHub API (its started_at is set by the app and may be rewritten; the
 // spec forbids runner time), so it is invalid_metadata and omitted.
-func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList, gapList) {
-	var gaps, logGaps gapList
+func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
+	var gaps gapList
 	var total int
 	read := func() ([]*gh.CheckRun, error) {
 		return listREST(ctx, r, acquisition.SourceChecks, "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
@@ -79,11 +79,11 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList, gap
 			continue
 		}
 		if r.profile.LogSelected(ck.Conclusion) {
-			ck.Log = r.readLog(ctx, cr.GetID(), &logGaps)
+			ck.Log = r.readLog(ctx, cr.GetID())
 		}
 		out = append(out, ck)
 	}
-	return out, gaps, logGaps
+	return out, gaps
 }
 
 func dedupe[T any](items []T, id func(T) string) ([]T, int) {
@@ -173,13 +173,12 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 // readLog downloads one Actions job log: the API answers with a redirect to a pre-signed URL,
 // fetched without the token. A log whose announced or actual size exceeds max_source_bytes is
 // never read past the bound and never decoded (source_too_large); no prefix is kept.
-func (r *run) readLog(ctx context.Context, jobID int64, gaps *gapList) *acquisition.Log {
+func (r *run) readLog(ctx context.Context, jobID int64) *acquisition.Log {
 	limit := int64(r.profile.Bounds.MaxSourceBytes)
 	r.needRequests("check_logs", 2)
-	fail := func(outcome, code string) *acquisition.Log {
-		gaps.add(code, 1)
-		return &acquisition.Log{Outcome: outcome}
-	}
+	// The outcome is reported on the Log only: the assembler turns Log outcomes into
+	// check_logs gaps (adding them to Outcomes as well would count them twice).
+	fail := func(outcome string) *acquisition.Log { return &acquisition.Log{Outcome: outcome} }
 	var loc string
 	err := readPage(ctx, func() error {
 		u, _, err := r.c.rest.Actions.GetWorkflowJobLogs(withEndpoint(ctx, "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"), r.owner, r.name, jobID, 1)
@@ -189,23 +188,23 @@ func (r *run) readLog(ctx context.Context, jobID int64, gaps *gapList) *acquisit
 		return err
 	})
 	if err != nil {
-		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+		return fail(acquisition.LogFetchFailed)
 	}
 	req, err := http.NewRequestWithContext(withEndpoint(ctx, "GET {job log download}"), http.MethodGet, loc, nil)
 	if err != nil {
-		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+		return fail(acquisition.LogFetchFailed)
 	}
 	resp, err := r.c.restNoAuth.Do(req)
 	if err != nil {
-		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+		return fail(acquisition.LogFetchFailed)
 	}
 	defer resp.Body.Close()
 	r.countPage(acquisition.SourceCheckLogs)
 	if resp.StatusCode != http.StatusOK {
-		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+		return fail(acquisition.LogFetchFailed)
 	}
 	if limit > 0 && resp.ContentLength > limit {
-		return fail(acquisition.LogSourceTooLarge, acquisition.GapSourceTooLarge)
+		return fail(acquisition.LogSourceTooLarge)
 	}
 	var rd io.Reader = resp.Body
 	if limit > 0 {
@@ -215,10 +214,10 @@ func (r *run) readLog(ctx context.Context, jobID int64, gaps *gapList) *acquisit
 	}
 	b, err := io.ReadAll(rd)
 	if err != nil {
-		return fail(acquisition.LogFetchFailed, acquisition.GapFetchFailed)
+		return fail(acquisition.LogFetchFailed)
 	}
 	if limit > 0 && int64(len(b)) > limit {
-		return fail(acquisition.LogSourceTooLarge, acquisition.GapSourceTooLarge)
+		return fail(acquisition.LogSourceTooLarge)
 	}
 	return &acquisition.Log{Outcome: acquisition.LogFetched, Content: b}
 }

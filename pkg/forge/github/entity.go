@@ -27,7 +27,8 @@ type gqlEntity struct {
 	Number        int       `json:"number"`
 	Title         string    `json:"title"`
 	Body          string    `json:"body"`
-	State         string    `json:"state"`
+	IssueState    string    `json:"issueState"`
+	PRState       string    `json:"pullRequestState"`
 	Merged        bool      `json:"merged"`
 	CreatedAt     string    `json:"createdAt"`
 	UpdatedAt     string    `json:"updatedAt"`
@@ -83,9 +84,13 @@ func (r *run) readEntity(ctx context.Context) error {
 	if !validNodeID(e.ID) {
 		return fmt.Errorf("%w: entity id %q: not a GitHub node ID", ErrEntity, e.ID)
 	}
-	state, ok := mapEntityState(e.State, r.isPR, e.Merged)
+	native := e.IssueState
+	if r.isPR {
+		native = e.PRState
+	}
+	state, ok := mapEntityState(native, r.isPR, e.Merged)
 	if !ok {
-		return fmt.Errorf("%w: state %q: not in the v1 GitHub state table", ErrEntity, e.State)
+		return fmt.Errorf("%w: state %q: not in the v1 GitHub state table", ErrEntity, native)
 	}
 	if r.isPR {
 		r.head = strings.ToLower(e.HeadRefOid)

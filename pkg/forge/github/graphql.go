@@ -22,7 +22,8 @@ import (
 const actorFields = `__typename login ... on Node { id }`
 
 // entityQuery reads the repository node ID and the issue or pull request (auto-detected by
-// issueOrPullRequest) with its labels and the totalCounts the list readers check against.
+// issueOrPullRequest) with its labels (the two state fields have different enum types, so
+// GraphQL requires aliases) and the totalCounts the list readers check against.
 const entityQuery = `query Entity($owner: String!, $name: String!, $number: Int!, $labelsAfter: String) {
   repository(owner: $owner, name: $name) {
     id
@@ -30,13 +31,13 @@ const entityQuery = `query Entity($owner: String!, $name: String!, $number: Int!
     issueOrPullRequest(number: $number) {
       __typename
       ... on Issue {
-        id number title body state createdAt updatedAt
+        id number title body issueState: state createdAt updatedAt
         author { ` + actorFields + ` }
         comments { totalCount }
         labels(first: 100, after: $labelsAfter) { totalCount pageInfo { hasNextPage endCursor } nodes { name } }
       }
       ... on PullRequest {
-        id number title body state merged createdAt updatedAt headRefOid
+        id number title body pullRequestState: state merged createdAt updatedAt headRefOid
         author { ` + actorFields + ` }
         comments { totalCount }
         reviews { totalCount }
