@@ -114,6 +114,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	if err != nil {
 		return nil, err
 	}
+	c.counter.reset()
 	log := c.opts.Log.With().Str("forge", "gitlab").Int("iid", ref.Number).Str("kind", profile.EntityKind).Logger()
 
 	a := &acquisition.Acquisition{
@@ -189,6 +190,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		c.checks(ctx, pid, profile, a)
 	}
 	c.actors(ctx, pid, a)
+	c.finishStats(a)
 	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
 		Int("actors", len(a.Actors)).Msg("gitlab acquisition complete")
 	return a, nil

@@ -424,3 +424,41 @@ func TestGitLabRejectsBadRefsBeforeFetching(t *testing.T) {
 		}
 	}
 }
+
+// TestGitLabStatsCountEveryAttempt: --stats counts retries as requests, groups them by
+// templated endpoint and compares them with the distinct requests a retry-free run needs.
+func TestGitLabStatsCountEveryAttempt(t *testing.T) {
+	f := httpfake.New(t)
+	f.Expect("GET", pMR, httpfake.ServerError()) // served before the scenario's reply
+	f.Expect("GET", "/api/v4/projects/42/jobs/9002/trace", httpfake.BadGateway())
+	expectMRScenario(t, f)
+	c := testClient(t, f)
+	if c.Stats() != nil {
+		t.Fatal("stats before any Acquire")
+	}
+	acquireMR(t, c)
+	s := c.Stats()
+	if s.Requests != 23 || s.LowerBound != 21 || s.Ratio < 1.09 || s.Ratio > 1.1 {
+		t.Errorf("requests %d lower bound %d ratio %v", s.Requests, s.LowerBound, s.Ratio)
+	}
+	for ep, n := range map[string]int{
+		"GET projects/:project":                           1,
+		"GET projects/:id/merge_requests/:id":             2,
+		"GET projects/:id/jobs/:id/trace":                 3,
+		"GET projects/:id/pipelines/:id/jobs":             3,
+		"GET users/:id":                                   6,
+		"GET projects/:id/members/all/:id":                5,
+		"GET projects/:id/merge_requests/:id/discussions": 2,
+	} {
+		if s.RequestsByEndpoint[ep] != n {
+			t.Errorf("%s: %d, want %d (all: %v)", ep, s.RequestsByEndpoint[ep], n, s.RequestsByEndpoint)
+		}
+	}
+	if s.Records["comments"] != 9 || s.Records["checks"] != 10 || s.Records["check_logs"] != 1 || s.Records["actors"] != 6 {
+		t.Errorf("records %v", s.Records)
+	}
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil || !strings.Contains(b.String(), `"request_ratio"`) {
+		t.Errorf("%v %s", err, b.String())
+	}
+}

@@ -87,6 +87,8 @@ type Client struct {
 	opts    Options
 	httpc   *http.Client
 	retrier *retryablehttp.Client // for the bounded trace reader
+	counter *counter
+	stats   *Stats // of the last Acquire, guarded by counter.mu
 }
 
 // New builds a Client. It fails on an unusable API URL.
@@ -123,10 +125,15 @@ func New(o Options) (*Client, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	httpc := o.HTTPClient
-	if httpc == nil {
-		httpc = &http.Client{Timeout: 60 * time.Second}
+	httpc := &http.Client{Timeout: 60 * time.Second}
+	if o.HTTPClient != nil {
+		cp := *o.HTTPClient
+		httpc = &cp
 	}
+	// Every attempt, retries included, passes the counter (--stats).
+	cnt := &counter{next: httpc.Transport, basePath: strings.TrimSuffix(base.EscapedPath(), "/")}
+	cnt.reset()
+	httpc.Transport = cnt
 	backoff := Backoff(o.Now, o.MaxServerWait)
 	var auth gl.AuthSource = gl.AccessTokenAuthSource{Token: o.Token}
 	if o.TokenKind == TokenJob {
@@ -158,7 +165,7 @@ func New(o Options) (*Client, error) {
 		Backoff:      backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}
-	return &Client{gl: client, base: base, host: host, opts: o, httpc: httpc, retrier: retrier}, nil
+	return &Client{gl: client, base: base, host: host, opts: o, httpc: httpc, retrier: retrier, counter: cnt}, nil
 }
 
 // API exposes the underlying client-go client (for callers that need an endpoint this

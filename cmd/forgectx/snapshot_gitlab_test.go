@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+)
+
+const gitlabCassette = "../../test/fixtures/gitlab/cassettes/mr"
+
+func gitlabProfile() acquisition.Profile {
+	return acquisition.Profile{
+		EntityKind:        acquisition.KindChangeProposal,
+		IncludedSources:   []string{"agent_runs", "check_logs", "checks", "comments", "entity", "reviews"},
+		RecordSelection:   "newest",
+		CheckLogSelection: "failed",
+		Bounds: acquisition.Bounds{MaxRecordsPerSource: 100, MaxSourceBytes: 4096, MaxRecordBytes: 8192,
+			MaxLogBytes: 4096, MaxMetadataStringBytes: 256, MaxLabels: 20},
+	}
+}
+
+func testEnv(vars map[string]string, logs *bytes.Buffer) *env {
+	return &env{
+		Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
+		Getenv: func(k string) string { return vars[k] },
+		Log:    zerolog.New(logs),
+	}
+}
+
+// TestSnapshotGitLabReplayAssembles: `--forge gitlab --replay` reads the recorded merge
+// request offline (API URL from the cassette), writes --stats, and the acquisition assembles.
+func TestSnapshotGitLabReplayAssembles(t *testing.T) {
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	var logs bytes.Buffer
+	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, Replay: gitlabCassette, Stats: stats}
+	acq, err := acquireGitlab(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acq.Source.Host != "gitlab.example.com:8443" || acq.Entity.ID != "9007" || len(acq.Checks) != 10 {
+		t.Errorf("acquisition source %+v entity %s checks %d", acq.Source, acq.Entity.ID, len(acq.Checks))
+	}
+	raw, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Requests   int     `json:"requests"`
+		LowerBound int     `json:"lower_bound_requests"`
+		Ratio      float64 `json:"request_ratio"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil || s.Requests != 21 || s.LowerBound != 21 || s.Ratio != 1 {
+		t.Errorf("stats %s (%v)", raw, err)
+	}
+	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: gitlabProfile(), Category: "observation", Filter: filter.New(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Summary.EntityNumber != 7 {
+		t.Errorf("summary %+v", tree.Summary)
+	}
+	if strings.Contains(logs.String(), "unused_interactions") {
+		t.Errorf("replay left interactions unused: %s", logs.String())
+	}
+}
+
+func TestSnapshotGitLabFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    forgeOptions
+		vars map[string]string
+		want string
+	}{
+		{"record and replay together", forgeOptions{Repo: "42", Number: 7, Record: "a", Replay: "b"}, nil, "mutually exclusive"},
+		{"empty token variable", forgeOptions{Repo: "42", Number: 7, TokenEnv: "GITLAB_TOKEN"}, nil, "--token-env GITLAB_TOKEN"},
+		{"missing cassette", forgeOptions{Repo: "42", Number: 7, Replay: "/nonexistent"}, nil, "--replay"},
+		{"bad api url", forgeOptions{Repo: "42", Number: 7, TokenEnv: "T", APIURL: "ftp://x"}, map[string]string{"T": "glpat-x"}, "--api-url"},
+	} {
+		var logs bytes.Buffer
+		_, err := acquireGitlab(context.Background(), testEnv(tc.vars, &logs), tc.o, gitlabProfile())
+		var u *usageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want usage error mentioning %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestSnapshotGitLabReplayMissIsAnError: a request the cassette does not hold fails the
+// entity read instead of touching the network.
+func TestSnapshotGitLabReplayMissIsAnError(t *testing.T) {
+	var logs bytes.Buffer
+	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 8, Replay: gitlabCassette}
+	_, err := acquireGitlab(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
+	if err == nil || !strings.Contains(err.Error(), "merge_request") {
+		t.Fatalf("err = %v", err)
+	}
+}

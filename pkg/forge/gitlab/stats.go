@@ -1,0 +1,123 @@
+package gitlab
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+// Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry, never part of
+// the snapshot). Maps encode with sorted keys, so a replay gives the same JSON.
+type Stats struct {
+	// Requests counts every HTTP attempt, retries included.
+	Requests int `json:"requests"`
+	// RequestsByEndpoint splits Requests by templated endpoint ("GET projects/:id/jobs/:id/trace").
+	RequestsByEndpoint map[string]int `json:"requests_by_endpoint"`
+	// LowerBound is the number of distinct requests (method and full URL): what a run without
+	// any retry needs for the same pages.
+	LowerBound int `json:"lower_bound_requests"`
+	// Ratio is Requests / LowerBound (1.0 means no retries were needed).
+	Ratio float64 `json:"request_ratio"`
+	// Records counts what the acquisition holds per source.
+	Records map[string]int `json:"records"`
+	// Gaps are the adapter-observed gaps per scope.
+	Gaps acquisition.Outcomes `json:"gaps"`
+}
+
+// WriteJSON writes s as indented JSON.
+func (s *Stats) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Stats returns the statistics of the last Acquire (nil before one ran).
+func (c *Client) Stats() *Stats {
+	c.counter.mu.Lock()
+	defer c.counter.mu.Unlock()
+	return c.stats
+}
+
+// counter is the transport wrapper that counts attempts by endpoint template.
+type counter struct {
+	next     http.RoundTripper
+	basePath string
+
+	mu       sync.Mutex
+	total    int
+	byEP     map[string]int
+	distinct map[string]bool
+}
+
+func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	ep := req.Method + " " + templatePath(strings.TrimPrefix(req.URL.EscapedPath(), c.basePath))
+	c.mu.Lock()
+	c.total++
+	c.byEP[ep]++
+	c.distinct[req.Method+" "+req.URL.String()] = true
+	c.mu.Unlock()
+	next := c.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
+}
+
+func (c *counter) reset() {
+	c.mu.Lock()
+	c.total, c.byEP, c.distinct = 0, map[string]int{}, map[string]bool{}
+	c.mu.Unlock()
+}
+
+var shaSegment = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// templatePath replaces the variable path segments (numeric ids, encoded project paths, Git
+// object ids) so that endpoint counts group by endpoint, not by object.
+func templatePath(p string) string {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range segs {
+		switch {
+		case numericID.MatchString(s):
+			segs[i] = ":id"
+		case strings.Contains(s, "%2F") || strings.Contains(s, "%2f"):
+			segs[i] = ":project"
+		case shaSegment.MatchString(s):
+			segs[i] = ":sha"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+func (c *Client) finishStats(a *acquisition.Acquisition) {
+	c.counter.mu.Lock()
+	defer c.counter.mu.Unlock()
+	s := &Stats{
+		Requests: c.counter.total, RequestsByEndpoint: map[string]int{}, LowerBound: len(c.counter.distinct),
+		Records: map[string]int{}, Gaps: a.Outcomes,
+	}
+	for k, v := range c.counter.byEP {
+		s.RequestsByEndpoint[k] = v
+	}
+	if s.LowerBound > 0 {
+		s.Ratio = float64(s.Requests) / float64(s.LowerBound)
+	}
+	logs := 0
+	for _, ck := range a.Checks {
+		if ck.Log != nil && ck.Log.Outcome == acquisition.LogFetched {
+			logs++
+		}
+	}
+	s.Records["comments"] = len(a.Comments)
+	s.Records["threads"] = len(a.Threads)
+	s.Records["reviews"] = len(a.Reviews)
+	s.Records["checks"] = len(a.Checks)
+	s.Records["check_logs"] = logs
+	s.Records["agent_runs"] = len(a.AgentRuns)
+	s.Records["actors"] = len(a.Actors)
+	c.stats = s
+}
