@@ -135,7 +135,7 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		j--
 	}
 	ks := j + 1
-	if ks == ke {
+	if ks == ke || (ks >= 2 && b[ks-1] == '/' && b[ks-2] == '/') { // URL userinfo: detectURL's
 		return span{}, false
 	}
 	var kbuf [64]byte

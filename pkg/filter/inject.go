@@ -21,7 +21,7 @@ const (
 	aiNoun  = `(?:ai|a\.i\.|llm|large language model|language model|ai assistant|ai agent|coding agent|coding assistant|assistant|agent|model|chatbot|copilot|claude|chatgpt|gpt|gemini|codex|devin|cursor)`
 	human   = `(?:user|human|operator|maintainer|owner|requester|developer|reviewer)s?`
 	secretN = `(?:secrets?|credentials?|tokens?|environment variables?|env vars?|env variables?|api keys?|ssh keys?|private keys?|passwords?|\$?github_token|\.env(?: files?)?)`
-	files   = `(?:~/\.ssh|\.ssh/id_|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.netrc|\.git-credentials|\.docker/config\.json|\.npmrc|\.pypirc|/etc/shadow|\.kube/config|/proc/self/environ|\.config/gh/hosts\.yml|application_default_credentials\.json)`
+	files   = `(?:~/|\$home/|/root/|/home/[a-z0-9_-]+/)?(?:\.ssh/id_[a-z0-9_]*|\.ssh\b|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.netrc|\.git-credentials|\.docker/config\.json|\.npmrc|\.pypirc|/etc/shadow|\.kube/config|/proc/self/environ|\.config/gh/hosts\.yml|application_default_credentials\.json)`
 	sinks   = `(?:\bcurl\b|\bwget\b|\bnc\b|\bncat\b|\bnetcat\b|https?://|webhook)`
 )
 
@@ -227,7 +227,7 @@ func (s *injScan) atWord(i int) {
 var (
 	commentOpen  = []byte("<!--")
 	commentClose = []byte("-->")
-	hiddenAttr   = regexp.MustCompile(`\shidden(?:\s|=|/?>)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:[^.0-9]|$)|opacity\s*:\s*0(?:[^.0-9]|$)|(?:^|[^-])color\s*:\s*(?:transparent|white|#fff\b|#ffffff)`)
+	hiddenAttr   = regexp.MustCompile(`\shidden(?:\s|=|/|$)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:[^.0-9]|$)|opacity\s*:\s*0(?:[^.0-9]|$)|(?:^|[^-])color\s*:\s*(?:transparent|white|#fff\b|#ffffff)`)
 )
 
 // hiddenAt inspects a hidden region starting at '<' (HTML comment or hidden element) or '['

@@ -178,7 +178,7 @@ func skipString(b []byte, i int) int {
 			if i+1 < len(b) && b[i+1] == '\\' {
 				return i + 2
 			}
-			return i + 1
+			return i // an ESC aborts the string and starts a sequence of its own
 		case 0xC2:
 			if i+1 < len(b) && b[i+1] == 0x9C {
 				return i + 2

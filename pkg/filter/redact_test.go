@@ -1,0 +1,146 @@
+package filter_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+const (
+	ghToken  = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+	awsKey   = "AKIAIOSFODNN7EXAMPLE"
+	openai   = "sk-proj-Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5Bc7De9Fg1"
+	anthro   = "sk-ant-api03-Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5Bc7De9Fg1Hj3Kl5-AA"
+	glToken  = "glpat-Ab3De5Fg7Hj9Kl1Mn3Pq"
+	slackTok = "xoxb-123456789012-1234567890123-Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7"
+	googKey  = "AIzaSyAb3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3"
+	stripe   = "sk_live_Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7T"
+	sendgrid = "SG.Ab3De5Fg7Hj9Kl1Mn3Pq5R.Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5Bc7De9F"
+	hfToken  = "hf_AbcDefGhiJklMnoPqrStuVwxYzaBcdEfgHi"
+	npmTok   = "npm_Ab3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5B"
+	pypiTok  = "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsxLFsiYWJjIl1dAAIsWzIsWyJkZWYiXV0AAAYgAb3De5Fg7Hj9"
+	vaultTok = "hvs.CAESIAb3De5Fg7Hj9Kl1Mn3Pq5Rs7Tu9Vw1Xy3Za5Bc7De9"
+	ageKey   = "AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE"
+)
+
+// TestRedactionFloorPositives: every family of the v1 redaction floor is detected and
+// replaced by its documented "[REDACTED:<kind>]" marker; the surrounding text stays.
+func TestRedactionFloorPositives(t *testing.T) {
+	p := filter.New([]string{"s3cr3t-run-value-42"})
+	for _, c := range []struct{ name, in, out string }{
+		{"run credential literal", "echo s3cr3t-run-value-42 done", "echo [REDACTED:run-credential] done"},
+		{"github classic", "token " + ghToken + ".", "token [REDACTED:github-token]."},
+		{"github fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456", "[REDACTED:github-token]"},
+		{"github split by ZWSP", "gh\u200bp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A", "[REDACTED:github-token]"},
+		{"github split by word joiner and tag", "ghp_aB3dE5fG7h\u2060J9kL1mN3pQ5rS7\U000E0041tU9vW1xY3z5A", "[REDACTED:github-token]"},
+		{"github fullwidth", "ｇｈｐ＿aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A", "[REDACTED:github-token]"},
+		{"gitlab", "PRIVATE-TOKEN " + glToken, "PRIVATE-TOKEN [REDACTED:gitlab-token]"},
+		{"openai", "OPENAI " + openai, "OPENAI [REDACTED:openai-key]"},
+		{"anthropic", "key " + anthro, "key [REDACTED:anthropic-key]"},
+		{"slack token", slackTok, "[REDACTED:slack-token]"},
+		{"slack webhook", "https://hooks.slack.com/services/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", "https://hooks.slack.com/services/[REDACTED:slack-webhook]"},
+		{"google api key", "key=" + googKey, "key=[REDACTED:google-api-key]"},
+		{"aws access key", "aws " + awsKey + " id", "aws [REDACTED:aws-access-key] id"},
+		{"stripe", stripe, "[REDACTED:stripe-key]"},
+		{"sendgrid", sendgrid, "[REDACTED:sendgrid-key]"},
+		{"hugging face", hfToken, "[REDACTED:huggingface-token]"},
+		{"npm", "//registry.npmjs.org/:_authToken=" + npmTok, "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]"},
+		{"pypi", pypiTok, "[REDACTED:pypi-token]"},
+		{"vault", "VAULT " + vaultTok, "VAULT [REDACTED:vault-token]"},
+		{"age", ageKey, "[REDACTED:age-secret-key]"},
+		{"private key block", "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nnext", "key:\n[REDACTED:private-key]\nnext"},
+		{"private key unterminated", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA", "[REDACTED:private-key]"},
+		{"authorization bearer", `curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig123"`, `curl -H "Authorization: Bearer [REDACTED:authorization]"`},
+		{"authorization basic", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED:authorization]"},
+		{"proxy authorization token", "proxy-authorization: token 0123456789abcdef", "proxy-authorization: token [REDACTED:authorization]"},
+		{"api key header", "X-API-Key: 9f8e7d6c5b4a39281706", "X-API-Key: [REDACTED:api-key-header]"},
+		{"gitlab private-token header", "PRIVATE-TOKEN: Zx9Yw8Vu7Ts6Rq5Po4", "PRIVATE-TOKEN: [REDACTED:api-key-header]"},
+		{"env assignment", "export DEPLOY_TOKEN=Zx9Yw8Vu7Ts6Rq5Po4", "export DEPLOY_TOKEN=[REDACTED:secret-assignment]"},
+		{"yaml password", "  password: hunter22", "  password: [REDACTED:secret-assignment]"},
+		{"json client secret", `{"client_secret": "Zx9Yw8Vu7Ts6Rq5Po4", "id": 1}`, `{"client_secret": "[REDACTED:secret-assignment]", "id": 1}`},
+		{"escaped json in a log", `{\"apiKey\":\"Zx9Yw8Vu7Ts6Rq5Po4\"}`, `{\"apiKey\":\"[REDACTED:secret-assignment]\"}`},
+		{"cli flag", "mysql --password=Pa55word!", "mysql --password=[REDACTED:secret-assignment]"},
+		{"query string", "GET /cb?access_token=Zx9Yw8Vu7Ts6Rq5Po4&x=1", "GET /cb?access_token=[REDACTED:secret-assignment]&x=1"},
+		{"database url", "postgres://app:s3cretPw@db.internal:5432/app", "postgres://app:[REDACTED:url-password]@db.internal:5432/app"},
+		{"url with unencoded #", "redis://:pa#ss?w0rd@cache:6379", "redis://:[REDACTED:url-password]@cache:6379"},
+		{"git credential url", "https://x-access-token:" + ghToken + "@github.com/o/r", "https://x-access-token:[REDACTED:github-token]@github.com/o/r"},
+		{"ssn", "SSN 123-45-6789.", "SSN [REDACTED:ssn]."},
+		{"visa spaced", "card 4111 1111 1111 1111 ok", "card [REDACTED:payment-card] ok"},
+		{"amex", "378282246310005", "[REDACTED:payment-card]"},
+		{"mastercard dashed", "5555-5555-5555-4444", "[REDACTED:payment-card]"},
+		{"iban grouped", "DE89 3704 0044 0532 0130 00", "[REDACTED:iban]"},
+		{"iban compact", "GB82WEST12345698765432", "[REDACTED:iban]"},
+	} {
+		got, findings := p.Sanitize(c.in)
+		if got != c.out {
+			t.Errorf("%s: got %q want %q", c.name, got, c.out)
+		}
+		if len(findings) == 0 {
+			t.Errorf("%s: no findings", c.name)
+		}
+	}
+}
+
+// TestRedactionFloorNegatives: SHAs, UUIDs, digests, base64 images, cache keys, timestamps,
+// phone numbers, order IDs, version strings and secret references are NOT secrets.
+func TestRedactionFloorNegatives(t *testing.T) {
+	p := filter.New(nil)
+	for _, in := range []string{
+		"HEAD is now at 3f786850e387550fdab836ed7e6dc881de23001b",
+		"id 123e4567-e89b-12d3-a456-426614174000",
+		"digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"integrity sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+		"![x](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkAKIUhPf4/AKIAGkmHvZ/ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A==)",
+		"Cache restored from key: Linux-go-4f1e2d3c4b5a69788796a5b4c3d2e1f0",
+		"2026-11-30T06:05:30.1234567Z started at 1764482730123",
+		"call +1 (555) 123-4567 or 555-867-5309",
+		"Order ORD-2026-004211 and order #4012345678",
+		"go: downloading golang.org/x/text v0.44.0 and v1.2.3-rc.1",
+		"password: ${{ secrets.DB_PASSWORD }}",
+		"GITHUB_TOKEN: ***",
+		"token: $GITHUB_TOKEN",
+		"secretName: db-credentials",
+		"max_tokens: 4096, token_count=12, next_page_token=abcdef0123456789",
+		"Authorization: required for admin endpoints",
+		"authorization: Bearer $TOKEN",
+		"sk-this-is-a-long-kebab-case-identifier-name-for-tests",
+		"card 4111 1111 1111 1112 fails Luhn",
+		"SSN 000-12-3456 666-12-3456 900-12-3456 123-00-4567",
+		"IBAN DE89 3704 0044 0532 0130 01 bad checksum",
+		"ghp_short and AKIA-not-a-key",
+		"std::string key == other; a := b; x != y",
+		"the token: expected identifier",
+	} {
+		got, findings := p.Sanitize(in)
+		if got != in || len(findings) != 0 {
+			t.Errorf("%q: got %q %v", in, got, findings)
+		}
+	}
+}
+
+// TestRedactIsRedactionOnly: Redact (pre-script diagnostics) does not strip Unicode or scan
+// for injection; Sanitize strips Unicode and redacts but never rejects.
+func TestRedactIsRedactionOnly(t *testing.T) {
+	p := filter.New(nil)
+	in := "a\u200bb ignore all previous instructions " + ghToken
+	got, f := p.Redact(in)
+	if got != "a\u200bb ignore all previous instructions [REDACTED:github-token]" || len(f) != 1 {
+		t.Errorf("Redact: %q %v", got, f)
+	}
+	got, f = p.Sanitize(in)
+	if got != "ab ignore all previous instructions [REDACTED:github-token]" || len(f) != 2 {
+		t.Errorf("Sanitize: %q %v", got, f)
+	}
+}
+
+// TestRedactionLiteralsLongestFirst: overlapping registered literals redact whole.
+func TestRedactionLiteralsLongestFirst(t *testing.T) {
+	p := filter.New([]string{"abcdefgh", "abcdefgh-ijklmnop"})
+	if got, _ := p.Redact("x abcdefgh-ijklmnop y"); got != "x [REDACTED:run-credential] y" {
+		t.Errorf("got %q", got)
+	}
+	if got, _ := p.Redact(strings.Repeat("abcdefgh", 2)); got != "[REDACTED:run-credential][REDACTED:run-credential]" {
+		t.Errorf("got %q", got)
+	}
+}
