@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
+	"github.com/forgectx/forgectx/pkg/prescript/gate"
 )
 
 func init() {
@@ -29,6 +28,7 @@ type prescriptOptions struct {
 	Dotenv    string
 	SecretEnv []string
 	Timeout   time.Duration
+	None      bool // the harness defines no pre-script
 	Command   []string
 }
 
@@ -39,17 +39,24 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runPrescriptCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "prescript", "prescript [--run-dir DIR] [--dotenv FILE] [--secret-env NAME]... [--timeout D] -- SCRIPT [ARGS...]")
+	fs := newFlagSet(e, "prescript", "prescript [--run-dir DIR] [--dotenv FILE] [--secret-env NAME]... [--timeout D] -- SCRIPT [ARGS...]\n       forgectx prescript --none [--dotenv FILE]")
 	var o prescriptOptions
 	var secrets stringList
 	fs.StringVar(&o.RunDir, "run-dir", "", "run directory for the output file (default: a fresh temporary directory, removed afterwards)")
 	fs.StringVar(&o.Dotenv, "dotenv", "", "also write the decision as a GitLab dotenv report (artifacts:reports:dotenv) to `FILE`")
 	fs.Var(&secrets, "secret-env", "environment variable `NAME` whose value is a secret to redact from diagnostics (repeatable; *_TOKEN variables always are)")
 	fs.DurationVar(&o.Timeout, "timeout", prescript.DefaultTimeout, "how long the pre-script may run")
+	fs.BoolVar(&o.None, "none", false, "the harness defines no pre-script: relay and print the proceed decision")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	o.SecretEnv, o.Command = secrets, fs.Args()
+	if o.None {
+		if len(o.Command) > 0 {
+			return usagef("--none takes no SCRIPT")
+		}
+		return prescriptRun(ctx, e, o)
+	}
 	if len(o.Command) == 0 || o.Command[0] == "" {
 		return usagef("missing SCRIPT (forgectx prescript -- SCRIPT [ARGS...])")
 	}
@@ -59,46 +66,27 @@ func runPrescriptCmd(ctx context.Context, e *env, args []string) error {
 	return prescriptRun(ctx, e, o)
 }
 
-// decisionJSON is the one object `forgectx prescript` prints on stdout.
-type decisionJSON struct {
-	Skipped bool              `json:"skipped"`
-	Reason  string            `json:"reason"`
-	Outputs map[string]string `json:"outputs"` // encoding/json writes map keys sorted
-}
-
 func prescriptRun(ctx context.Context, e *env, o prescriptOptions) error {
-	runDir := o.RunDir
-	if runDir == "" {
-		dir, err := os.MkdirTemp("", "forgectx-prescript-")
-		if err != nil {
-			return fmt.Errorf("create run directory: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		runDir = dir
-	}
-	d, err := prescript.Run(ctx, prescript.Options{
-		RunDir:         runDir,
-		Command:        o.Command,
-		Env:            e.Environ(),
-		Stdout:         e.Stderr, // the script's output is job log, stdout is the decision's
-		Stderr:         e.Stderr,
-		SecretEnvNames: o.SecretEnv,
-		Timeout:        o.Timeout,
-		Log:            &e.Log,
+	_, err := gate.Run(ctx, gate.Options{
+		Prescript: prescript.Options{
+			RunDir:         o.RunDir,
+			Command:        o.Command,
+			Env:            e.Environ(),
+			Stdout:         e.Stderr, // the script's output is job log; stdout is the decision's
+			Stderr:         e.Stderr,
+			SecretEnvNames: o.SecretEnv,
+			Timeout:        o.Timeout,
+			Log:            &e.Log,
+		},
+		None:     o.None,
+		Relay:    cirelay.Options{Getenv: e.Getenv, DotenvPath: o.Dotenv, Log: &e.Log},
+		Decision: e.Stdout,
 	})
-	if err != nil {
+	var re *gate.RelayError
+	if err != nil && !errors.As(err, &re) {
 		return prescriptFailure(e, err)
 	}
-	if _, err := cirelay.Relay(cirelay.Options{Getenv: e.Getenv, DotenvPath: o.Dotenv, Log: &e.Log}, d); err != nil {
-		return fmt.Errorf("relay decision: %w", err)
-	}
-	out := decisionJSON{Skipped: d.Skipped, Reason: d.Reason, Outputs: map[string]string{}}
-	for _, kv := range d.Outputs {
-		out.Outputs[kv.Key] = kv.Value
-	}
-	enc := json.NewEncoder(e.Stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return err
 }
 
 // prescriptFailure turns a failed gate into exit 1 with one line on stderr, plus an error

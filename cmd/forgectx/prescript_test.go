@@ -32,6 +32,13 @@ func forgectxLines(stderr string) []string {
 	return out
 }
 
+// decisionJSON mirrors the documented decision object (docs/prescript.md).
+type decisionJSON struct {
+	Skipped bool              `json:"skipped"`
+	Reason  string            `json:"reason"`
+	Outputs map[string]string `json:"outputs"`
+}
+
 // decodeDecision requires stdout to be exactly one JSON object with exactly the three fields.
 func decodeDecision(t *testing.T, stdout string) decisionJSON {
 	t.Helper()
@@ -282,6 +289,27 @@ func TestPrescriptSecretEnvFlag(t *testing.T) {
 	lines := forgectxLines(stderr)
 	if len(lines) != 1 || strings.Contains(lines[0], value) || !strings.HasPrefix(lines[0], "forgectx: pre-script failed: cannot connect with ") {
 		t.Fatalf("lines %q", lines)
+	}
+}
+
+// --none: the harness has no pre-script; the proceed decision is relayed and printed.
+func TestPrescriptNoPrescriptRelayExactBytes(t *testing.T) {
+	const d = cirelay.GitHubDelimiter
+	env, path := ghRelayEnv(t)
+	report := filepath.Join(t.TempDir(), "prescript.env")
+	code, stdout, stderr := runCLI(t, env, "", "prescript", "--none", "--dotenv", report)
+	if code != 0 || stdout != `{"skipped":false,"reason":"","outputs":{}}`+"\n" {
+		t.Fatalf("exit %d stdout %q\n%s", code, stdout, stderr)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "reason<<" + d + "\n\n" + d + "\nskip-reason<<" + d + "\n\n" + d + "\nskipped<<" + d + "\nfalse\n" + d + "\n"; string(got) != want {
+		t.Fatalf("GITHUB_OUTPUT\n%q\nwant\n%q", got, want)
+	}
+	if got, _ := os.ReadFile(report); string(got) != "skipped=false\n" {
+		t.Fatalf("dotenv %q", got)
+	}
+	if code, _, _ := runCLI(t, env, "", "prescript", "--none", "--", "x.sh"); code != exitUsage {
+		t.Fatalf("--none with a SCRIPT: exit %d", code)
 	}
 }
 
