@@ -224,7 +224,7 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 			return Decision{}, err
 		}
 		d := DecisionFrom(file)
-		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("pre-script decision")
+		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Strs("output_keys", keys(d.Outputs)).Msg("pre-script decision")
 		return d, nil
 	case ExitNeutral:
 		d := Decision{Skipped: true, Basis: BasisExitNeutral}
@@ -248,7 +248,8 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 				log.Info().Int("redactions", n).Msg("exit 78: stdout reason redacted")
 			}
 		}
-		log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("pre-script decision")
+		log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Bool("reason_from_stdout", d.ReasonFromStdout).
+			Strs("output_keys", keys(d.Outputs)).Msg("pre-script decision")
 		return d, nil
 	default:
 		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
@@ -324,6 +325,16 @@ func clean(s string, r Redactor) (string, []filter.Finding) {
 	red, findings := r.Redact(s)
 	// The redactor's output is text we did not check; keep the one-line guarantee.
 	return capBytes(sanitize(red), MaxTextBytes), findings
+}
+
+// keys lists output keys for the log ("parsed, logged, and relayed"): keys match the
+// protocol's key pattern and are safe to log; values are never logged.
+func keys(kvs []KV) []string {
+	out := make([]string, len(kvs))
+	for i, kv := range kvs {
+		out[i] = kv.Key
+	}
+	return out
 }
 
 func countFindings(fs []filter.Finding) int {
