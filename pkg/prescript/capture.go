@@ -132,9 +132,10 @@ func annotationCandidate(b []byte) bool {
 
 // errorAnnotation recognises a GitHub Actions error annotation and returns its message:
 // "::error::msg", "::error k=v,…::msg" (parameterised: the message only) and the legacy
-// "##[error]msg" / "##[error k=v;…]msg". Leading blanks are allowed; the command name is
-// matched case-insensitively, as the runner does. The message is unescaped (%25, %0D, %0A) the
-// way the runner unescapes workflow-command data; control characters are stripped later.
+// "##[error]msg" / "##[error k=v;…]msg". Leading blanks are allowed and the command name is
+// matched case-insensitively: erring toward capturing a human-meant message costs nothing, and
+// missing one hides it. The message is unescaped (%25, %0D, %0A) the way workflow-command data
+// is escaped by the toolkit; control characters are stripped later.
 func errorAnnotation(line string) (string, bool) {
 	s := strings.TrimLeft(line, " \t")
 	switch {

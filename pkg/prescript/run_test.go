@@ -263,6 +263,15 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("log closed") }
 
+// A script killed by a signal is a hard failure with ExitCode -1 and the signal as status.
+func TestKilledBySignalIsAHardFailure(t *testing.T) {
+	_, _, err := runScript(t, `kill -TERM $$`, nil)
+	var hf *prescript.HardFailure
+	if !errors.As(err, &hf) || hf.ExitCode != -1 || hf.Status != "signal: terminated" || hf.Diagnostic != "signal: terminated and printed nothing" || hf.FromOutput {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
 func TestTimeoutIsAHardFailure(t *testing.T) {
 	start := time.Now()
 	_, _, err := runScript(t, `echo "waiting for the API"; sleep 30`, func(o *prescript.Options) { o.Timeout = 300 * time.Millisecond })
