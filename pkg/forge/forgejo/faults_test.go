@@ -250,7 +250,7 @@ func TestOptionalScopeFailuresAreGaps(t *testing.T) {
 			name:     "reviews 500 after retries is fetch_failed",
 			override: map[string][]httpfake.Reply{reviews: persistent500},
 			drop: append(reviewComments, "/repos/Acme/Widgets/collaborators/alice/permission",
-				"/repos/Acme/Widgets/collaborators/bob/permission", "/repos/Acme/Widgets/collaborators/dave/permission"),
+				"/repos/Acme/Widgets/collaborators/erin/permission", "/repos/Acme/Widgets/collaborators/dave/permission"),
 			scope: func(o acquisition.Outcomes) []acquisition.Gap { return o.Reviews },
 			code:  "fetch_failed",
 			check: func(t *testing.T, a *acquisition.Acquisition) {
@@ -286,7 +286,7 @@ func TestOptionalScopeFailuresAreGaps(t *testing.T) {
 		{
 			name:     "truncated JSON is fetch_failed",
 			override: map[string][]httpfake.Reply{comments: {httpfake.TruncatedJSON([]byte(`[{"id":9101,"body":"x","created_at":"2026-09-08T14:30:00Z"}]`))}},
-			drop:     nil,
+			drop:     []string{"/repos/Acme/Widgets/collaborators/carol/permission"},
 			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Comments },
 			code:     "fetch_failed",
 			check: func(t *testing.T, a *acquisition.Acquisition) {
@@ -389,8 +389,8 @@ func TestEntityMappingRows(t *testing.T) {
 			fake.Expect("GET", "/api/v1/repos/Acme/Widgets", httpfake.JSON(200, repository))
 			fake.Expect("GET", "/api/v1/repos/Acme/Widgets/"+tc.path, httpfake.JSON(200, tc.body))
 			if tc.code == "" {
-				perm := "/api/v1/repos/Acme/Widgets/collaborators/carol/permission"
-				fake.Expect("GET", perm, httpfake.JSON(200, map[string]any{"permission": "read", "user": carol})).Optional()
+				perm := "/api/v1/repos/Acme/Widgets/collaborators/bob/permission"
+				fake.Expect("GET", perm, httpfake.JSON(200, map[string]any{"permission": "write", "user": bob})).Optional()
 			}
 			s := pullScenario()
 			s.profile = acquisition.Profile{EntityKind: tc.kind, IncludedSources: []string{"entity"}}
@@ -477,6 +477,7 @@ func TestInvalidRecordsAreGapsNotRecords(t *testing.T) {
 			ex = append(ex, listed(e.path, e.query, 2, comments))
 		case e.path == "/repos/Acme/Widgets/collaborators/dave/permission",
 			e.path == "/repos/Acme/Widgets/collaborators/alice/permission",
+			e.path == "/repos/Acme/Widgets/collaborators/carol/permission",
 			len(e.path) > len("/repos/Acme/Widgets/pulls/12/reviews/") && e.path[:len("/repos/Acme/Widgets/pulls/12/reviews/")] == "/repos/Acme/Widgets/pulls/12/reviews/":
 		default:
 			ex = append(ex, e)

@@ -140,7 +140,7 @@ func issueScenario() scenarioDef {
 		name: "issue",
 		ref:  forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 7},
 		profile: acquisition.Profile{EntityKind: acquisition.KindWorkItem,
-			IncludedSources: []string{"comments", "entity"}, RecordSelection: "oldest", CheckLogSelection: "none"},
+			IncludedSources: []string{"comments", "entity"}, RecordSelection: "oldest", CheckLogSelection: "none", Bounds: bounds},
 		exchanges: []exchange{
 			ok("GET", "/repos/Acme/Widgets", nil, repository),
 			ok("GET", "/repos/Acme/Widgets/issues/7", nil, issue),
@@ -208,7 +208,7 @@ func taskRow(id int64, name, sha, status, created, updated, started string) map[
 // collaborator 404.
 func pullScenario() scenarioDef {
 	pr := map[string]any{
-		"id": 7012, "url": "https://forgejo.example/Acme/Widgets/pulls/12", "number": 12, "user": carol,
+		"id": 7012, "url": "https://forgejo.example/Acme/Widgets/pulls/12", "number": 12, "user": bob,
 		"title": "Fix export off-by-one", "body": "Fixes #7.\n\nThe loop bound was `<` instead of `<=`.",
 		"labels": []any{label(13, "enhancement", "84b6eb")}, "milestone": nil, "assignee": nil, "assignees": nil,
 		"requested_reviewers": []any{frank}, "state": "open", "draft": false, "is_locked": false, "comments": 1,
@@ -221,7 +221,7 @@ func pullScenario() scenarioDef {
 		"pin_order": 0,
 	}
 	issueComments := []any{
-		comment(9101, erin, "Thanks, looking now.", "2026-09-08T14:30:00Z", "2026-09-08T14:30:00Z"),
+		comment(9101, carol, "Thanks, looking now.", "2026-09-08T14:30:00Z", "2026-09-08T14:30:00Z"),
 	}
 	reviews := []any{
 		review(301, bob, "APPROVED", "LGTM.", headSHA, "2026-09-09T10:00:00Z", false, 1),
@@ -256,7 +256,7 @@ func pullScenario() scenarioDef {
 		ref:  forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 12},
 		profile: acquisition.Profile{EntityKind: acquisition.KindChangeProposal,
 			IncludedSources: []string{"check_logs", "checks", "comments", "entity", "reviews"},
-			RecordSelection: "oldest", CheckLogSelection: "failed"},
+			RecordSelection: "oldest", CheckLogSelection: "failed", Bounds: bounds},
 		exchanges: []exchange{
 			ok("GET", "/repos/Acme/Widgets", nil, repository),
 			ok("GET", "/repos/Acme/Widgets/pulls/12", nil, pr),
@@ -287,6 +287,10 @@ func pullScenario() scenarioDef {
 		},
 	}
 }
+
+// bounds are generous profile bounds: the scenarios test mapping, not bounding.
+var bounds = acquisition.Bounds{MaxRecordsPerSource: 100, MaxSourceBytes: 1 << 20, MaxRecordBytes: 64 << 10,
+	MaxLogBytes: 64 << 10, MaxMetadataStringBytes: 1024, MaxLabels: 20}
 
 // scenarioDef is one fixture scenario.
 type scenarioDef struct {

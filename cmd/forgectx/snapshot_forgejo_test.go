@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+)
+
+func forgejoTestEnv(vars map[string]string, logs *bytes.Buffer) *env {
+	return &env{Stdout: &bytes.Buffer{}, Stderr: logs, Getenv: func(k string) string { return vars[k] },
+		Environ: func() []string { return nil }, Log: zerolog.New(logs)}
+}
+
+// TestAcquireForgejoReplaysFixtures: --replay of each Forgejo fixture cassette needs no token
+// and no network, reproduces the golden acquisition and writes --stats.
+func TestAcquireForgejoReplaysFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		dir, kind string
+		number    int
+	}{
+		{"issue", acquisition.KindWorkItem, 7},
+		{"pull", acquisition.KindChangeProposal, 12},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			fixture := filepath.Join("..", "..", "test", "fixtures", "forgejo", tc.dir)
+			stats := filepath.Join(t.TempDir(), "stats.json")
+			var logs bytes.Buffer
+			p := acquisition.Profile{EntityKind: tc.kind, IncludedSources: []string{"entity", "comments"}}
+			if tc.kind == acquisition.KindChangeProposal {
+				p.IncludedSources = []string{"check_logs", "checks", "comments", "entity", "reviews"}
+				p.CheckLogSelection = "failed"
+			}
+			a, err := acquireForgejo(context.Background(), forgejoTestEnv(nil, &logs),
+				forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: tc.number, Replay: fixture, Stats: stats}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := acquisition.Write(&got, a); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(fixture, "acquisition.golden.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("replayed acquisition differs from the golden file")
+			}
+			var st struct {
+				Forge    string `json:"forge"`
+				Requests int    `json:"requests"`
+			}
+			b, err := os.ReadFile(stats)
+			if err != nil || json.Unmarshal(b, &st) != nil || st.Forge != "forgejo" || st.Requests == 0 {
+				t.Errorf("stats file = %s, %v", b, err)
+			}
+			if strings.Contains(logs.String(), "unused_responses") {
+				t.Errorf("replay left recorded responses unused: %s", logs.String())
+			}
+		})
+	}
+}
+
+// TestAcquireForgejoUsageErrors: configuration problems are usage errors (exit 2) before any
+// request, and the token value never appears in an error.
+func TestAcquireForgejoUsageErrors(t *testing.T) {
+	p := acquisition.Profile{EntityKind: acquisition.KindWorkItem, IncludedSources: []string{"entity"}}
+	for name, tc := range map[string]struct {
+		o    forgeOptions
+		vars map[string]string
+		want string
+	}{
+		"record and replay": {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, Record: "x", Replay: "y"}, nil, "mutually exclusive"},
+		"no api url":        {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1}, map[string]string{"FORGEJO_TOKEN": "s3cr3t"}, "--api-url"},
+		"no token":          {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, APIURL: "https://x.example/api/v1"}, nil, "FORGEJO_TOKEN"},
+		"named token unset": {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, APIURL: "https://x.example/api/v1", TokenEnv: "MY_TOKEN"}, nil, "MY_TOKEN"},
+		"bad api url":       {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, APIURL: "https://x.example"}, map[string]string{"FORGEJO_TOKEN": "s3cr3t"}, "/api/v1"},
+		"missing cassette":  {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, Replay: "/nonexistent"}, nil, "--replay"},
+		"github cassette":   {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, Replay: githubCassetteDir(t)}, nil, "not forgejo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logs bytes.Buffer
+			_, err := acquireForgejo(context.Background(), forgejoTestEnv(tc.vars, &logs), tc.o, p)
+			var u *usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a usage error mentioning %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cr3t") || strings.Contains(logs.String(), "s3cr3t") {
+				t.Error("token value leaked")
+			}
+		})
+	}
+}
+
+// githubCassetteDir writes a minimal cassette recorded for another forge.
+func githubCassetteDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cassette.json"), []byte(`{"cassette_version":1,"forge":"github"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
