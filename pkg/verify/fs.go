@@ -1,0 +1,198 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The walker reads a context tree without ever following a symlink: the root is opened with
+// O_DIRECTORY|O_NOFOLLOW, every entry is classified with fstatat(AT_SYMLINK_NOFOLLOW) relative
+// to its parent's descriptor, directories are entered with openat(O_DIRECTORY|O_NOFOLLOW) and
+// regular files are opened with openat(O_NOFOLLOW|O_NONBLOCK) and re-checked with fstat on the
+// open descriptor (same device and inode as classified, still regular, one link). Path names
+// are therefore never re-resolved from the root, so a component swapped for a symlink between
+// the listing and the open is refused (ELOOP / ENOTDIR) rather than followed. Only directories
+// the v1 tree can contain are entered; any other directory is reported and not descended, so
+// the walk is bounded by the tree's fixed depth.
+
+// fileData is one regular file read from the tree.
+type fileData struct {
+	data []byte
+}
+
+type walker struct {
+	opts  Options
+	files map[string]fileData
+	dirs  map[string]bool // directories seen (relative, "." excluded)
+	viol  []Violation
+	total int64
+	count int
+}
+
+func (w *walker) add(p, rule, detail string) {
+	w.viol = append(w.viol, Violation{Path: p, Rule: rule, Detail: detail})
+}
+
+// descend reports whether the relative directory path is one the v1 tree may contain.
+func descendable(rel string) bool {
+	switch rel {
+	case "entity", "records", "threads", "views", "views/reviews", "relations", "history", "checks", "state":
+		return true
+	}
+	if strings.HasPrefix(rel, "checks/") && !strings.Contains(rel[len("checks/"):], "/") {
+		return isHex64(rel[len("checks/"):])
+	}
+	return false
+}
+
+// walkTree reads every regular file below root. A nil error with violations means the tree
+// was read but is unacceptable; an error means the root itself could not be opened.
+func walkTree(root string, opts Options) (*walker, error) {
+	w := &walker{opts: opts, files: map[string]fileData{}, dirs: map[string]bool{}}
+	var st unix.Stat_t
+	if err := unix.Lstat(root, &st); err != nil {
+		return nil, fmt.Errorf("context root: %w", err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+	case unix.S_IFLNK:
+		w.add(".", RuleSymlink, "the context root is a symlink")
+		return w, nil
+	default:
+		w.add(".", RuleNotDirectory, "the context root is not a directory")
+		return w, nil
+	}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+			w.add(".", RuleSymlink, "the context root changed to a symlink while opening it")
+			return w, nil
+		}
+		return nil, fmt.Errorf("open context root: %w", err)
+	}
+	w.walkDir(fd, ".")
+	return w, nil
+}
+
+// walkDir lists one directory (fd is consumed and closed).
+func (w *walker) walkDir(fd int, rel string) {
+	dir := os.NewFile(uintptr(fd), rel)
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		w.add(rel, RuleUnreadable, "directory cannot be listed")
+		return
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := name
+		if rel != "." {
+			p = path.Join(rel, name)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			w.add(p, RuleUnreadable, "entry cannot be inspected")
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			w.add(p, RuleSymlink, "symlinks are not allowed anywhere in the tree")
+		case unix.S_IFDIR:
+			if !descendable(p) {
+				w.add(p, RuleExtraDirectory, "directory is not part of the v1 tree layout")
+				continue
+			}
+			w.dirs[p] = true
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+					w.add(p, RuleSymlink, "directory changed to a symlink while opening it")
+				} else {
+					w.add(p, RuleUnreadable, "directory cannot be opened")
+				}
+				continue
+			}
+			w.walkDir(sub, p)
+		case unix.S_IFREG:
+			w.readFile(fd, name, p, &st)
+		default:
+			w.add(p, RuleSpecialFile, "only regular files and directories are allowed")
+		}
+	}
+}
+
+func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
+	if lst.Nlink > 1 {
+		w.add(p, RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", lst.Nlink))
+		return
+	}
+	w.count++
+	if w.count > w.opts.maxFiles() {
+		if w.count == w.opts.maxFiles()+1 {
+			w.add(p, RuleTooManyFiles, fmt.Sprintf("more than %d files", w.opts.maxFiles()))
+		}
+		return
+	}
+	if lst.Size > w.opts.maxFileBytes() {
+		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", lst.Size, w.opts.maxFileBytes()))
+		return
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			w.add(p, RuleSymlink, "file changed to a symlink while opening it")
+		} else {
+			w.add(p, RuleUnreadable, "file cannot be opened")
+		}
+		return
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		w.add(p, RuleUnreadable, "opened file cannot be inspected")
+		return
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		w.add(p, RuleSpecialFile, "file changed type while opening it")
+		return
+	case st.Dev != lst.Dev || st.Ino != lst.Ino:
+		w.add(p, RuleReplaced, "file was replaced while opening it")
+		return
+	case st.Nlink > 1:
+		w.add(p, RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
+		return
+	case st.Size > w.opts.maxFileBytes():
+		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, w.opts.maxFileBytes()))
+		return
+	}
+	// Read at most the bound plus one byte: a file that grows after fstat is still bounded,
+	// and the extra byte detects it.
+	limit := w.opts.maxFileBytes()
+	if rem := w.opts.maxTotalBytes() - w.total; rem < limit {
+		limit = rem
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		w.add(p, RuleUnreadable, "file cannot be read")
+		return
+	}
+	if int64(len(data)) > limit {
+		if limit < w.opts.maxFileBytes() {
+			w.add(p, RuleFileTooLarge, fmt.Sprintf("the tree exceeds the %d-byte total bound", w.opts.maxTotalBytes()))
+		} else {
+			w.add(p, RuleFileTooLarge, fmt.Sprintf("file grew beyond the %d-byte bound while reading", w.opts.maxFileBytes()))
+		}
+		return
+	}
+	w.total += int64(len(data))
+	w.files[p] = fileData{data: data}
+}

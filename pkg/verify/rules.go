@@ -1,0 +1,780 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+)
+
+// checker holds the files read from disk (index.json excluded) and accumulates violations.
+type checker struct {
+	files  map[string][]byte
+	dirs   map[string]bool
+	bundle *schema.Bundle
+	viol   []Violation
+
+	man     *Manifest
+	threads int
+	// intact lists manifest paths whose bytes matched their manifest digest: only those are
+	// parsed further, so a tampered file is reported once (as a digest mismatch) rather than
+	// as a cascade of content errors.
+	intact map[string]bool
+	// byPath maps a manifest path to its entry.
+	byPath map[string]*ManifestFile
+}
+
+func (c *checker) add(p, rule, detail string) {
+	c.viol = append(c.viol, Violation{Path: p, Rule: rule, Detail: detail})
+}
+
+func (c *checker) hasViolationAt(p string) bool {
+	for _, v := range c.viol {
+		if v.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// singletons are the files every v1 tree contains.
+var singletons = []string{
+	"collection.json", "entity/metadata.json", "history/agent-runs.json", "relations/reviews.json",
+	"state/actors.json", "state/threads.json", "views/timeline.order", "views/unresolved-review.order",
+}
+
+// schemaForRole maps a JSON role to its schema file.
+var schemaForRole = map[string]string{
+	"collection":      schema.Collection,
+	"entity_metadata": schema.Entity,
+	"reviews":         schema.Reviews,
+	"agent_runs":      schema.AgentRuns,
+	"check_metadata":  schema.Check,
+	"actor_state":     schema.Actors,
+	"thread_state":    schema.Threads,
+}
+
+func (c *checker) check(idx []byte) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(idx, &probe); err != nil || probe == nil {
+		c.add("index.json", RuleIndexInvalid, "not a JSON object")
+		return
+	}
+	if string(probe["schema_version"]) != fmt.Sprint(SupportedSchemaVersion) {
+		c.add("index.json", RuleSchemaVersion, fmt.Sprintf("schema_version must be %d", SupportedSchemaVersion))
+		return
+	}
+	var fv string
+	if json.Unmarshal(probe["filter_version"], &fv) != nil || !supportedFilter(fv) {
+		c.add("index.json", RuleFilterVersion, "filter_version must be one of "+strings.Join(SupportedFilterVersions, ", "))
+		return
+	}
+	c.validateJSON("index.json", schema.Index, idx)
+	var man Manifest
+	if err := json.Unmarshal(idx, &man); err != nil {
+		c.add("index.json", RuleIndexInvalid, "index.json does not decode as a v1 manifest")
+		return
+	}
+	c.man = &man
+	c.manifestFiles()
+	c.collection()
+	docs := c.documents()
+	c.records()
+	c.entityMetadata(docs)
+	c.orders(docs)
+	c.actors(docs)
+	c.arrays(docs)
+}
+
+func supportedFilter(v string) bool {
+	for _, s := range SupportedFilterVersions {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// validateJSON checks one document against its schema and its RFC 8785 form.
+func (c *checker) validateJSON(p, schemaName string, doc []byte) bool {
+	ok := true
+	if err := c.bundle.Validate(schemaName, doc); err != nil {
+		c.add(p, RuleSchemaInvalid, strings.TrimPrefix(err.Error(), "schema: "))
+		ok = false
+	}
+	if canonical, err := canon.Transform(doc); err != nil || !bytes.Equal(canonical, doc) {
+		c.add(p, RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline")
+		ok = false
+	}
+	return ok
+}
+
+// manifestFiles checks the exact path set, each file's size and digest, and role and media
+// type by path.
+func (c *checker) manifestFiles() {
+	c.intact = map[string]bool{}
+	c.byPath = map[string]*ManifestFile{}
+	for i := range c.man.Files {
+		f := &c.man.Files[i]
+		if i > 0 {
+			prev := c.man.Files[i-1].Path
+			if f.Path == prev {
+				c.add("index.json", RuleDuplicatePath, "files[] lists "+f.Path+" twice")
+				continue
+			} else if f.Path < prev {
+				c.add("index.json", RuleArrayOrder, "files[] must be sorted by path")
+			}
+		}
+		c.byPath[f.Path] = f
+		role, known := RoleForPath(f.Path)
+		switch {
+		case !known:
+			c.add(f.Path, RuleRole, "path is not a v1 tree path")
+		case role == "record":
+			if f.Role != "comment_record" && f.Role != "review_record" {
+				c.add(f.Path, RuleRole, "a record file's role must be comment_record or review_record")
+			}
+		case role != f.Role:
+			c.add(f.Path, RuleRole, "role for this path must be "+role)
+		}
+		if want := MediaTypeForRole(f.Role); want != "" && f.MediaType != want {
+			c.add(f.Path, RuleMediaType, "media_type for role "+f.Role+" must be "+want)
+		}
+		data, ok := c.files[f.Path]
+		if !ok {
+			if !c.hasViolationAt(f.Path) {
+				c.add(f.Path, RuleMissingFile, "listed in the manifest but not present")
+			}
+			continue
+		}
+		good := true
+		if int64(len(data)) != f.Bytes {
+			c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", len(data), f.Bytes))
+			good = false
+		}
+		if got := canon.SHA256Hex(data); got != f.SHA256 {
+			c.add(f.Path, RuleSHA256, fmt.Sprintf("sha256 %s, manifest says %s", got, f.SHA256))
+			good = false
+		}
+		if good {
+			c.intact[f.Path] = true
+		}
+	}
+	paths := make([]string, 0, len(c.files))
+	for p := range c.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if _, ok := c.byPath[p]; !ok {
+			c.add(p, RuleExtraFile, "present but not listed in the manifest")
+		}
+	}
+	dirs := make([]string, 0, len(c.dirs))
+	for d := range c.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		used := false
+		for p := range c.byPath {
+			if strings.HasPrefix(p, d+"/") {
+				used = true
+				break
+			}
+		}
+		if !used {
+			c.add(d, RuleExtraDirectory, "directory holds no manifest file")
+		}
+	}
+	for _, s := range singletons {
+		if _, ok := c.byPath[s]; !ok {
+			c.add(s, RuleRequiredFile, "every v1 tree lists this file")
+		}
+	}
+}
+
+func (c *checker) collection() {
+	f, ok := c.byPath["collection.json"]
+	if !ok {
+		return
+	}
+	if f.SHA256 != c.man.CollectionProfile {
+		c.add("index.json", RuleCollection, "collection_profile must equal the SHA-256 of collection.json")
+	}
+}
+
+// docs are the decoded singleton and check documents that passed their schema.
+type docs struct {
+	collection *collectionDoc
+	entity     *entityDoc
+	reviews    *reviewsDoc
+	threads    *threadsDoc
+	actors     *actorsDoc
+	runs       *runsDoc
+	checks     map[string]*checkDoc // by path
+}
+
+// documents validates every intact JSON document and decodes the ones the cross-document
+// checks need.
+func (c *checker) documents() *docs {
+	d := &docs{checks: map[string]*checkDoc{}}
+	for _, f := range c.man.Files {
+		name, isJSON := schemaForRole[f.Role]
+		if !isJSON || !c.intact[f.Path] {
+			continue
+		}
+		data := c.files[f.Path]
+		if !c.validateJSON(f.Path, name, data) {
+			continue
+		}
+		var err error
+		switch f.Role {
+		case "collection":
+			d.collection = new(collectionDoc)
+			err = json.Unmarshal(data, d.collection)
+		case "entity_metadata":
+			d.entity = new(entityDoc)
+			err = json.Unmarshal(data, d.entity)
+		case "reviews":
+			d.reviews = new(reviewsDoc)
+			err = json.Unmarshal(data, d.reviews)
+		case "thread_state":
+			d.threads = new(threadsDoc)
+			err = json.Unmarshal(data, d.threads)
+		case "actor_state":
+			d.actors = new(actorsDoc)
+			err = json.Unmarshal(data, d.actors)
+		case "agent_runs":
+			d.runs = new(runsDoc)
+			err = json.Unmarshal(data, d.runs)
+		case "check_metadata":
+			cd := new(checkDoc)
+			err = json.Unmarshal(data, cd)
+			d.checks[f.Path] = cd
+		}
+		if err != nil {
+			c.add(f.Path, RuleSchemaInvalid, "document does not decode in its schema shape")
+		}
+	}
+	for _, f := range c.man.Files {
+		switch f.Role {
+		case "check_log", "thread_order", "timeline_view", "unresolved_review_view", "review_view":
+			if c.intact[f.Path] {
+				c.textRules(f.Path, c.files[f.Path], f.Role == "check_log")
+			}
+		}
+	}
+	return d
+}
+
+// textRules: UTF-8, no byte-order mark, LF line endings; logs and bodies end in exactly one LF
+// when non-empty.
+func (c *checker) textRules(p string, b []byte, singleTrailingLF bool) {
+	switch {
+	case !utf8.Valid(b):
+		c.add(p, RuleTextEncoding, "text must be valid UTF-8")
+	case bytes.HasPrefix(b, []byte("\xef\xbb\xbf")):
+		c.add(p, RuleTextEncoding, "text must not start with a byte-order mark")
+	case bytes.IndexByte(b, '\r') >= 0:
+		c.add(p, RuleTextEncoding, "text must use LF line endings")
+	case singleTrailingLF && len(b) > 0 && (!bytes.HasSuffix(b, []byte("\n")) || bytes.HasSuffix(b, []byte("\n\n"))):
+		c.add(p, RuleTextEncoding, "non-empty text must end with exactly one LF")
+	}
+}
+
+// records checks record keys, paths, roles, header layout and the entity record.
+func (c *checker) records() {
+	m := c.man
+	seen := map[string]bool{}
+	referenced := map[string]bool{}
+	entities := 0
+	for i, r := range m.Records {
+		if seen[r.RecordKey] {
+			c.add("index.json", RuleDuplicateRecord, "records[] lists record_key "+r.RecordKey+" twice")
+		}
+		seen[r.RecordKey] = true
+		if i > 0 {
+			p := m.Records[i-1]
+			if r.CreatedAt < p.CreatedAt || r.CreatedAt == p.CreatedAt && r.RecordKey <= p.RecordKey {
+				c.add("index.json", RuleArrayOrder, "records[] must be sorted by created_at then record_key")
+			}
+		}
+		if want := canon.RecordKey(m.Source.Forge, m.Source.Host, m.Source.RepositoryID, r.Kind, r.ID); want != r.RecordKey {
+			c.add("index.json", RuleRecordKey, fmt.Sprintf("record_key %s does not derive from its source, kind and id", r.RecordKey))
+		}
+		if r.Kind == "entity" {
+			entities++
+			if r.ID != m.Entity.ID {
+				c.add("index.json", RuleEntityRecord, "the entity record's id must equal entity.id")
+			}
+			if r.ContentPath == "" {
+				c.add("index.json", RuleEntityRecord, "the entity record must have a content_path")
+			}
+		}
+		if r.ContentPath != "" {
+			referenced[r.ContentPath] = true
+			orderKey := canon.EntityOrderKey
+			if r.Kind != "entity" {
+				var err error
+				if orderKey, err = canon.OrderKey(r.CreatedAt); err != nil {
+					orderKey = "invalid"
+				}
+			}
+			if want := "records/" + orderKey + "-" + r.RecordKey + ".md"; r.ContentPath != want {
+				c.add(r.ContentPath, RuleRecordPath, "content_path must be records/<order-key>-<record-key>.md of its record")
+			}
+			c.recordFile(r)
+		}
+		if r.MetadataPath != "" {
+			referenced[r.MetadataPath] = true
+			if want := "checks/" + r.RecordKey + "/metadata.json"; r.MetadataPath != want {
+				c.add(r.MetadataPath, RuleRecordPath, "metadata_path must be checks/<record-key>/metadata.json of its record")
+			}
+			c.fileRole(r.MetadataPath, "check_metadata")
+		}
+		if r.LogPath != "" {
+			referenced[r.LogPath] = true
+			if want := "checks/" + r.RecordKey + "/log.txt"; r.LogPath != want {
+				c.add(r.LogPath, RuleRecordPath, "log_path must be checks/<record-key>/log.txt of its record")
+			}
+			c.fileRole(r.LogPath, "check_log")
+		}
+	}
+	if entities != 1 {
+		c.add("index.json", RuleEntityRecord, fmt.Sprintf("exactly one entity record is required, found %d", entities))
+	}
+	for _, f := range m.Files {
+		switch f.Role {
+		case "entity_record", "comment_record", "review_record", "check_metadata", "check_log":
+			if !referenced[f.Path] {
+				c.add(f.Path, RuleOrphanFile, "no manifest record references this file")
+			}
+		}
+	}
+}
+
+// fileRole checks that a record's referenced path is a manifest file with the given role.
+func (c *checker) fileRole(p, role string) {
+	f, ok := c.byPath[p]
+	if !ok {
+		c.add(p, RuleMissingFile, "a manifest record references a path with no files[] entry")
+		return
+	}
+	if f.Role != role {
+		c.add(p, RuleRole, "role for this record's file must be "+role)
+	}
+}
+
+var recordRole = map[string]string{"entity": "entity_record", "comment": "comment_record", "review": "review_record"}
+
+// recordFile checks a record file's role and its exact header layout against the manifest
+// record.
+func (c *checker) recordFile(r ManifestRecord) {
+	role, ok := recordRole[r.Kind]
+	if !ok {
+		c.add(r.ContentPath, RuleRole, "only entity, comment and review records have content files")
+		return
+	}
+	c.fileRole(r.ContentPath, role)
+	if !c.intact[r.ContentPath] {
+		return
+	}
+	b := c.files[r.ContentPath]
+	if !utf8.Valid(b) || bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) || bytes.IndexByte(b, '\r') >= 0 {
+		c.add(r.ContentPath, RuleTextEncoding, "records are UTF-8 with LF line endings and no byte-order mark")
+		return
+	}
+	parts := strings.SplitN(string(b), "\n", 6)
+	if len(parts) != 6 || parts[4] != "" {
+		c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
+		return
+	}
+	fields := []struct {
+		name     string
+		want     *string
+		nullable bool
+	}{
+		{"Fullsend-Record", &r.Kind, false},
+		{"Source-ID", &r.ID, false},
+		{"Author-ID", r.AuthorID, true},
+		{"Created-At", &r.CreatedAt, false},
+	}
+	for i, f := range fields {
+		raw, ok := strings.CutPrefix(parts[i], f.name+": ")
+		if !ok {
+			c.add(r.ContentPath, RuleRecordHeader, fmt.Sprintf("line %d must start with %q", i+1, f.name+": "))
+			return
+		}
+		if raw == "null" {
+			if !f.nullable || f.want != nil {
+				c.add(r.ContentPath, RuleRecordHeader, f.name+" does not match the manifest record")
+			}
+			continue
+		}
+		var v string
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			c.add(r.ContentPath, RuleRecordHeader, f.name+" must be a JSON string or null")
+			return
+		}
+		if canonical, err := canon.String(v); err != nil || canonical != raw {
+			c.add(r.ContentPath, RuleRecordHeader, f.name+" must be a canonical (RFC 8785) JSON string")
+		}
+		if f.want == nil || *f.want != v {
+			c.add(r.ContentPath, RuleRecordHeader, f.name+" does not match the manifest record")
+		}
+	}
+	if body := parts[5]; body != "" && (!strings.HasSuffix(body, "\n") || strings.HasSuffix(body, "\n\n")) {
+		c.add(r.ContentPath, RuleTextEncoding, "a non-empty body must end with exactly one LF")
+	}
+}
+
+func (c *checker) entityMetadata(d *docs) {
+	if d.entity != nil {
+		if d.entity.ID != c.man.Entity.ID || d.entity.Kind != c.man.Entity.Kind {
+			c.add("entity/metadata.json", RuleEntityMetadata, "kind and id must equal index.json entity")
+		}
+		if !sort.StringsAreSorted(d.entity.Labels) {
+			c.add("entity/metadata.json", RuleArrayOrder, "labels must be sorted by UTF-8 byte order")
+		}
+	}
+	if d.collection != nil && d.collection.EntityKind != c.man.Entity.Kind {
+		c.add("collection.json", RuleEntityMetadata, "entity_kind must equal index.json entity.kind")
+	}
+	for p, cd := range d.checks {
+		for _, r := range c.man.Records {
+			if r.MetadataPath == p && (cd.ID != r.ID || cd.CreatedAt != r.CreatedAt) {
+				c.add(p, RuleCheckMetadata, "id and created_at must equal the manifest record")
+			}
+		}
+	}
+}
+
+// parseOrder splits an order file into its lines, reporting format errors, dangling lines and
+// duplicates. content maps every emitted content_path to its record.
+func (c *checker) parseOrder(p string, content map[string]ManifestRecord) []string {
+	b := c.files[p]
+	if len(b) == 0 {
+		return nil
+	}
+	if b[len(b)-1] != '\n' {
+		c.add(p, RuleOrderFormat, "every line must be LF-terminated")
+		return nil
+	}
+	lines := strings.Split(string(b[:len(b)-1]), "\n")
+	seen := map[string]bool{}
+	var out []string
+	for i, l := range lines {
+		if _, ok := content[l]; !ok {
+			if l == "" || strings.ContainsAny(l, " \t") {
+				c.add(p, RuleOrderFormat, fmt.Sprintf("line %d is not a record path", i+1))
+			} else {
+				c.add(p, RuleOrderDangling, fmt.Sprintf("line %d names no emitted record", i+1))
+			}
+			continue
+		}
+		if seen[l] {
+			c.add(p, RuleOrderDuplicate, fmt.Sprintf("line %d repeats a record path", i+1))
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+	}
+	return out
+}
+
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// orders checks every order and view file against the manifest, the relations and the state.
+func (c *checker) orders(d *docs) {
+	content := map[string]ManifestRecord{}
+	pathOf := map[string]string{}
+	kindOf := map[string]string{}
+	var timeline []string
+	for _, r := range c.man.Records {
+		kindOf[r.RecordKey] = r.Kind
+		if r.ContentPath != "" && recordRole[r.Kind] != "" {
+			content[r.ContentPath] = r
+			pathOf[r.RecordKey] = r.ContentPath
+			timeline = append(timeline, r.ContentPath)
+		}
+	}
+	sort.Strings(timeline)
+	orderLines := map[string][]string{}
+	for _, f := range c.man.Files {
+		switch f.Role {
+		case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
+			if c.intact[f.Path] {
+				orderLines[f.Path] = c.parseOrder(f.Path, content)
+			}
+		}
+	}
+	if lines, ok := orderLines["views/timeline.order"]; ok && !equalLines(lines, timeline) {
+		c.add("views/timeline.order", RuleTimeline, "must list the entity record and every retained comment and review record in chronological (filename) order")
+	}
+	if d.reviews == nil || d.threads == nil {
+		return
+	}
+	c.threads = len(d.reviews.Threads)
+	// Thread key sets: relations and state list exactly the same unique keys.
+	state := map[string]threadState{}
+	for _, t := range d.threads.Threads {
+		if _, dup := state[t.ThreadKey]; dup {
+			c.add("state/threads.json", RuleThreadKeys, "thread_key "+t.ThreadKey+" appears twice")
+		}
+		state[t.ThreadKey] = t
+	}
+	rel := map[string]bool{}
+	threadFiles := map[string]bool{}
+	for _, t := range d.reviews.Threads {
+		if rel[t.ThreadKey] {
+			c.add("relations/reviews.json", RuleThreadKeys, "thread_key "+t.ThreadKey+" appears twice")
+		}
+		rel[t.ThreadKey] = true
+		if want := canon.RecordKey(c.man.Source.Forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindThread, t.ID); want != t.ThreadKey {
+			c.add("relations/reviews.json", RuleRecordKey, "thread_key "+t.ThreadKey+" does not derive from its thread id")
+		}
+		st, ok := state[t.ThreadKey]
+		if !ok {
+			c.add("state/threads.json", RuleThreadKeys, "relations thread "+t.ThreadKey+" has no state row")
+		} else if st.ID != t.ID {
+			c.add("state/threads.json", RuleThreadKeys, "thread "+t.ThreadKey+" has a different id in relations and state")
+		}
+		want := "threads/" + t.ThreadKey + ".order"
+		threadFiles[want] = true
+		if t.OrderPath != want {
+			c.add("relations/reviews.json", RuleThreadOrder, "order_path of thread "+t.ThreadKey+" must be "+want)
+		}
+		var paths []string
+		members := map[string]bool{}
+		for _, k := range t.RecordKeys {
+			members[k] = true
+			p, ok := pathOf[k]
+			if !ok || (kindOf[k] != "comment" && kindOf[k] != "review") {
+				c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" lists record "+k+" with no emitted comment or review file")
+				continue
+			}
+			paths = append(paths, p)
+		}
+		for _, rp := range t.Replies {
+			if !members[rp.RecordKey] || !members[rp.ParentRecordKey] {
+				c.add("relations/reviews.json", RuleRelations, "a reply edge of thread "+t.ThreadKey+" names a record outside the thread")
+			}
+		}
+		if len(paths) == 0 {
+			c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" has no retained record")
+		}
+		if lines, ok := orderLines[want]; ok {
+			if !equalLines(lines, paths) {
+				c.add(want, RuleThreadOrder, "must list the thread's record_keys in forge order")
+			}
+		} else if _, listed := c.byPath[want]; !listed {
+			c.add(want, RuleThreadOrder, "the thread's order file is not in the manifest")
+		}
+	}
+	for _, t := range d.threads.Threads {
+		if !rel[t.ThreadKey] {
+			c.add("state/threads.json", RuleThreadKeys, "state thread "+t.ThreadKey+" has no relations thread")
+		}
+	}
+	for _, f := range c.man.Files {
+		if f.Role == "thread_order" && !threadFiles[f.Path] {
+			c.add(f.Path, RuleOrphanFile, "no relations thread names this order file")
+		}
+	}
+	// Reviews: each relationship row names a review record; each retained review has a view.
+	reviewed := map[string]bool{}
+	for _, rv := range d.reviews.Reviews {
+		reviewed[rv.RecordKey] = true
+		if kindOf[rv.RecordKey] != "review" {
+			c.add("relations/reviews.json", RuleRelations, "review "+rv.RecordKey+" is not a review record")
+		}
+	}
+	views := map[string]bool{}
+	for _, r := range c.man.Records {
+		if r.Kind != "review" || r.ContentPath == "" {
+			continue
+		}
+		vp := "views/reviews/" + r.RecordKey + ".order"
+		views[vp] = true
+		if !reviewed[r.RecordKey] {
+			c.add("relations/reviews.json", RuleRelations, "retained review "+r.RecordKey+" has no relationship row")
+		}
+		want := []string{r.ContentPath}
+		seen := map[string]bool{r.ContentPath: true}
+		for _, t := range d.reviews.Threads {
+			if t.ReviewRecordKey != r.RecordKey {
+				continue
+			}
+			for _, k := range t.RecordKeys {
+				if p, ok := pathOf[k]; ok && !seen[p] {
+					seen[p] = true
+					want = append(want, p)
+				}
+			}
+		}
+		if lines, ok := orderLines[vp]; ok {
+			if !equalLines(lines, want) {
+				c.add(vp, RuleReviewView, "must list the review then the records of its threads")
+			}
+		} else if _, listed := c.byPath[vp]; !listed {
+			c.add(vp, RuleReviewView, "a retained review has no view file in the manifest")
+		}
+	}
+	for _, f := range c.man.Files {
+		if f.Role == "review_view" && !views[f.Path] {
+			c.add(f.Path, RuleOrphanFile, "no retained review record has this view")
+		}
+	}
+	// Unresolved view: retained records of unresolved, non-outdated threads, thread by thread
+	// in relationship order (created_at, id), each thread in forge order, each path once.
+	var unresolved []string
+	seen := map[string]bool{}
+	for _, t := range d.reviews.Threads {
+		st, ok := state[t.ThreadKey]
+		if !ok || st.Resolved || st.Outdated {
+			continue
+		}
+		for _, k := range t.RecordKeys {
+			if p, ok := pathOf[k]; ok && !seen[p] {
+				seen[p] = true
+				unresolved = append(unresolved, p)
+			}
+		}
+	}
+	if lines, ok := orderLines["views/unresolved-review.order"]; ok && !equalLines(lines, unresolved) {
+		c.add("views/unresolved-review.order", RuleUnresolvedView, "must list exactly the records of unresolved, non-outdated threads")
+	}
+}
+
+// actors: every referenced actor ID appears exactly once, the array is sorted by ID, and no
+// unreferenced row is present.
+func (c *checker) actors(d *docs) {
+	if d.actors == nil {
+		return
+	}
+	refs := map[string]bool{}
+	for _, r := range c.man.Records {
+		if r.AuthorID != nil {
+			refs[*r.AuthorID] = true
+		}
+	}
+	if d.entity != nil && d.entity.AuthorID != nil {
+		refs[*d.entity.AuthorID] = true
+	}
+	rawRef := func(raw json.RawMessage) {
+		var s string
+		if len(raw) > 0 && json.Unmarshal(raw, &s) == nil {
+			refs[s] = true
+		}
+	}
+	if d.reviews != nil {
+		for _, rv := range d.reviews.Reviews {
+			rawRef(rv.DismissedByActorID)
+		}
+	}
+	if d.threads != nil {
+		for _, t := range d.threads.Threads {
+			rawRef(t.ResolvedByActorID)
+		}
+	}
+	rows := map[string]bool{}
+	for i, a := range d.actors.Actors {
+		if i > 0 && a.ID <= d.actors.Actors[i-1].ID {
+			if a.ID == d.actors.Actors[i-1].ID {
+				c.add("state/actors.json", RuleActors, "actor "+a.ID+" appears more than once")
+			} else {
+				c.add("state/actors.json", RuleActors, "actors must be sorted by id")
+			}
+		}
+		rows[a.ID] = true
+		if !refs[a.ID] {
+			c.add("state/actors.json", RuleActors, "actor "+a.ID+" is not referenced by any record, review or thread")
+		}
+	}
+	ids := make([]string, 0, len(refs))
+	for id := range refs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if !rows[id] {
+			c.add("state/actors.json", RuleActors, "referenced actor "+id+" has no row")
+		}
+	}
+}
+
+// arrays checks the remaining canonical array orders: gaps, findings, reviews, threads, runs.
+func (c *checker) arrays(d *docs) {
+	for i := 1; i < len(c.man.Gaps); i++ {
+		a, b := c.man.Gaps[i-1], c.man.Gaps[i]
+		if b.Scope < a.Scope || b.Scope == a.Scope && b.Code <= a.Code {
+			c.add("index.json", RuleGaps, "gaps must be unique by (scope, code) and sorted by scope then code")
+		}
+	}
+	findingsSorted := func(p string, fs []Finding) {
+		for i := 1; i < len(fs); i++ {
+			if fs[i].Code <= fs[i-1].Code {
+				c.add(p, RuleArrayOrder, "filter findings must be unique and sorted by code")
+				return
+			}
+		}
+	}
+	findingsSorted("index.json", c.man.Filter.Findings)
+	for _, f := range c.man.Files {
+		if f.Filter != nil {
+			findingsSorted("index.json", f.Filter.Findings)
+		}
+	}
+	for _, r := range c.man.Records {
+		findingsSorted("index.json", r.Filter.Findings)
+	}
+	if d.reviews != nil {
+		rv := d.reviews.Reviews
+		for i := 1; i < len(rv); i++ {
+			if rv[i].SubmittedAt < rv[i-1].SubmittedAt || rv[i].SubmittedAt == rv[i-1].SubmittedAt && rv[i].ID <= rv[i-1].ID {
+				c.add("relations/reviews.json", RuleArrayOrder, "reviews must be sorted by submitted_at then id")
+			}
+		}
+		th := d.reviews.Threads
+		for i := 1; i < len(th); i++ {
+			if th[i].CreatedAt < th[i-1].CreatedAt || th[i].CreatedAt == th[i-1].CreatedAt && th[i].ID <= th[i-1].ID {
+				c.add("relations/reviews.json", RuleArrayOrder, "threads must be sorted by created_at then id")
+			}
+		}
+	}
+	if d.threads != nil {
+		th := d.threads.Threads
+		for i := 1; i < len(th); i++ {
+			if th[i].ThreadKey < th[i-1].ThreadKey {
+				c.add("state/threads.json", RuleArrayOrder, "thread state must be sorted by thread_key")
+			}
+		}
+	}
+	if d.runs != nil {
+		rs := d.runs.Runs
+		for i := range rs {
+			if i > 0 && (rs[i].CompletedAt < rs[i-1].CompletedAt || rs[i].CompletedAt == rs[i-1].CompletedAt && rs[i].ID <= rs[i-1].ID) {
+				c.add("history/agent-runs.json", RuleArrayOrder, "runs must be sorted by completed_at then id")
+			}
+			if !sort.StringsAreSorted(rs[i].ResultRecordKeys) {
+				c.add("history/agent-runs.json", RuleArrayOrder, "result_record_keys must be sorted")
+			}
+		}
+	}
+}

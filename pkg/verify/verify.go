@@ -1,0 +1,352 @@
+// Package verify is the consumer-side check of an entity-context-snapshot v1 tree (spec
+// ../shared/spec/entity-context-snapshot-v1.md, sections "Tree", "Stable records and mutable
+// state", "Ordering files and prompt assembly", "Canonical bytes" — manifest, root index
+// retention, verification — "Lifecycle and access" and "Compatibility").
+//
+// Load reads a tree exactly once, without following any symlink, into memory, and checks it:
+// the supported schema_version and filter_version, every JSON document against the embedded
+// v1 schema bundle (pkg/snapshot/schema) and its RFC 8785 bytes, the exact manifest path set,
+// each file's size and SHA-256, media type and role by path, record keys, record paths and
+// record header layout, order and view files, thread key sets, actor rows and array orders.
+// Every violation is reported as a (path, rule) pair; a tree with no violation is returned as
+// a *Snapshot holding exactly the verified bytes, so later consumers (staging, prompt
+// assembly) never re-read the file system and hand on only bytes that were checked.
+//
+// With Options.IndexSHA256 (the digest retained by the assembler outside the tree) the on-disk
+// index.json must match it before anything else is trusted; without it the tree is only
+// self-consistent, which is what a standalone `forgectx verify DIR` can check.
+//
+// Violations carry paths, rule codes and fixed descriptions only, never file content.
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+)
+
+// Rule codes of violations. They are stable identifiers (documented in docs/consumer.md).
+const (
+	RuleNotDirectory    = "not_directory"
+	RuleSymlink         = "symlink"
+	RuleHardLink        = "hard_link"
+	RuleSpecialFile     = "special_file"
+	RuleReplaced        = "replaced_while_reading"
+	RuleUnreadable      = "unreadable"
+	RuleFileTooLarge    = "file_too_large"
+	RuleTooManyFiles    = "too_many_files"
+	RuleIndexDigest     = "index_digest_mismatch"
+	RuleIndexInvalid    = "index_invalid"
+	RuleSchemaVersion   = "unsupported_schema_version"
+	RuleFilterVersion   = "unsupported_filter_version"
+	RuleSchemaInvalid   = "schema_invalid"
+	RuleNotCanonical    = "not_canonical_json"
+	RuleMissingFile     = "missing_file"
+	RuleExtraFile       = "extra_file"
+	RuleExtraDirectory  = "extra_directory"
+	RuleRequiredFile    = "required_file"
+	RuleDuplicatePath   = "duplicate_path"
+	RuleBytes           = "bytes_mismatch"
+	RuleSHA256          = "sha256_mismatch"
+	RuleRole            = "role_mismatch"
+	RuleMediaType       = "media_type_mismatch"
+	RuleCollection      = "collection_profile_mismatch"
+	RuleRecordKey       = "record_key_mismatch"
+	RuleDuplicateRecord = "duplicate_record"
+	RuleRecordPath      = "record_path_mismatch"
+	RuleEntityRecord    = "entity_record"
+	RuleOrphanFile      = "unreferenced_file"
+	RuleRecordHeader    = "record_header"
+	RuleTextEncoding    = "text_encoding"
+	RuleOrderFormat     = "order_format"
+	RuleOrderDangling   = "order_dangling"
+	RuleOrderDuplicate  = "order_duplicate"
+	RuleTimeline        = "timeline_view"
+	RuleThreadOrder     = "thread_order"
+	RuleReviewView      = "review_view"
+	RuleUnresolvedView  = "unresolved_review_view"
+	RuleThreadKeys      = "thread_keys"
+	RuleRelations       = "relations"
+	RuleActors          = "actors"
+	RuleGaps            = "gaps"
+	RuleArrayOrder      = "array_order"
+	RuleCheckMetadata   = "check_metadata"
+	RuleEntityMetadata  = "entity_metadata"
+)
+
+// SupportedSchemaVersion is the only index.json schema_version this consumer accepts.
+const SupportedSchemaVersion = 1
+
+// SupportedFilterVersions are the filter_version values this consumer accepts: the versions
+// this build's filter pipeline implements.
+var SupportedFilterVersions = []string{filter.Version}
+
+// Default bounds: far above any tree a v1 collection profile can produce, low enough that a
+// hostile tree cannot exhaust memory.
+const (
+	DefaultMaxFileBytes  = 64 << 20
+	DefaultMaxTotalBytes = 512 << 20
+	DefaultMaxFiles      = 100000
+)
+
+// Options configure Load and Dir.
+type Options struct {
+	// IndexSHA256 is the retained lowercase hex SHA-256 of the assembled root index.json.
+	// When set, the on-disk index must match it before any child is checked.
+	IndexSHA256 string
+	// Bounds; zero means the default.
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+	MaxFiles      int
+	// Bundle validates the JSON documents; nil means the project's embedded v1 bundle.
+	Bundle *schema.Bundle
+}
+
+func (o Options) maxFileBytes() int64 {
+	if o.MaxFileBytes > 0 {
+		return o.MaxFileBytes
+	}
+	return DefaultMaxFileBytes
+}
+
+func (o Options) maxTotalBytes() int64 {
+	if o.MaxTotalBytes > 0 {
+		return o.MaxTotalBytes
+	}
+	return DefaultMaxTotalBytes
+}
+
+func (o Options) maxFiles() int {
+	if o.MaxFiles > 0 {
+		return o.MaxFiles
+	}
+	return DefaultMaxFiles
+}
+
+// Violation is one broken rule: the tree-relative path ("." for the root) and a rule code.
+// Detail is a fixed description of the rule with counts or digests at most — never content.
+type Violation struct {
+	Path   string `json:"path"`
+	Rule   string `json:"rule"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (v Violation) String() string {
+	if v.Detail == "" {
+		return v.Path + ": " + v.Rule
+	}
+	return v.Path + ": " + v.Rule + ": " + v.Detail
+}
+
+// Report is the outcome of a verification: counts and digests only.
+type Report struct {
+	Violations []Violation `json:"violations"`
+	// IndexSHA256 is the digest of the on-disk index.json that was read.
+	IndexSHA256 string `json:"index_sha256,omitempty"`
+	Files       int    `json:"files"` // regular files read, index.json included
+	Bytes       int64  `json:"bytes"` // their total size
+	Records     int    `json:"records"`
+	Threads     int    `json:"threads"`
+	Gaps        int    `json:"gaps"`
+}
+
+// OK reports whether the tree passed every rule.
+func (r Report) OK() bool { return len(r.Violations) == 0 }
+
+// Error is returned (wrapped) when a tree fails verification; it carries the report.
+type Error struct{ Report Report }
+
+func (e *Error) Error() string {
+	if len(e.Report.Violations) == 0 {
+		return "snapshot verification failed"
+	}
+	return fmt.Sprintf("snapshot verification failed: %d violation(s), first %s", len(e.Report.Violations), e.Report.Violations[0])
+}
+
+// Snapshot is a verified tree held in memory: the exact bytes that passed verification.
+type Snapshot struct {
+	// Index is the root index.json bytes and IndexSHA256 their digest.
+	Index       []byte
+	IndexSHA256 string
+	// Manifest is the decoded index.
+	Manifest *Manifest
+	files    map[string][]byte
+	paths    []string
+}
+
+// Paths lists every file path of the tree except index.json, sorted.
+func (s *Snapshot) Paths() []string { return append([]string(nil), s.paths...) }
+
+// File returns the verified bytes of a path ("index.json" included). The slice must not be
+// modified.
+func (s *Snapshot) File(p string) ([]byte, bool) {
+	if p == "index.json" {
+		return s.Index, true
+	}
+	b, ok := s.files[p]
+	return b, ok
+}
+
+// Dir verifies the tree at dir and returns the report. The error is non-nil only when the tree
+// could not be examined at all (the root is missing or unreadable, or ctx ended); a tree that
+// fails a rule returns a report with violations and a nil error.
+func Dir(ctx context.Context, dir string, opts Options) (Report, error) {
+	_, rep, err := Load(ctx, dir, opts)
+	return rep, err
+}
+
+// Load verifies the tree at dir and, when it passes, returns the verified bytes. Each file is
+// read exactly once; the Snapshot holds those bytes. A failing tree returns a nil Snapshot, a
+// report listing every violation and a nil error.
+func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, error) {
+	var rep Report
+	if opts.IndexSHA256 != "" && !isHex64(opts.IndexSHA256) {
+		return nil, rep, fmt.Errorf("verify: index-sha256 must be 64 lowercase hexadecimal digits")
+	}
+	bundle := opts.Bundle
+	if bundle == nil {
+		b, err := schema.Project()
+		if err != nil {
+			return nil, rep, fmt.Errorf("verify: schema bundle: %w", err)
+		}
+		bundle = b
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, rep, err
+	}
+	w, err := walkTree(dir, opts)
+	if err != nil {
+		return nil, rep, fmt.Errorf("verify: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, rep, err
+	}
+	c := &checker{files: map[string][]byte{}, dirs: w.dirs, bundle: bundle}
+	for p, f := range w.files {
+		c.files[p] = f.data
+		rep.Files++
+		rep.Bytes += int64(len(f.data))
+	}
+	c.viol = append(c.viol, w.viol...)
+	idx, haveIndex := c.files["index.json"]
+	if haveIndex {
+		rep.IndexSHA256 = canon.SHA256Hex(idx)
+		delete(c.files, "index.json")
+	}
+	switch {
+	case !haveIndex:
+		if !c.hasViolationAt("index.json") && !c.hasViolationAt(".") {
+			c.add("index.json", RuleMissingFile, "the root index is missing")
+		}
+	case opts.IndexSHA256 != "" && rep.IndexSHA256 != opts.IndexSHA256:
+		// The retained digest is the root of trust: a rewritten on-disk index is never used
+		// to check anything else.
+		c.add("index.json", RuleIndexDigest, fmt.Sprintf("on-disk index sha256 %s differs from the retained %s", rep.IndexSHA256, opts.IndexSHA256))
+	default:
+		c.check(idx)
+	}
+	rep.Violations = sortViolations(c.viol)
+	if c.man != nil {
+		rep.Records = len(c.man.Records)
+		rep.Gaps = len(c.man.Gaps)
+		rep.Threads = c.threads
+	}
+	if !rep.OK() {
+		return nil, rep, nil
+	}
+	paths := make([]string, 0, len(c.files))
+	for p := range c.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths}, rep, nil
+}
+
+func sortViolations(v []Violation) []Violation {
+	out := append([]Violation(nil), v...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	// Drop exact duplicates (the same rule found twice for one path).
+	dedup := out[:0]
+	for i, v := range out {
+		if i > 0 && v == out[i-1] {
+			continue
+		}
+		dedup = append(dedup, v)
+	}
+	return dedup
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// RoleForPath returns the manifest role a tree path must carry and whether the path is a v1
+// path at all. Record files other than the entity body are "comment_record" or
+// "review_record" depending on their manifest record; RoleForPath returns "record" for them.
+func RoleForPath(p string) (string, bool) {
+	switch p {
+	case "collection.json":
+		return "collection", true
+	case "entity/metadata.json":
+		return "entity_metadata", true
+	case "views/timeline.order":
+		return "timeline_view", true
+	case "views/unresolved-review.order":
+		return "unresolved_review_view", true
+	case "relations/reviews.json":
+		return "reviews", true
+	case "history/agent-runs.json":
+		return "agent_runs", true
+	case "state/actors.json":
+		return "actor_state", true
+	case "state/threads.json":
+		return "thread_state", true
+	}
+	switch {
+	case strings.HasPrefix(p, "records/"+canon.EntityOrderKey+"-"):
+		return "entity_record", true
+	case strings.HasPrefix(p, "records/"):
+		return "record", true
+	case strings.HasPrefix(p, "threads/"):
+		return "thread_order", true
+	case strings.HasPrefix(p, "views/reviews/"):
+		return "review_view", true
+	case strings.HasPrefix(p, "checks/") && strings.HasSuffix(p, "/metadata.json"):
+		return "check_metadata", true
+	case strings.HasPrefix(p, "checks/") && strings.HasSuffix(p, "/log.txt"):
+		return "check_log", true
+	}
+	return "", false
+}
+
+// MediaTypeForRole is the closed v1 media type of a manifest role.
+func MediaTypeForRole(role string) string {
+	switch role {
+	case "collection", "entity_metadata", "reviews", "agent_runs", "check_metadata", "actor_state", "thread_state":
+		return "application/json"
+	case "entity_record", "comment_record", "review_record":
+		return "text/markdown"
+	case "thread_order", "timeline_view", "unresolved_review_view", "review_view", "check_log":
+		return "text/plain"
+	}
+	return ""
+}

@@ -1,0 +1,401 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/verify/verifytest"
+)
+
+// Paths in the stored demo tree the tamper cases use.
+const (
+	commentPath = "records/20260901T101200000000000Z-a91e751b2dfb1023c38cfa127324fca5a42377ffee15c3db69f68545949f6b74.md"
+	reviewPath  = "records/20260901T102300000000000Z-747c6a20e927dabb3cd048dc7b6b4085738246ea08aa632102025aaf1cabf9ea.md"
+	threadOrder = "threads/5996be20e92cc4dbd1a09679fe4c2a1514cb251c13eb28f22a761937f80c5645.order"
+)
+
+func TestStoredTreesVerify(t *testing.T) {
+	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
+		t.Run(name, func(t *testing.T) {
+			dir := verifytest.Write(t, name)
+			for _, digest := range []string{"", verifytest.IndexSHA256[name]} {
+				snap, rep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: digest})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rep.OK() || snap == nil {
+					t.Fatalf("stored %s tree rejected: %v", name, rep.Violations)
+				}
+				if rep.IndexSHA256 != verifytest.IndexSHA256[name] {
+					t.Errorf("index digest %s, want %s", rep.IndexSHA256, verifytest.IndexSHA256[name])
+				}
+				files := verifytest.Files(t, name)
+				if rep.Files != len(files) || len(snap.Paths()) != len(files)-1 {
+					t.Errorf("counted %d files (%d paths), tree has %d", rep.Files, len(snap.Paths()), len(files))
+				}
+				for p, want := range files {
+					if got, ok := snap.File(p); !ok || !bytes.Equal(got, want) {
+						t.Errorf("snapshot bytes of %s differ from the tree", p)
+					}
+				}
+				if rep.Threads != 3 || rep.Gaps != 1 || rep.Records < 17 {
+					t.Errorf("counts records=%d threads=%d gaps=%d", rep.Records, rep.Threads, rep.Gaps)
+				}
+			}
+		})
+	}
+}
+
+// fixManifest recomputes bytes and sha256 of every files[] entry from disk (after mutate has
+// edited the decoded index) and writes canonical index bytes: a consistent forgery that only
+// the deeper rules, or the retained digest, can catch.
+func fixManifest(t *testing.T, dir string, mutate func(m map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(m)
+	}
+	for _, f := range m["files"].([]any) {
+		e := f.(map[string]any)
+		b, err := os.ReadFile(filepath.Join(dir, e["path"].(string)))
+		if err != nil {
+			continue // a removed file keeps its stale entry
+		}
+		e["bytes"] = len(b)
+		e["sha256"] = canon.SHA256Hex(b)
+		if e["path"] == "collection.json" {
+			m["collection_profile"] = canon.SHA256Hex(b)
+		}
+	}
+	out, err := canon.JSON(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "index.json", out)
+}
+
+func write(t *testing.T, dir, p string, b []byte) {
+	t.Helper()
+	full := filepath.Join(dir, p)
+	_ = os.Remove(full)
+	if err := os.WriteFile(full, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, dir, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// editJSON rewrites a JSON document canonically after mutate.
+func editJSON(t *testing.T, dir, p string, mutate func(v map[string]any)) {
+	t.Helper()
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(read(t, dir, p)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	mutate(v)
+	out, err := canon.JSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, p, out)
+}
+
+func TestTamperIsCaught(t *testing.T) {
+	demoDigest := verifytest.IndexSHA256[verifytest.Demo]
+	cases := []struct {
+		name     string
+		tamper   func(t *testing.T, dir string)
+		retained bool // verify with the retained index digest
+		path     string
+		rule     string
+	}{
+		{"flip a byte", func(t *testing.T, dir string) {
+			b := read(t, dir, commentPath)
+			b[len(b)-3] ^= 0x20
+			write(t, dir, commentPath, b)
+		}, true, commentPath, verify.RuleSHA256},
+		{"add a file", func(t *testing.T, dir string) {
+			write(t, dir, "records/20300101T000000000000000Z-"+strings.Repeat("ab", 32)+".md", []byte("x\n"))
+		}, true, "records/20300101T000000000000000Z-" + strings.Repeat("ab", 32) + ".md", verify.RuleExtraFile},
+		{"add a file at the root", func(t *testing.T, dir string) {
+			write(t, dir, "NOTES.txt", []byte("x\n"))
+		}, true, "NOTES.txt", verify.RuleExtraFile},
+		{"add a directory", func(t *testing.T, dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "scratch"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "scratch", verify.RuleExtraDirectory},
+		{"remove a file", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, commentPath)); err != nil {
+				t.Fatal(err)
+			}
+		}, true, commentPath, verify.RuleMissingFile},
+		{"remove the root index", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "index.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, false, "index.json", verify.RuleMissingFile},
+		{"replace a file by a symlink", func(t *testing.T, dir string) {
+			outside := filepath.Join(t.TempDir(), "copy.md")
+			if err := os.WriteFile(outside, read(t, dir, commentPath), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, commentPath))
+			if err := os.Symlink(outside, filepath.Join(dir, commentPath)); err != nil {
+				t.Fatal(err)
+			}
+		}, true, commentPath, verify.RuleSymlink},
+		{"replace the root index by a symlink", func(t *testing.T, dir string) {
+			outside := filepath.Join(t.TempDir(), "index.json")
+			if err := os.WriteFile(outside, read(t, dir, "index.json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, "index.json"))
+			if err := os.Symlink(outside, filepath.Join(dir, "index.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "index.json", verify.RuleSymlink},
+		{"replace a file by a hard link", func(t *testing.T, dir string) {
+			outside := filepath.Join(t.TempDir(), "copy.md")
+			if err := os.WriteFile(outside, read(t, dir, commentPath), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dir, commentPath))
+			if err := os.Link(outside, filepath.Join(dir, commentPath)); err != nil {
+				t.Fatal(err)
+			}
+		}, true, commentPath, verify.RuleHardLink},
+		{"replace a file by a FIFO", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, commentPath))
+			if err := syscall.Mkfifo(filepath.Join(dir, commentPath), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, true, commentPath, verify.RuleSpecialFile},
+		{"replace a file by a socket", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, threadOrder))
+			fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Close(fd)
+			if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Join(dir, threadOrder)}); err != nil {
+				t.Skipf("cannot bind a unix socket here: %v", err)
+			}
+		}, true, threadOrder, verify.RuleSpecialFile},
+		{"a symlinked directory component", func(t *testing.T, dir string) {
+			real := filepath.Join(t.TempDir(), "records")
+			if err := os.Rename(filepath.Join(dir, "records"), real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, filepath.Join(dir, "records")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "records", verify.RuleSymlink},
+		{"rewrite index.json against the retained digest", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) { m["gaps"] = []any{} })
+		}, true, "index.json", verify.RuleIndexDigest},
+		{"swap two records' contents", func(t *testing.T, dir string) {
+			a, b := read(t, dir, commentPath), read(t, dir, reviewPath)
+			write(t, dir, commentPath, b)
+			write(t, dir, reviewPath, a)
+		}, true, commentPath, verify.RuleSHA256},
+		{"swap two records' contents and forge the manifest", func(t *testing.T, dir string) {
+			a, b := read(t, dir, commentPath), read(t, dir, reviewPath)
+			write(t, dir, commentPath, b)
+			write(t, dir, reviewPath, a)
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleRecordHeader},
+		{"dangling order line", func(t *testing.T, dir string) {
+			b := read(t, dir, "views/timeline.order")
+			b = append(b, []byte("records/20300101T000000000000000Z-"+strings.Repeat("cd", 32)+".md\n")...)
+			write(t, dir, "views/timeline.order", b)
+			fixManifest(t, dir, nil)
+		}, false, "views/timeline.order", verify.RuleOrderDangling},
+		{"duplicate order line", func(t *testing.T, dir string) {
+			b := read(t, dir, threadOrder)
+			first := b[:bytes.IndexByte(b, '\n')+1]
+			write(t, dir, threadOrder, append(b, first...))
+			fixManifest(t, dir, nil)
+		}, false, threadOrder, verify.RuleOrderDuplicate},
+		{"thread order out of forge order", func(t *testing.T, dir string) {
+			lines := strings.SplitAfter(string(read(t, dir, threadOrder)), "\n")
+			write(t, dir, threadOrder, []byte(lines[1]+lines[0]))
+			fixManifest(t, dir, nil)
+		}, false, threadOrder, verify.RuleThreadOrder},
+		{"unsupported schema_version", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) { m["schema_version"] = 2 })
+		}, false, "index.json", verify.RuleSchemaVersion},
+		{"unsupported filter_version", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) { m["filter_version"] = "other-filter-v9" })
+		}, false, "index.json", verify.RuleFilterVersion},
+		{"schema-invalid document", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["url"] = "https://example.invalid/" })
+			fixManifest(t, dir, nil)
+		}, false, "entity/metadata.json", verify.RuleSchemaInvalid},
+		{"schema-invalid index", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) { m["generated_at"] = "2026-01-01T00:00:00.000000000Z" })
+		}, false, "index.json", verify.RuleSchemaInvalid},
+		{"non-canonical JSON bytes", func(t *testing.T, dir string) {
+			var v any
+			json.Unmarshal(read(t, dir, "state/threads.json"), &v)
+			b, _ := json.MarshalIndent(v, "", "  ")
+			write(t, dir, "state/threads.json", b)
+			fixManifest(t, dir, nil)
+		}, false, "state/threads.json", verify.RuleNotCanonical},
+		{"media type by role", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				for _, f := range m["files"].([]any) {
+					if e := f.(map[string]any); e["path"] == commentPath {
+						e["media_type"] = "text/plain"
+					}
+				}
+			})
+		}, false, commentPath, verify.RuleMediaType},
+		{"record header does not match the manifest", func(t *testing.T, dir string) {
+			b := bytes.Replace(read(t, dir, commentPath), []byte(`Author-ID: "U_kgDOBob00002"`), []byte(`Author-ID: "U_kgDOCarol003"`), 1)
+			write(t, dir, commentPath, b)
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleRecordHeader},
+		{"record key does not derive from the record id", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				for _, r := range m["records"].([]any) {
+					if e := r.(map[string]any); e["content_path"] == commentPath {
+						e["id"] = "IC_kwDOLxDemo01c0777"
+					}
+				}
+			})
+		}, false, "index.json", verify.RuleRecordKey},
+		{"thread key sets differ between relations and state", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/threads.json", func(v map[string]any) { v["threads"] = v["threads"].([]any)[1:] })
+			fixManifest(t, dir, nil)
+		}, false, "state/threads.json", verify.RuleThreadKeys},
+		{"referenced actor missing", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) { v["actors"] = v["actors"].([]any)[1:] })
+			fixManifest(t, dir, nil)
+		}, false, "state/actors.json", verify.RuleActors},
+		{"actors not sorted", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) {
+				a := v["actors"].([]any)
+				a[1], a[2] = a[2], a[1]
+			})
+			fixManifest(t, dir, nil)
+		}, false, "state/actors.json", verify.RuleActors},
+		{"duplicate gap row", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				g := m["gaps"].([]any)
+				m["gaps"] = append(g, g[0])
+			})
+		}, false, "index.json", verify.RuleGaps},
+		{"oversized file", func(t *testing.T, dir string) {
+			write(t, dir, "relations/reviews.json", bytes.Repeat([]byte(" "), 70000))
+		}, true, "relations/reviews.json", verify.RuleFileTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := verifytest.Write(t, verifytest.Demo)
+			tc.tamper(t, dir)
+			opts := verify.Options{MaxFileBytes: 64 << 10}
+			if tc.retained {
+				opts.IndexSHA256 = demoDigest
+			}
+			snap, rep, err := verify.Load(context.Background(), dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() || snap != nil {
+				t.Fatal("tampered tree verified")
+			}
+			for _, v := range rep.Violations {
+				if v.Path == tc.path && v.Rule == tc.rule {
+					return
+				}
+			}
+			t.Errorf("want %s: %s, got %v", tc.path, tc.rule, rep.Violations)
+		})
+	}
+}
+
+// Without the retained digest a consistent rewrite of a body and the manifest is
+// indistinguishable from an assembled tree; the retained digest is what catches it.
+func TestRetainedDigestIsTheRootOfTrust(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	b := bytes.Replace(read(t, dir, commentPath), []byte("Thanks"), []byte("Thx"), 1)
+	write(t, dir, commentPath, b)
+	fixManifest(t, dir, nil)
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("self-consistent rewrite: %v %v", err, rep.Violations)
+	}
+	rep, err = verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: verifytest.IndexSHA256[verifytest.Demo]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) != 1 || rep.Violations[0].Rule != verify.RuleIndexDigest {
+		t.Fatalf("want exactly the index digest violation, got %v", rep.Violations)
+	}
+}
+
+func TestRootMustBeARealDirectory(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := verify.Dir(context.Background(), link, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) != 1 || rep.Violations[0].Path != "." || rep.Violations[0].Rule != verify.RuleSymlink {
+		t.Fatalf("got %v", rep.Violations)
+	}
+	if _, err := verify.Dir(context.Background(), filepath.Join(t.TempDir(), "missing"), verify.Options{}); err == nil {
+		t.Fatal("missing root: want an error")
+	}
+	if _, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: "ABC"}); err == nil {
+		t.Fatal("malformed digest option: want an error")
+	}
+}
+
+// Violations name paths, rules and digests; they never carry record text.
+func TestViolationsCarryNoContent(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	b := bytes.Replace(read(t, dir, commentPath), []byte("Thanks"), []byte("SECRET-BODY-TEXT"), 1)
+	write(t, dir, commentPath, b)
+	editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["title"] = 7 })
+	fixManifest(t, dir, nil)
+	rep, _ := verify.Dir(context.Background(), dir, verify.Options{})
+	if rep.OK() {
+		t.Fatal("tampered tree verified")
+	}
+	for _, v := range rep.Violations {
+		if strings.Contains(v.String(), "SECRET") || strings.Contains(v.String(), "backoff") {
+			t.Errorf("violation leaks content: %s", v)
+		}
+	}
+}
