@@ -24,8 +24,12 @@ func Read(r io.Reader) (*Acquisition, error) {
 	var probe struct {
 		Version *int `json:"acquisition_version"`
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
+	pdec := json.NewDecoder(bytes.NewReader(data))
+	if err := pdec.Decode(&probe); err != nil {
 		return nil, fmt.Errorf("acquisition: not a JSON object: %w", err)
+	}
+	if len(bytes.TrimSpace(data[pdec.InputOffset():])) > 0 {
+		return nil, errors.New("acquisition: trailing data after the document")
 	}
 	if probe.Version == nil {
 		return nil, errors.New("acquisition: acquisition_version: required")

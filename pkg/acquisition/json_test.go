@@ -1,0 +1,90 @@
+package acquisition
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Read is strict: unknown fields, trailing data and unsupported versions name the field and
+// the rule.
+func TestReadRejectsWhatTheInterchangeDoesNotAllow(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{`{}`, "acquisition_version: required"},
+		{`{"acquisition_version":2}`, "acquisition_version: 2 is not supported"},
+		{`{"acquisition_version":1,"extra":1}`, `unknown field "extra"`},
+		{`{"acquisition_version":1} {}`, "trailing data"},
+		{`[1]`, "not a JSON object"},
+		{`{"acquisition_version":1,"checks":[{"log":{"outcome":"fetched","content_base64":"!!"}}]}`, "illegal base64"},
+	} {
+		_, err := Read(strings.NewReader(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Read(%s) = %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+// The interchange round-trips: Write then Read gives the same model.
+func TestWriteReadRoundTrip(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		b, _ := os.ReadFile(name)
+		a, err := Read(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, a); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b1, b2 bytes.Buffer
+		Write(&b1, a)
+		Write(&b2, c)
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Fatalf("%s: round trip changed the document", name)
+		}
+	}
+}
+
+func fixtureNames(t testing.TB) []string {
+	m, err := filepath.Glob("../../test/fixtures/acquisition/*/acquisition.json")
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no acquisition fixtures: %v", err)
+	}
+	return m
+}
+
+// FuzzRead: the reader of untrusted acquisition files never panics, and whatever it accepts
+// writes and reads back to the same document.
+func FuzzRead(f *testing.F) {
+	for _, name := range fixtureNames(f) {
+		b, _ := os.ReadFile(name)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"acquisition_version":1}`))
+	f.Add([]byte(`{"acquisition_version":1,"entity":{"author":{"id":null,"login":null}},"outcomes":{"comments":[{"code":"fetch_failed","count":1}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := Read(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var b1 bytes.Buffer
+		if err := Write(&b1, a); err != nil {
+			t.Fatalf("Write of an accepted document failed: %v", err)
+		}
+		c, err := Read(bytes.NewReader(b1.Bytes()))
+		if err != nil {
+			t.Fatalf("re-read of a written document failed: %v", err)
+		}
+		var b2 bytes.Buffer
+		Write(&b2, c)
+		if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+			t.Fatal("write/read is not stable")
+		}
+	})
+}
