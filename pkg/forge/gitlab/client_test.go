@@ -445,3 +445,22 @@ func TestGitLabOptionalScopeFaultsBecomeGaps(t *testing.T) {
 		}
 	})
 }
+
+// FuzzServerWait: arbitrary Retry-After / RateLimit-Reset values never panic and never yield
+// a negative wait or one past the cap.
+func FuzzServerWait(f *testing.F) {
+	f.Add("7", "")
+	f.Add("Wed, 21 Oct 2026 07:28:00 GMT", "")
+	f.Add("", "1800000030")
+	f.Add("-1", "99999999999999999999")
+	now := time.Unix(1_800_000_000, 0)
+	b := Backoff(func() time.Time { return now }, time.Minute)
+	f.Fuzz(func(t *testing.T, retryAfter, reset string) {
+		r := &http.Response{StatusCode: 429, Header: http.Header{}}
+		r.Header.Set("Retry-After", retryAfter)
+		r.Header.Set("RateLimit-Reset", reset)
+		if d := b(10*time.Millisecond, time.Second, 1, r); d < 0 || d > time.Minute {
+			t.Fatalf("wait %v", d)
+		}
+	})
+}
