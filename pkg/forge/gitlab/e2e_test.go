@@ -19,6 +19,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/verify"
 )
 
 // schemaFile maps a tree path to its schema ("" for non-JSON files).
@@ -42,6 +43,23 @@ func schemaFile(path string) string {
 		return schema.Check
 	}
 	return ""
+}
+
+// verifyTree writes the tree and runs the consumer-side verification (forgectx verify) with
+// the retained index digest.
+func verifyTree(t *testing.T, tree *snapshot.Tree) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ctx")
+	if err := tree.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+	if err != nil || !rep.OK() {
+		t.Errorf("verify: %v %+v", err, rep.Violations)
+	}
+	if rep.Files < 8 || rep.Records < 1 {
+		t.Errorf("verify read %d files, %d records", rep.Files, rep.Records)
+	}
 }
 
 // validateTree checks every JSON document against the project bundle and the published v1
@@ -120,6 +138,7 @@ func TestGitLabScenariosAssembleIntoValidSnapshots(t *testing.T) {
 		a := acquireMR(t, cl)
 		tree := assemble(t, a, profileMR(), "observation")
 		validateTree(t, tree)
+		verifyTree(t, tree)
 		if gapOf(tree, "reviews", "history_unavailable") != 1 {
 			t.Errorf("reviews history_unavailable missing: %+v", tree.Summary.Gaps)
 		}
@@ -151,6 +170,7 @@ func TestGitLabScenariosAssembleIntoValidSnapshots(t *testing.T) {
 		a.Source.Host = "gitlab.example.com:8443"
 		tree := assemble(t, a, profileIssue(), "observation")
 		validateTree(t, tree)
+		verifyTree(t, tree)
 		// The issue author is a Reporter (triage): enough for an observation agent, not for a
 		// mutation agent, where the entity body is unauthorized and assembly aborts.
 		_, err = snapshot.Assemble(context.Background(), a, snapshot.Config{Profile: profileIssue(), Category: "mutation", Filter: filter.New(nil)})
