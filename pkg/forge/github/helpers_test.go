@@ -69,13 +69,15 @@ func build(t testing.TB, s *ghscenario.Scenario) *cassette.Cassette {
 
 // acquireFake runs Acquire against an httpfake server loaded with c (plus any faults the
 // caller registered first, through setup). Every recorded exchange must be requested.
-func acquireFake(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, setup func(*httpfake.Server), tweak func(*github.Options)) (*acquisition.Acquisition, *github.Stats, error) {
+// A non-nil setup registers the cassette itself (so it can put faults before or after it).
+func acquireFake(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, setup func(*httpfake.Server, *cassette.Cassette), tweak func(*github.Options)) (*acquisition.Acquisition, *github.Stats, error) {
 	t.Helper()
 	fake := httpfake.New(t)
 	if setup != nil {
-		setup(fake)
+		setup(fake, c)
+	} else {
+		fake.ExpectCassette(c)
 	}
-	fake.ExpectCassette(c)
 	opts := fastOptions(fake.URL)
 	if tweak != nil {
 		tweak(&opts)
