@@ -37,6 +37,10 @@ func acquireFromForge(ctx context.Context, e *env, o forgeOptions, profile acqui
 	switch o.Forge {
 	case "github":
 		return acquireGitHub(ctx, e, o, profile)
+	case "gitlab":
+		return acquireGitlab(ctx, e, o, profile)
+	case "forgejo":
+		return acquireForgejo(ctx, e, o, profile)
 	}
 	return nil, usagef("--forge %s: no adapter for this forge in this build", o.Forge)
 }
