@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 )
 
 func forgejoTestEnv(vars map[string]string, logs *bytes.Buffer) *env {
@@ -109,4 +111,54 @@ func githubCassetteDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestAcquireForgejoRecordThenReplay: a live run (against a fake Forgejo serving the pull
+// fixture) with --record writes a cassette without the token; replaying that cassette offline
+// gives the same acquisition.
+func TestAcquireForgejoRecordThenReplay(t *testing.T) {
+	const token = "forgejo-test-token-0123456789"
+	fixture := filepath.Join("..", "..", "test", "fixtures", "forgejo", "pull")
+	c, err := cassette.Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := httpfake.New(t)
+	fake.ExpectCassette(c)
+	rec := filepath.Join(t.TempDir(), "rec")
+	p := acquisition.Profile{EntityKind: acquisition.KindChangeProposal,
+		IncludedSources: []string{"check_logs", "checks", "comments", "entity", "reviews"}, CheckLogSelection: "failed"}
+	var logs bytes.Buffer
+	o := forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: 12, APIURL: fake.URL + "/api/v1", TokenEnv: "FJ", Record: rec}
+	live, err := acquireForgejo(context.Background(), forgejoTestEnv(map[string]string{"FJ": token}, &logs), o, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(rec, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if bytes.Contains(b, []byte(token)) {
+			t.Errorf("%s contains the token", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Error("log contains the token")
+	}
+	replayed, err := acquireForgejo(context.Background(), forgejoTestEnv(nil, &logs),
+		forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: 12, Replay: rec}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	acquisition.Write(&a, live)
+	acquisition.Write(&b, replayed)
+	if a.String() != b.String() {
+		t.Error("replay of the recorded cassette differs from the live run")
+	}
 }

@@ -31,6 +31,22 @@ const DefaultPageSize = 50
 // alive forever; reaching it is a fetch failure, not a silent cut.
 const maxPages = 10000
 
+// maxRetryAfter caps a server-requested Retry-After wait.
+const maxRetryAfter = 2 * time.Minute
+
+// cappedBackoff is retryablehttp's exponential backoff (which honours Retry-After) with
+// server-requested waits capped at maxRetryAfter.
+func cappedBackoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	return min2(retryablehttp.DefaultBackoff(min, max, attempt, resp), maxRetryAfter)
+}
+
+func min2(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
 // maxResponseBytes bounds one API response body read by a direct call.
 const maxResponseBytes = 64 << 20
 
@@ -122,6 +138,9 @@ func New(opts Options) (*Client, error) {
 		rc.RetryWaitMax = opts.RetryWaitMax
 	}
 	rc.CheckRetry = retryPolicy
+	// DefaultBackoff honours Retry-After on 429/503 without a ceiling; a server asking for a
+	// day would hold the run until its deadline, so the wait is capped.
+	rc.Backoff = cappedBackoff
 	rc.RequestLogHook = func(_ retryablehttp.Logger, _ *http.Request, attempt int) {
 		if attempt > 0 {
 			stats.retried()

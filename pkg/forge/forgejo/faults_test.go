@@ -535,3 +535,16 @@ func TestTokenIsSentAsForgejoTokenHeader(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRetryAfterIsCapped: a Retry-After of a day does not hold the run for a day, while a
+// short one is honoured.
+func TestRetryAfterIsCapped(t *testing.T) {
+	long := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"86400"}}}
+	if d := cappedBackoff(time.Millisecond, time.Second, 1, long); d != maxRetryAfter {
+		t.Errorf("wait = %v, want the %v cap", d, maxRetryAfter)
+	}
+	short := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}}
+	if d := cappedBackoff(time.Millisecond, time.Second, 1, short); d != 3*time.Second {
+		t.Errorf("wait = %v, want Retry-After's 3s", d)
+	}
+}
