@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forgectx/forgectx/pkg/prompt"
+	"github.com/forgectx/forgectx/pkg/verify"
+)
+
+func init() {
+	register(&command{
+		Name:    "prompt",
+		Summary: "verify a snapshot tree and render a view as ordered, fenced, untrusted-data content blocks",
+		Run:     runPromptCmd,
+	})
+}
+
+// promptOptions is what `forgectx prompt` parses its flags into.
+type promptOptions struct {
+	Dir         string
+	View        string
+	Format      string
+	IndexSHA256 string
+}
+
+func runPromptCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "prompt", "prompt DIR [--view timeline|unresolved-review|reviews/<key>|threads/<key>] [--format json|text] [--index-sha256 HEX]")
+	var o promptOptions
+	fs.StringVar(&o.View, "view", prompt.ViewTimeline, "projection: timeline, unresolved-review, reviews/<record-key> or threads/<thread-key>")
+	fs.StringVar(&o.Format, "format", "json", "output: json (an array of {\"type\":\"text\",\"text\":…} blocks) or text")
+	fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json; the on-disk index must match it")
+	pos, err := parseWithPositionals(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return usagef("want exactly one DIR")
+	}
+	o.Dir = pos[0]
+	if o.Format != "json" && o.Format != "text" {
+		return usagef("--format must be json or text")
+	}
+	if _, err := prompt.ViewPath(o.View); err != nil {
+		return usagef("--view: %v", err)
+	}
+	// The tree is verified first and rendered from exactly the verified bytes.
+	snap, rep, err := verify.Load(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
+	if err != nil {
+		return fmt.Errorf("prompt %s: %w", o.Dir, err)
+	}
+	if !rep.OK() {
+		_ = rep.WriteText(e.Stderr)
+		return &exitError{Code: exitFailed, Err: fmt.Errorf("prompt %s: refusing to render an unverified tree: %d violation(s)", o.Dir, len(rep.Violations))}
+	}
+	blocks, err := prompt.Render(snap, prompt.Options{View: o.View})
+	if err != nil {
+		return fmt.Errorf("prompt %s: %w", o.Dir, err)
+	}
+	e.Log.Debug().Int("blocks", len(blocks)).Str("index_sha256", snap.IndexSHA256).Str("view", o.View).Msg("prompt")
+	if o.Format == "text" {
+		return prompt.WriteText(e.Stdout, blocks)
+	}
+	return prompt.WriteJSON(e.Stdout, blocks)
+}
