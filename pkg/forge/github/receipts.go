@@ -2,24 +2,48 @@ package github
 
 import (
 	"context"
+	"errors"
+	"strings"
+
+	gh "github.com/google/go-github/v66/github"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/status"
 )
 
 // ReceiptReader reads forge-observable Fullsend run receipts back from an entity (the
-// history/agent-runs.json source). The receipt format is a later issue; until it lands the
-// adapter uses noReceipts.
+// history/agent-runs.json source).
 type ReceiptReader interface {
 	ReadReceipts(ctx context.Context, owner, repo string, number int) ([]acquisition.AgentRun, error)
 }
 
-// noReceipts is the placeholder ReceiptReader: no receipt format exists yet, so there is
-// nothing to read back. It reports no receipts and no gap — an honest empty history only
-// because no receipt can have been written by this build.
+// noReceipts is the ReceiptReader of a Client built without Options.Receipts: it reports no
+// receipts and no gap. `forgectx run` always sets ReceiptsFromComments; the default stays
+// empty so acquisitions recorded before receipts existed replay unchanged.
 type noReceipts struct{}
 
 func (noReceipts) ReadReceipts(context.Context, string, string, int) ([]acquisition.AgentRun, error) {
 	return nil, nil
+}
+
+// commentReceipts is the receipt reader over the entity's conversation comments
+// (docs/receipts.md). It needs the acquisition run (to register receipt authors as actors with
+// GitHub's positive bot signal), so Acquire handles it itself; called directly it refuses.
+type commentReceipts struct{}
+
+// ReceiptsFromComments reads receipts (docs/receipts.md) from the issue or pull request's
+// conversation comments: every comment whose first line is status.ReceiptMarker is parsed
+// strictly. The agent run's ID is the receipt comment's node_id (the immutable forge record
+// ID, unique per comment, so a forged copy can never collide with a genuine receipt); the
+// receipt's own id field (gha-<run>-<attempt>) is the cross-forge run label shown in the
+// comment. The comment's author becomes the run's Author and is registered as an actor (kind
+// bot only when GitHub reports type Bot): the assembler admits only receipts by a registered
+// bot identity and counts the rest as authorization_failed. A malformed receipt is an
+// invalid_metadata gap. Set it as Options.Receipts.
+var ReceiptsFromComments ReceiptReader = commentReceipts{}
+
+func (commentReceipts) ReadReceipts(context.Context, string, string, int) ([]acquisition.AgentRun, error) {
+	return nil, errors.New("github: ReceiptsFromComments reads receipts only inside Client.Acquire")
 }
 
 // readReceipts is the agent_runs source hook: it calls the client's ReceiptReader.
@@ -29,10 +53,55 @@ func (r *run) readReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList
 	if rr == nil {
 		rr = noReceipts{}
 	}
+	if _, ok := rr.(commentReceipts); ok {
+		return r.readCommentReceipts(ctx)
+	}
 	runs, err := rr.ReadReceipts(ctx, r.owner, r.name, r.number)
 	if err != nil {
 		gaps.add(acquisition.GapFetchFailed, 1)
 		return nil, gaps
 	}
 	return runs, gaps
+}
+
+// readCommentReceipts lists the entity's conversation comments (every page) and maps each
+// receipt comment to an AgentRun. A failed page is a fetch_failed gap: the history is then
+// incomplete and must not be taken for an empty one.
+func (r *run) readCommentReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList) {
+	var gaps gapList
+	items, err := listREST(ctx, r, acquisition.SourceAgentRuns, "GET /repos/{owner}/{repo}/issues/{number}/comments",
+		func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
+			return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
+		})
+	r.needPages("agent_runs", max(len(items), r.totals.Comments))
+	if err != nil {
+		gaps.add(acquisition.GapFetchFailed, 1)
+	}
+	runs := []acquisition.AgentRun{}
+	seen := map[string]bool{}
+	for _, c := range items {
+		if !IsReceiptComment(c.GetBody()) || seen[c.GetNodeID()] {
+			continue
+		}
+		seen[c.GetNodeID()] = true
+		rc, perr := status.ParseReceipt(c.GetBody())
+		author, ok := r.refREST(c.User)
+		if perr != nil || !ok || !validNodeID(c.GetNodeID()) {
+			gaps.add(acquisition.GapInvalidMetadata, 1)
+			continue
+		}
+		runs = append(runs, acquisition.AgentRun{
+			ID: c.GetNodeID(), Author: author, Agent: rc.Agent, Status: rc.Status,
+			InputRevision: rc.InputRevision, InputHeadSHA: rc.InputHeadSHA, ResultRecordKeys: rc.ResultRecordKeys,
+			ResultingCommitSHA: rc.ResultingCommitSHA, StartedAt: rc.StartedAt, CompletedAt: rc.CompletedAt,
+		})
+	}
+	return runs, gaps
+}
+
+// IsReceiptComment reports whether body's first line is the receipt marker (the only place a
+// marker counts).
+func IsReceiptComment(body string) bool {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSuffix(first, "\r") == status.ReceiptMarker
 }
