@@ -1,0 +1,144 @@
+package github_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/test/ghscenario"
+)
+
+func schemaFor(path string) string {
+	switch {
+	case path == "index.json":
+		return schema.Index
+	case path == "collection.json":
+		return schema.Collection
+	case path == "entity/metadata.json":
+		return schema.Entity
+	case path == "relations/reviews.json":
+		return schema.Reviews
+	case path == "history/agent-runs.json":
+		return schema.AgentRuns
+	case path == "state/actors.json":
+		return schema.Actors
+	case path == "state/threads.json":
+		return schema.Threads
+	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
+		return schema.Check
+	}
+	return ""
+}
+
+// Every replayed scenario (the committed ones and the generated large one) assembles, for
+// both agent categories, into a tree whose JSON documents validate against the project and the
+// published v1 bundles (collection.json without admission, the bundles' known difference) and
+// that `forgectx verify` accepts against the retained index digest.
+func TestReplayedScenariosAssembleIntoVerifiedSnapshots(t *testing.T) {
+	proj, err := schema.Project()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := schema.Load(os.DirFS("../../../test/fixtures/ecs-v1-published"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type sc struct {
+		name string
+		s    *ghscenario.Scenario
+	}
+	var all []sc
+	for _, n := range sortedScenarios() {
+		all = append(all, sc{n, ghscenario.Small()[n]()})
+	}
+	all = append(all, sc{"large", ghscenario.Large()})
+	bots := []snapshot.BotIdentity{{ID: ghscenario.Actions.NodeID, BotRole: "ci"}, {ID: ghscenario.Renovate.NodeID, BotRole: "dependency-bot"}}
+	// The issue's author (dave) is triage: below the mutation threshold, so the required entity
+	// body is not admitted and assembly aborts, as the spec requires.
+	aborts := map[string]bool{"issue/mutation": true}
+	for _, x := range all {
+		var c = build(t, x.s)
+		if x.name != "large" {
+			c = loadFixture(t, x.name)
+		}
+		for _, category := range []string{"observation", "mutation"} {
+			t.Run(x.name+"/"+category, func(t *testing.T) {
+				a, _, _ := acquireReplay(t, x.s, c)
+				cfg := snapshot.Config{Profile: testProfile(kindOf(x.s)), Category: category, Bots: bots, Filter: filter.New(nil)}
+				tree, err := snapshot.Assemble(context.Background(), a, cfg)
+				if aborts[x.name+"/"+category] {
+					var ab *snapshot.AbortError
+					if !errors.As(err, &ab) || ab.Scope != "entity" || ab.Code != acquisition.GapAuthorizationFailed {
+						t.Fatalf("Assemble = %v, want an entity authorization_failed abort", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Assemble: %v", err)
+				}
+				validated := 0
+				for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
+					name := schemaFor(f.Path)
+					if name == "" {
+						continue
+					}
+					validated++
+					if err := proj.Validate(name, f.Data); err != nil {
+						t.Errorf("%s: project bundle: %v", f.Path, err)
+					}
+					data := f.Data
+					if f.Path == "collection.json" {
+						var m map[string]any
+						if err := json.Unmarshal(data, &m); err != nil {
+							t.Fatal(err)
+						}
+						delete(m, "admission")
+						data, _ = json.Marshal(m)
+					}
+					if err := pub.Validate(name, data); err != nil {
+						t.Errorf("%s: published bundle: %v", f.Path, err)
+					}
+				}
+				if validated < 7 {
+					t.Errorf("only %d JSON documents validated", validated)
+				}
+				dir := filepath.Join(t.TempDir(), "context")
+				if err := tree.WriteDir(dir); err != nil {
+					t.Fatal(err)
+				}
+				rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rep.OK() {
+					t.Errorf("verify: %+v", rep.Violations)
+				}
+				if x.name == "pr" && category == "observation" {
+					// The acquisition's optional-scope gaps reach the index.
+					var idx struct {
+						Gaps []struct{ Scope, Code string } `json:"gaps"`
+					}
+					if err := json.Unmarshal(tree.Index, &idx); err != nil {
+						t.Fatal(err)
+					}
+					found := false
+					for _, g := range idx.Gaps {
+						found = found || (g.Scope == acquisition.ScopeChecks && g.Code == acquisition.GapInvalidMetadata)
+					}
+					if !found {
+						t.Errorf("checks invalid_metadata gap missing from index: %+v", idx.Gaps)
+					}
+				}
+			})
+		}
+	}
+}
