@@ -37,13 +37,27 @@ func entityInvalid(format string, a ...any) error {
 	return &EntityError{Code: acquisition.GapInvalidMetadata, Err: fmt.Errorf(format, a...)}
 }
 
-// splitRepo validates owner/name.
+// splitRepo validates owner/name: two segments of Forgejo's name alphabet [A-Za-z0-9_.-],
+// neither "." nor "..", so an input can never steer a request to another API path.
 func splitRepo(repo string) (string, string, error) {
 	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("forgejo: repository %q: must be owner/name", repo)
+	if !ok || !nameSegment(owner) || !nameSegment(name) {
+		return "", "", fmt.Errorf("forgejo: repository %q: must be owner/name, each of A-Z a-z 0-9 _ . - (not . or ..)", repo)
 	}
 	return owner, name, nil
+}
+
+func nameSegment(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 255 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRef validates ref against the client.

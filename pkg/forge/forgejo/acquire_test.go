@@ -429,3 +429,15 @@ func TestNewValidatesAPIURL(t *testing.T) {
 
 // strp is used by table tests in other files.
 var _ = strp
+
+func TestRepoNameValidation(t *testing.T) {
+	for repo, ok := range map[string]bool{
+		"Acme/Widgets": true, "a-b/c_d.e": true, "../x": false, "a/..": false, "./b": false,
+		"a/b c": false, "a/b%2F": false, "a/": false, "/b": false, "a/b/c": false, "ä/b": false,
+	} {
+		_, _, err := splitRepo(repo)
+		if (err == nil) != ok {
+			t.Errorf("splitRepo(%q) err = %v, want ok=%v", repo, err, ok)
+		}
+	}
+}

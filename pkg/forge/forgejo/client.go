@@ -221,13 +221,32 @@ func (e *APIError) Error() string {
 
 func (e *APIError) Unwrap() error { return e.Err }
 
-// apiErr wraps an SDK or transport error with the status of resp (when there is one).
+// apiErr wraps an SDK or transport error with the status of resp (when there is one). For an
+// HTTP error the SDK's text can quote the whole response body (its "unknown API error" form
+// for a non-JSON answer, such as a proxy's HTML page); errors are printed, so only the status
+// text, or a short single-line server message, is kept.
 func apiErr(op string, resp *gitea.Response, err error) error {
 	e := &APIError{Op: op, Err: err}
 	if resp != nil && resp.Response != nil {
 		e.Status = resp.StatusCode
+		if resp.StatusCode/100 != 2 {
+			e.Err = errors.New(serverMessage(resp.StatusCode, err))
+		}
 	}
 	return e
+}
+
+// serverMessage is the printable form of an HTTP error: the server's message when it is one
+// short line, else the status text.
+func serverMessage(status int, err error) string {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg == "" || len(msg) > 200 || strings.ContainsAny(msg, "\r\n") || strings.HasPrefix(msg, "unknown API error") {
+		return http.StatusText(status)
+	}
+	return msg
 }
 
 // statusOf returns the HTTP status of an *APIError in err's chain, or 0.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -546,5 +548,41 @@ func TestRetryAfterIsCapped(t *testing.T) {
 	short := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}}
 	if d := cappedBackoff(time.Millisecond, time.Second, 1, short); d != 3*time.Second {
 		t.Errorf("wait = %v, want Retry-After's 3s", d)
+	}
+}
+
+// TestResponseBodyLimit: a body at the limit reads completely; one byte more is an error,
+// never a silently shorter document.
+func TestResponseBodyLimit(t *testing.T) {
+	read := func(body string, limit int64) (string, error) {
+		b := &limitedBody{rc: io.NopCloser(strings.NewReader(body)), left: limit}
+		out, err := io.ReadAll(b)
+		return string(out), err
+	}
+	if got, err := read("[1,2,3]", 7); err != nil || got != "[1,2,3]" {
+		t.Errorf("at the limit: %q, %v", got, err)
+	}
+	if _, err := read("[1,2,3]", 6); !errors.Is(err, errResponseTooLarge) {
+		t.Errorf("over the limit: err = %v", err)
+	}
+}
+
+// TestHTTPErrorTextNeverQuotesTheBody: a non-JSON error page (a proxy's HTML) is reported by
+// its status text, a short JSON message as is.
+func TestHTTPErrorTextNeverQuotesTheBody(t *testing.T) {
+	fake := httpfake.New(t)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets", httpfake.Reply{Status: 502, Header: http.Header{"Content-Type": {"text/html"}},
+		Body: []byte("<html>secret-looking proxy page\nline 2</html>")})
+	fake.Expect("GET", "/api/v1/repos/Acme/Other", httpfake.JSON(404, `{"message":"The target couldn't be found."}`))
+	cl, _ := New(Options{APIURL: fake.URL + "/api/v1", RetryMax: -1})
+	_, err := cl.Acquire(context.Background(), pullScenario().ref, pullScenario().profile)
+	if err == nil || strings.Contains(err.Error(), "proxy page") || !strings.Contains(err.Error(), "Bad Gateway") {
+		t.Errorf("err = %v", err)
+	}
+	ref := pullScenario().ref
+	ref.Repo = "Acme/Other"
+	_, err = cl.Acquire(context.Background(), ref, pullScenario().profile)
+	if err == nil || !strings.Contains(err.Error(), "The target couldn't be found.") {
+		t.Errorf("err = %v", err)
 	}
 }
