@@ -83,7 +83,8 @@ func prescriptRun(ctx context.Context, e *env, o prescriptOptions) error {
 		Decision: e.Stdout,
 	})
 	var re *gate.RelayError
-	if err != nil && !errors.As(err, &re) {
+	var pe *gate.PrintError
+	if err != nil && !errors.As(err, &re) && !errors.As(err, &pe) {
 		return prescriptFailure(e, err)
 	}
 	return err

@@ -42,8 +42,14 @@ type RelayError struct{ Err error }
 func (e *RelayError) Error() string { return "relay decision: " + e.Err.Error() }
 func (e *RelayError) Unwrap() error { return e.Err }
 
+// PrintError is a decision that was reached and relayed but could not be printed.
+type PrintError struct{ Err error }
+
+func (e *PrintError) Error() string { return "print decision: " + e.Err.Error() }
+func (e *PrintError) Unwrap() error { return e.Err }
+
 // Run runs the gate. Errors are those of prescript.Run (*prescript.HardFailure,
-// *prescript.ProtocolError, start errors), a *RelayError, or a failure to write the JSON.
+// *prescript.ProtocolError, start errors), a *RelayError, or a *PrintError.
 func Run(ctx context.Context, opts Options) (prescript.Decision, error) {
 	d := prescript.NoPrescript()
 	if !opts.None {
@@ -66,7 +72,7 @@ func Run(ctx context.Context, opts Options) (prescript.Decision, error) {
 	}
 	if opts.Decision != nil {
 		if err := WriteJSON(opts.Decision, d); err != nil {
-			return d, fmt.Errorf("print decision: %w", err)
+			return d, &PrintError{Err: err}
 		}
 	}
 	return d, nil
