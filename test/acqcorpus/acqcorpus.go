@@ -72,8 +72,7 @@ func Make(n int) *acquisition.Acquisition {
 		a.Reviews = append(a.Reviews, acquisition.Review{ID: fmt.Sprintf("PRR_kwDOBench%08d", i), Author: refs[(i+2)%len(refs)],
 			State: state, SubmittedAt: at(i*7 + 2), Body: "Review notes.\n\n" + paragraph, ReviewedSHA: Head})
 	}
-	f, tr := false, true
-	_ = tr
+	f := false
 	for i := 0; i < nChecks; i++ {
 		c := acquisition.Check{ID: fmt.Sprintf("CR_kwDOBench%08d", i), Name: fmt.Sprintf("test (shard %d)", i), Status: "completed",
 			Conclusion: "success", CreatedAt: at(i*5 + 3), StartedAt: at(i*5 + 4), CompletedAt: at(i*5 + 60), NeverStarted: &f, HeadSHA: Head}
