@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -122,4 +123,45 @@ func BenchmarkAcquireReplay(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzLinkHeader: the Link header is untrusted; nextPage never panics and yields 0 or a
+// positive page.
+func FuzzLinkHeader(f *testing.F) {
+	f.Add(`<https://x.example/api/v1/repos/a/b/issues/1/comments?limit=2&page=2>; rel="next", <https://x.example/api/v1/repos/a/b/issues/1/comments?limit=2&page=3>; rel="last"`)
+	f.Add(`<%zz>; rel="next"`)
+	f.Add(`;;,,<>; rel="next"`)
+	f.Fuzz(func(t *testing.T, link string) {
+		if n := nextPage(http.Header{"Link": {link}}); n < 0 {
+			t.Fatalf("nextPage = %d", n)
+		}
+	})
+}
+
+// FuzzReviewRows: review pages are untrusted; decoding and the state/time rules never panic
+// and a kept review always has a v1 state and a timestamp.
+func FuzzReviewRows(f *testing.F) {
+	seed, _ := json.Marshal([]any{review(1, bob, "APPROVED", "ok", headSHA, "2026-09-09T10:00:00Z", true, 0)})
+	f.Add(seed)
+	f.Add([]byte(`[{"id":2,"state":"COMMENT","created_at":"2026-09-09T10:00:00Z","submitted_at":null}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var rows []nativeReview
+		if json.Unmarshal(body, &rows) != nil {
+			return
+		}
+		for _, nr := range rows {
+			state, disp := mapReviewState(string(nr.State), nr.Dismissed)
+			if disp != reviewKeep {
+				continue
+			}
+			switch state {
+			case "approved", "changes_requested", "commented", "dismissed":
+			default:
+				t.Fatalf("state %q", state)
+			}
+			if ts, ok := reviewTime(nr); ok && ts == "" {
+				t.Fatal("kept review time is empty")
+			}
+		}
+	})
 }
