@@ -245,7 +245,7 @@ func authValue(b []byte, v int, quote []byte) (span, bool) {
 		}
 		e := c
 		if authParamSchemes[scheme] {
-			for e < n && b[e] != '\n' && (quote == nil || !bytes.HasPrefix(b[e:], quote)) {
+			for e < n && e-c < 4096 && b[e] != '\n' && (quote == nil || !bytes.HasPrefix(b[e:], quote)) {
 				e++
 			}
 		} else {

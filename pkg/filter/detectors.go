@@ -242,7 +242,9 @@ func detectURL(b []byte, i int) (span, bool) {
 // earlier redaction, a variable or template reference ($X, ${{ … }}, {{ … }}, %X%, <name>), a
 // path reference, a boolean or null, or a run of mask characters (***, xxxx).
 func placeholder(v []byte) bool {
-	if len(v) == 0 || bytes.HasPrefix(v, redactedMarker) {
+	// An earlier redaction, or a bound-truncated piece of one, is never redacted again: that
+	// keeps the pipeline idempotent on its own output.
+	if len(v) == 0 || bytes.HasPrefix(v, redactedMarker) || bytes.HasPrefix(redactedMarker, v) {
 		return true
 	}
 	switch v[0] {

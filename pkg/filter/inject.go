@@ -34,7 +34,17 @@ type rule struct {
 	starts   []string
 	re       *regexp.Regexp
 	hidden   bool
-	lineLead bool // the match must be preceded, on its line or in its region, only by [ \t*#>-]
+	lineLead bool     // the match must be preceded, on its line or in its region, only by [ \t*#>-]
+	need     []string // at least one must occur in the segment before the regexp runs (cheap reject)
+	gap      bool     // "A … B on one line" rule: searched unanchored over a window, see atWord
+}
+
+// needs returns r with a cheap literal precondition.
+func (r rule) needs(w ...string) rule { r.need = w; return r }
+
+// gapRule compiles an unanchored "A … B on one line" rule.
+func gapRule(c code, starts []string, pattern string) rule {
+	return rule{code: c, starts: starts, gap: true, re: regexp.MustCompile(pattern)}
 }
 
 func mkRule(c code, starts []string, pattern string) rule {
@@ -50,55 +60,55 @@ var (
 
 var rules = []rule{
 	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget", "overrid", "bypass"},
-		`(?:ignore|disregard|forget|override|bypass)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`),
+		`(?:ignore|disregard|forget|override|bypass)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`).needs("instruction", "prompt", "directive", "guideline", "guardrail"),
 	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
-		`(?:ignore|disregard|forget) (?:everything|all(?: of it)?|anything) (?:above|before|prior|previously|you (?:were|have been) (?:told|given))\b`),
+		`(?:ignore|disregard|forget) (?:everything|all(?: of it)?|anything) (?:above|before|prior|previously|you (?:were|have been) (?:told|given))\b`).needs("everything", "all", "anything"),
 	mkRule(cInstructionOverride, []string{"do", "don't", "don’t", "dont", "never", "stop"},
-		`(?:(?:do not|don't|don’t|dont|never) (?:follow|obey)|stop (?:following|obeying)) (?:your|the|any) (?:previous|prior|original|system|above|initial) (?:instructions?|prompts?|directives?|guidelines)\b`),
+		`(?:(?:do not|don't|don’t|dont|never) (?:follow|obey)|stop (?:following|obeying)) (?:your|the|any) (?:previous|prior|original|system|above|initial) (?:instructions?|prompts?|directives?|guidelines)\b`).needs("instruction", "prompt", "directive", "guideline"),
 	mkRule(cInstructionOverride, []string{"your"},
-		`your (?:new|real|actual|true|updated|only) (?:instructions?|directives?) (?:are|is|now|follow|:)`),
+		`your (?:new|real|actual|true|updated|only) (?:instructions?|directives?) (?:are|is|now|follow|:)`).needs("instruction", "directive"),
 
 	mkRule(cSystemPrompt, []string{"new", "updated", "real", "actual", "revised", "true", "replacement", "overriding"},
-		`(?:new|updated|real|actual|revised|true|replacement|overriding) system (?:prompt|message|instructions?)(?: is| are| reads| follows|\s*:)`),
+		`(?:new|updated|real|actual|revised|true|replacement|overriding) system (?:prompt|message|instructions?)(?: is| are| reads| follows|\s*:)`).needs("system"),
 	mkRule(cSystemPrompt, []string{"replace", "overrid", "overwrite", "reset", "forget", "ignor", "disregard"},
-		`(?:replace|override|overwrite|reset|forget|ignore|disregard) your system (?:prompt|message|instructions?)\b`),
+		`(?:replace|override|overwrite|reset|forget|ignore|disregard) your system (?:prompt|message|instructions?)\b`).needs("system"),
 	mkRule(cSystemPrompt, []string{"reveal", "print", "output", "repeat", "show", "leak", "dump"},
-		`(?:reveal|print|output|repeat|show|leak|dump) (?:me )?your (?:full |entire |hidden |original )?system (?:prompt|message|instructions?)\b`),
+		`(?:reveal|print|output|repeat|show|leak|dump) (?:me )?your (?:full |entire |hidden |original )?system (?:prompt|message|instructions?)\b`).needs("system"),
 
 	mkRule(cUnrestrictedRole, []string{"you", "act", "pretend", "roleplay", "role-play", "behave", "become"},
-		`(?:you are|you're|you’re|act as|acting as|pretend to be|pretend you are|roleplay as|role-play as|behave as|become)(?: now)?(?: an?)? (?:unrestricted|unfiltered|uncensored|jailbroken|unlimited|amoral|unbound|evil|rogue) (?:ai|assistant|model|chatbot|llm|agent|version|mode)\b`),
+		`(?:you are|you're|you’re|act as|acting as|pretend to be|pretend you are|roleplay as|role-play as|behave as|become)(?: now)?(?: an?)? (?:unrestricted|unfiltered|uncensored|jailbroken|unlimited|amoral|unbound|evil|rogue) (?:ai|assistant|model|chatbot|llm|agent|version|mode)\b`).needs("unrestrict", "unfilter", "uncensor", "jailbr", "unlimited", "amoral", "unbound", "evil", "rogue"),
 	mkRule(cUnrestrictedRole, []string{"enable", "activate", "enter", "switch", "you"},
-		`(?:enable|activate|enter|switch to|you are (?:now )?in) (?:dan|jailbreak|jailbroken|unrestricted|god|developer) mode\b`),
-	mkRule(cUnrestrictedRole, []string{"do"}, `do anything now\b`),
+		`(?:enable|activate|enter|switch to|you are (?:now )?in) (?:dan|jailbreak|jailbroken|unrestricted|god|developer) mode\b`).needs("mode"),
+	mkRule(cUnrestrictedRole, []string{"do"}, `do anything now\b`).needs("anything"),
 	mkRule(cUnrestrictedRole, []string{"you"},
-		`you(?: are|'re|’re)(?: now)? (?:no longer|not) (?:bound|restricted|limited|constrained) by (?:any|your|the|openai|anthropic)`),
+		`you(?: are|'re|’re)(?: now)? (?:no longer|not) (?:bound|restricted|limited|constrained) by (?:any|your|the|openai|anthropic)`).needs("bound", "restrict", "limited", "constrain"),
 	mkRule(cUnrestrictedRole, []string{"you"},
-		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`),
+		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`).needs("restriction", "limitation", "rules", "guideline", "filter", "policy"),
 
 	mkRule(cConcealment, negStarts,
-		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`),
+		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs("user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"),
 	mkRule(cConcealment, []string{"keep", "hide"},
-		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`),
+		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`).needs("from"),
 	mkRule(cConcealment, negStarts,
-		neg+` (?:mention|reveal|disclose|acknowledge) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`),
+		neg+` (?:mention|reveal|disclose|acknowledge) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt"),
 	mkRule(cConcealment, []string{"so", "such"},
-		`(?:so|such) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't) (?:notice|know|find out|see)\b`),
+		`(?:so|such) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't) (?:notice|know|find out|see)\b`).needs("notice", "know", "find out", "see"),
 
 	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
 	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`),
 	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
-		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`),
+		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password"),
 	mkRule(cExfiltration, actStarts,
-		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b(?:in|into|to) (?:your|the|a) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review)\b`),
+		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b(?:in|into|to) (?:your|the|a) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review)\b`).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review"),
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
 		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
-	mkRule(cExfiltration, []string{"curl", "wget"},
-		`(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`),
-	mkRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
-		`(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+	gapRule(cExfiltration, []string{"curl", "wget"},
+		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`),
+	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
+		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
 
 	mkRule(cTranslateExecute, []string{"translat", "decod", "deciph", "decrypt", "deobfusc", "unscrambl", "revers", "base64", "rot13", "rot-13"},
-		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says)\b`),
+		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says)\b`).needs("execute", "run", "follow", "obey", "carry out", "act on", "perform", "comply"),
 
 	// hidden HTML: content addressing an AI reader
 	{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
@@ -153,7 +163,9 @@ type injScan struct {
 	c       *counts
 	scratch []byte
 	lastEnd [numCodes]int // absolute end of the last counted match per code
-	hidFrom int           // current hidden region [hidFrom, hidTo)
+	covered []int         // per gap rule: every match starting before this was searched for
+	gapBuf  []byte
+	hidFrom int // current hidden region [hidFrom, hidTo)
 	hidTo   int
 }
 
@@ -192,6 +204,46 @@ func (s *injScan) leadOK(i int) bool {
 	return true
 }
 
+// gapWindow and gapMatch bound the gap rules: a match is at most gapMatch bytes long, so one
+// search over [i, i+gapWindow) finds every match starting before i+gapWindow-gapMatch, and
+// anchor hits before that are skipped. Each byte is searched a bounded number of times.
+const (
+	gapWindow = 2048
+	gapMatch  = 512
+)
+
+func (s *injScan) gapSearch(k, i int) {
+	r := &rules[k]
+	if i < s.covered[k] {
+		return
+	}
+	we := min(len(s.b), i+gapWindow)
+	w := s.lowerRange(i, we)
+	if we == len(s.b) {
+		s.covered[k] = we
+	} else {
+		s.covered[k] = we - gapMatch
+	}
+	for _, m := range r.re.FindAllIndex(w, -1) {
+		if i+m[0] >= s.lastEnd[r.code] && i+m[0] < s.covered[k] {
+			s.c[r.code]++
+			s.lastEnd[r.code] = i + m[1]
+		}
+	}
+}
+
+// lowerRange lower-cases b[i:j] into a scratch buffer of its own.
+func (s *injScan) lowerRange(i, j int) []byte {
+	s.gapBuf = s.gapBuf[:0]
+	for _, c := range s.b[i:j] {
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		s.gapBuf = append(s.gapBuf, c)
+	}
+	return s.gapBuf
+}
+
 // atWord tries every rule whose start word matches at the word start i.
 func (s *injScan) atWord(i int) {
 	var seg []byte
@@ -214,8 +266,15 @@ func (s *injScan) atWord(i int) {
 		if !ok || (r.lineLead && !s.leadOK(i)) {
 			continue
 		}
+		if r.gap {
+			s.gapSearch(k, i)
+			continue
+		}
 		if seg == nil {
 			seg = s.segment(i)
+		}
+		if r.need != nil && !containsAny(seg, r.need) {
+			continue
 		}
 		if m := r.re.FindIndex(seg); m != nil {
 			s.c[r.code]++
@@ -300,7 +359,7 @@ func findCloseTag(b []byte, from int, name string) int {
 
 // scanInjection is pipeline steps 3 and 5: it counts injection findings in b.
 func scanInjection(b []byte, c *counts) {
-	s := injScan{b: b, c: c, scratch: make([]byte, 0, 512), hidFrom: -1, hidTo: -1}
+	s := injScan{b: b, c: c, scratch: make([]byte, 0, 512), hidFrom: -1, hidTo: -1, covered: make([]int, len(rules))}
 	n := len(b)
 	for i := 0; i < n; {
 		ch := b[i]
@@ -321,3 +380,12 @@ func scanInjection(b []byte, c *counts) {
 
 // injectionFound reports whether c holds any injection finding.
 func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTranslateExecute) }
+
+func containsAny(b []byte, words []string) bool {
+	for _, w := range words {
+		if bytes.Contains(b, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}

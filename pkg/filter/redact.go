@@ -126,14 +126,25 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 				s, ok = detectAssignment(b, i)
 			}
 			if ok {
-				spans = append(spans, s)
-				if s.kind == cPrivateKey {
-					i = s.end // a key block is opaque: nothing inside needs another look
-					continue
+				// A value that is itself a known token takes the more specific kind.
+				if s.kind != cPrivateKey && s.start < n && isAlnum(b[s.start]) && (s.start == 0 || !isAlnum(b[s.start-1])) {
+					var t span
+					var tok bool
+					if isDigit(b[s.start]) {
+						t, tok = detectNumber(b, s.start)
+					} else {
+						t, tok = detectPrefix(b, s.start)
+					}
+					if tok {
+						spans = append(spans, t)
+					}
 				}
+				spans = append(spans, s)
+				// Skip the value: everything in it is redacted already, and never rescanning
+				// it keeps the scan linear ("token=token=token=…").
+				i = max(s.end, i+1)
+				continue
 			}
-			// Keep scanning inside an assignment or URL value: a known token prefix there
-			// yields the more specific kind when the spans merge.
 			i++
 		}
 	}
