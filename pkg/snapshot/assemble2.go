@@ -626,11 +626,6 @@ func (a *asm) finish() (*Tree, error) {
 		Entity: indexEntityJSON{Kind: e.Kind, ID: e.ID, UpdatedAt: upd},
 		Files:  entries, Records: recs, Gaps: gaps,
 	}
-	index, err := canon.JSON(idx)
-	if err != nil {
-		return nil, err
-	}
-
 	b, err := schema.Project()
 	if err != nil {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
@@ -642,8 +637,9 @@ func (a *asm) finish() (*Tree, error) {
 			}
 		}
 	}
-	if err := b.Validate(schema.Index, index); err != nil {
-		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+	index, err := buildIndex(idx, b)
+	if err != nil {
+		return nil, err
 	}
 
 	t := &Tree{Files: files, Index: index, IndexSHA256: canon.SHA256Hex(index)}
@@ -659,4 +655,96 @@ func (a *asm) finish() (*Tree, error) {
 	}
 	t.Summary = sum
 	return t, nil
+}
+
+// indexChunk is how many files[] and records[] items one validation document carries.
+const indexChunk = 1000
+
+// buildIndex serialises index.json as RFC 8785 bytes and validates it against the index schema.
+//
+// A 100k-record index would be one huge JCS parse tree and one huge validator instance tree at
+// the same time, so both are done in pieces with identical results. Bytes: each array element
+// and each top-level member value is canonicalised by JCS on its own, and the members are
+// joined in RFC 8785 order (the top-level keys are ASCII, so byte order is UTF-16 order) — the
+// concatenation is exactly the canonical form of the whole object (a test re-canonicalises
+// every emitted index and compares). Validation: every constraint of index.schema.json on
+// files[], records[] and gaps[] applies to each item on its own (no uniqueItems, contains or
+// size keywords), so validating the document with the arrays cut into chunks — every chunk
+// carrying all other members unchanged — accepts exactly what validating the whole accepts.
+func buildIndex(idx indexJSON, b *schema.Bundle) ([]byte, error) {
+	enc := func(v any) ([]byte, error) { return canon.JSON(v) }
+	files := make([][]byte, len(idx.Files))
+	records := make([][]byte, len(idx.Records))
+	var err error
+	for i := range idx.Files {
+		if files[i], err = enc(idx.Files[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range idx.Records {
+		if records[i], err = enc(idx.Records[i]); err != nil {
+			return nil, err
+		}
+	}
+	scalars := map[string][]byte{}
+	for k, v := range map[string]any{
+		"collection_profile": idx.CollectionProfile, "entity": idx.Entity, "filter": idx.Filter,
+		"filter_version": idx.FilterVersion, "gaps": idx.Gaps, "schema_version": idx.SchemaVersion, "source": idx.Source,
+	} {
+		if scalars[k], err = enc(v); err != nil {
+			return nil, err
+		}
+	}
+	render := func(files, records [][]byte) []byte {
+		n := 256
+		for _, x := range files {
+			n += len(x) + 1
+		}
+		for _, x := range records {
+			n += len(x) + 1
+		}
+		out := make([]byte, 0, n)
+		array := func(items [][]byte) {
+			out = append(out, '[')
+			for i, x := range items {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, x...)
+			}
+			out = append(out, ']')
+		}
+		// Members in RFC 8785 order.
+		for i, k := range []string{"collection_profile", "entity", "files", "filter", "filter_version", "gaps", "records", "schema_version", "source"} {
+			if i == 0 {
+				out = append(out, '{')
+			} else {
+				out = append(out, ',')
+			}
+			out = append(out, '"')
+			out = append(out, k...)
+			out = append(out, '"', ':')
+			switch k {
+			case "files":
+				array(files)
+			case "records":
+				array(records)
+			default:
+				out = append(out, scalars[k]...)
+			}
+		}
+		return append(out, '}')
+	}
+	for start := 0; start == 0 || start < len(files) || start < len(records); start += indexChunk {
+		chunk := func(items [][]byte) [][]byte {
+			if start >= len(items) {
+				return nil
+			}
+			return items[start:min(start+indexChunk, len(items))]
+		}
+		if err := b.Validate(schema.Index, render(chunk(files), chunk(records))); err != nil {
+			return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+		}
+	}
+	return render(files, records), nil
 }
