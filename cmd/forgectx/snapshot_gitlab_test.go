@@ -106,3 +106,31 @@ func TestSnapshotGitLabReplayMissIsAnError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSnapshotForgeGitLabReplayCLI: `forgectx snapshot --forge gitlab --replay …` works end to
+// end through the CLI and the tree passes `forgectx verify`.
+func TestSnapshotForgeGitLabReplayCLI(t *testing.T) {
+	dir := t.TempDir()
+	prof, err := json.Marshal(gitlabProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	profPath := filepath.Join(dir, "profile.json")
+	if err := os.WriteFile(profPath, prof, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "ctx")
+	code, stdout, stderr := runCLI(t, nil, "", "snapshot", "--forge", "gitlab", "--replay", gitlabCassette,
+		"--repo", "Acme/Platform/widgets", "--number", "7", "--profile", profPath, "--category", "observation",
+		"--out", out, "--stats", filepath.Join(dir, "stats.json"))
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, `"index_sha256"`) {
+		t.Errorf("stdout %s", stdout)
+	}
+	code, stdout, stderr = runCLI(t, nil, "", "verify", out)
+	if code != exitOK {
+		t.Errorf("verify exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
