@@ -1,0 +1,153 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+)
+
+// Environment variables forgectx run sets for the processes it starts (wire names,
+// docs/run.md).
+const (
+	// EnvContextDir is the agent's verified read-only snapshot copy.
+	EnvContextDir = "FORGECTX_CONTEXT_DIR"
+	// EnvEventExcerpt is the distilled CI event (docs/distill.md) as one JSON object.
+	EnvEventExcerpt = "FORGECTX_EVENT_EXCERPT"
+	// EnvSnapshotDir is the host tree the pre- and post-script read.
+	EnvSnapshotDir = "FORGECTX_SNAPSHOT_DIR"
+	// EnvAgentStatus tells the post-script how the agent ended: success, failure, timed_out.
+	EnvAgentStatus = "FORGECTX_AGENT_STATUS"
+)
+
+// Exit codes of forgectx run.
+const (
+	ExitOK     = 0 // success or skip
+	ExitFailed = 1 // failure, cancellation, time-out
+	ExitConfig = 2 // configuration error: nothing was posted
+)
+
+// Options configure one run. Zero values take the documented defaults; under GitHub Actions
+// Repo, Number, APIURL and Kind default from the job environment.
+type Options struct {
+	// HarnessPath is the harness file (docs/harness.md); Harness, when set, is used instead.
+	HarnessPath string
+	Harness     *harness.Harness
+
+	Forge  string // github (default), gitlab or forgejo
+	Repo   string // OWNER/NAME; default $GITHUB_REPOSITORY
+	Number int    // default: the event payload's issue or pull request number
+	// Kind is work_item or change_proposal; default from the event (an issue_comment on a pull
+	// request is a change_proposal), else the harness's only profile.
+	Kind string
+	// APIURL is the forge API base; default $GITHUB_API_URL, else the public API.
+	APIURL string
+	// TokenEnv names the variable holding the forge token (default GITHUB_TOKEN). The value is
+	// registered with the filter and never reaches the agent.
+	TokenEnv string
+	// CommentAuthor is the login forgectx's own comments are attributed to (the status comment
+	// lookup accepts only comments by it). Default under GitHub Actions: github-actions[bot].
+	CommentAuthor string
+	// HeadSHA is the Git revision checked out for the run (the receipt's input_head_sha);
+	// default $GITHUB_SHA. Empty or not a Git object ID: omitted.
+	HeadSHA string
+	// StateDir holds the host-private run directories; default $RUNNER_TEMP/forgectx, else
+	// <tmp>/forgectx-<uid>. It must lie outside the workspace.
+	StateDir string
+
+	Getenv  func(string) string
+	Environ func() []string
+	// Stdout and Stderr receive the streams of the scripts and the agent (the job log).
+	Stdout, Stderr io.Writer
+	Log            zerolog.Logger
+	// Now is the clock of receipts and durations (tests pin it); default time.Now.
+	Now func() time.Time
+	// KillGrace is how long a stopped process gets between SIGTERM and SIGKILL (default 3s).
+	KillGrace time.Duration
+	// FinishTimeout bounds the status update and receipt after a cancellation or time-out
+	// (default 5s: GitHub sends SIGKILL about 10s after cancelling).
+	FinishTimeout time.Duration
+}
+
+// Statuses of a run (the receipt's status vocabulary).
+const (
+	StatusSuccess   = "success"
+	StatusFailure   = "failure"
+	StatusSkipped   = "skipped"
+	StatusCancelled = "cancelled"
+	StatusTimedOut  = "timed_out"
+)
+
+// Result is what a run did: counts, codes and digests only.
+type Result struct {
+	Status string
+	// Detail is the one-line diagnostic (failure), reason (skip) or "".
+	Detail string
+	// Decision is "proceed", "skip" or "" when the pre-script decision was not reached.
+	Decision string
+	// InputRevision is the receipt's input_revision; ReceiptID its id.
+	InputRevision string
+	ReceiptID     string
+	// ReceiptPosted and StatusPosted say whether the forge writes succeeded.
+	ReceiptPosted bool
+	StatusPosted  bool
+	AgentRan      bool
+	AgentDuration time.Duration
+	Summary       *snapshot.Summary
+	// Cleanup lists cleanup failures (paths are run-private; no content).
+	Cleanup []string
+	// Scavenged counts abandoned run directories removed at start.
+	Scavenged int
+}
+
+// ExitCode maps the outcome to the documented exit code.
+func (r *Result) ExitCode() int {
+	switch r.Status {
+	case StatusSuccess, StatusSkipped:
+		return ExitOK
+	}
+	return ExitFailed
+}
+
+// ConfigError is a configuration error detected before anything was posted: exit 2.
+type ConfigError struct {
+	Field string
+	Rule  string
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Field, e.Rule, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Field, e.Rule)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// IsConfigError reports whether err is (or wraps) a *ConfigError or a harness validation
+// error.
+func IsConfigError(err error) bool {
+	var c *ConfigError
+	var h *harness.Error
+	return errors.As(err, &c) || errors.As(err, &h)
+}
+
+// RunError is a run that ended failed, cancelled or timed out (exit 1). The status comment and
+// receipt were attempted before it was returned.
+type RunError struct {
+	Status string
+	Detail string
+}
+
+func (e *RunError) Error() string {
+	if e.Detail == "" {
+		return "run " + e.Status
+	}
+	return fmt.Sprintf("run %s: %s", e.Status, e.Detail)
+}

@@ -1,0 +1,162 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// procResult is how a host process (agent or post-script) ended.
+type procResult struct {
+	ExitCode  int  // -1 when it did not exit normally
+	TimedOut  bool // its own timeout, or the run's total timeout, ended it
+	Cancelled bool // the run was cancelled (SIGTERM/SIGINT to forgectx) while it ran
+	StartErr  error
+	Duration  time.Duration
+}
+
+func (p procResult) ok() bool {
+	return p.StartErr == nil && !p.TimedOut && !p.Cancelled && p.ExitCode == 0
+}
+
+// runProc runs argv with exactly env in its own process group. When ctx ends (cancellation)
+// or timeout passes, the group receives SIGTERM, then SIGKILL after grace; stragglers of the
+// group are killed once the leader is reaped. parent is the run's context: its end is a
+// cancellation (or, if its deadline passed, a time-out); the timeout is the process's own.
+func runProc(parent context.Context, argv, env []string, dir string, stdout, stderr io.Writer, timeout, grace time.Duration) procResult {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdin = nil
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
+	cmd.WaitDelay = grace
+	start := time.Now()
+	err := cmd.Run()
+	res := procResult{ExitCode: -1, Duration: time.Since(start)}
+	if cmd.Process != nil {
+		_ = signalGroup(cmd, sigKill)
+	}
+	if cmd.ProcessState == nil {
+		res.StartErr = err
+		return res
+	}
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil && (res.ExitCode != 0 || errors.Is(err, exec.ErrWaitDelay)) {
+		switch {
+		case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+			res.Cancelled = true
+		default:
+			res.TimedOut = true
+		}
+	}
+	return res
+}
+
+// pickEnv returns NAME=value for each listed name set in environ (in the listed order).
+func pickEnv(environ []string, names []string) []string {
+	have := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			have[k] = v
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if v, ok := have[n]; ok {
+			out = append(out, n+"="+v)
+		}
+	}
+	return out
+}
+
+// scrub drops every entry whose value contains one of the withheld literal values (a forge
+// token or a registered secret that some harness-listed variable happens to carry).
+func scrub(env []string, withheld []string) ([]string, int) {
+	var out []string
+	dropped := 0
+	for _, kv := range env {
+		_, v, _ := strings.Cut(kv, "=")
+		bad := false
+		for _, w := range withheld {
+			if w != "" && strings.Contains(v, w) {
+				bad = true
+				break
+			}
+		}
+		if bad {
+			dropped++
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out, dropped
+}
+
+// lastLine tees a stream to the job log and keeps its last non-empty line (at most max bytes
+// of it) for a one-line diagnostic.
+type lastLine struct {
+	mu   sync.Mutex
+	to   io.Writer
+	max  int
+	cur  []byte
+	last string
+}
+
+func newLastLine(to io.Writer, max int) *lastLine { return &lastLine{to: to, max: max} }
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.to != nil {
+		_, _ = l.to.Write(p) // the job log is best effort; the process must not die of it
+	}
+	for _, b := range p {
+		if b == '\n' {
+			l.flush()
+			continue
+		}
+		if len(l.cur) < l.max {
+			l.cur = append(l.cur, b)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) flush() {
+	if s := strings.TrimSpace(string(l.cur)); s != "" {
+		l.last = s
+	}
+	l.cur = l.cur[:0]
+}
+
+// Last returns the last non-empty line seen.
+func (l *lastLine) Last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flush()
+	return l.last
+}
+
+// describeExit is the one-line diagnostic of a failed host process: codes only, never output.
+func describeExit(what string, p procResult, timeout time.Duration) string {
+	switch {
+	case p.StartErr != nil:
+		return fmt.Sprintf("%s could not be started", what)
+	case p.Cancelled:
+		return fmt.Sprintf("%s was stopped: the run was cancelled", what)
+	case p.TimedOut:
+		return fmt.Sprintf("%s timed out after %s", what, timeout)
+	case p.ExitCode < 0:
+		return fmt.Sprintf("%s was killed by a signal", what)
+	}
+	return fmt.Sprintf("%s exited with code %d", what, p.ExitCode)
+}

@@ -1,0 +1,414 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/cirelay"
+	"github.com/forgectx/forgectx/pkg/distill"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/prescript"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/pkg/verify"
+)
+
+// noInput is input_revision when the run consumed no index.json (it ended before a snapshot
+// was assembled): the SHA-256 of zero bytes, the digest of exactly what was consumed.
+var noInput = canon.SHA256Hex(nil)
+
+// maxExcerptBytes bounds FORGECTX_EVENT_EXCERPT: Linux refuses a single environment string
+// over 128 KiB, so a larger excerpt is replaced by {} (and logged).
+const maxExcerptBytes = 96 << 10
+
+// runner is the state of one run.
+type runner struct {
+	o         Options
+	c         *config
+	log       zerolog.Logger
+	pipe      *filter.Pipeline
+	withheld  []string // literal values never passed to the agent
+	acquirer  forge.Acquirer
+	commenter forge.Commenter
+	status    *statusComment
+	res       *Result
+	start     time.Time
+
+	runDir, treeDir, roDir string
+	tree                   *snapshot.Tree
+	retained               string // the assembler's index digest: the root of trust
+	decision               *prescript.Decision
+	agentStatus            string
+}
+
+// Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →
+// pre-script → relay → (skip | root-index compare, verified read-only copy → agent →
+// post-script) → completion status and receipt → cleanup, on every path.
+//
+// It returns a *ConfigError (exit 2) before anything is posted when the configuration is
+// wrong; a *RunError (exit 1) with the Result when the run failed, was cancelled or timed out;
+// nil with the Result on success or skip (exit 0).
+func Run(ctx context.Context, o Options) (*Result, error) {
+	defaults(&o)
+	start := o.Now()
+	c, err := resolve(&o, start)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{o: o, c: c, log: o.Log, start: start, res: &Result{}}
+	names := append([]string{c.tokenEnv}, c.h.Secrets...)
+	r.withheld = filter.SecretEnvValues(o.Environ(), names)
+	r.withheld = append(r.withheld, c.token)
+	r.pipe = filter.New(r.withheld)
+	if err := r.connect(); err != nil {
+		return nil, err
+	}
+	return r.run(ctx)
+}
+
+func defaults(o *Options) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = 3 * time.Second
+	}
+	if o.FinishTimeout <= 0 {
+		o.FinishTimeout = 5 * time.Second
+	}
+}
+
+// connect builds the forge clients.
+func (r *runner) connect() error {
+	gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromComments, Log: r.log})
+	if err != nil {
+		return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+	}
+	cm, err := github.NewCommenter(gc, r.c.author)
+	if err != nil {
+		return &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
+	}
+	r.acquirer, r.commenter = gc, cm
+	r.status = &statusComment{c: cm, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
+	return nil
+}
+
+// outcome is how the lifecycle ended.
+type outcome struct {
+	status string
+	detail string
+}
+
+func (r *runner) phase(name string) *zerolog.Event {
+	return r.log.Info().Str("phase", name)
+}
+
+func (r *runner) run(parent context.Context) (*Result, error) {
+	ctx, cancel := context.WithTimeout(parent, r.c.h.TotalTimeout)
+	defer cancel()
+	r.log.Info().Str("agent", r.c.h.Agent.Name).Str("forge", r.c.ref.Forge).Str("kind", r.c.kind).
+		Int("number", r.c.ref.Number).Str("receipt_id", r.c.receipt).Msg("forgectx run: starting")
+
+	out := r.lifecycle(parent, ctx)
+
+	// Finish on every path: status, receipt, cleanup, summary. After a cancellation or time-out
+	// the run's context is over, so the forge writes get a short context of their own.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(parent), r.finishBudget(out.status))
+	defer fcancel()
+	r.postReceipt(fctx, out)
+	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
+		// Every run leaves a receipt: a run whose receipt could not be posted is a failed run
+		// (the receipt, had it been posted, would have said what the agent did).
+		out = outcome{StatusFailure, "the run receipt could not be posted"}
+	}
+	r.res.Status, r.res.Detail = out.status, out.detail
+	r.finishStatus(fctx, out)
+	r.cleanup()
+	r.writeSummary(out)
+	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
+		Bool("status_posted", r.res.StatusPosted).Int("cleanup_errors", len(r.res.Cleanup)).Msg("forgectx run: finished")
+
+	if r.res.ExitCode() != ExitOK {
+		return r.res, &RunError{Status: out.status, Detail: out.detail}
+	}
+	return r.res, nil
+}
+
+func (r *runner) finishBudget(st string) time.Duration {
+	if st == StatusCancelled || st == StatusTimedOut {
+		return r.o.FinishTimeout
+	}
+	return 2 * time.Minute
+}
+
+// interrupted classifies an ended context: the parent cancelled (SIGTERM) is cancelled; the
+// total timeout is timed_out.
+func interrupted(parent, ctx context.Context) (outcome, bool) {
+	if parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return outcome{StatusCancelled, "the run was cancelled"}, true
+	}
+	if ctx.Err() != nil {
+		return outcome{StatusTimedOut, "the run exceeded its total timeout"}, true
+	}
+	return outcome{}, false
+}
+
+func (r *runner) lifecycle(parent, ctx context.Context) outcome {
+	h := r.c.h
+	// 1. Scavenge trees abandoned by runs that died uncleanly.
+	if err := ensureRoot(r.c.state); err != nil {
+		return outcome{StatusFailure, "state directory unusable"}
+	}
+	removed, failed := scavenge(r.c.state, processAlive, r.o.Now())
+	r.res.Scavenged = removed
+	r.phase("scavenge").Int("removed", removed).Int("failed", failed).Msg("forgectx run: abandoned trees scavenged")
+
+	// 2. Start status comment (a failure to post it is logged, never fatal: the receipt is
+	// what history relies on).
+	if err := r.status.start(ctx); err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: start status comment not posted")
+	} else {
+		r.res.StatusPosted = true
+	}
+	r.phase("status").Bool("posted", r.res.StatusPosted).Msg("forgectx run: start status comment")
+
+	// 3. Build and stage the snapshot.
+	dir, err := newRunDir(r.c.state)
+	if err != nil {
+		return outcome{StatusFailure, "run directory could not be created"}
+	}
+	r.runDir, r.treeDir, r.roDir = dir, filepath.Join(dir, "tree"), filepath.Join(dir, "context")
+	acq, err := r.acquirer.Acquire(ctx, r.c.ref, r.c.profile)
+	if err != nil {
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
+		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
+		return outcome{StatusFailure, "reading the entity from the forge failed"}
+	}
+	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: r.c.profile, Category: h.Agent.Category, Bots: h.Bots, Filter: r.pipe})
+	if err != nil {
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
+		var ab *snapshot.AbortError
+		if errors.As(err, &ab) {
+			r.log.Error().Str("scope", ab.Scope).Str("code", ab.Code).Msg("forgectx run: snapshot aborted")
+			return outcome{StatusFailure, fmt.Sprintf("snapshot aborted (%s %s): no script or agent was started", ab.Scope, ab.Code)}
+		}
+		return outcome{StatusFailure, "snapshot assembly failed"}
+	}
+	r.tree, r.retained = tree, tree.IndexSHA256
+	sum := tree.Summary
+	r.res.Summary = &sum
+	if err := stageTree(tree, r.treeDir); err != nil {
+		return outcome{StatusFailure, "the snapshot could not be staged"}
+	}
+	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
+		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
+
+	// 4. Pre-script under the protocol, with the snapshot path in its environment.
+	d := prescript.NoPrescript()
+	if h.PreScript != nil {
+		env := append(pickEnv(r.o.Environ(), h.PreScript.Env), EnvSnapshotDir+"="+r.treeDir)
+		log := r.log
+		d, err = prescript.Run(ctx, prescript.Options{
+			RunDir: r.runDir, Command: h.PreScript.Command, Env: env,
+			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: h.PreScript.Timeout, Log: &log,
+		})
+		if err != nil {
+			if o, ok := interrupted(parent, ctx); ok {
+				return o
+			}
+			var hf *prescript.HardFailure
+			var pe *prescript.ProtocolError
+			switch {
+			case errors.As(err, &hf) && hf.TimedOut:
+				return outcome{StatusTimedOut, "pre-script: " + hf.Diagnostic}
+			case errors.As(err, &hf):
+				return outcome{StatusFailure, "pre-script: " + hf.Diagnostic}
+			case errors.As(err, &pe):
+				return outcome{StatusFailure, "pre-script output file: " + pe.Error()}
+			}
+			return outcome{StatusFailure, "pre-script could not be started"}
+		}
+	}
+	r.decision = &d
+	if d.Skipped {
+		r.res.Decision = "skip"
+	} else {
+		r.res.Decision = "proceed"
+	}
+	r.phase("pre-script").Str("decision", r.res.Decision).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("forgectx run: decision reached")
+
+	// 5. Relay the decision on every path that reached it.
+	if _, err := cirelay.Relay(cirelay.Options{Getenv: r.o.Getenv, Log: &r.log}, d); err != nil {
+		r.log.Error().Err(err).Msg("forgectx run: decision relay failed")
+		return outcome{StatusFailure, "the decision could not be relayed to $GITHUB_OUTPUT"}
+	}
+
+	// 6. Skip: the receipt, status and cleanup follow in run().
+	if d.Skipped {
+		reason := d.Reason
+		if reason == "" {
+			reason = "the pre-script requested a skip"
+		}
+		return outcome{StatusSkipped, reason}
+	}
+
+	// 7. Root-index compare against the retained digest, then verify into the read-only copy.
+	snap, rep, err := verify.Load(ctx, r.treeDir, verify.Options{IndexSHA256: r.retained})
+	if err != nil {
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
+		return outcome{StatusFailure, "the staged snapshot could not be verified"}
+	}
+	if snap == nil || snap.IndexSHA256 != r.retained {
+		first := ""
+		if len(rep.Violations) > 0 {
+			first = rep.Violations[0].Path + ": " + rep.Violations[0].Rule
+		}
+		r.log.Error().Int("violations", len(rep.Violations)).Msg("forgectx run: staged snapshot failed verification")
+		return outcome{StatusFailure, "the staged snapshot changed after assembly (" + first + "); the agent was not started"}
+	}
+	if err := writeReadOnlyCopy(snap, r.roDir); err != nil {
+		return outcome{StatusFailure, "the read-only snapshot copy could not be made"}
+	}
+	r.phase("verify").Int("files", rep.Files).Int("records", rep.Records).Msg("forgectx run: verified read-only copy ready")
+
+	// 8. The agent: scrubbed environment, the read-only copy and the event excerpt.
+	excerpt, drep := distill.FromCI(distill.CIInput{Getenv: r.o.Getenv}, distill.Options{Filter: r.pipe})
+	if len(excerpt) > maxExcerptBytes {
+		r.log.Warn().Int("bytes", len(excerpt)).Msg("forgectx run: event excerpt too large for the environment; passing {}")
+		excerpt = []byte("{}")
+	}
+	r.log.Info().Str("phase", "excerpt").Int("fields", drep.Fields).Str("warning", drep.Warning).Msg("forgectx run: event distilled")
+	env := pickEnv(r.o.Environ(), h.Agent.Env)
+	env, dropped := scrub(env, r.withheld)
+	if dropped > 0 {
+		r.log.Warn().Int("dropped", dropped).Msg("forgectx run: agent variables carrying a withheld credential were dropped")
+	}
+	env = append(env, EnvContextDir+"="+r.roDir, EnvEventExcerpt+"="+string(excerpt))
+	r.phase("agent").Msg("forgectx run: agent starting")
+	ap := runProc(ctx, h.Agent.Command, env, "", r.o.Stdout, r.o.Stderr, h.Agent.Timeout, r.o.KillGrace)
+	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
+	// The sandbox copy is removed after the runtime's last use.
+	if err := removeTree(r.roDir); err != nil {
+		r.res.Cleanup = append(r.res.Cleanup, "context")
+	}
+	r.phase("agent").Int("exit_code", ap.ExitCode).Int64("duration_ms", ap.Duration.Milliseconds()).
+		Bool("timed_out", ap.TimedOut).Bool("cancelled", ap.Cancelled).Msg("forgectx run: agent finished")
+	switch {
+	case ap.Cancelled:
+		return outcome{StatusCancelled, "the run was cancelled while the agent ran"}
+	case ap.TimedOut:
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
+		return outcome{StatusTimedOut, describeExit("the agent", ap, h.Agent.Timeout)}
+	}
+	result := outcome{StatusSuccess, ""}
+	r.agentStatus = StatusSuccess
+	if !ap.ok() {
+		result = outcome{StatusFailure, describeExit("the agent", ap, h.Agent.Timeout)}
+		r.agentStatus = StatusFailure
+	}
+
+	// 9. Post-script on the host (after a failed agent too: it may report or clean up).
+	if h.PostScript != nil {
+		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus)
+		tail := newLastLine(r.o.Stderr, 2048)
+		pp := runProc(ctx, h.PostScript.Command, env, "", r.o.Stderr, tail, h.PostScript.Timeout, r.o.KillGrace)
+		r.phase("post-script").Int("exit_code", pp.ExitCode).Int64("duration_ms", pp.Duration.Milliseconds()).Msg("forgectx run: post-script finished")
+		switch {
+		case pp.Cancelled:
+			return outcome{StatusCancelled, "the run was cancelled while the post-script ran"}
+		case pp.TimedOut:
+			if o, ok := interrupted(parent, ctx); ok {
+				return o
+			}
+			return outcome{StatusTimedOut, describeExit("the post-script", pp, h.PostScript.Timeout)}
+		case !pp.ok() && result.status == StatusSuccess:
+			d := describeExit("the post-script", pp, h.PostScript.Timeout)
+			if last := tail.Last(); last != "" {
+				red, _ := r.pipe.Redact(last)
+				d += ": " + red
+			}
+			result = outcome{StatusFailure, d}
+		}
+	}
+	return result
+}
+
+// cleanup removes the run directory (host tree, read-only copy, pre-script output) on every
+// path. Failures are recorded (paths are run-private names, no content).
+func (r *runner) cleanup() {
+	if r.runDir == "" {
+		return
+	}
+	if err := removeTree(r.roDir); err != nil {
+		r.res.Cleanup = append(r.res.Cleanup, "context")
+	}
+	if err := removeTree(r.treeDir); err != nil {
+		r.res.Cleanup = append(r.res.Cleanup, "tree")
+	}
+	if err := removeTree(r.runDir); err != nil {
+		r.res.Cleanup = append(r.res.Cleanup, "run directory")
+	}
+	r.phase("cleanup").Int("errors", len(r.res.Cleanup)).Msg("forgectx run: snapshot trees removed")
+}
+
+// inputRevision is the SHA-256 of the exact index.json bytes the run consumed: the assembled
+// (retained) index once a snapshot was staged — the pre-script read it even when it then
+// skipped — and noInput before that.
+func (r *runner) inputRevision() string {
+	if r.tree == nil {
+		return noInput
+	}
+	return r.retained
+}
+
+func (r *runner) finishStatus(ctx context.Context, out outcome) {
+	if err := r.status.finish(ctx, out.status, out.detail); err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: completion status comment not posted")
+		r.res.StatusPosted = false
+		return
+	}
+	r.res.StatusPosted = true
+}
+
+func (r *runner) postReceipt(ctx context.Context, out outcome) {
+	rc := status.Receipt{
+		ID: r.c.receipt, Agent: r.c.h.Agent.Name, Status: out.status, InputRevision: r.inputRevision(),
+		InputHeadSHA: r.c.headSHA, ResultRecordKeys: []string{},
+		StartedAt: canon.FormatTime(r.start), CompletedAt: canon.FormatTime(r.o.Now()),
+	}
+	r.res.InputRevision, r.res.ReceiptID = rc.InputRevision, rc.ID
+	body, err := status.RenderReceipt(rc)
+	if err != nil {
+		r.log.Error().Err(err).Msg("forgectx run: receipt could not be rendered")
+		return
+	}
+	if _, err := r.commenter.CreateComment(ctx, r.c.ref, body); err != nil {
+		r.log.Error().Err(err).Msg("forgectx run: receipt not posted")
+		return
+	}
+	r.res.ReceiptPosted = true
+	r.phase("receipt").Str("receipt_id", rc.ID).Str("status", rc.Status).Str("input_revision", rc.InputRevision).Msg("forgectx run: receipt posted")
+}
