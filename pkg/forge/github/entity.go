@@ -110,6 +110,9 @@ func (r *run) readEntity(ctx context.Context) error {
 	// (and its head revision) is the one captured by the first read.
 	pi := e.Labels.PageInfo
 	for pi.HasNextPage && pi.EndCursor != nil {
+		if vars["labelsAfter"] == *pi.EndCursor {
+			return fmt.Errorf("%w: labels: the cursor did not advance", ErrEntity)
+		}
 		vars["labelsAfter"] = *pi.EndCursor
 		var more entityData
 		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {

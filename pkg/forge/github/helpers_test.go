@@ -44,7 +44,7 @@ func testProfile(kind string) acquisition.Profile {
 func fastOptions(apiURL string) github.Options {
 	return github.Options{APIURL: apiURL, SourceHost: "github.com", Token: "ghp_testtoken000000000000000000000000",
 		RetryMax: 3, RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond,
-		MaxRateLimitWait: 2 * time.Second, Timeout: 500 * time.Millisecond}
+		MaxRateLimitWait: 2 * time.Second, Timeout: 2 * time.Second}
 }
 
 func kindOf(s *ghscenario.Scenario) string {

@@ -176,6 +176,9 @@ func (r *run) readDismissals(ctx context.Context) (map[string]dismissal, bool) {
 			r.needPages("review_dismissals", events)
 			return out, true
 		}
+		if after == *ti.PageInfo.EndCursor {
+			return out, false // the cursor did not advance
+		}
 		after = *ti.PageInfo.EndCursor
 	}
 	return out, false
@@ -272,6 +275,10 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 		if !rt.PageInfo.HasNextPage || rt.PageInfo.EndCursor == nil {
 			break
 		}
+		if after == *rt.PageInfo.EndCursor {
+			failed = true // the cursor did not advance
+			break
+		}
 		after = *rt.PageInfo.EndCursor
 	}
 	r.needPages("review_threads", max(total, len(raw)))
@@ -293,7 +300,13 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 		nodes := t.Comments.Nodes
 		pi := t.Comments.PageInfo
 		commentsFailed := false
+		var prev string
 		for pi.HasNextPage && pi.EndCursor != nil {
+			if *pi.EndCursor == prev {
+				commentsFailed = true // the cursor did not advance
+				break
+			}
+			prev = *pi.EndCursor
 			vars := map[string]any{"id": t.ID, "after": *pi.EndCursor}
 			var d threadCommentsData
 			if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadComments", vars, &d) }); err != nil || d.Node == nil || d.Node.Comments == nil {
