@@ -37,7 +37,7 @@ func TestAcquireForgejoReplaysFixtures(t *testing.T) {
 			fixture := filepath.Join("..", "..", "test", "fixtures", "forgejo", tc.dir)
 			stats := filepath.Join(t.TempDir(), "stats.json")
 			var logs bytes.Buffer
-			p := acquisition.Profile{EntityKind: tc.kind, IncludedSources: []string{"entity", "comments"}}
+			p := acquisition.Profile{EntityKind: tc.kind, IncludedSources: []string{"agent_runs", "comments", "entity"}}
 			if tc.kind == acquisition.KindChangeProposal {
 				p.IncludedSources = []string{"check_logs", "checks", "comments", "entity", "reviews"}
 				p.CheckLogSelection = "failed"
@@ -171,7 +171,7 @@ func TestSnapshotForgejoReplayThenVerify(t *testing.T) {
 		dir, profile string
 		number       int
 	}{
-		{"issue", `{"entity_kind":"work_item","included_sources":["comments","entity"],"record_selection":"oldest","check_log_selection":"none",` + forgejoBounds + `}`, 7},
+		{"issue", `{"entity_kind":"work_item","included_sources":["agent_runs","comments","entity"],"record_selection":"oldest","check_log_selection":"none",` + forgejoBounds + `}`, 7},
 		{"pull", `{"entity_kind":"change_proposal","included_sources":["check_logs","checks","comments","entity","reviews"],"record_selection":"newest","check_log_selection":"failed",` + forgejoBounds + `}`, 12},
 	} {
 		for _, category := range []string{"observation", "mutation"} {

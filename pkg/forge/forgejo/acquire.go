@@ -115,8 +115,8 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	if err != nil {
 		return nil, err
 	}
-	if p.Includes(acquisition.SourceComments) {
-		r.comments()
+	if p.Includes(acquisition.SourceComments) || p.Includes(acquisition.SourceAgentRuns) {
+		r.readIssueComments(p.Includes(acquisition.SourceComments))
 	}
 	if isPull && p.Includes(acquisition.SourceReviews) {
 		r.reviews(ctx, p.Includes(acquisition.SourceComments))
@@ -125,9 +125,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		r.checks(ctx, p)
 	}
 	if p.Includes(acquisition.SourceAgentRuns) {
-		// Receipts are written by `forgectx run` (issue 8), whose receipt format does not exist
-		// in this build; an empty history would be a silent lie, so the scope is unusable.
-		a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapUnsupported, 1)
+		r.agentRuns()
 	}
 	r.actors()
 	sortAcquisition(a)
@@ -149,6 +147,10 @@ type run struct {
 	a      *acquisition.Acquisition
 	pages  map[string]int // successfully read pages per list
 	bound  int            // the statistics' lower bound on requests
+	// issueComments is the complete issue comments list (comments and receipts share it);
+	// issueCommentsErr is why it is incomplete.
+	issueComments    []*gitea.Comment
+	issueCommentsErr error
 }
 
 // list reads a paginated list completely and accounts for it in the statistics.
@@ -264,11 +266,16 @@ func (r *run) pull() error {
 	return nil
 }
 
-// comments reads every page of the issue comments API (plain conversation comments; review
-// comments come from the reviews).
-func (r *run) comments() {
+// readIssueComments reads every page of the issue comments API once (plain conversation
+// comments; review comments come from the reviews) and, when the comments source is
+// selected, maps them to comment records. Receipts are read from the same list.
+func (r *run) readIssueComments(records bool) {
 	var all []*gitea.Comment
-	err := r.list("comments", func(n int) (page, error) {
+	name := "comments"
+	if !records {
+		name = "agent_runs"
+	}
+	err := r.list(name, func(n int) (page, error) {
 		cs, resp, err := r.sdk.ListIssueComments(r.owner, r.name, r.number, gitea.ListIssueCommentOptions{
 			ListOptions: gitea.ListOptions{Page: n, PageSize: r.c.pageSize}})
 		if err != nil {
@@ -277,6 +284,10 @@ func (r *run) comments() {
 		all = append(all, cs...)
 		return pageOf(resp.Header, resp.NextPage, len(cs)), nil
 	})
+	r.issueComments, r.issueCommentsErr = all, err
+	if !records {
+		return
+	}
 	if err != nil {
 		r.gap(acquisition.ScopeComments, gapFor(err), err)
 		return
@@ -299,6 +310,18 @@ func (r *run) comments() {
 			Body:      c.Body,
 		})
 	}
+}
+
+// agentRuns maps the receipt comments of the issue comments list. An incomplete list makes
+// the history incomplete: a gap, never an empty history.
+func (r *run) agentRuns() {
+	if r.issueCommentsErr != nil {
+		r.gap(acquisition.ScopeAgentRuns, gapFor(r.issueCommentsErr), r.issueCommentsErr)
+		return
+	}
+	runs, invalid := receiptRuns(r.issueComments)
+	r.a.AgentRuns = append(r.a.AgentRuns, runs...)
+	r.a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapInvalidMetadata, invalid)
 }
 
 // nativeReview is one row of GET /repos/{owner}/{repo}/pulls/{n}/reviews. It embeds the SDK's
@@ -510,6 +533,9 @@ func (r *run) actors() {
 	for i := range r.a.Threads {
 		note(r.a.Threads[i].ResolvedBy)
 	}
+	for i := range r.a.AgentRuns {
+		note(&r.a.AgentRuns[i].Author)
+	}
 	sort.Strings(ids)
 	for _, id := range ids {
 		actor := acquisition.Actor{ID: id, Login: logins[id], Kind: acquisition.ActorHuman}
@@ -578,6 +604,9 @@ func sortAcquisition(a *acquisition.Acquisition) {
 	})
 	sort.SliceStable(a.Checks, func(i, j int) bool {
 		return earlierStr(a.Checks[i].CreatedAt, a.Checks[i].ID, a.Checks[j].CreatedAt, a.Checks[j].ID)
+	})
+	sort.SliceStable(a.AgentRuns, func(i, j int) bool {
+		return earlierStr(a.AgentRuns[i].CompletedAt, a.AgentRuns[i].ID, a.AgentRuns[j].CompletedAt, a.AgentRuns[j].ID)
 	})
 	sort.SliceStable(a.Actors, func(i, j int) bool { return a.Actors[i].ID < a.Actors[j].ID })
 	sort.Strings(a.Entity.Labels)

@@ -51,6 +51,7 @@
 //     actor as kind human. It never guesses from a login or a "[bot]" suffix. Bot identity is
 //     the operator's decision: the assembler applies the operator's bot registry, by numeric
 //     Forgejo user id on this host, and only registered identities are admitted as bots.
-//   - agent_runs: the receipt format is issue 8's; until it exists a selected agent_runs
-//     source is an unsupported gap, never an empty history.
+//   - agent_runs: receipt comments (docs/receipts.md, pkg/status) among the issue comments;
+//     the run ID is the comment's numeric id and its author the run's author. The assembler
+//     admits only receipts by a registered bot, and on Forgejo no actor is kind bot (above).
 package forgejo

@@ -96,11 +96,19 @@ func TestScenariosAssembleIntoValidSnapshots(t *testing.T) {
 				if err := json.Unmarshal(tree.Index, &idx); err != nil {
 					t.Fatal(err)
 				}
-				authGap := 0
+				authGap, runsGap := 0, 0
 				for _, g := range idx.Gaps {
 					if g.Scope == "comments" && g.Code == "authorization_failed" {
 						authGap = g.Count
 					}
+					if g.Scope == "agent_runs" && g.Code == "authorization_failed" {
+						runsGap = g.Count
+					}
+				}
+				// Both receipts are refused: on Forgejo no actor is kind bot, and the assembler
+				// admits only receipts by a registered bot (see docs/forgejo.md, "Bots").
+				if want := map[string]int{"issue": 2}[s.name]; runsGap != want {
+					t.Errorf("agent_runs authorization_failed = %d, want %d (gaps %+v)", runsGap, want, idx.Gaps)
 				}
 				// issue: Ghost, the Actions pseudo-user and dave (404) are not admitted;
 				// release-bot is a write collaborator and, with no positive bot flag, is

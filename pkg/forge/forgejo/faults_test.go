@@ -17,6 +17,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/status"
 )
 
 // replyOf turns a scenario exchange into an httpfake reply.
@@ -217,7 +218,7 @@ func TestRetriesRecoverTransientFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Comments) != 5 || len(a.Outcomes.Comments) != 0 {
+	if len(a.Comments) != 7 || len(a.AgentRuns) != 2 || len(a.Outcomes.Comments) != 0 {
 		t.Fatalf("comments = %d, gaps %+v", len(a.Comments), a.Outcomes.Comments)
 	}
 	if st := cl.Stats(); st.Retries != 3 {
@@ -502,17 +503,55 @@ func TestInvalidRecordsAreGapsNotRecords(t *testing.T) {
 	}
 }
 
-// TestAgentRunsSelectedIsUnsupportedUntilReceiptsExist: never a silent empty history.
-func TestAgentRunsSelectedIsUnsupportedUntilReceiptsExist(t *testing.T) {
-	s := issueScenario()
-	s.profile.IncludedSources = append(s.profile.IncludedSources, "agent_runs")
+// TestReceiptsFromIssueComments: receipt comments (marker on the first line) become agent
+// runs with the comment's id and author; a malformed receipt is invalid_metadata; a marker
+// elsewhere is ignored; with comments not selected the list is still read for receipts.
+func TestReceiptsFromIssueComments(t *testing.T) {
+	s := pagedIssueScenario()
+	s.profile.IncludedSources = []string{"agent_runs", "entity"}
+	var ex []exchange
+	for _, e := range s.exchanges {
+		if e.path != "/repos/Acme/Widgets/collaborators/alice/permission" && e.path != "/repos/Acme/Widgets/collaborators/bob/permission" {
+			ex = append(ex, e)
+		}
+	}
+	ex = append(ex, permission("alice", alice, "owner", "owner"), permission("release-bot", releaseBot, "write", "write"))
+	s.exchanges = ex
 	fake := fakeWith(t, s, nil)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=50&page=1", withHeader(httpfake.JSON(200, []any{
+		comment(1, releaseBot, receiptBody("fj-1-1", "2026-09-08T13:30:00.000000000Z"), "2026-09-08T13:30:00Z", "2026-09-08T13:30:00Z"),
+		comment(2, releaseBot, status.ReceiptMarker+"\nnot a receipt", "2026-09-08T13:31:00Z", "2026-09-08T13:31:00Z"),
+		comment(3, bob, "quoting\n"+receiptBody("fj-1-2", "2026-09-08T13:32:00.000000000Z"), "2026-09-08T13:32:00Z", "2026-09-08T13:32:00Z"),
+	}), "X-Total-Count", "3"))
 	a, err := acquire(t, fakeClient(t, fake, 0), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gapCount(a.Outcomes.AgentRuns, "unsupported") != 1 || len(a.AgentRuns) != 0 {
+	if len(a.AgentRuns) != 1 || a.AgentRuns[0].ID != "1" || deref(a.AgentRuns[0].Author.ID) != "150" || a.AgentRuns[0].Agent != "triage" {
+		t.Fatalf("agent runs = %+v", a.AgentRuns)
+	}
+	if gapCount(a.Outcomes.AgentRuns, "invalid_metadata") != 1 {
 		t.Errorf("agent_runs gaps = %+v", a.Outcomes.AgentRuns)
+	}
+	if len(a.Comments) != 0 {
+		t.Errorf("comments not selected but %d records", len(a.Comments))
+	}
+}
+
+// TestReceiptsListFailureIsAGap: an incomplete comments list is an agent_runs gap, never an
+// empty history.
+func TestReceiptsListFailureIsAGap(t *testing.T) {
+	s := issueScenario()
+	fake := fakeWith(t, s, map[string][]httpfake.Reply{
+		commentsPath: {httpfake.JSON(403, `{"message":"forbidden"}`)},
+	}, "/repos/Acme/Widgets/collaborators/bob/permission", "/repos/Acme/Widgets/collaborators/release-bot/permission",
+		"/repos/Acme/Widgets/collaborators/dave/permission")
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gapCount(a.Outcomes.AgentRuns, "authorization_failed") != 1 || gapCount(a.Outcomes.Comments, "authorization_failed") != 1 {
+		t.Errorf("gaps = %+v", a.Outcomes)
 	}
 }
 

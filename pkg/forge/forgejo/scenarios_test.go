@@ -15,11 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/status"
 )
 
 var update = flag.Bool("update", false, "regenerate test/fixtures/forgejo cassettes and golden files")
@@ -115,8 +117,19 @@ func comment(id int64, u map[string]any, body, created, updated string) map[stri
 	}
 }
 
+// receiptBody renders a run receipt comment (docs/receipts.md) with pkg/status.
+func receiptBody(id, completed string) string {
+	b, err := status.RenderReceipt(status.Receipt{ID: id, Agent: "triage", Status: "success",
+		InputRevision: strings.Repeat("ab", 32), ResultRecordKeys: []string{}, CompletedAt: completed})
+	if err != nil {
+		panic(err) // a fixture-authoring error
+	}
+	return b
+}
+
 // issueScenario: a work item with comments by a write collaborator, a deleted user, a
-// registered bot account, the Actions pseudo-user and a user whose permission lookup is 404.
+// registered bot account, the Actions pseudo-user and a user whose permission lookup is 404,
+// and two run receipts (one by the bot account, one forged by a human collaborator).
 func issueScenario() scenarioDef {
 	issue := map[string]any{
 		"id": 5007, "url": "https://forgejo.example/api/v1/repos/Acme/Widgets/issues/7",
@@ -124,7 +137,7 @@ func issueScenario() scenarioDef {
 		"original_author": "", "original_author_id": 0, "title": "Widget export drops the last row",
 		"body": "Exporting 10 rows writes 9.\r\n\r\nSteps: open, export.", "ref": "",
 		"labels":    []any{label(11, "bug", "ee0701"), label(12, "Triage", "cccccc")},
-		"milestone": nil, "assignees": nil, "state": "open", "is_locked": false, "comments": 5,
+		"milestone": nil, "assignees": nil, "state": "open", "is_locked": false, "comments": 7,
 		"created_at": "2026-09-08T10:15:30+02:00", "updated_at": "2026-09-09T08:00:00Z",
 		"closed_at": nil, "due_date": nil, "pull_request": nil,
 		"repository": map[string]any{"id": 1042, "name": "Widgets", "owner": "Acme", "full_name": "Acme/Widgets"},
@@ -135,16 +148,18 @@ func issueScenario() scenarioDef {
 		comment(9003, releaseBot, "Release 1.4.2 contains a candidate fix.", "2026-09-08T12:00:00.123456Z", "2026-09-08T12:05:00Z"),
 		comment(9004, actionsBot, "<!-- forgectx:status -->\nRun queued.", "2026-09-08T12:30:00Z", "2026-09-08T12:30:00Z"),
 		comment(9005, dave, "Could the agent look at this?", "2026-09-08T13:00:00Z", "2026-09-08T13:00:00Z"),
+		comment(9006, releaseBot, receiptBody("fj-41-1", "2026-09-08T13:30:00.000000000Z"), "2026-09-08T13:30:00Z", "2026-09-08T13:30:00Z"),
+		comment(9007, bob, receiptBody("fj-41-2", "2026-09-08T13:40:00.000000000Z"), "2026-09-08T13:40:00Z", "2026-09-08T13:40:00Z"),
 	}
 	return scenarioDef{
 		name: "issue",
 		ref:  forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 7},
 		profile: acquisition.Profile{EntityKind: acquisition.KindWorkItem,
-			IncludedSources: []string{"comments", "entity"}, RecordSelection: "oldest", CheckLogSelection: "none", Bounds: bounds},
+			IncludedSources: []string{"agent_runs", "comments", "entity"}, RecordSelection: "oldest", CheckLogSelection: "none", Bounds: bounds},
 		exchanges: []exchange{
 			ok("GET", "/repos/Acme/Widgets", nil, repository),
 			ok("GET", "/repos/Acme/Widgets/issues/7", nil, issue),
-			listed("/repos/Acme/Widgets/issues/7/comments", list(1, 50), 5, comments),
+			listed("/repos/Acme/Widgets/issues/7/comments", list(1, 50), len(comments), comments),
 			permission("alice", alice, "owner", "owner"),
 			permission("bob", bob, "write", "write"),
 			permission("release-bot", releaseBot, "write", "write"),
