@@ -13,8 +13,9 @@ import (
 )
 
 // FindComments implements forge.Commenter: it returns, across every page of the issue
-// comments API, the comments whose body contains marker and whose author is the token's own
-// identity (GET /user), in creation order. Comments by anyone else are ignored even when they
+// comments API, the comments whose FIRST line is exactly marker (docs/receipts.md: a marker
+// counts only there, so a quoted marker is never matched) and whose author is the token's own
+// identity (GET /user), in forge order. Comments by anyone else are ignored even when they
 // carry the marker, so nobody can plant a status comment forgectx would then update.
 func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string) ([]forge.Comment, error) {
 	owner, name, err := c.checkRef(ref)
@@ -40,7 +41,7 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 			return page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
 		}
 		for _, cm := range cs {
-			if cm == nil || cm.Poster == nil || cm.Poster.ID != me.ID || !strings.Contains(cm.Body, marker) {
+			if cm == nil || cm.Poster == nil || cm.Poster.ID != me.ID || firstLine(cm.Body) != marker {
 				continue
 			}
 			out = append(out, forge.Comment{
@@ -104,4 +105,10 @@ func (c *Client) UpdateComment(ctx context.Context, ref forge.Ref, id string, bo
 	}
 	c.log.Info().Str("comment_id", id).Msg("forgejo comment updated")
 	return nil
+}
+
+// firstLine is the first line of body without a trailing CR.
+func firstLine(body string) string {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSuffix(first, "\r")
 }

@@ -14,9 +14,9 @@ var _ forge.Acquirer = (*Client)(nil)
 
 const marker = "<!-- forgectx:status -->"
 
-// TestFindCommentsOnlyOwnMarkedAcrossPages: across every page, only comments that carry the
-// marker AND were written by the token's own identity are returned; a marker planted by
-// someone else is ignored.
+// TestFindCommentsOnlyOwnMarkedAcrossPages: across every page, only comments whose first line
+// is the marker AND that were written by the token's own identity are returned; a marker
+// planted by someone else, or quoted below the first line, is ignored.
 func TestFindCommentsOnlyOwnMarkedAcrossPages(t *testing.T) {
 	fake := httpfake.New(t)
 	me := user(150, "release-bot")
@@ -24,18 +24,19 @@ func TestFindCommentsOnlyOwnMarkedAcrossPages(t *testing.T) {
 	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, []any{
 		comment(1, me, marker+"\nold status", "2026-09-08T11:00:00Z", "2026-09-08T11:00:00Z"),
 		comment(2, bob, marker+"\nplanted by bob", "2026-09-08T11:01:00Z", "2026-09-08T11:01:00Z"),
-	}), "X-Total-Count", "4"))
+	}), "X-Total-Count", "5"))
 	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", withHeader(httpfake.JSON(200, []any{
 		comment(3, me, "no marker here", "2026-09-08T11:02:00Z", "2026-09-08T11:02:00Z"),
-		comment(4, me, "receipt\n"+marker, "2026-09-08T11:03:00Z", "2026-09-08T11:03:00Z"),
-	}), "X-Total-Count", "4"))
+		comment(4, me, "quoted:\n"+marker, "2026-09-08T11:03:00Z", "2026-09-08T11:03:00Z"),
+		comment(5, me, marker+"\r\nnew status", "2026-09-08T11:04:00Z", "2026-09-08T11:04:00Z"),
+	}), "X-Total-Count", "5"))
 	cl := fakeClient(t, fake, 2)
 	got, err := cl.FindComments(context.Background(), forge.Ref{Repo: "Acme/Widgets", Number: 7}, marker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].ID != "1" || got[1].ID != "4" || got[0].AuthorID != "150" {
-		t.Fatalf("found %+v, want comments 1 and 4 by 150", got)
+	if len(got) != 2 || got[0].ID != "1" || got[1].ID != "5" || got[0].AuthorID != "150" {
+		t.Fatalf("found %+v, want comments 1 and 5 by 150 (4 quotes the marker below its first line)", got)
 	}
 }
 

@@ -2,7 +2,6 @@ package forgejo
 
 import (
 	"strconv"
-	"strings"
 
 	"code.gitea.io/sdk/gitea"
 
@@ -12,10 +11,7 @@ import (
 
 // IsReceiptComment reports whether body's first line is the receipt marker (docs/receipts.md:
 // the only place a marker counts).
-func IsReceiptComment(body string) bool {
-	first, _, _ := strings.Cut(body, "\n")
-	return strings.TrimSuffix(first, "\r") == status.ReceiptMarker
-}
+func IsReceiptComment(body string) bool { return firstLine(body) == status.ReceiptMarker }
 
 // receiptRuns maps the receipt comments among an entity's issue comments to agent runs
 // (history/agent-runs.json source). The run ID is the receipt comment's numeric id (the
