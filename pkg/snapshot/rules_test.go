@@ -1106,3 +1106,74 @@ func TestDemoConversationShowsTheHeadlineRules(t *testing.T) {
 		t.Error("registered bot comment not admitted")
 	}
 }
+
+// Stable records: resolving a thread, renaming an actor or the repository, changing an actor's
+// permission or inserting an earlier record never renames or rewrites an unchanged record.
+func TestMutableStateChangesNeverRewriteRecords(t *testing.T) {
+	acq, cfg := demo(t)
+	records := func(tree *snapshot.Tree) map[string]string {
+		m := map[string]string{}
+		for _, f := range tree.Files {
+			if strings.HasPrefix(f.Path, "records/") {
+				m[f.Path] = string(f.Data)
+			}
+		}
+		return m
+	}
+	before := records(assemble(t, clone(t, acq), cfg))
+	for _, tc := range []struct {
+		rule   string
+		mutate func(a *acquisition.Acquisition)
+	}{
+		{"resolve a thread", func(a *acquisition.Acquisition) {
+			a.Threads[2].Resolved, a.Threads[2].ResolvedBy = true, &acquisition.ActorRef{ID: sp("U_kgDOBob00002")}
+		}},
+		{"rename an actor", func(a *acquisition.Acquisition) {
+			for i := range a.Actors {
+				if a.Actors[i].ID == "U_kgDOBob00002" {
+					a.Actors[i].Login = sp("robert")
+				}
+			}
+		}},
+		{"change a permission", func(a *acquisition.Acquisition) {
+			for i := range a.Actors {
+				if a.Actors[i].ID == "U_kgDOBob00002" {
+					a.Actors[i].Role = sp("admin")
+				}
+			}
+		}},
+		{"rename the repository", func(a *acquisition.Acquisition) { a.Source.Repository = "acme/gizmos" }},
+		{"insert an earlier record", func(a *acquisition.Acquisition) {
+			a.Comments = append(a.Comments, acquisition.Comment{ID: "IC_early", Author: acquisition.ActorRef{ID: sp("U_kgDOBob00002")},
+				CreatedAt: "2026-09-01T09:30:00Z", Body: "backfilled"})
+		}},
+		{"edit metadata: labels and title", func(a *acquisition.Acquisition) {
+			a.Entity.Labels = append(a.Entity.Labels, "p1")
+			a.Entity.Title = "renamed"
+		}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			a := clone(t, acq)
+			tc.mutate(a)
+			after := records(assemble(t, a, cfg))
+			for p, b := range before {
+				if after[p] != b {
+					t.Errorf("%s renamed or rewritten", p)
+				}
+			}
+		})
+	}
+	// Changing a body does change that record's bytes (and only that record).
+	a := clone(t, acq)
+	findComment(a, "IC_kwDOLxDemo01c0001").Body = "edited"
+	after := records(assemble(t, a, cfg))
+	changed := 0
+	for p, b := range before {
+		if after[p] != b {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Errorf("editing one body changed %d record files, want 1", changed)
+	}
+}
