@@ -1,0 +1,143 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const noFollow = syscall.O_NOFOLLOW
+
+func ownerUID(fi fs.FileInfo) (int, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
+}
+
+// resolve returns the absolute, symlink-resolved form of p; a missing tail is resolved through
+// its deepest existing ancestor, so a path that does not exist yet is compared by where it
+// would be created.
+func resolve(p string) (string, error) {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var tail []string
+	for cur := p; ; {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			for i := len(tail) - 1; i >= 0; i-- {
+				r = filepath.Join(r, tail[i])
+			}
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		tail = append(tail, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// within reports whether p equals root or lies below it (both resolved).
+func within(p, root string) bool {
+	if p == root {
+		return true
+	}
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// gitWorkTree finds the Git work tree containing dir (a directory with a .git entry), or "".
+func gitWorkTree(dir string) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// forbiddenRoot is a directory staging paths must stay out of, and why.
+type forbiddenRoot struct{ path, reason string }
+
+func forbiddenRoots(o *Options) []forbiddenRoot {
+	var roots []forbiddenRoot
+	if v := o.Getenv("GITHUB_WORKSPACE"); v != "" {
+		roots = append(roots, forbiddenRoot{v, "GITHUB_WORKSPACE, the repository checkout"})
+	}
+	if v := o.Getenv("CI_PROJECT_DIR"); v != "" {
+		roots = append(roots, forbiddenRoot{v, "CI_PROJECT_DIR, the repository checkout"})
+	}
+	if wt := gitWorkTree(o.WorkDir); wt != "" {
+		roots = append(roots, forbiddenRoot{wt, "the Git work tree of the working directory"})
+	}
+	for _, f := range o.Forbidden {
+		if f != "" {
+			roots = append(roots, forbiddenRoot{f, "a retained run-output or artifacts directory"})
+		}
+	}
+	return roots
+}
+
+// checkPlacement refuses a Base or StateDir inside a forbidden root.
+func checkPlacement(o *Options) error {
+	paths := []string{o.Base, o.StateDir}
+	for _, root := range forbiddenRoots(o) {
+		r, err := resolve(root.path)
+		if err != nil {
+			return fmt.Errorf("stage: resolve %s: %w", root.path, err)
+		}
+		for _, p := range paths {
+			rp, err := resolve(p)
+			if err != nil {
+				return fmt.Errorf("stage: resolve %s: %w", p, err)
+			}
+			if within(rp, r) {
+				return &PlacementError{Path: p, Inside: root.path, Reason: root.reason}
+			}
+		}
+	}
+	fi, err := os.Stat(o.Base)
+	if err != nil {
+		return fmt.Errorf("stage: base directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return &PlacementError{Path: o.Base, Reason: "the base directory is not a directory"}
+	}
+	return nil
+}
+
+// enforceHostModes sets directory mode 0700 and file mode 0600 on the freshly written host
+// tree (nothing else has touched it yet) and refuses anything that is neither.
+func enforceHostModes(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("stage: host tree: %w", err)
+		}
+		switch {
+		case d.Type().IsDir():
+			return os.Chmod(p, 0o700)
+		case d.Type().IsRegular():
+			return os.Chmod(p, 0o600)
+		}
+		return fmt.Errorf("stage: host tree holds a non-regular entry %s", p)
+	})
+}

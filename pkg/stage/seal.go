@@ -1,0 +1,299 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/forgectx/forgectx/pkg/verify"
+)
+
+// Mode is how the agent-facing copy is made immutable.
+type Mode string
+
+// Modes. Auto picks Ownership when this process is root and an unprivileged agent UID is
+// given, else BindMount when a read-only bind mount can be made, else fails.
+const (
+	ModeAuto      Mode = "auto"
+	ModeOwnership Mode = "ownership"  // root-owned, directories 0555, files 0444, agent unprivileged
+	ModeBindMount Mode = "bind-mount" // a read-only bind mount of a private copy
+)
+
+// ParseMode parses a --mode value.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeAuto, ModeOwnership, ModeBindMount:
+		return Mode(s), nil
+	case "":
+		return ModeAuto, nil
+	}
+	return "", fmt.Errorf("stage: mode must be auto, ownership or bind-mount")
+}
+
+// ErrImmutability is wrapped by every *ImmutabilityError.
+var ErrImmutability = errors.New("agent immutability cannot be enforced")
+
+// ImmutabilityError: neither a root-owned read-only copy with an unprivileged agent nor a
+// read-only bind mount can be enforced. The run must abort before launching the agent.
+type ImmutabilityError struct {
+	Mode   Mode
+	Reason string
+	Err    error
+}
+
+func (e *ImmutabilityError) Error() string {
+	msg := fmt.Sprintf("stage: %v (mode %s): %s; aborting before the agent launches", ErrImmutability, e.Mode, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *ImmutabilityError) Unwrap() []error { return []error{ErrImmutability, e.Err} }
+
+// IndexMismatchError: the on-disk root index no longer matches the retained digest (the
+// pre-script, or anything else, rewrote it). The run aborts.
+type IndexMismatchError struct {
+	Retained string
+	OnDisk   string
+}
+
+func (e *IndexMismatchError) Error() string {
+	return fmt.Sprintf("stage: on-disk root index sha256 %s differs from the retained %s; aborting", e.OnDisk, e.Retained)
+}
+
+// SealOptions choose the immutability mechanism.
+type SealOptions struct {
+	Mode Mode
+	// AgentUID and AgentGID are the unprivileged identity the agent will run as (ownership
+	// mode); both must be non-zero. Zero means unset.
+	AgentUID int
+	AgentGID int
+}
+
+// Sealed describes the agent-facing copy.
+type Sealed struct {
+	Dir         string
+	Mode        Mode
+	Files       int
+	Bytes       int64
+	IndexSHA256 string
+	AgentUID    int
+	AgentGID    int
+}
+
+// SysProcAttr returns the process attributes the agent must be started with in ownership
+// mode: the unprivileged credential with no supplementary groups (so the kernel clears every
+// capability at execve) and its own process group (so the runner can signal it as a whole).
+// Combine with CheckAgentExecutable before and CheckAgentProcess after starting it.
+func (s *Sealed) SysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Credential: &syscall.Credential{Uid: uint32(s.AgentUID), Gid: uint32(s.AgentGID), Groups: []uint32{}},
+		Setpgid:    true,
+	}
+}
+
+func (s *Stage) chooseMode(o SealOptions) (Mode, error) {
+	mode := o.Mode
+	if mode == "" {
+		mode = ModeAuto
+	}
+	rootWithAgent := os.Geteuid() == 0 && o.AgentUID > 0 && o.AgentGID > 0
+	switch mode {
+	case ModeOwnership:
+		if !rootWithAgent {
+			return mode, &ImmutabilityError{Mode: mode, Reason: "a root-owned read-only copy needs this process to run as root and a non-zero agent UID and GID"}
+		}
+	case ModeBindMount:
+	case ModeAuto:
+		if rootWithAgent {
+			return ModeOwnership, nil
+		}
+		return ModeBindMount, nil
+	default:
+		return mode, fmt.Errorf("stage: unknown mode %q", mode)
+	}
+	return mode, nil
+}
+
+// Seal runs after the pre-script: it checks the on-disk root index against the retained
+// digest, verifies every child into memory, writes the agent-facing copy from exactly those
+// bytes, makes it immutable and verifies it again. On any failure no copy remains and the
+// error is typed: *IndexMismatchError, *verify.Error, *ImmutabilityError.
+func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cleaned {
+		return nil, fmt.Errorf("stage %s: already cleaned up", s.ID)
+	}
+	if s.st.Phase == PhaseSealed {
+		return nil, fmt.Errorf("stage %s: already sealed", s.ID)
+	}
+	mode, err := s.chooseMode(o)
+	if err != nil {
+		return nil, err
+	}
+	snap, rep, err := verify.Load(ctx, s.HostDir, verify.Options{IndexSHA256: s.IndexSHA256})
+	if err != nil {
+		return nil, fmt.Errorf("stage %s: verify host tree: %w", s.ID, err)
+	}
+	if !rep.OK() {
+		for _, v := range rep.Violations {
+			if v.Rule == verify.RuleIndexDigest {
+				return nil, &IndexMismatchError{Retained: s.IndexSHA256, OnDisk: rep.IndexSHA256}
+			}
+		}
+		return nil, fmt.Errorf("stage %s: host tree: %w", s.ID, &verify.Error{Report: rep})
+	}
+	if s.afterVerify != nil {
+		s.afterVerify()
+	}
+	// From here on only snap's bytes are used: what the host tree holds now is irrelevant.
+	s.st.Mode = mode
+	if err := s.saveState(); err != nil {
+		return nil, err
+	}
+	switch mode {
+	case ModeOwnership:
+		err = s.sealOwnership(snap)
+	case ModeBindMount:
+		err = s.sealBind(snap)
+	}
+	if err != nil {
+		if rerr := s.removeSandbox(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	// The agent-facing copy must hold exactly the verified tree and be read-only.
+	_, rep2, err := verify.Load(ctx, s.SandboxDir, verify.Options{IndexSHA256: s.IndexSHA256})
+	if err == nil && !rep2.OK() {
+		err = fmt.Errorf("stage %s: sandbox copy: %w", s.ID, &verify.Error{Report: rep2})
+	}
+	if err == nil {
+		err = checkReadOnly(s.SandboxDir, mode)
+	}
+	if err != nil {
+		if rerr := s.removeSandbox(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	s.st.Phase = PhaseSealed
+	if err := s.saveState(); err != nil {
+		return nil, err
+	}
+	s.log.Info().Str("stage_id", s.ID).Str("mode", string(mode)).Int("files", rep2.Files).Int64("bytes", rep2.Bytes).Str("index_sha256", s.IndexSHA256).Msg("stage: sandbox copy sealed")
+	return &Sealed{Dir: s.SandboxDir, Mode: mode, Files: rep2.Files, Bytes: rep2.Bytes, IndexSHA256: s.IndexSHA256, AgentUID: o.AgentUID, AgentGID: o.AgentGID}, nil
+}
+
+// makeReadOnly sets every directory to 0555 and every file to 0444 (and, as root, owner
+// root:root), deepest entries first. The tree was just written by this process into a
+// directory nobody else can enter, so no entry can have been swapped.
+func makeReadOnly(dir string, chownRoot bool) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return fmt.Errorf("stage: unexpected entry %s in the sandbox copy", p)
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		p := paths[i]
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if chownRoot {
+			if err := os.Lchown(p, 0, 0); err != nil {
+				return fmt.Errorf("stage: chown sandbox copy: %w", err)
+			}
+		}
+		mode := os.FileMode(0o444)
+		if fi.IsDir() {
+			mode = 0o555
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("stage: chmod sandbox copy: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Stage) sealOwnership(snap *verify.Snapshot) error {
+	if err := snap.WriteDir(s.SandboxDir); err != nil {
+		return fmt.Errorf("stage %s: write sandbox copy: %w", s.ID, err)
+	}
+	return makeReadOnly(s.SandboxDir, true)
+}
+
+// bindSource is the private copy a bind-mount seal mounts read-only at SandboxDir: it lives in
+// the 0700 state directory, so only this user can reach the writable path.
+func (s *Stage) bindSource() string { return filepath.Join(s.stateDir, "tree") }
+
+func (s *Stage) sealBind(snap *verify.Snapshot) error {
+	src := s.bindSource()
+	if err := snap.WriteDir(src); err != nil {
+		return fmt.Errorf("stage %s: write private copy: %w", s.ID, err)
+	}
+	if err := makeReadOnly(src, false); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.SandboxDir, 0o555); err != nil {
+		return fmt.Errorf("stage %s: create mount point: %w", s.ID, err)
+	}
+	s.st.Mounted = true
+	if err := s.saveState(); err != nil {
+		return err
+	}
+	if err := bindReadOnly(src, s.SandboxDir); err != nil {
+		s.st.Mounted = false
+		if serr := s.saveState(); serr != nil {
+			return serr
+		}
+		return &ImmutabilityError{Mode: ModeBindMount, Reason: "a read-only bind mount is not available here (it needs CAP_SYS_ADMIN); run as root with an unprivileged agent UID instead", Err: err}
+	}
+	return nil
+}
+
+// checkReadOnly confirms the immutability mechanism actually holds on the sealed copy.
+func checkReadOnly(dir string, mode Mode) error {
+	if mode == ModeBindMount {
+		ro, err := mountedReadOnly(dir)
+		if err != nil || !ro {
+			return &ImmutabilityError{Mode: mode, Reason: "the sandbox mount is not read-only", Err: err}
+		}
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o444)
+		if d.IsDir() {
+			want = 0o555
+		}
+		if fi.Mode().Perm() != want || fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+			return &ImmutabilityError{Mode: mode, Reason: fmt.Sprintf("%s has mode %04o, want %04o", p, fi.Mode().Perm(), want)}
+		}
+		if uid, ok := ownerUID(fi); !ok || uid != 0 {
+			return &ImmutabilityError{Mode: mode, Reason: p + " is not owned by root"}
+		}
+		return nil
+	})
+}

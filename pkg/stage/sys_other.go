@@ -1,0 +1,13 @@
+//go:build !linux
+
+package stage
+
+import "errors"
+
+var errUnsupported = errors.New("not supported on this platform")
+
+func getxattr(string, string) (int, error) { return 0, errUnsupported }
+func bindReadOnly(string, string) error    { return errUnsupported }
+func mountedReadOnly(string) (bool, error) { return false, errUnsupported }
+func unmount(string) error                 { return nil }
+func makeRemovable(string)                 {}
