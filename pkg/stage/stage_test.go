@@ -469,7 +469,7 @@ func TestSealAbortsWhenImmutabilityCannotBeEnforced(t *testing.T) {
 	o := testOpts(t)
 	st := create(t, o)
 	for _, so := range []stage.SealOptions{
-		{Mode: stage.ModeOwnership},                         // no agent identity
+		{Mode: stage.ModeOwnership},                           // no agent identity
 		{Mode: stage.ModeOwnership, AgentUID: 0, AgentGID: 0}, // the agent would be root
 	} {
 		_, err := st.Seal(context.Background(), so)
