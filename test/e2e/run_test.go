@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+// Proceed path: the lookup finds no status comment, the started comment is created, the
+// snapshot is assembled, verified and handed read-only to the agent with a scrubbed
+// environment, then the receipt is posted and the status comment edited to ✅ — exactly these
+// requests, in this order.
+func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Success, "", run.StatusSuccess, want)
+
+	res, err := w.run()
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Status != run.StatusSuccess || res.ExitCode() != run.ExitOK || !res.AgentRan {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := w.writes(); !reflect.DeepEqual(got, []string{"POST", "POST", "PATCH"}) {
+		t.Errorf("comment writes = %v, want start POST, receipt POST, completion PATCH", got)
+	}
+	// The agent consumed exactly the assembled index: the receipt's input_revision.
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != want || res.InputRevision != want {
+		t.Errorf("agent index sha %s, receipt input_revision %s, assembled %s", got, res.InputRevision, want)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "modes"))); got != "555\n444\n555" {
+		t.Errorf("read-only copy modes = %q, want 555/444/555", got)
+	}
+	env := readFile(t, filepath.Join(w.out, "env"))
+	for _, forbidden := range []string{token, "GITHUB_TOKEN", w.env["ANTHROPIC_API_KEY"], "GITHUB_OUTPUT", "RUNNER_TEMP"} {
+		if strings.Contains(env, forbidden) {
+			t.Errorf("agent environment carries %q-like value", forbidden[:6])
+		}
+	}
+	for _, required := range []string{run.EnvContextDir + "=", run.EnvEventExcerpt + "=", "AGENT_OUT="} {
+		if !strings.Contains(env, required) {
+			t.Errorf("agent environment lacks %s", required)
+		}
+	}
+	var ex map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(w.out, "excerpt.json"))), &ex); err != nil || ex["event"] != "issues" {
+		t.Errorf("event excerpt = %v (%v), want the distilled issues event", ex, err)
+	}
+	// The relay ran on the proceed path: skipped=false.
+	if out := readFile(t, w.env["GITHUB_OUTPUT"]); !strings.Contains(out, "skipped<<") || !strings.HasSuffix(strings.TrimSpace(out), "false\n_GitHubActionsFileCommandDelimeter_") && !strings.Contains(out, "skipped<<_GitHubActionsFileCommandDelimeter_\nfalse\n") {
+		t.Errorf("GITHUB_OUTPUT = %q, want skipped=false", out)
+	}
+	sum := readFile(t, w.env["GITHUB_STEP_SUMMARY"])
+	for _, s := range []string{"✅ forgectx run: agent `triage` on #7 — success", "| decision | proceed (no-prescript) |", "| agent | success in ",
+		"| source | acquired | records |", "| comments | 5 |", "authorization_failed", "| receipt | `" + receiptID + "` (posted) |"} {
+		if !strings.Contains(sum, s) {
+			t.Errorf("job summary lacks %q:\n%s", s, sum)
+		}
+	}
+	w.assertNoTrees()
+	w.assertLogHygiene()
+	for _, phase := range []string{`"phase":"scavenge"`, `"phase":"status"`, `"phase":"snapshot"`, `"phase":"pre-script"`, `"phase":"verify"`, `"phase":"agent"`, `"phase":"receipt"`, `"phase":"cleanup"`} {
+		if !strings.Contains(w.logBuf.String(), phase) {
+			t.Errorf("log lacks progress line %s", phase)
+		}
+	}
+}
+
+// Agent failure: ❌ with the exit code (never the agent's output), failure receipt, exit 1.
+func TestRunAgentFailureIsFailedWithExitCode(t *testing.T) {
+	w := newWorld(t, worldOpts{agentMode: "fail"})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "the agent exited with code 3", run.StatusFailure, want)
+	res, err := w.run()
+	var re *run.RunError
+	if !errors.As(err, &re) || res.ExitCode() != run.ExitFailed || res.Status != run.StatusFailure {
+		t.Fatalf("run = %+v, %v; want a failed run", res, err)
+	}
+	if strings.Contains(w.logBuf.String(), "agent broke") {
+		t.Error("the agent's stderr reached the structured log")
+	}
+	w.assertNoTrees()
+}
+
+// Time-out: the agent outlives agent.timeout; ⚠️ timed out, timed_out receipt, exit 1, the
+// agent's process group got SIGTERM.
+func TestRunAgentTimeoutIsTimedOut(t *testing.T) {
+	w := newWorld(t, worldOpts{agentMode: "sleep", agentTimeout: "1s"})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.TimedOut, "the agent timed out after 1s", run.StatusTimedOut, want)
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusTimedOut || res.ExitCode() != run.ExitFailed {
+		t.Fatalf("run = %+v, %v; want timed_out", res, err)
+	}
+	if !exists(filepath.Join(w.out, "term")) {
+		t.Error("the agent did not receive SIGTERM")
+	}
+	w.assertNoTrees()
+}
