@@ -103,9 +103,9 @@ var rules = []rule{
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
 		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
 	gapRule(cExfiltration, []string{"curl", "wget"},
-		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`),
+		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
-		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("curl", "wget", "nc"),
 
 	mkRule(cTranslateExecute, []string{"translat", "decod", "deciph", "decrypt", "deobfusc", "unscrambl", "revers", "base64", "rot13", "rot-13"},
 		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says)\b`).needs("execute", "run", "follow", "obey", "carry out", "act on", "perform", "comply"),
@@ -217,12 +217,20 @@ func (s *injScan) gapSearch(k, i int) {
 	if i < s.covered[k] {
 		return
 	}
+	// Gap rules never match across a line break: the window ends at the line end when the
+	// line is short enough, and then the whole rest of the line is covered.
 	we := min(len(s.b), i+gapWindow)
-	w := s.lowerRange(i, we)
-	if we == len(s.b) {
+	if nl := bytes.IndexByte(s.b[i:we], '\n'); nl >= 0 {
+		we = i + nl
+		s.covered[k] = we
+	} else if we == len(s.b) {
 		s.covered[k] = we
 	} else {
 		s.covered[k] = we - gapMatch
+	}
+	w := s.lowerRange(i, we)
+	if r.need != nil && !containsAny(w, r.need) {
+		return
 	}
 	for _, m := range r.re.FindAllIndex(w, -1) {
 		if i+m[0] >= s.lastEnd[r.code] && i+m[0] < s.covered[k] {
