@@ -37,8 +37,9 @@
 //     A submitted row with dismissed: true is dismissed (Forgejo keeps the old state string on a
 //     dismissed review). Forgejo does not expose who dismissed a review or when, so dismissed_by
 //     is a null reference and dismissed_at is absent.
-//   - Threads: see the rule on buildThreads (path + side + line + commit_id; first comment's
-//     id; created_at then id; resolver of the first comment); outdated is always false.
+//   - Threads: see the rule on threadKey (Forgejo's own conversations: path + side + line
+//     across reviews; first comment's id; created_at then id; resolver of the first comment);
+//     outdated is always false.
 //   - Checks: Actions tasks whose head_sha equals the pull request head captured at the start,
 //     through the spec's Forgejo status table. completed_at is the task's updated_at (the
 //     endpoint has no stopped time). Forgejo's API offers no log download for a task, so every

@@ -246,9 +246,9 @@ func TestActorRefPseudoUsers(t *testing.T) {
 	}
 }
 
-// TestThreadRule exercises the thread identity/order rule on its own: same path+side+line+
-// commit is one thread whatever the review; a different commit, side or path is another;
-// comments order by created_at then id; resolution comes from the first comment only.
+// TestThreadRule exercises the thread identity/order rule on its own: same path+side+line is
+// one thread whatever the review or commit; a different side or path is another; comments
+// order by created_at then id; resolution comes from the first comment only.
 func TestThreadRule(t *testing.T) {
 	at := func(s string) time.Time {
 		tm, err := time.Parse(time.RFC3339, s)
@@ -262,11 +262,13 @@ func TestThreadRule(t *testing.T) {
 		{ID: 30, ReviewID: 3, Path: "a.go", LineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:02:00Z")},
 		{ID: 20, ReviewID: 2, Path: "a.go", LineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:01:00Z"), Resolver: res},
 		{ID: 25, ReviewID: 2, Path: "a.go", LineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:01:00Z")},    // same time: id breaks the tie
-		{ID: 40, ReviewID: 4, Path: "a.go", LineNum: 10, CommitID: otherSHA, Created: at("2026-01-01T00:00:30Z")},   // other commit
+		{ID: 40, ReviewID: 4, Path: "a.go", LineNum: 10, CommitID: otherSHA, Created: at("2026-01-01T00:00:30Z")},   // other commit, same conversation
 		{ID: 50, ReviewID: 4, Path: "a.go", OldLineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:00:30Z")}, // other side
 		{ID: 60, ReviewID: 4, Path: "b.go", LineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:03:00Z"), Resolver: &gitea.User{ID: -1, UserName: "Ghost"}},
 		{ID: 61, ReviewID: 5, Path: "b.go", LineNum: 10, CommitID: headSHA, Created: at("2026-01-01T00:04:00Z"), Resolver: res}, // a later resolver is not the thread's
-		{ID: 0, Path: "c.go", LineNum: 1, Created: at("2026-01-01T00:00:00Z")},                                                  // invalid
+		{ID: 80, ReviewID: 8, Path: "d.go", LineNum: 3, CommitID: headSHA, Created: at("2026-01-01T00:05:00Z"), Resolver: res},
+		{ID: 81, ReviewID: 9, Path: "d.go", LineNum: 3, CommitID: otherSHA, Created: at("2026-01-01T00:06:00Z")}, // a reply after a push
+		{ID: 0, Path: "c.go", LineNum: 1, Created: at("2026-01-01T00:00:00Z")},                                   // invalid
 		{ID: 70, Path: "c.go", LineNum: 1}, // invalid: no created_at
 		nil,
 	}
@@ -274,8 +276,8 @@ func TestThreadRule(t *testing.T) {
 	if invalid != 3 {
 		t.Errorf("invalid = %d, want 3", invalid)
 	}
-	if len(records) != 7 {
-		t.Errorf("records = %d, want 7", len(records))
+	if len(records) != 9 {
+		t.Errorf("records = %d, want 9", len(records))
 	}
 	type tv struct {
 		id, ids, side string
@@ -306,10 +308,11 @@ func TestThreadRule(t *testing.T) {
 		}
 	}
 	want := []tv{
-		{"40", "40", "right", false, ""},
+		// 40 is first, so its (absent) resolver decides: 20's resolver does not resolve it.
+		{"40", "40,20,25,30", "right", false, ""},
 		{"50", "50", "left", false, ""},
-		{"20", "20,25,30", "right", true, "9"},
 		{"60", "60,61", "right", true, "<nil>"},
+		{"80", "80,81", "right", true, "9"}, // the reply on another commit stays in the resolved conversation
 	}
 	if len(got) != len(want) {
 		t.Fatalf("threads = %+v, want %+v", got, want)

@@ -287,7 +287,9 @@ func pullScenario() scenarioDef {
 			ok("GET", "/repos/Acme/Widgets/pulls/12/reviews/303/comments", nil, []any{}),
 			ok("GET", "/repos/Acme/Widgets/pulls/12/reviews/304/comments", nil, []any{}),
 			ok("GET", "/repos/Acme/Widgets/pulls/12/reviews/307/comments", nil, []any{
-				reviewComment(9203, 307, erin, nil, "src/export.go", 42, 0, headSHA, "Done in the next push?", "2026-09-09T12:00:00Z"),
+				// A reply written after a push carries another commit_id; Forgejo still shows it in
+				// the same conversation, and so does the thread rule.
+				reviewComment(9203, 307, erin, nil, "src/export.go", 42, 0, otherSHA, "Done in the next push?", "2026-09-09T12:00:00Z"),
 			}),
 			func() exchange {
 				e := listed("/repos/Acme/Widgets/actions/tasks", list(1, 50), len(tasks),

@@ -11,14 +11,17 @@ import (
 )
 
 // Thread rule (docs/forgejo.md, "Review threads"). Forgejo exposes no thread object: its web
-// UI shows a "conversation" as the code comments that sit on the same file line. The adapter
-// reconstructs threads from the review comments of every submitted review with this rule:
+// UI shows a "conversation" as the code comments of a pull request bucketed by file path and
+// signed line (negative for the old side), across all reviews, ordered by creation, and reads
+// the conversation's resolution from its first comment. The adapter reconstructs exactly those
+// conversations from the review comments of every submitted review:
 //
-//   - Identity: a thread is the set of review comments sharing path, diff side, line and
-//     commit_id. The side is right when `position` (the new-file line) is set and left when
-//     only `original_position` (the old-file line) is set. Forgejo gives a reply the commit of
-//     the comment it answers, so commit_id keeps a later comment on the same line of a newer
-//     revision in its own thread instead of merging unrelated conversations.
+//   - Identity: a thread is the set of review comments sharing path, diff side and line. The
+//     side is right when `position` (the new-file line) is set and left when only
+//     `original_position` (the old-file line) is set. commit_id is deliberately NOT part of
+//     the identity: Forgejo stores the blamed commit of the line for a new-side comment and the
+//     head at comment time for an old-side one, so a reply written after a push can carry
+//     another commit while Forgejo still shows (and resolves) it as the same conversation.
 //   - Thread ID: the numeric id of the thread's first comment (base 10).
 //   - Order: comments by created_at, then by numeric id; threads by their first comment's
 //     created_at, then by thread ID.
@@ -28,13 +31,13 @@ import (
 //     it there), so the thread is resolved iff the first comment has a `resolver`, and that
 //     user is resolved_by. A resolver without an account id (a deleted user) still resolves
 //     the thread, with a null resolved_by reference.
-//   - outdated is always false: Forgejo's review-comment API exposes no outdated observation,
-//     and the spec forbids inferring it from the diff.
+//   - review_id and reviewed_sha are those of the first comment; outdated is always false:
+//     Forgejo's review-comment API exposes no outdated observation, and the spec forbids
+//     inferring it from the diff.
 type threadKey struct {
-	path   string
-	side   string
-	line   uint64
-	commit string
+	path string
+	side string
+	line uint64
 }
 
 // threadComment is a review comment with its parsed creation time.
@@ -60,7 +63,7 @@ func buildThreads(comments []*gitea.PullReviewComment) ([]acquisition.Thread, []
 			continue // the same comment listed twice (a page boundary moved): one record
 		}
 		seen[c.ID] = true
-		k := threadKey{path: c.Path, commit: c.CommitID}
+		k := threadKey{path: c.Path}
 		switch {
 		case c.LineNum > 0:
 			k.side, k.line = "right", c.LineNum
