@@ -648,10 +648,12 @@ func (a *asm) finish() (*Tree, error) {
 	for _, f := range files {
 		sum.Bytes += int64(len(f.Data))
 	}
-	srcs := append([]string(nil), a.prof.IncludedSources...)
-	sort.Strings(srcs)
-	for _, name := range srcs {
-		sum.Sources = append(sum.Sources, *a.src(name))
+	// Sources in reading order (entity first), not byte order: the summary is for people.
+	for _, name := range []string{acquisition.SourceEntity, acquisition.SourceComments, acquisition.SourceReviews,
+		acquisition.SourceChecks, acquisition.SourceCheckLogs, acquisition.SourceAgentRuns} {
+		if a.prof.Includes(name) {
+			sum.Sources = append(sum.Sources, *a.src(name))
+		}
 	}
 	t.Summary = sum
 	return t, nil
