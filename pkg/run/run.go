@@ -227,10 +227,13 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	if h.PreScript != nil {
 		env := append(pickEnv(r.o.Environ(), h.PreScript.Env), EnvSnapshotDir+"="+r.treeDir)
 		log := r.log
+		sout, serr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
 		d, err = prescript.Run(ctx, prescript.Options{
 			RunDir: r.runDir, Command: h.PreScript.Command, Env: env,
-			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: h.PreScript.Timeout, Log: &log,
+			Stdout: sout, Stderr: serr, Redactor: r.pipe, Timeout: h.PreScript.Timeout, Log: &log,
 		})
+		sout.Flush()
+		serr.Flush()
 		if err != nil {
 			if o, ok := interrupted(parent, ctx); ok {
 				return o
@@ -306,7 +309,10 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	}
 	env = append(env, EnvContextDir+"="+r.roDir, EnvEventExcerpt+"="+string(excerpt))
 	r.phase("agent").Msg("forgectx run: agent starting")
-	ap := runProc(ctx, h.Agent.Command, env, "", r.o.Stdout, r.o.Stderr, h.Agent.Timeout, r.o.KillGrace)
+	aout, aerr := newRedactLines(r.o.Stdout, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
+	ap := runProc(ctx, h.Agent.Command, env, "", aout, aerr, h.Agent.Timeout, r.o.KillGrace)
+	aout.Flush()
+	aerr.Flush()
 	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
 	// The sandbox copy is removed after the runtime's last use.
 	if err := removeTree(r.roDir); err != nil {
@@ -333,8 +339,11 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	// 9. Post-script on the host (after a failed agent too: it may report or clean up).
 	if h.PostScript != nil {
 		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus)
-		tail := newLastLine(r.o.Stderr, 2048)
-		pp := runProc(ctx, h.PostScript.Command, env, "", r.o.Stderr, tail, h.PostScript.Timeout, r.o.KillGrace)
+		pout, perr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
+		tail := newLastLine(perr, 2048)
+		pp := runProc(ctx, h.PostScript.Command, env, "", pout, tail, h.PostScript.Timeout, r.o.KillGrace)
+		pout.Flush()
+		perr.Flush()
 		r.phase("post-script").Int("exit_code", pp.ExitCode).Int64("duration_ms", pp.Duration.Milliseconds()).Msg("forgectx run: post-script finished")
 		switch {
 		case pp.Cancelled:

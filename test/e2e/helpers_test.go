@@ -144,6 +144,7 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(agentScript), 0o600))
 	pre := ""
 	if wo.pre != "" {
+		wo.pre = strings.ReplaceAll(wo.pre, "{{DIR}}", dir)
 		must(t, os.WriteFile(filepath.Join(dir, "pre.sh"), []byte(wo.pre), 0o600))
 		pre = "pre_script:\n  command: [\"bash\", \"" + dir + "/pre.sh\"]\n  env: [PATH]\n  timeout: 30s\n"
 	}
@@ -241,7 +242,7 @@ func (w *world) restComment(id int64, node string, u *ghscenario.User, body stri
 	return map[string]any{
 		"id": id, "node_id": node, "url": fmt.Sprintf("%s/issues/comments/%d", repo, id),
 		"html_url": fmt.Sprintf("https://github.com/octo-org/Hello-World/issues/%d#issuecomment-%d", w.sc.Number, id),
-		"body": body, "user": restUser(u), "created_at": at.Format(time.RFC3339), "updated_at": at.Format(time.RFC3339),
+		"body":     body, "user": restUser(u), "created_at": at.Format(time.RFC3339), "updated_at": at.Format(time.RFC3339),
 		"issue_url": fmt.Sprintf("%s/issues/%d", repo, w.sc.Number), "author_association": "NONE",
 		"performed_via_github_app": nil,
 		"reactions": map[string]any{"url": fmt.Sprintf("%s/issues/comments/%d/reactions", repo, id),

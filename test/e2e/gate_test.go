@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+// Both ways a pre-script requests a skip — skipped=true in the output file and exit 78 with
+// the reason on stdout — end in ⏭️ with the reason, a skipped receipt whose input_revision is
+// the index the pre-script was shown, skipped=true relayed to $GITHUB_OUTPUT, no agent launch,
+// exit 0 and no tree left.
+func TestRunSkipViaFileAndExit78(t *testing.T) {
+	cases := []struct {
+		name, script, reason, basis string
+	}{
+		{"file", `set -eu
+test -f "$FORGECTX_SNAPSHOT_DIR/index.json"
+env > "{{DIR}}/pre-env"
+if [ -n "${FULLSEND_PRESCRIPT_OUTPUT:-}" ]; then
+  { echo "skipped=true"; echo "reason=an open PR already addresses this issue"; echo "myagent_pr=8"; } >> "$FULLSEND_PRESCRIPT_OUTPUT"
+fi
+`, "an open PR already addresses this issue", "file"},
+		{"exit-78", `env > "{{DIR}}/pre-env"
+echo "No issues need scoring"
+exit 78
+`, "No issues need scoring", "exit-78"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{pre: tc.script})
+			want := w.expectedIndex()
+			w.expectStartCreate()
+			w.expectAcquisition()
+			w.expectFinish(status.Skipped, tc.reason, run.StatusSkipped, want)
+			res, err := w.run()
+			if err != nil || res.Status != run.StatusSkipped || res.ExitCode() != run.ExitOK || res.Decision != "skip" {
+				t.Fatalf("run = %+v, %v; want a skip with exit 0", res, err)
+			}
+			if res.AgentRan || exists(filepath.Join(w.out, "env")) {
+				t.Error("the agent was launched on a skip")
+			}
+			out := readFile(t, w.env["GITHUB_OUTPUT"])
+			for _, s := range []string{"skipped<<_GitHubActionsFileCommandDelimeter_\ntrue\n", "skip-reason<<_GitHubActionsFileCommandDelimeter_\n" + tc.reason + "\n"} {
+				if !strings.Contains(out, s) {
+					t.Errorf("GITHUB_OUTPUT lacks %q:\n%s", s, out)
+				}
+			}
+			pre := readFile(t, filepath.Join(w.dir, "pre-env"))
+			if strings.Contains(pre, token) || strings.Contains(pre, "GITHUB_TOKEN") || strings.Contains(pre, "AGENT_OUT") {
+				t.Error("the pre-script received a variable the harness does not pass it")
+			}
+			if !strings.Contains(pre, run.EnvSnapshotDir+"=") || !strings.Contains(pre, "FULLSEND_PRESCRIPT_OUTPUT=") {
+				t.Error("the pre-script lacks the snapshot path or the protocol file")
+			}
+			if !strings.Contains(readFile(t, w.env["GITHUB_STEP_SUMMARY"]), "| decision | skip ("+tc.basis+") |") {
+				t.Error("job summary does not show the skip decision")
+			}
+			w.assertNoTrees()
+			w.assertLogHygiene()
+		})
+	}
+}
+
+// A pre-script hard failure is ❌ with the script's own ::error:: message, credential-redacted;
+// the decision was never reached, so nothing is relayed and no agent starts; the receipt is a
+// failure over the index the script was shown.
+func TestRunPrescriptHardFailureShowsRedactedDiagnostic(t *testing.T) {
+	msg := "Fix iteration 4 exceeds bot cap of 3 (debug token " + token + ")"
+	w := newWorld(t, worldOpts{pre: fmt.Sprintf("echo '::error::%s'\nexit 1\n", msg)})
+	want := w.expectedIndex()
+	red, findings := filter.New([]string{token, w.env["ANTHROPIC_API_KEY"]}).Redact(msg)
+	if strings.Contains(red, token) || len(findings) == 0 {
+		t.Fatalf("test premise: the message must contain a redactable token")
+	}
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "pre-script: "+red, run.StatusFailure, want)
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || res.ExitCode() != run.ExitFailed || res.Decision != "" {
+		t.Fatalf("run = %+v, %v; want a failure before the decision", res, err)
+	}
+	if res.AgentRan {
+		t.Error("the agent was launched after a pre-script failure")
+	}
+	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != "" {
+		t.Errorf("GITHUB_OUTPUT = %q; nothing may be relayed before a decision", out)
+	}
+	w.assertNoTrees()
+	w.assertLogHygiene()
+}
