@@ -6,9 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 )
@@ -273,6 +278,48 @@ func BenchmarkRenderTimeline(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := Render(snap, Options{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The same property through today's assembler: two acquisitions that differ only by one later
+// reply, assembled, written, verified and rendered.
+func TestLiveAcquisitionsWithOneMoreReply(t *testing.T) {
+	render := func(reply bool) []Block {
+		acq, prof, bots, err := demo.Inputs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply {
+			id, login := "U_kgDOBob00002", "bob"
+			acq.Comments = append(acq.Comments, acquisition.Comment{ID: "IC_kwDOLxDemo01c0097", Author: acquisition.ActorRef{ID: &id, Login: &login}, CreatedAt: "2026-09-05T12:00:00Z", Body: "LGTM once CI is green."})
+		}
+		tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: prof, Category: demo.Category, Bots: bots, Filter: filter.New(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "ctx")
+		if err := tree.WriteDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		snap, rep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+		if err != nil || snap == nil {
+			t.Fatalf("%v %v", err, rep.Violations)
+		}
+		blocks, err := Render(snap, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return blocks
+	}
+	before, after := render(false), render(true)
+	n := kinds(before)[KindRecord]
+	if kinds(after)[KindRecord] != n+1 {
+		t.Fatalf("record blocks %d then %d", n, kinds(after)[KindRecord])
+	}
+	for i := 0; i < n; i++ {
+		if before[i].Text != after[i].Text {
+			t.Errorf("record block %s changed", before[i].Path)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 )
@@ -396,6 +397,32 @@ func TestViolationsCarryNoContent(t *testing.T) {
 	for _, v := range rep.Violations {
 		if strings.Contains(v.String(), "SECRET") || strings.Contains(v.String(), "backoff") {
 			t.Errorf("violation leaks content: %s", v)
+		}
+	}
+}
+
+// The tree the assembler produces today (`forgectx demo`) verifies, with its retained digest.
+func TestLiveDemoTreeVerifies(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	res, err := demo.Run(context.Background(), demo.Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: res.Tree.IndexSHA256})
+	if err != nil || !rep.OK() {
+		t.Fatalf("live demo tree: %v %v", err, rep.Violations)
+	}
+	if rep.Files != len(res.Tree.Files)+1 {
+		t.Errorf("verified %d files, the tree has %d", rep.Files, len(res.Tree.Files)+1)
+	}
+}
+
+func BenchmarkLoadDemo(b *testing.B) {
+	dir := verifytest.Write(b, verifytest.Demo)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, rep, err := verify.Load(context.Background(), dir, verify.Options{}); err != nil || !rep.OK() {
+			b.Fatal(err, rep.Violations)
 		}
 	}
 }

@@ -24,8 +24,8 @@ const (
 
 // IndexSHA256 is the root index digest of each stored tree, as the assembler retained it.
 var IndexSHA256 = map[string]string{
-	Demo:      "6ff791e59bcd53947ac88256e446bedb54bfd9f69a2f3b33be7affd7cd36d8ca",
-	DemoReply: "bace720a5341d0390042763508fa81c8ca172cc00e063db32f2b12785852496c",
+	Demo:      "3ea46995c8c631991b2f5b7f407aa69e4c601a1d1b3ee1abff81f2b93ad1cd4b",
+	DemoReply: "584c693912bebe26526a99ddbd7d09d9c27653ae1342e32746e67cd37f8e0888",
 }
 
 // Files returns every file of a stored tree (index.json included) by tree-relative path.

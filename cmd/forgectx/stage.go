@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/forgectx/forgectx/pkg/stage"
+	"github.com/forgectx/forgectx/pkg/verify"
+)
+
+func init() {
+	register(&command{
+		Name:    "stage",
+		Summary: "stage a snapshot tree for an agent: create, verify-copy (read-only sandbox copy), cleanup, scavenge",
+		Run:     runStageCmd,
+	})
+}
+
+const stageSynopsis = `stage create --from DIR [--index-sha256 HEX] [--base DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--owner-pid PID]
+       forgectx stage verify-copy --id ID [--mode auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID] [--state-dir DIR]
+       forgectx stage cleanup --id ID [--state-dir DIR]
+       forgectx stage scavenge [--state-dir DIR]`
+
+// stageOptions is what the `forgectx stage` subcommands parse their flags into.
+type stageOptions struct {
+	Sub         string
+	From        string
+	IndexSHA256 string
+	Base        string
+	StateDir    string
+	Artifacts   []string
+	OwnerPID    int
+	ID          string
+	Mode        string
+	AgentUID    int
+	AgentGID    int
+}
+
+func runStageCmd(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs := newFlagSet(e, "stage", stageSynopsis)
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		return usagef("want a subcommand: create, verify-copy, cleanup or scavenge")
+	}
+	o := stageOptions{Sub: args[0]}
+	fs := newFlagSet(e, "stage "+o.Sub, stageSynopsis)
+	fs.StringVar(&o.StateDir, "state-dir", "", "host-private state root, mode 0700 (default $TMPDIR/forgectx-stage-<euid>)")
+	var artifacts stringList
+	switch o.Sub {
+	case "create":
+		fs.StringVar(&o.From, "from", "", "snapshot tree `DIR` to stage (verified first)")
+		fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json (default: the digest of DIR's index.json as verified now)")
+		fs.StringVar(&o.Base, "base", "", "directory the host tree and sandbox copy are created in (default $TMPDIR)")
+		fs.Var(&artifacts, "artifacts-dir", "retained run-output or artifacts `DIR` the trees must stay out of (repeatable)")
+		fs.IntVar(&o.OwnerPID, "owner-pid", os.Getppid(), "process whose exit makes the stage abandoned, for scavenging (default: the calling process)")
+	case "verify-copy":
+		fs.StringVar(&o.ID, "id", "", "stage `ID` printed by create")
+		fs.StringVar(&o.Mode, "mode", string(stage.ModeAuto), "immutability: auto, ownership (root-owned 0555/0444, agent unprivileged) or bind-mount")
+		fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged `UID` the agent will run as (ownership mode)")
+		fs.IntVar(&o.AgentGID, "agent-gid", 0, "unprivileged `GID` the agent will run as (ownership mode)")
+	case "cleanup":
+		fs.StringVar(&o.ID, "id", "", "stage `ID` printed by create")
+	case "scavenge":
+	default:
+		return usagef("unknown subcommand %q: want create, verify-copy, cleanup or scavenge", o.Sub)
+	}
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	o.Artifacts = artifacts
+	base := stage.Options{Base: o.Base, StateDir: o.StateDir, Forbidden: o.Artifacts, Getenv: e.Getenv, OwnerPID: o.OwnerPID, Log: &e.Log}
+	switch o.Sub {
+	case "create":
+		if o.From == "" {
+			return usagef("--from DIR is required")
+		}
+		return stageCreate(ctx, e, o, base)
+	case "verify-copy":
+		if o.ID == "" {
+			return usagef("--id is required")
+		}
+		mode, err := stage.ParseMode(o.Mode)
+		if err != nil {
+			return usagef("--mode: %v", err)
+		}
+		if o.AgentUID < 0 || o.AgentGID < 0 {
+			return usagef("--agent-uid and --agent-gid must be non-negative")
+		}
+		st, err := stage.Open(base, o.ID)
+		if err != nil {
+			return err
+		}
+		sealed, err := st.Seal(ctx, stage.SealOptions{Mode: mode, AgentUID: o.AgentUID, AgentGID: o.AgentGID})
+		if err != nil {
+			var ve *verify.Error
+			if errors.As(err, &ve) {
+				_ = ve.Report.WriteText(e.Stderr)
+			}
+			return fmt.Errorf("stage verify-copy %s: %w", o.ID, err)
+		}
+		fmt.Fprintf(e.Stdout, "sandbox_dir=%s\nmode=%s\nfiles=%d\nbytes=%d\nindex_sha256=%s\nagent_uid=%d\nagent_gid=%d\n",
+			sealed.Dir, sealed.Mode, sealed.Files, sealed.Bytes, sealed.IndexSHA256, sealed.AgentUID, sealed.AgentGID)
+		return nil
+	case "cleanup":
+		if o.ID == "" {
+			return usagef("--id is required")
+		}
+		st, err := stage.Open(base, o.ID)
+		if err != nil {
+			return err
+		}
+		return st.Cleanup()
+	default: // scavenge
+		rep, err := stage.Scavenge(ctx, base)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Stdout, "scanned=%d live=%d removed=%d unknown=%d errors=%d\n", rep.Scanned, rep.Live, rep.Removed, rep.Unknown, len(rep.Errors))
+		if len(rep.Errors) > 0 {
+			return &exitError{Code: exitFailed, Err: fmt.Errorf("stage scavenge: %d stage(s) could not be removed: %s", len(rep.Errors), strings.Join(rep.Errors, ", "))}
+		}
+		return nil
+	}
+}
+
+func stageCreate(ctx context.Context, e *env, o stageOptions, base stage.Options) error {
+	snap, rep, err := verify.Load(ctx, o.From, verify.Options{IndexSHA256: o.IndexSHA256})
+	if err != nil {
+		return fmt.Errorf("stage create: %w", err)
+	}
+	if !rep.OK() {
+		_ = rep.WriteText(e.Stderr)
+		return &exitError{Code: exitFailed, Err: fmt.Errorf("stage create: %s does not verify: %d violation(s)", o.From, len(rep.Violations))}
+	}
+	st, err := stage.Create(ctx, base, snap, snap.IndexSHA256)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "id=%s\nhost_dir=%s\nsandbox_dir=%s\nindex_sha256=%s\n", st.ID, st.HostDir, st.SandboxDir, st.IndexSHA256)
+	return nil
+}
