@@ -1177,3 +1177,46 @@ func TestMutableStateChangesNeverRewriteRecords(t *testing.T) {
 		t.Errorf("editing one body changed %d record files, want 1", changed)
 	}
 }
+
+// Gaps: the rejected-records scenario produces exactly these rows; each comment names the
+// fixture object(s) and the rule that produce it.
+func TestRejectedRecordsScenarioGapRows(t *testing.T) {
+	sc := loadScenario(t, "rejected-records")
+	d := index(t, assemble(t, sc.acq, sc.cfg))
+	want := []snapshot.Gap{
+		{Scope: "actors", Code: "invalid_metadata", Usability: "unusable", Count: 2},         // role "superuser"; resolver 5 has no actor row
+		{Scope: "agent_runs", Code: "authorization_failed", Usability: "unusable", Count: 1}, // receipt posted by a human
+		{Scope: "check_logs", Code: "source_too_large", Usability: "unusable", Count: 1},     // check 42's log outcome
+		{Scope: "check_logs", Code: "unsafe_content", Usability: "unusable", Count: 1},       // check 44's log carries an injection
+		{Scope: "checks", Code: "invalid_metadata", Usability: "unusable", Count: 2},         // 41 other head SHA; 43 failure without started_at
+		{Scope: "checks", Code: "unsafe_content", Usability: "unusable", Count: 1},           // check 40's name is an injection
+		{Scope: "comments", Code: "authorization_failed", Usability: "unusable", Count: 3},   // 13 deleted author; 17 unverified; 18 unregistered bot
+		{Scope: "comments", Code: "invalid_metadata", Usability: "unusable", Count: 4},       // 012 leading zero; 14 bad time; 19 twice
+		{Scope: "comments", Code: "source_too_large", Usability: "unusable", Count: 1},       // 11 exceeds max_source_bytes
+		{Scope: "comments", Code: "unsafe_content", Usability: "unusable", Count: 2},         // 10 and 16 are injections
+		{Scope: "reviews", Code: "history_unavailable", Usability: "partial", Count: 1},      // adapter outcome
+		{Scope: "reviews", Code: "invalid_metadata", Usability: "unusable", Count: 2},        // review 20 state "pending"; thread 32 path "../etc/passwd"
+		{Scope: "reviews", Code: "unsafe_content", Usability: "unusable", Count: 2},          // review 21 injection; thread 33 path with U+200B
+	}
+	got, _ := json.Marshal(d.Gaps)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(got, w) {
+		t.Fatalf("gaps\n got %s\nwant %s", got, w)
+	}
+}
+
+// Admission: an omitted formal review is charged to the reviews scope, not to comments.
+func TestOmittedReviewCountsInReviewsAuthorizationGap(t *testing.T) {
+	acq, cfg := demo(t)
+	a := clone(t, acq)
+	a.Reviews[0].Author.ID = sp("U_kgDOMallory5") // read: below triage
+	d := index(t, assemble(t, a, cfg))
+	if gapCount(d, "reviews", "authorization_failed") != 1 || gapCount(d, "comments", "authorization_failed") != 1 {
+		t.Fatalf("gaps %v", d.Gaps)
+	}
+	for _, r := range d.Records {
+		if r.ID == a.Reviews[0].ID {
+			t.Fatal("unauthorised review staged")
+		}
+	}
+}
