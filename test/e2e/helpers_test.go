@@ -396,3 +396,7 @@ func (w *world) assertLogHygiene() {
 		}
 	}
 }
+
+func httpfake200(w *world, body string) httpfake.Reply {
+	return httpfake.JSON(200, w.restComment(statusID, statusNode, ghscenario.Actions, body, clock))
+}
