@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"sync"
 
 	gh "github.com/google/go-github/v66/github"
 
@@ -55,6 +56,7 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 
 	created, jobsFailed := r.actionsJobTimes(ctx, runs)
 	var out []acquisition.Check
+	var logJobs []logJob
 	for _, cr := range runs {
 		n := nativeCheck{
 			NodeID:     cr.GetNodeID(),
@@ -79,11 +81,28 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 			continue
 		}
 		if r.profile.LogSelected(ck.Conclusion) {
-			ck.Log = r.readLog(ctx, cr.GetID())
+			logJobs = append(logJobs, logJob{index: len(out), jobID: cr.GetID()})
 		}
 		out = append(out, ck)
 	}
+	// Logs download concurrently (the transport bounds in-flight requests); each result lands
+	// in its own check, so the order of completion does not matter.
+	var wg sync.WaitGroup
+	for _, lj := range logJobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[lj.index].Log = r.readLog(ctx, lj.jobID)
+		}()
+	}
+	wg.Wait()
 	return out, gaps
+}
+
+// logJob is a retained check whose log the profile selects.
+type logJob struct {
+	index int
+	jobID int64
 }
 
 func dedupe[T any](items []T, id func(T) string) ([]T, int) {

@@ -133,7 +133,8 @@ func loadFixture(t testing.TB, name string) *cassette.Cassette {
 func writeFixture(t testing.TB, name string, c *cassette.Cassette) {
 	t.Helper()
 	dir := filepath.Join(fixturesDir, name)
-	if err := os.RemoveAll(dir); err != nil {
+	// Only the cassette is regenerated here; acquisition.golden.json belongs to the replay test.
+	if err := os.RemoveAll(filepath.Join(dir, "interactions")); err != nil {
 		t.Fatal(err)
 	}
 	if err := cassette.Write(dir, c); err != nil {

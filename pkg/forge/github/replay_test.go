@@ -3,6 +3,8 @@ package github_test
 import (
 	"bytes"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,6 +25,15 @@ func TestSameCassetteSameAcquisitionBytes(t *testing.T) {
 				t.Errorf("replay left recorded exchanges unused: %v", un)
 			}
 			first := acqBytes(t, a1)
+			golden := filepath.Join(fixturesDir, name, "acquisition.golden.json")
+			if *update {
+				if err := os.WriteFile(golden, first, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want, err := os.ReadFile(golden); err != nil || !bytes.Equal(first, want) {
+				t.Errorf("acquisition differs from %s (%v); review and regenerate with -update", golden, err)
+			}
 			a2, _, _ := acquireReplay(t, s, loadFixture(t, name))
 			if !bytes.Equal(first, acqBytes(t, a2)) {
 				t.Error("second replay differs")

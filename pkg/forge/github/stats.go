@@ -10,6 +10,8 @@ import (
 // Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry: never part of
 // the snapshot). Maps encode with sorted keys, so the JSON is deterministic for a replay.
 type Stats struct {
+	// Forge is "github".
+	Forge string `json:"forge"`
 	// Requests counts every HTTP attempt, retries included.
 	Requests int `json:"requests"`
 	// RequestsByEndpoint splits Requests by templated endpoint (GraphQL by operation).
@@ -47,6 +49,7 @@ func (s *Stats) WriteJSON(w io.Writer) error {
 func (c *Client) finishStats(r *run) {
 	total, by := c.counter.snapshot()
 	s := &Stats{
+		Forge:              "github",
 		Requests:           total,
 		RequestsByEndpoint: by,
 		Pages:              map[string]int{},
