@@ -80,3 +80,32 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Performance: assembly cost grows linearly. Wall time on a shared CI machine is noisy, so the
+// test bounds the deterministic proxies — allocation count and bytes — at 10k ≤ 11 × 1k;
+// BenchmarkAssemble reports time, CPU and peak heap.
+func TestAssembleCostGrowsLinearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("assembles 11k records")
+	}
+	cost := func(n int) (allocs, bytes uint64) {
+		acq := acqcorpus.Make(n)
+		cfg := snapshot.Config{Profile: acqcorpus.Profile(n), Category: snapshot.CategoryObservation, Filter: filter.New(nil)}
+		if _, err := snapshot.Assemble(context.Background(), acq, cfg); err != nil { // warm-up (schema bundle)
+			t.Fatal(err)
+		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		if _, err := snapshot.Assemble(context.Background(), acq, cfg); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		return m1.Mallocs - m0.Mallocs, m1.TotalAlloc - m0.TotalAlloc
+	}
+	a1, b1 := cost(1000)
+	a10, b10 := cost(10000)
+	if a10 > 11*a1 || b10 > 11*b1 {
+		t.Fatalf("10k records: %d allocs / %d bytes; 1k: %d / %d — more than 11x", a10, b10, a1, b1)
+	}
+	t.Logf("allocs x%.2f, bytes x%.2f", float64(a10)/float64(a1), float64(b10)/float64(b1))
+}
