@@ -173,7 +173,7 @@ var ErrHost = errors.New("invalid source.host")
 
 // Host normalises a forge location to source.host. It accepts either a URL with an http or
 // https scheme (any path, query and userinfo are dropped; an explicit :443 is the default
-// port and is omitted) or a bare host[:port], which must already be canonical apart from
+// port and is omitted; a plain http URL without a port is served on :80, which is kept) or a bare host[:port], which must already be canonical apart from
 // letter case: a bare ":443" is rejected because the default port is always omitted, so a
 // value carrying it is not a v1 host. The result is the lowercase DNS name, with ":<port>"
 // appended only for a port from 1 through 65535 other than 443. IP literals in brackets,
@@ -190,6 +190,9 @@ func Host(s string) (string, error) {
 		name, port := u.Hostname(), u.Port()
 		if strings.Contains(u.Host, "[") {
 			return "", fmt.Errorf("%w: IP-literal hosts are not v1 hosts", ErrHost)
+		}
+		if port == "" && u.Scheme == "http" {
+			port = "80" // the port actually served is not the HTTPS default
 		}
 		if port == "443" {
 			port = ""

@@ -112,6 +112,8 @@ func TestHostNormalisation(t *testing.T) {
 		{"codeberg.org:1", "codeberg.org:1"},
 		{"codeberg.org:65535", "codeberg.org:65535"},
 		{"https://user:pw@forge.example", "forge.example"},
+		{"http://forge.example/api", "forge.example:80"},
+		{"http://forge.example:443", "forge.example"},
 	} {
 		got, err := Host(tc.in)
 		if err != nil || got != tc.want {
