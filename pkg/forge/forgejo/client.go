@@ -72,6 +72,10 @@ type Options struct {
 	Timeout time.Duration
 	// PageSize is the `limit` of list requests (default DefaultPageSize).
 	PageSize int
+	// SelfID is the numeric user id of the token's own identity, used by FindComments to
+	// recognise forgectx's comments. 0 means ask the API (GET /user). The automatic Forgejo
+	// Actions token writes as the Actions pseudo-user, id -2.
+	SelfID int64
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
 	Log zerolog.Logger
 }
@@ -87,6 +91,7 @@ type Client struct {
 	pageSize int
 	log      zerolog.Logger
 	stats    *counters
+	selfID   int64
 }
 
 // New validates opts and builds a client. It makes no request.
@@ -158,6 +163,7 @@ func New(opts Options) (*Client, error) {
 		pageSize: pageSize,
 		log:      opts.Log,
 		stats:    stats,
+		selfID:   opts.SelfID,
 	}, nil
 }
 

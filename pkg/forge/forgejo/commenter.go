@@ -15,7 +15,7 @@ import (
 // FindComments implements forge.Commenter: it returns, across every page of the issue
 // comments API, the comments whose FIRST line is exactly marker (docs/receipts.md: a marker
 // counts only there, so a quoted marker is never matched) and whose author is the token's own
-// identity (GET /user), in forge order. Comments by anyone else are ignored even when they
+// identity (Options.SelfID, else GET /user), in forge order. Comments by anyone else are ignored even when they
 // carry the marker, so nobody can plant a status comment forgectx would then update.
 func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string) ([]forge.Comment, error) {
 	owner, name, err := c.checkRef(ref)
@@ -29,9 +29,16 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 	if err != nil {
 		return nil, fmt.Errorf("forgejo: client: %w", err)
 	}
-	me, resp, err := sdk.GetMyUserInfo()
-	if err != nil {
-		return nil, fmt.Errorf("forgejo: find comments: token identity: %w", apiErr("GET /user", resp, err))
+	self := c.selfID
+	if self == 0 {
+		me, resp, err := sdk.GetMyUserInfo()
+		if err != nil {
+			return nil, fmt.Errorf("forgejo: find comments: token identity: %w", apiErr("GET /user", resp, err))
+		}
+		if me.ID == 0 {
+			return nil, errors.New("forgejo: find comments: token identity: GET /user returned no id")
+		}
+		self = me.ID
 	}
 	var out []forge.Comment
 	err = paginate(func(n int) (page, error) {
@@ -41,7 +48,7 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 			return page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
 		}
 		for _, cm := range cs {
-			if cm == nil || cm.Poster == nil || cm.Poster.ID != me.ID || firstLine(cm.Body) != marker {
+			if cm == nil || cm.Poster == nil || cm.Poster.ID != self || firstLine(cm.Body) != marker {
 				continue
 			}
 			out = append(out, forge.Comment{

@@ -108,3 +108,24 @@ func TestUpdateCommentReportsForbidden(t *testing.T) {
 		t.Fatalf("err = %v, want an APIError with status 403", err)
 	}
 }
+
+// TestFindCommentsWithConfiguredSelfID: with Options.SelfID (the Actions pseudo-user here) no
+// GET /user is made and that id decides ownership.
+func TestFindCommentsWithConfiguredSelfID(t *testing.T) {
+	fake := httpfake.New(t)
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=50&page=1", withHeader(httpfake.JSON(200, []any{
+		comment(1, actionsBot, marker+"\nstatus", "2026-09-08T11:00:00Z", "2026-09-08T11:00:00Z"),
+		comment(2, releaseBot, marker+"\nstatus", "2026-09-08T11:01:00Z", "2026-09-08T11:01:00Z"),
+	}), "X-Total-Count", "2"))
+	cl, err := New(Options{APIURL: fake.URL + "/api/v1", SelfID: -2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cl.FindComments(context.Background(), forge.Ref{Repo: "Acme/Widgets", Number: 7}, marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "1" || got[0].AuthorID != "-2" {
+		t.Fatalf("found %+v, want comment 1 by -2", got)
+	}
+}
