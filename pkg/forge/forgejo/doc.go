@@ -50,8 +50,9 @@
 //     401/403 add authorization_failed and other failures fetch_failed to the actors scope.
 //   - Bots: Forgejo has no positive bot flag (no user `type`), so the adapter reports every
 //     actor as kind human. It never guesses from a login or a "[bot]" suffix. Bot identity is
-//     the operator's decision: the assembler applies the operator's bot registry, by numeric
-//     Forgejo user id on this host, and only registered identities are admitted as bots.
+//     the operator's decision: only identities in the operator's bot registry (numeric Forgejo
+//     user id on this host) may be treated as bots, which the assembler has to apply for
+//     Forgejo itself (docs/forgejo.md, "Bots: a trust decision").
 //   - agent_runs: receipt comments (docs/receipts.md, pkg/status) among the issue comments;
 //     the run ID is the comment's numeric id and its author the run's author. The assembler
 //     admits only receipts by a registered bot, and on Forgejo no actor is kind bot (above).
