@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	fxrun "github.com/forgectx/forgectx/pkg/run"
+)
+
+func init() {
+	register(&command{
+		Name:    "status",
+		Summary: "status comment maintenance: 'status reconcile' finalises a comment left started by a dead job",
+		Run:     runStatus,
+	})
+}
+
+const statusSynopsis = "status reconcile (--agent NAME | --harness FILE) [--repo OWNER/NAME] [--number N] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--current-run]"
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "reconcile" && args[0] != "--help" && args[0] != "-h") {
+		return usagef("expected the subcommand reconcile")
+	}
+	o := fxrun.ReconcileOptions{Getenv: e.Getenv, Log: e.Log}
+	fs := newFlagSet(e, "status", statusSynopsis)
+	fs.StringVar(&o.Agent, "agent", "", "agent name whose sticky status comment is reconciled")
+	fs.StringVar(&o.HarnessPath, "harness", "", "harness file to read the agent name from")
+	fs.StringVar(&o.Forge, "forge", "github", "forge: github")
+	fs.StringVar(&o.Repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
+	fs.IntVar(&o.Number, "number", 0, "issue or pull request number (default: from the event payload)")
+	fs.StringVar(&o.APIURL, "api-url", "", "forge API base URL (default $GITHUB_API_URL, else https://api.github.com)")
+	fs.StringVar(&o.TokenEnv, "token-env", "", "name of the environment variable holding the forge token (default GITHUB_TOKEN)")
+	fs.StringVar(&o.CommentAuthor, "comment-author", "", "login the token posts as (default under GitHub Actions: github-actions[bot])")
+	fs.BoolVar(&o.CurrentRun, "current-run", false, "treat a comment started by this workflow run ($GITHUB_RUN_ID) as dead (use in an if: always() step after forgectx run)")
+	rest := args
+	if args[0] == "reconcile" {
+		rest = args[1:]
+	}
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	res, err := fxrun.Reconcile(ctx, o)
+	if err != nil {
+		if fxrun.IsConfigError(err) {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("status reconcile: configuration: %w", err)}
+		}
+		return fmt.Errorf("status reconcile: %w", err)
+	}
+	line, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.Stdout, "%s\n", line)
+	return err
+}
