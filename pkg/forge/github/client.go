@@ -1,9 +1,11 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -202,8 +204,10 @@ func SourceHost(apiURL string) (string, error) {
 }
 
 // retryPolicy retries transport errors (not cancellations, not replay misses), 5xx other than
-// 501, 429, and 403 responses that carry a rate-limit signal (Retry-After, or an exhausted
-// x-ratelimit-remaining). Everything else is final: a permission 403 or a 404 never improves.
+// 501, 429, 403 responses that carry a rate-limit signal (Retry-After, an exhausted
+// x-ratelimit-remaining, or GitHub's "secondary rate limit" message without headers), and a
+// GraphQL 200 whose body is only a RATE_LIMITED error (GitHub's GraphQL primary limit).
+// Everything else is final: a permission 403 or a 404 never improves.
 func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
@@ -218,12 +222,37 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return true, nil
 	case resp.StatusCode == http.StatusForbidden:
-		return isRateLimited(resp), nil
+		if isRateLimited(resp) {
+			return true, nil
+		}
+		b := strings.ToLower(string(peekBody(resp, 4096)))
+		return strings.Contains(b, "secondary rate limit") || strings.Contains(b, "abuse detection"), nil
 	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
 		return true, nil
+	case resp.StatusCode == http.StatusOK && resp.Header.Get("X-Ratelimit-Remaining") == "0":
+		b := peekBody(resp, 512)
+		return bytes.HasPrefix(bytes.TrimSpace(b), []byte(`{"errors"`)) && bytes.Contains(b, []byte(`"RATE_LIMITED"`)), nil
 	}
 	return false, nil
 }
+
+// peekBody returns up to n leading bytes of resp's body and leaves the body readable in full.
+func peekBody(resp *http.Response, n int64) []byte {
+	if resp.Body == nil {
+		return nil
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, n))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), rest), rest}
+	return head
+}
+
+// secondaryLimitWait is waited after a rate-limit response that names no time: GitHub asks
+// clients to wait at least a minute.
+const secondaryLimitWait = time.Minute
 
 func isRateLimited(resp *http.Response) bool {
 	return resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-Ratelimit-Remaining") == "0"
@@ -240,6 +269,9 @@ func backoff(maxWait time.Duration) retryablehttp.Backoff {
 		if resp != nil {
 			if d, ok := rateLimitWait(resp); ok {
 				return clampDur(d, 0, maxWait)
+			}
+			if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests {
+				return clampDur(secondaryLimitWait, 0, maxWait)
 			}
 		}
 		d := time.Duration(float64(min) * math.Pow(2, float64(attempt)))

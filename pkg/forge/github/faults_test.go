@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,8 @@ func TestTransientFaultsEndInASuccessfulRetry(t *testing.T) {
 		{"truncated JSON (REST)", "/issues/42/comments", nil, 0},
 		{"connection cut mid-body", "/actions/runs/9001/jobs", nil, 0},
 		{"log download 502", "/job-502.txt", []httpfake.Reply{httpfake.BadGateway()}, 0},
+		{"403 secondary limit without Retry-After", "/pulls/42/reviews", []httpfake.Reply{httpfake.JSON(403, `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`)}, time.Second},
+		{"GraphQL RATE_LIMITED until x-ratelimit-reset", "Dismissals", []httpfake.Reply{graphQLRateLimited()}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i := find(t, clean, tc.at)
@@ -115,6 +118,15 @@ func TestTransientFaultsEndInASuccessfulRetry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// graphQLRateLimited is GitHub's GraphQL primary-limit answer: HTTP 200, an errors-only body,
+// x-ratelimit-remaining 0 and the reset time.
+func graphQLRateLimited() httpfake.Reply {
+	r := httpfake.JSON(200, `{"errors":[{"type":"RATE_LIMITED","code":"graphql_rate_limit","message":"API rate limit exceeded for user ID 1."}]}`)
+	r.Header.Set("X-Ratelimit-Remaining", "0")
+	r.Header.Set("X-Ratelimit-Reset", strconv.FormatInt(time.Now().Unix(), 10))
+	return r
 }
 
 // A fault that persists past the retries is a gap on the affected scope (with the partial

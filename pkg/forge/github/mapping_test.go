@@ -3,8 +3,10 @@ package github
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,6 +272,31 @@ func TestRetryPolicy(t *testing.T) {
 			t.Errorf("%s: retry = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	withBody := func(status int, hdr map[string]string, body string) *http.Response {
+		r := resp(status, hdr)
+		r.Body = io.NopCloser(strings.NewReader(body))
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		resp *http.Response
+		body string
+		want bool
+	}{
+		{"403 secondary message without headers", withBody(403, nil, `{"message":"You have exceeded a secondary rate limit."}`), `{"message":"You have exceeded a secondary rate limit."}`, true},
+		{"403 permission message", withBody(403, nil, `{"message":"Resource not accessible by integration"}`), `{"message":"Resource not accessible by integration"}`, false},
+		{"GraphQL RATE_LIMITED", withBody(200, map[string]string{"X-Ratelimit-Remaining": "0"}, `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded"}]}`), `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded"}]}`, true},
+		{"GraphQL data using the last point", withBody(200, map[string]string{"X-Ratelimit-Remaining": "0"}, `{"data":{"x":1}}`), `{"data":{"x":1}}`, false},
+	} {
+		got, _ := retryPolicy(ctx, tc.resp, nil)
+		if got != tc.want {
+			t.Errorf("%s: retry = %v, want %v", tc.name, got, tc.want)
+		}
+		// Peeking must leave the body intact for the caller.
+		if b, _ := io.ReadAll(tc.resp.Body); string(b) != tc.body {
+			t.Errorf("%s: body after the policy = %q", tc.name, b)
+		}
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if got, _ := retryPolicy(cctx, resp(500, nil), nil); got {
@@ -295,6 +322,8 @@ func TestBackoffHonoursRateLimitHeaders(t *testing.T) {
 		{"reset beyond the cap", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(time.Hour).Unix(), 10)}), 10 * time.Minute},
 		{"reset in the past", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(-time.Hour).Unix(), 10)}), 0},
 		{"5xx exponential attempt 0", resp(502, nil), time.Second},
+		{"secondary limit without Retry-After waits a minute", resp(403, nil), time.Minute},
+		{"429 without Retry-After waits a minute", resp(429, nil), time.Minute},
 		{"no response", nil, time.Second},
 	} {
 		if got := b(min, max, 0, tc.resp); got != tc.want {
