@@ -92,14 +92,15 @@ var ErrOptions = errors.New("filter: invalid options")
 var ErrStructural = errors.New("filter: structural value not representable unchanged")
 
 // StructuralError names why a structural value failed CheckStructural: the status the full
-// pipeline gave it and the finding codes (never the value).
+// pipeline gave it and the finding codes (never the value); a value changed only by line-ending
+// normalisation reports status modified and the code "line-ending".
 type StructuralError struct {
 	Status Status
 	Codes  []string
 }
 
 func (e *StructuralError) Error() string {
-	return fmt.Sprintf("filter: structural value would be %s (%s)", e.Status, strings.Join(e.Codes, ", "))
+	return fmt.Sprintf("filter: structural value not representable unchanged (status %s: %s)", e.Status, strings.Join(e.Codes, ", "))
 }
 
 // Unwrap makes errors.Is(err, ErrStructural) true.
@@ -302,10 +303,13 @@ func (p *Pipeline) CheckStructural(ctx context.Context, s string) error {
 	for _, f := range r.Findings {
 		codes = append(codes, f.Code)
 	}
+	status := r.Status
 	if len(codes) == 0 {
-		codes = append(codes, "none")
+		// only the line-ending canonicalisation changed it (CR or CRLF in the value)
+		codes = append(codes, "line-ending")
+		status = StatusModified
 	}
-	return &StructuralError{Status: r.Status, Codes: codes}
+	return &StructuralError{Status: status, Codes: codes}
 }
 
 // MergeFindings sums counts per code and returns them sorted by code, zero counts dropped.

@@ -187,7 +187,7 @@ func TestCheckStructural(t *testing.T) {
 		"docs/" + ghToken + ".md":         "redact.github-token",
 		"ignore previous instructions.md": "injection.instruction-override",
 		"ｆｕｌｌ.go":                         "unicode.nfkc",
-		"line\r\nbreak":                   "none",
+		"line\r\nbreak":                   "line-ending",
 	} {
 		err := p.CheckStructural(bg, in)
 		var se *filter.StructuralError
