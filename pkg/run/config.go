@@ -16,6 +16,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 // config is Options resolved against the environment: everything a run needs, validated
@@ -31,7 +32,8 @@ type config struct {
 	headSHA  string
 	runURL   string
 	receipt  string // receipt id
-	state    string // state root
+	base     string // stage Base: host tree and sandbox copy
+	state    string // stage state root
 	actions  bool   // running under GitHub Actions
 }
 
@@ -144,29 +146,26 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	}
 	c.runURL, c.receipt = ciIdentity(getenv, start)
 
-	c.state = stateRoot(o.StateDir, getenv)
-	abs, err := filepath.Abs(c.state)
-	if err != nil {
-		return nil, &ConfigError{Field: "--state-dir", Rule: "cannot be made absolute", Err: err}
+	c.base, c.state = stagePlaces(o)
+	for _, dir := range []*string{&c.base, &c.state} {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "cannot be made absolute", Err: err}
+		}
+		*dir = abs
+		if ws := getenv("GITHUB_WORKSPACE"); ws != "" {
+			if wabs, err := filepath.Abs(ws); err == nil && within(abs, wabs) {
+				return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must lie outside $GITHUB_WORKSPACE: snapshot trees never land in the checkout or uploaded output"}
+			}
+		}
 	}
-	c.state = abs
-	for _, ws := range []string{getenv("GITHUB_WORKSPACE"), cwd()} {
-		if ws == "" {
-			continue
-		}
-		if wabs, err := filepath.Abs(ws); err == nil && within(c.state, wabs) {
-			return nil, &ConfigError{Field: "--state-dir", Rule: "must lie outside the workspace: snapshot trees never land in the checkout or uploaded output"}
-		}
+	if _, err := stage.ParseMode(string(o.Immutability)); err != nil {
+		return nil, &ConfigError{Field: "--immutability", Rule: "must be auto, ownership or bind-mount"}
+	}
+	if (o.AgentUID != 0) != (o.AgentGID != 0) || o.AgentUID < 0 || o.AgentGID < 0 {
+		return nil, &ConfigError{Field: "--agent-uid/--agent-gid", Rule: "give both, as positive numbers"}
 	}
 	return c, nil
-}
-
-func cwd() string {
-	d, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return d
 }
 
 func containsName(list []string, n string) bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 // Environment variables forgectx run sets for the processes it starts (wire names,
@@ -56,9 +57,17 @@ type Options struct {
 	// HeadSHA is the Git revision checked out for the run (the receipt's input_head_sha);
 	// default $GITHUB_SHA. Empty or not a Git object ID: omitted.
 	HeadSHA string
-	// StateDir holds the host-private run directories; default $RUNNER_TEMP/forgectx, else
-	// <tmp>/forgectx-<uid>. It must lie outside the workspace.
-	StateDir string
+	// TreeDir is where the host tree and the agent's sandbox copy are created (pkg/stage Base);
+	// default $RUNNER_TEMP, else the OS temporary directory. StateDir is the host-private stage
+	// state (the retained index digest); default $RUNNER_TEMP/forgectx-stage, else
+	// stage.DefaultStateDir(). Both must lie outside the workspace.
+	TreeDir, StateDir string
+	// Immutability selects how the agent's copy is made read-only (pkg/stage): auto (default),
+	// ownership (forgectx runs as root, the agent as AgentUID:AgentGID) or bind-mount. When it
+	// cannot be enforced the run fails before the agent starts.
+	Immutability stage.Mode
+	// AgentUID and AgentGID are the unprivileged identity the agent runs as in ownership mode.
+	AgentUID, AgentGID int
 
 	Getenv  func(string) string
 	Environ func() []string

@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 // procResult is how a host process (agent or post-script) ended.
@@ -20,38 +22,61 @@ type procResult struct {
 	TimedOut  bool // its own timeout, or the run's total timeout, ended it
 	Cancelled bool // the run was cancelled (SIGTERM/SIGINT to forgectx) while it ran
 	StartErr  error
-	Duration  time.Duration
+	// CheckErr is the afterStart check's refusal; the process was killed.
+	CheckErr error
+	Duration time.Duration
 }
 
 func (p procResult) ok() bool {
-	return p.StartErr == nil && !p.TimedOut && !p.Cancelled && p.ExitCode == 0
+	return p.StartErr == nil && p.CheckErr == nil && !p.TimedOut && !p.Cancelled && p.ExitCode == 0
 }
 
-// runProc runs argv with exactly env in its own process group. When ctx ends (cancellation)
-// or timeout passes, the group receives SIGTERM, then SIGKILL after grace; stragglers of the
-// group are killed once the leader is reaped. parent is the run's context: its end is a
+// procSpec is one host process to run.
+type procSpec struct {
+	argv, env      []string
+	dir            string
+	stdout, stderr io.Writer
+	timeout, grace time.Duration
+	// attr replaces the default process attributes (its own process group); it must keep
+	// Setpgid so the group can be signalled.
+	attr *syscall.SysProcAttr
+	// afterStart checks the started process (the agent's privileges); an error kills it.
+	afterStart func(pid int) error
+}
+
+// runProc runs the process with exactly its env in its own process group. When ctx ends
+// (cancellation) or the timeout passes, the group receives SIGTERM, then SIGKILL after grace;
+// stragglers of the group are killed once the leader is reaped. parent's end is a
 // cancellation (or, if its deadline passed, a time-out); the timeout is the process's own.
-func runProc(parent context.Context, argv, env []string, dir string, stdout, stderr io.Writer, timeout, grace time.Duration) procResult {
-	ctx, cancel := context.WithTimeout(parent, timeout)
+func runProc(parent context.Context, p procSpec) procResult {
+	ctx, cancel := context.WithTimeout(parent, p.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Stdin = nil
-	setProcessGroup(cmd)
-	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
-	cmd.WaitDelay = grace
-	start := time.Now()
-	err := cmd.Run()
-	res := procResult{ExitCode: -1, Duration: time.Since(start)}
-	if cmd.Process != nil {
-		_ = signalGroup(cmd, sigKill)
+	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
+	cmd.Env = p.env
+	cmd.Dir = p.dir
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if p.attr != nil {
+		cmd.SysProcAttr = p.attr
+	} else {
+		setProcessGroup(cmd)
 	}
-	if cmd.ProcessState == nil {
+	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
+	cmd.WaitDelay = p.grace
+	start := time.Now()
+	res := procResult{ExitCode: -1}
+	if err := cmd.Start(); err != nil {
 		res.StartErr = err
 		return res
 	}
+	if p.afterStart != nil {
+		if err := p.afterStart(cmd.Process.Pid); err != nil {
+			res.CheckErr = err
+			_ = signalGroup(cmd, sigKill)
+		}
+	}
+	err := cmd.Wait()
+	res.Duration = time.Since(start)
+	_ = signalGroup(cmd, sigKill)
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if ctx.Err() != nil && (res.ExitCode != 0 || errors.Is(err, exec.ErrWaitDelay)) {
 		switch {
@@ -62,6 +87,16 @@ func runProc(parent context.Context, argv, env []string, dir string, stdout, std
 		}
 	}
 	return res
+}
+
+// checkAgentExecutable resolves the agent program like exec does and refuses one that could
+// regain privileges at exec (pkg/stage).
+func checkAgentExecutable(argv0 string, _ []string) error {
+	path, err := exec.LookPath(argv0)
+	if err != nil {
+		return err
+	}
+	return stage.CheckAgentExecutable(path)
 }
 
 // pickEnv returns NAME=value for each listed name set in environ (in the listed order).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,6 +17,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
@@ -43,8 +43,11 @@ type runner struct {
 	res       *Result
 	start     time.Time
 
-	runDir, treeDir, roDir string
-	tree                   *snapshot.Tree
+	stageOpts stage.Options
+	st        *stage.Stage
+	preDir    string // private directory of the pre-script output file
+	treeDir   string // the host tree (pre- and post-script)
+	tree      *snapshot.Tree
 	retained               string // the assembler's index digest: the root of trust
 	decision               *prescript.Decision
 	agentStatus            string
@@ -171,12 +174,13 @@ func interrupted(parent, ctx context.Context) (outcome, bool) {
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	h := r.c.h
 	// 1. Scavenge trees abandoned by runs that died uncleanly.
-	if err := ensureRoot(r.c.state); err != nil {
-		return outcome{StatusFailure, "state directory unusable"}
+	r.stageOpts = stage.Options{Base: r.c.base, StateDir: r.c.state, Getenv: r.o.Getenv, Log: &r.log}
+	sc, err := stage.Scavenge(ctx, r.stageOpts)
+	if err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: scavenging failed")
 	}
-	removed, failed := scavenge(r.c.state, processAlive, r.o.Now())
-	r.res.Scavenged = removed
-	r.phase("scavenge").Int("removed", removed).Int("failed", failed).Msg("forgectx run: abandoned trees scavenged")
+	r.res.Scavenged = sc.Removed
+	r.phase("scavenge").Int("scanned", sc.Scanned).Int("removed", sc.Removed).Int("live", sc.Live).Int("errors", len(sc.Errors)).Msg("forgectx run: abandoned trees scavenged")
 
 	// 2. Start status comment (a failure to post it is logged, never fatal: the receipt is
 	// what history relies on).
@@ -188,11 +192,6 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	r.phase("status").Bool("posted", r.res.StatusPosted).Msg("forgectx run: start status comment")
 
 	// 3. Build and stage the snapshot.
-	dir, err := newRunDir(r.c.state)
-	if err != nil {
-		return outcome{StatusFailure, "run directory could not be created"}
-	}
-	r.runDir, r.treeDir, r.roDir = dir, filepath.Join(dir, "tree"), filepath.Join(dir, "context")
 	acq, err := r.acquirer.Acquire(ctx, r.c.ref, r.c.profile)
 	if err != nil {
 		if o, ok := interrupted(parent, ctx); ok {
@@ -213,23 +212,36 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		}
 		return outcome{StatusFailure, "snapshot assembly failed"}
 	}
-	r.tree, r.retained = tree, tree.IndexSHA256
 	sum := tree.Summary
 	r.res.Summary = &sum
-	if err := stageTree(tree, r.treeDir); err != nil {
+	st, err := stage.Create(ctx, r.stageOpts, tree, tree.IndexSHA256)
+	if err != nil {
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
+		var pe *stage.PlacementError
+		if errors.As(err, &pe) {
+			return outcome{StatusFailure, "the snapshot tree would be placed inside the repository or run output; nothing was started"}
+		}
+		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}
 	}
+	// From here the pre-script has seen this index: it is the input the run consumed.
+	r.st, r.tree, r.retained, r.treeDir = st, tree, tree.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
 
 	// 4. Pre-script under the protocol, with the snapshot path in its environment.
 	d := prescript.NoPrescript()
 	if h.PreScript != nil {
+		if r.preDir, err = os.MkdirTemp(r.c.state, "prescript-"); err != nil {
+			return outcome{StatusFailure, "the pre-script output file could not be prepared"}
+		}
 		env := append(pickEnv(r.o.Environ(), h.PreScript.Env), EnvSnapshotDir+"="+r.treeDir)
 		log := r.log
 		sout, serr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
 		d, err = prescript.Run(ctx, prescript.Options{
-			RunDir: r.runDir, Command: h.PreScript.Command, Env: env,
+			RunDir: r.preDir, Command: h.PreScript.Command, Env: env,
 			Stdout: sout, Stderr: serr, Redactor: r.pipe, Timeout: h.PreScript.Timeout, Log: &log,
 		})
 		sout.Flush()
@@ -274,26 +286,35 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		return outcome{StatusSkipped, reason}
 	}
 
-	// 7. Root-index compare against the retained digest, then verify into the read-only copy.
-	snap, rep, err := verify.Load(ctx, r.treeDir, verify.Options{IndexSHA256: r.retained})
+	// 7. Root-index compare against the retained digest, verification into memory and the
+	// agent-immutable copy made from exactly the verified bytes (pkg/stage).
+	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
 	if err != nil {
 		if o, ok := interrupted(parent, ctx); ok {
 			return o
 		}
-		return outcome{StatusFailure, "the staged snapshot could not be verified"}
-	}
-	if snap == nil || snap.IndexSHA256 != r.retained {
-		first := ""
-		if len(rep.Violations) > 0 {
-			first = rep.Violations[0].Path + ": " + rep.Violations[0].Rule
+		var im *stage.IndexMismatchError
+		var ie *stage.ImmutabilityError
+		var ve *verify.Error
+		switch {
+		case errors.As(err, &im):
+			r.log.Error().Str("retained", im.Retained).Str("on_disk", im.OnDisk).Msg("forgectx run: root index changed")
+			return outcome{StatusFailure, "the snapshot's root index changed after assembly; the agent was not started"}
+		case errors.As(err, &ve):
+			r.log.Error().Int("violations", len(ve.Report.Violations)).Msg("forgectx run: staged snapshot failed verification")
+			first := ""
+			if len(ve.Report.Violations) > 0 {
+				first = " (" + ve.Report.Violations[0].Path + ": " + ve.Report.Violations[0].Rule + ")"
+			}
+			return outcome{StatusFailure, "the staged snapshot changed after assembly" + first + "; the agent was not started"}
+		case errors.As(err, &ie):
+			r.log.Error().Str("mode", string(ie.Mode)).Msg("forgectx run: agent immutability cannot be enforced")
+			return outcome{StatusFailure, "the agent's snapshot copy cannot be made read-only here (" + string(ie.Mode) + "); the agent was not started"}
 		}
-		r.log.Error().Int("violations", len(rep.Violations)).Msg("forgectx run: staged snapshot failed verification")
-		return outcome{StatusFailure, "the staged snapshot changed after assembly (" + first + "); the agent was not started"}
+		r.log.Error().Err(err).Msg("forgectx run: sealing failed")
+		return outcome{StatusFailure, "the verified snapshot copy could not be made; the agent was not started"}
 	}
-	if err := writeReadOnlyCopy(snap, r.roDir); err != nil {
-		return outcome{StatusFailure, "the read-only snapshot copy could not be made"}
-	}
-	r.phase("verify").Int("files", rep.Files).Int("records", rep.Records).Msg("forgectx run: verified read-only copy ready")
+	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).Msg("forgectx run: verified read-only copy ready")
 
 	// 8. The agent: scrubbed environment, the read-only copy and the event excerpt.
 	excerpt, drep := distill.FromCI(distill.CIInput{Getenv: r.o.Getenv}, distill.Options{Filter: r.pipe})
@@ -307,16 +328,27 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	if dropped > 0 {
 		r.log.Warn().Int("dropped", dropped).Msg("forgectx run: agent variables carrying a withheld credential were dropped")
 	}
-	env = append(env, EnvContextDir+"="+r.roDir, EnvEventExcerpt+"="+string(excerpt))
-	r.phase("agent").Msg("forgectx run: agent starting")
+	env = append(env, EnvContextDir+"="+sealed.Dir, EnvEventExcerpt+"="+string(excerpt))
+	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace}
+	if sealed.Mode == stage.ModeOwnership {
+		// The agent runs unprivileged: no capability can override the root-owned copy's modes.
+		if err := checkAgentExecutable(h.Agent.Command[0], env); err != nil {
+			r.log.Error().Err(err).Msg("forgectx run: agent executable could regain privileges")
+			return outcome{StatusFailure, "the agent executable could regain privileges (set-ID bit or file capabilities); the agent was not started"}
+		}
+		spec.attr = sealed.SysProcAttr()
+		spec.afterStart = stage.CheckAgentProcess
+	}
+	r.phase("agent").Str("mode", string(sealed.Mode)).Msg("forgectx run: agent starting")
 	aout, aerr := newRedactLines(r.o.Stdout, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
-	ap := runProc(ctx, h.Agent.Command, env, "", aout, aerr, h.Agent.Timeout, r.o.KillGrace)
+	spec.stdout, spec.stderr = aout, aerr
+	ap := runProc(ctx, spec)
 	aout.Flush()
 	aerr.Flush()
 	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
-	// The sandbox copy is removed after the runtime's last use.
-	if err := removeTree(r.roDir); err != nil {
-		r.res.Cleanup = append(r.res.Cleanup, "context")
+	if ap.CheckErr != nil {
+		r.log.Error().Err(ap.CheckErr).Msg("forgectx run: agent process is not unprivileged; stopped")
+		return outcome{StatusFailure, "the agent process was not unprivileged and was stopped"}
 	}
 	r.phase("agent").Int("exit_code", ap.ExitCode).Int64("duration_ms", ap.Duration.Milliseconds()).
 		Bool("timed_out", ap.TimedOut).Bool("cancelled", ap.Cancelled).Msg("forgectx run: agent finished")
@@ -341,7 +373,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus)
 		pout, perr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
 		tail := newLastLine(perr, 2048)
-		pp := runProc(ctx, h.PostScript.Command, env, "", pout, tail, h.PostScript.Timeout, r.o.KillGrace)
+		pp := runProc(ctx, procSpec{argv: h.PostScript.Command, env: env, stdout: pout, stderr: tail, timeout: h.PostScript.Timeout, grace: r.o.KillGrace})
 		pout.Flush()
 		perr.Flush()
 		r.phase("post-script").Int("exit_code", pp.ExitCode).Int64("duration_ms", pp.Duration.Milliseconds()).Msg("forgectx run: post-script finished")
@@ -365,20 +397,18 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	return result
 }
 
-// cleanup removes the run directory (host tree, read-only copy, pre-script output) on every
-// path. Failures are recorded (paths are run-private names, no content).
+// cleanup removes the sandbox copy, the host tree and the stage state (pkg/stage), and the
+// pre-script's private directory, on every path. Failures are recorded (no content).
 func (r *runner) cleanup() {
-	if r.runDir == "" {
-		return
+	if r.st != nil {
+		if err := r.st.Cleanup(); err != nil {
+			r.res.Cleanup = append(r.res.Cleanup, "stage")
+		}
 	}
-	if err := removeTree(r.roDir); err != nil {
-		r.res.Cleanup = append(r.res.Cleanup, "context")
-	}
-	if err := removeTree(r.treeDir); err != nil {
-		r.res.Cleanup = append(r.res.Cleanup, "tree")
-	}
-	if err := removeTree(r.runDir); err != nil {
-		r.res.Cleanup = append(r.res.Cleanup, "run directory")
+	if r.preDir != "" {
+		if err := os.RemoveAll(r.preDir); err != nil {
+			r.res.Cleanup = append(r.res.Cleanup, "pre-script directory")
+		}
 	}
 	r.phase("cleanup").Int("errors", len(r.res.Cleanup)).Msg("forgectx run: snapshot trees removed")
 }

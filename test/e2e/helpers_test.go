@@ -367,15 +367,25 @@ func readFile(t testing.TB, p string) string {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// assertNoTrees checks that no snapshot tree survived the run.
+// assertNoTrees checks that no snapshot tree, sandbox copy or stage state survived the run.
 func (w *world) assertNoTrees() {
 	w.t.Helper()
-	ents, err := os.ReadDir(filepath.Join(w.env["RUNNER_TEMP"], "forgectx"))
+	base := w.env["RUNNER_TEMP"]
+	ents, err := os.ReadDir(base)
 	if err != nil {
-		w.t.Fatalf("state root: %v", err)
+		w.t.Fatalf("tree base: %v", err)
 	}
 	for _, e := range ents {
-		w.t.Errorf("cleanup: %s left behind", e.Name())
+		if e.Name() != "forgectx-stage" {
+			w.t.Errorf("cleanup: %s left behind in the tree base", e.Name())
+		}
+	}
+	ents, err = os.ReadDir(filepath.Join(base, "forgectx-stage"))
+	if err != nil {
+		w.t.Fatalf("stage state: %v", err)
+	}
+	for _, e := range ents {
+		w.t.Errorf("cleanup: stage state %s left behind", e.Name())
 	}
 }
 
