@@ -100,7 +100,7 @@ var authParamSchemes = map[string]bool{"digest": true, "aws4-hmac-sha256": true,
 
 // valueStop ends an unquoted value.
 var valueStop = func() (s byteSet) {
-	for _, c := range []byte(" \t\n\"'`&,}])<>\\") {
+	for _, c := range []byte(" \t\n\"'`&,{}])<>\\") {
 		s[c] = true
 	}
 	return s
@@ -136,6 +136,9 @@ func detectAssignment(b []byte, i int) (span, bool) {
 	}
 	ks := j + 1
 	if ks == ke || (ks >= 2 && b[ks-1] == '/' && b[ks-2] == '/') { // URL userinfo: detectURL's
+		return span{}, false
+	}
+	if ks >= 2 && b[ks-1] == '{' && b[ks-2] == '$' { // shell ${NAME:-default}: a reference
 		return span{}, false
 	}
 	var kbuf [64]byte
@@ -196,16 +199,17 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		}
 	}
 	val := b[v:e]
-	if placeholder(val) {
+	if placeholder(val) || bytes.IndexByte(val, '(') >= 0 { // a reference or a call in code
 		return span{}, false
 	}
+	ident, hump := identifier(val)
 	if class == keyPassword {
-		if len(val) < 4 {
+		if len(val) < 4 || (ident && (hump || bytes.IndexByte(val, '.') >= 0)) {
 			return span{}, false
 		}
 		return span{v, e, cSecretAssignment}, true
 	}
-	if len(val) < 8 || plainWord(val) {
+	if len(val) < 8 || plainWord(val) || ident {
 		return span{}, false
 	}
 	return span{v, e, cSecretAssignment}, true
@@ -227,6 +231,31 @@ func plainWord(v []byte) bool {
 		}
 	}
 	return lower || upper
+}
+
+// identifier reports a value shaped like a code identifier or selector with no digit
+// (accessToken, p.Password, cfg.ClientSecret) and whether it has a camelCase hump: in source
+// code such a value names a variable, it is not the secret.
+func identifier(v []byte) (ident, hump bool) {
+	if len(v) == 0 || !(isUpper(v[0]) || isLower(v[0]) || v[0] == '_') {
+		return false, false
+	}
+	for k, c := range v {
+		switch {
+		case isLower(c), c == '_':
+		case isUpper(c):
+			if k > 0 && isLower(v[k-1]) {
+				hump = true
+			}
+		case c == '.':
+			if k == len(v)-1 || !(isUpper(v[k+1]) || isLower(v[k+1]) || v[k+1] == '_') {
+				return false, false
+			}
+		default:
+			return false, false
+		}
+	}
+	return true, hump
 }
 
 // authValue parses "scheme credentials" after an Authorization header and returns the span of

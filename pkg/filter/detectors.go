@@ -240,7 +240,7 @@ func detectURL(b []byte, i int) (span, bool) {
 
 // placeholder reports a value that is a reference or a mask, not a credential: empty, an
 // earlier redaction (or a truncated piece of one), a variable or template reference ($NAME,
-// ${…}, $(…), {{ … }}, %NAME%, <name>), a path (/…, ~/…, ./…), a boolean, null or a word
+// ${…}, $(…), {{ … }}, {name}, %NAME%, <name>), a path (/…, ~/…, ./…), a boolean, null or a word
 // naming a secret, or a run of mask characters (***, xxxx, ----).
 func placeholder(v []byte) bool {
 	// An earlier redaction, or a bound-truncated piece of one, is never redacted again: that
@@ -251,14 +251,14 @@ func placeholder(v []byte) bool {
 	switch v[0] {
 	case '$': // $NAME, ${NAME}, ${{ expr }}, $(cmd)
 		return len(v) > 1 && (v[1] == '{' || v[1] == '(' || v[1] == '_' || isUpper(v[1]) || isLower(v[1]))
-	case '%': // %NAME%
-		return len(v) > 2 && v[len(v)-1] == '%' && plainWord(v[1:len(v)-1])
+	case '%': // %NAME%, or a format verb (%s, %v, %T.) in code
+		return len(v) <= 4 || (v[len(v)-1] == '%' && plainWord(v[1:len(v)-1]))
 	case '<': // <your-token>
 		return v[len(v)-1] == '>'
 	case '/', '~': // a path to a secret file, not the secret
 		return true
-	case '{':
-		return len(v) > 1 && v[1] == '{'
+	case '{': // {{ expr }}, {name}
+		return len(v) > 1 && (v[1] == '{' || plainWord(bytes.TrimSuffix(v[1:], []byte("}"))))
 	case '.':
 		return len(v) > 1 && v[1] == '/'
 	}

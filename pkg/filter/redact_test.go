@@ -111,6 +111,10 @@ func TestRedactionFloorNegatives(t *testing.T) {
 		"ghp_short and AKIA-not-a-key",
 		"std::string key == other; a := b; x != y",
 		"the token: expected identifier",
+		"GITEA__mailer__PASSWD=\"${GITEA__mailer__PASSWD:?GITEA__mailer__PASSWD not set}\"",
+		"username = {username}\npassword = {password}",
+		"&Transport{ClientSecret: clientSecret, AccessToken: cfg.AccessToken}",
+		"VCSPassword: String(\"p\"), Password: strings.TrimSpace(password), Password: p.Password,",
 	} {
 		got, findings := p.Sanitize(in)
 		if got != in || len(findings) != 0 {
