@@ -84,11 +84,43 @@ type permission struct {
 // looked up once per run and concurrently. A 404 or any failure leaves role null and
 // unverified, as the spec requires; consumers fail closed.
 func (r *run) resolveActors(ctx context.Context) {
-	seen := make([]*actorSeen, 0, len(r.actors))
-	for _, s := range r.actors {
+	// Only actors referenced by what the acquisition holds get a row: a record omitted as
+	// invalid_metadata (or a thread whose read failed) must not leave an unreferenced actor.
+	// The walk order is the acquisition's, so lookups and rows are deterministic.
+	var seen []*actorSeen
+	picked := map[string]bool{}
+	pick := func(ref *acquisition.ActorRef) {
+		if ref == nil || ref.ID == nil || picked[*ref.ID] {
+			return
+		}
+		picked[*ref.ID] = true
+		r.mu.Lock()
+		s, ok := r.actors[*ref.ID]
+		r.mu.Unlock()
+		if !ok {
+			// Referenced by a record another reader built (receipts): take what it carries.
+			s = &actorSeen{id: *ref.ID}
+			if ref.Login != nil {
+				s.login = *ref.Login
+			}
+		}
 		seen = append(seen, s)
 	}
-	sort.Slice(seen, func(i, j int) bool { return seen[i].order < seen[j].order })
+	a := r.acq
+	pick(&a.Entity.Author)
+	for i := range a.Comments {
+		pick(&a.Comments[i].Author)
+	}
+	for i := range a.Reviews {
+		pick(&a.Reviews[i].Author)
+		pick(a.Reviews[i].DismissedBy)
+	}
+	for i := range a.Threads {
+		pick(a.Threads[i].ResolvedBy)
+	}
+	for i := range a.AgentRuns {
+		pick(&a.AgentRuns[i].Author)
+	}
 	results := make([]permission, len(seen))
 	var wg sync.WaitGroup
 	for i, s := range seen {

@@ -272,3 +272,22 @@ func TestPaginationEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// A record outside the github_node_id mapping is omitted as invalid_metadata, not rewritten,
+// and its author (referenced by nothing else) gets no actor row and no permission lookup.
+func TestRecordWithInvalidNodeIDIsOmitted(t *testing.T) {
+	s := ghscenario.Issue()
+	s.Comments[3].NodeID = "IC/../etc" // mallory's only comment
+	c := build(t, s)
+	i := find(t, c, "/collaborators/mallory/permission")
+	a, _, err := acquireFake(t, s, without(c, i), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 4 || len(a.Outcomes.Comments) != 1 || a.Outcomes.Comments[0] != (acquisition.Gap{Code: "invalid_metadata", Count: 1}) {
+		t.Errorf("%d comments, gaps %+v", len(a.Comments), a.Outcomes.Comments)
+	}
+	if actorByLogin(a, "mallory") != nil {
+		t.Error("the omitted record's author is still an actor")
+	}
+}
