@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
@@ -793,5 +794,53 @@ func TestCheckAgentExecutable(t *testing.T) {
 	os.Chmod(p, 0o755|os.ModeSetuid)
 	if err := stage.CheckAgentExecutable(p); err == nil {
 		t.Fatal("a set-user-ID agent binary must be refused")
+	}
+}
+
+// The path `forgectx run` takes: the assembler's in-memory tree and its retained digest.
+func TestCreateFromAssembledTree(t *testing.T) {
+	o := testOpts(t)
+	res, err := demo.Run(context.Background(), demo.Options{Out: filepath.Join(t.TempDir(), "demo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stage.Create(context.Background(), o, res.Tree, res.Tree.IndexSHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Cleanup()
+	if rep, err := verify.Dir(context.Background(), st.HostDir, verify.Options{IndexSHA256: res.Tree.IndexSHA256}); err != nil || !rep.OK() {
+		t.Fatalf("%v %v", err, rep.Violations)
+	}
+	// A digest that is not the tree's is refused at creation.
+	if _, err := stage.Create(context.Background(), o, res.Tree, strings.Repeat("0", 64)); err == nil {
+		t.Fatal("a tree that does not match the retained digest was staged")
+	}
+	ents, _ := os.ReadDir(o.StateDir)
+	if len(ents) != 1 {
+		t.Fatalf("a refused create left state behind: %d entries", len(ents))
+	}
+}
+
+func BenchmarkCreateSealCleanup(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root for the ownership seal")
+	}
+	dir := verifytest.Write(b, verifytest.Demo)
+	snap, _, _ := verify.Load(context.Background(), dir, verify.Options{})
+	base := b.TempDir()
+	o := stage.Options{Base: base, StateDir: filepath.Join(b.TempDir(), "state"), WorkDir: base, Getenv: func(string) string { return "" }}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := stage.Create(context.Background(), o, snap, snap.IndexSHA256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: nobody, AgentGID: nobody}); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Cleanup(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

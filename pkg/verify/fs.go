@@ -85,9 +85,15 @@ func walkTree(root string, opts Options) (*walker, error) {
 func (w *walker) walkDir(fd int, rel string) {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
+	// Bounded listing: a directory with more entries than the tree may hold files is refused
+	// without reading it all.
+	names, err := dir.Readdirnames(w.opts.maxFiles() + 1)
+	if err != nil && !errors.Is(err, io.EOF) {
 		w.add(rel, RuleUnreadable, "directory cannot be listed")
+		return
+	}
+	if len(names) > w.opts.maxFiles() {
+		w.add(rel, RuleTooManyFiles, fmt.Sprintf("directory has more than %d entries", w.opts.maxFiles()))
 		return
 	}
 	sort.Strings(names)
