@@ -43,14 +43,14 @@ type runner struct {
 	res       *Result
 	start     time.Time
 
-	stageOpts stage.Options
-	st        *stage.Stage
-	preDir    string // private directory of the pre-script output file
-	treeDir   string // the host tree (pre- and post-script)
-	tree      *snapshot.Tree
-	retained               string // the assembler's index digest: the root of trust
-	decision               *prescript.Decision
-	agentStatus            string
+	stageOpts   stage.Options
+	st          *stage.Stage
+	preDir      string // private directory of the pre-script output file
+	treeDir     string // the host tree (pre- and post-script)
+	tree        *snapshot.Tree
+	retained    string // the assembler's index digest: the root of trust
+	decision    *prescript.Decision
+	agentStatus string
 }
 
 // Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →

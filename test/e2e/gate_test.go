@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -93,4 +94,40 @@ func TestRunPrescriptHardFailureShowsRedactedDiagnostic(t *testing.T) {
 	}
 	w.assertNoTrees()
 	w.assertLogHygiene()
+}
+
+// The root of trust is the retained index digest: a pre-script that rewrites the on-disk
+// index.json (here: one appended byte) makes the run fail before the agent starts.
+func TestRunRewrittenRootIndexAbortsBeforeAgent(t *testing.T) {
+	w := newWorld(t, worldOpts{pre: "printf ' ' >> \"$FORGECTX_SNAPSHOT_DIR/index.json\"\n"})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "the snapshot's root index changed after assembly; the agent was not started", run.StatusFailure, want)
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || res.AgentRan || exists(filepath.Join(w.out, "env")) {
+		t.Fatalf("run = %+v, %v; want a failure with no agent", res, err)
+	}
+	// The decision (proceed) was reached and relayed before the compare.
+	if !strings.Contains(readFile(t, w.env["GITHUB_OUTPUT"]), "skipped<<_GitHubActionsFileCommandDelimeter_\nfalse\n") {
+		t.Error("the proceed decision was not relayed")
+	}
+	w.assertNoTrees()
+}
+
+// When the agent's copy cannot be made immutable (ownership mode without an unprivileged
+// agent identity) the run fails before the agent starts.
+func TestRunUnenforceableImmutabilityAbortsBeforeAgent(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "the agent's snapshot copy cannot be made read-only here (ownership); the agent was not started", run.StatusFailure, want)
+	o := w.options()
+	o.Immutability = "ownership"
+	res, err := run.Run(context.Background(), o)
+	if err == nil || res.Status != run.StatusFailure || res.AgentRan {
+		t.Fatalf("run = %+v, %v; want a failure with no agent", res, err)
+	}
+	w.assertNoTrees()
 }

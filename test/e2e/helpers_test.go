@@ -93,6 +93,8 @@ cp "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" "$out/agent-runs.json"
 printf '%s' "$FORGECTX_EVENT_EXCERPT" > "$out/excerpt.json"
 env > "$out/env"
 stat -c '%a' "$FORGECTX_CONTEXT_DIR" "$FORGECTX_CONTEXT_DIR/index.json" "$FORGECTX_CONTEXT_DIR/history" > "$out/modes"
+if ( : >> "$FORGECTX_CONTEXT_DIR/index.json" ) 2>/dev/null || mkdir "$FORGECTX_CONTEXT_DIR/x" 2>/dev/null; then echo writable; else echo readonly; fi > "$out/ro"
+id -u > "$out/uid"
 case "${AGENT_MODE:-ok}" in
   fail) echo "agent broke" >&2; exit 3 ;;
   sleep) trap 'echo term > "$out/term"; exit 143' TERM; echo started > "$out/started"; sleep 30 & wait ;;

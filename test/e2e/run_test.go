@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -39,6 +41,9 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	}
 	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "modes"))); got != "555\n444\n555" {
 		t.Errorf("read-only copy modes = %q, want 555/444/555", got)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "ro"))); got != "readonly" {
+		t.Errorf("the agent could write its snapshot copy (%s)", got)
 	}
 	env := readFile(t, filepath.Join(w.out, "env"))
 	for _, forbidden := range []string{token, "GITHUB_TOKEN", w.env["ANTHROPIC_API_KEY"], "GITHUB_OUTPUT", "RUNNER_TEMP"} {
@@ -107,6 +112,42 @@ func TestRunAgentTimeoutIsTimedOut(t *testing.T) {
 	}
 	if !exists(filepath.Join(w.out, "term")) {
 		t.Error("the agent did not receive SIGTERM")
+	}
+	w.assertNoTrees()
+}
+
+// Ownership mode (forgectx as root): the copy is root-owned 0555/0444 and the agent runs as an
+// unprivileged UID, so it cannot write the copy.
+func TestRunOwnershipModeAgentRunsUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("ownership mode needs forgectx to run as root")
+	}
+	w := newWorld(t, worldOpts{})
+	// The unprivileged agent must reach its script and its output directory.
+	for d := w.dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		must(t, os.Chmod(d, 0o755))
+	}
+	must(t, os.Chmod(filepath.Join(w.dir, "agent.sh"), 0o644))
+	must(t, os.Chmod(w.out, 0o777))
+	must(t, os.Chmod(w.env["RUNNER_TEMP"], 0o755)) // the stage base must be searchable by the agent
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Success, "", run.StatusSuccess, want)
+	o := w.options()
+	o.Immutability, o.AgentUID, o.AgentGID = "ownership", 65534, 65534
+	res, err := run.Run(context.Background(), o)
+	if err != nil || res.Status != run.StatusSuccess {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "uid"))); got != "65534" {
+		t.Errorf("agent uid = %s, want 65534", got)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "ro"))); got != "readonly" {
+		t.Errorf("the unprivileged agent could write its snapshot copy (%s)", got)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != want {
+		t.Errorf("agent index sha %s, want %s", got, want)
 	}
 	w.assertNoTrees()
 }
