@@ -10,6 +10,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
 const ghFixtures = "../../test/fixtures/github"
@@ -174,5 +175,47 @@ func TestSnapshotGitHubUsageErrors(t *testing.T) {
 				t.Errorf("token value printed: %q", stderr)
 			}
 		})
+	}
+}
+
+// --stats on the large scenario (generated at test time): the CLI run makes no more than 1.2×
+// the lower-bound requests and the snapshot verifies.
+func TestSnapshotGitHubLargeScenarioStats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large scenario")
+	}
+	c, err := ghscenario.Build(ghscenario.Large())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "large")
+	if err := cassette.Write(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	out, stats := filepath.Join(t.TempDir(), "context"), filepath.Join(t.TempDir(), "stats.json")
+	code, stdout, stderr := runCLI(t, nil, "", "snapshot", "--forge", "github", "--repo", "octo-org/Hello-World", "--number", "5000",
+		"--replay", dir, "--stats", stats, "--profile", ghProfile(t, "change_proposal"), "--category", "observation",
+		"--bots", ghBots(t), "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var st struct {
+		Requests   int     `json:"requests"`
+		LowerBound int     `json:"lower_bound_requests"`
+		Ratio      float64 `json:"request_ratio"`
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("stats: %v", err)
+	}
+	if st.LowerBound == 0 || st.Ratio > 1.2 || float64(st.Requests) > 1.2*float64(st.LowerBound) {
+		t.Errorf("requests %d, lower bound %d, ratio %.3f", st.Requests, st.LowerBound, st.Ratio)
+	}
+	var res struct {
+		IndexSHA256 string `json:"index_sha256"`
+	}
+	_ = json.Unmarshal([]byte(stdout), &res)
+	if code, _, verr := runCLI(t, nil, "", "verify", out, "--index-sha256", res.IndexSHA256); code != exitOK {
+		t.Fatalf("verify exit %d: %s", code, verr)
 	}
 }
