@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	fxrun "github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 func init() {
@@ -15,7 +16,7 @@ func init() {
 	})
 }
 
-const runSynopsis = "run --harness FILE [--forge github] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--head-sha SHA] [--state-dir DIR]"
+const runSynopsis = "run --harness FILE [--forge github] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}
@@ -29,7 +30,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.TokenEnv, "token-env", "", "name of the environment variable holding the forge token (default GITHUB_TOKEN)")
 	fs.StringVar(&o.CommentAuthor, "comment-author", "", "login the token posts as (default under GitHub Actions: github-actions[bot])")
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default $GITHUB_SHA)")
-	fs.StringVar(&o.StateDir, "state-dir", "", "host-private directory for snapshot trees (default $RUNNER_TEMP/forgectx); must be outside the workspace")
+	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace")
+	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")
+	var mode string
+	fs.StringVar(&mode, "immutability", "auto", "how the agent's copy is made read-only: auto, ownership (root forgectx, unprivileged agent) or bind-mount")
+	fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged UID the agent runs as (ownership mode; forgectx must run as root)")
+	fs.IntVar(&o.AgentGID, "agent-gid", 0, "unprivileged GID the agent runs as (ownership mode)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +45,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if o.HarnessPath == "" {
 		return usagef("--harness is required")
 	}
-	_, err := fxrun.Run(ctx, o)
+	m, err := stage.ParseMode(mode)
+	if err != nil {
+		return usagef("--immutability: must be auto, ownership or bind-mount")
+	}
+	o.Immutability = m
+	_, err = fxrun.Run(ctx, o)
 	switch {
 	case err == nil:
 		return nil

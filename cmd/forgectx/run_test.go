@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const cliHarness = `version: 1
+agent:
+  name: triage
+  category: observation
+  command: ["true"]
+profiles:
+  work_item:
+    included_sources: [comments, entity]
+    record_selection: newest
+    check_log_selection: none
+    bounds: {max_records_per_source: 10, max_source_bytes: 4096, max_record_bytes: 4096, max_log_bytes: 4096, max_metadata_string_bytes: 256, max_labels: 5}
+`
+
+// Configuration errors exit 2 before anything is posted (no forge is reachable in these
+// cases: a request would fail the run with exit 1 instead).
+func TestRunConfigurationErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h.yml")
+	if err := os.WriteFile(h, []byte(cliHarness), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yml")
+	if err := os.WriteFile(bad, []byte("version: 1\nagent: {name: x, category: sometimes, command: [true]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := "http://127.0.0.1:1" // never contacted: every case fails before the first request
+	base := map[string]string{"GITHUB_TOKEN": "ghs_x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": dir}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no harness", base, []string{"run"}, "--harness is required"},
+		{"invalid harness", base, []string{"run", "--harness", bad, "--repo", "o/r", "--number", "1", "--api-url", api}, "agent.category: must be observation or mutation"},
+		{"no repo", base, []string{"run", "--harness", h, "--number", "1", "--api-url", api}, "--repo"},
+		{"no number", base, []string{"run", "--harness", h, "--repo", "o/r", "--api-url", api}, "--number"},
+		{"no token", map[string]string{"GITHUB_ACTIONS": "true"}, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api}, "--token-env GITHUB_TOKEN"},
+		{"no comment author outside Actions", map[string]string{"GITHUB_TOKEN": "ghs_x"}, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api}, "--comment-author"},
+		{"unknown kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "epic", "--api-url", api}, "--kind"},
+		{"no profile for kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "change_proposal", "--api-url", api}, "profiles.change_proposal"},
+		{"bad immutability", base, []string{"run", "--harness", h, "--immutability", "maybe"}, "--immutability"},
+		{"forge without run wiring", base, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "o/r", "--number", "1"}, "--forge"},
+		{"reconcile without agent", base, []string{"status", "reconcile", "--repo", "o/r", "--number", "1"}, "--agent"},
+		{"status without subcommand", base, []string{"status"}, "reconcile"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.env, "", tc.args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+				t.Errorf("stderr = %q, want one error naming %q", stderr, tc.want)
+			}
+			if strings.Contains(stderr, "ghs_x") {
+				t.Error("the token reached stderr")
+			}
+		})
+	}
+}
