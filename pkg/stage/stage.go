@@ -103,6 +103,11 @@ func (o *Options) defaults() error {
 	if o.Base, err = filepath.Abs(o.Base); err != nil {
 		return err
 	}
+	// Staging paths are built from the resolved base, so no path handed to the pre-script,
+	// the agent or the cleanup goes through a symlink.
+	if r, err := filepath.EvalSymlinks(o.Base); err == nil {
+		o.Base = r
+	}
 	o.StateDir, err = filepath.Abs(o.StateDir)
 	return err
 }

@@ -844,3 +844,17 @@ func BenchmarkCreateSealCleanup(b *testing.B) {
 		}
 	}
 }
+
+func TestStagingPathsAreSymlinkFree(t *testing.T) {
+	o := testOpts(t)
+	link := filepath.Join(t.TempDir(), "base-link")
+	if err := os.Symlink(o.Base, link); err != nil {
+		t.Fatal(err)
+	}
+	o.Base = link
+	st := create(t, o)
+	real, _ := filepath.EvalSymlinks(link)
+	if filepath.Dir(st.HostDir) != real || filepath.Dir(st.SandboxDir) != real {
+		t.Fatalf("staging paths %s, %s are not under the resolved base %s", st.HostDir, st.SandboxDir, real)
+	}
+}
