@@ -146,9 +146,6 @@ type asm struct {
 
 	collection []byte
 	profileSum string
-	entityDoc  []byte
-	entityFilt filterJSON
-	checkDocs  [][]byte
 }
 
 // threadView is what the order views need of a retained thread.
@@ -633,13 +630,11 @@ func (a *asm) entity() error {
 		Kind: e.Kind, ID: e.ID, Number: e.Number, Title: title, State: e.State, AuthorID: &authorID,
 		Author: author, CreatedAt: createdTS, UpdatedAt: updatedTS, Labels: labels,
 	}
-	a.entityDoc, err = canon.JSON(doc)
+	entityDoc, err := canon.JSON(doc)
 	if err != nil {
 		return err
 	}
-	a.entityFilt = filterJSON{Status: status.get(), Findings: find.list()}
-	ef := a.entityFilt
-	a.addFile("entity/metadata.json", "entity_metadata", mediaJSON, a.entityDoc, &ef)
+	a.addFile("entity/metadata.json", "entity_metadata", mediaJSON, entityDoc, &filterJSON{Status: status.get(), Findings: find.list()})
 
 	key := a.key(canon.KindEntity, e.ID)
 	a.entityPath = recordPath(canon.EntityOrderKey, key)

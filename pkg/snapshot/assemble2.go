@@ -261,7 +261,6 @@ func (a *asm) checks() error {
 		if err != nil {
 			return err
 		}
-		a.checkDocs = append(a.checkDocs, doc)
 		rec.MetadataPath = "checks/" + cd.key + "/metadata.json"
 		mf := rec.Filter
 		a.addFile(rec.MetadataPath, "check_metadata", mediaJSON, doc, &mf)
