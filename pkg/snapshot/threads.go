@@ -1,0 +1,236 @@
+package snapshot
+
+import (
+	"sort"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+func sideOK(s string) bool { return s == "" || s == "left" || s == "right" }
+
+// threads stages review-thread relationships and state. Threads belong to the reviews scope:
+// they are emitted only when reviews are selected, and only with the retained comment records
+// that have a content file (no dangling keys, edges or order lines).
+func (a *asm) threads() error {
+	if !a.prof.Includes(acquisition.SourceReviews) {
+		return nil
+	}
+	const sc = acquisition.ScopeReviews
+	list := a.acq.Threads
+	dup := duplicateIDs(len(list), func(i int) string { return list[i].ID })
+	for i := range list {
+		th := &list[i]
+		t, cts, ok := ts(th.CreatedAt)
+		valid := ok && !dup[th.ID] && forgeThreadID(a.forge, th.ID) && a.boundOK(th.ID) &&
+			(th.ReviewID == "" || forgeRecordID(a.forge, th.ReviewID) && a.boundOK(th.ReviewID)) &&
+			(th.ReviewedSHA == "" || gitOID(th.ReviewedSHA)) &&
+			th.Line >= 0 && th.StartLine >= 0 && th.OriginalLine >= 0 && th.OriginalStartLine >= 0 &&
+			sideOK(th.Side) && sideOK(th.OriginalSide)
+		if valid && th.Resolved && th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
+			valid = forgeRecordID(a.forge, *th.ResolvedBy.ID) && a.boundOK(*th.ResolvedBy.ID)
+		}
+		if valid {
+			inThread := map[string]bool{}
+			for _, id := range th.CommentIDs {
+				if inThread[id] {
+					valid = false
+				}
+				inThread[id] = true
+			}
+		}
+		if valid && th.Path != "" {
+			unsafe, err := a.structural(th.Path)
+			if err != nil {
+				return err
+			}
+			if unsafe {
+				a.gap(sc, acquisition.GapUnsafeContent, 1)
+				continue
+			}
+			valid = repositoryPath(th.Path) && a.boundOK(th.Path)
+		}
+		if !valid {
+			a.gap(sc, acquisition.GapInvalidMetadata, 1)
+			continue
+		}
+		var keys, paths []string
+		keyOf := map[string]string{}
+		for _, id := range th.CommentIDs {
+			if r, ok := a.commentContent[id]; ok {
+				keys = append(keys, r.key)
+				paths = append(paths, r.path)
+				keyOf[id] = r.key
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		key := a.key(canon.KindThread, th.ID)
+		rel := threadRelJSON{
+			ID: th.ID, ThreadKey: key, CreatedAt: cts, OrderPath: "threads/" + key + ".order",
+			RecordKeys: keys, Replies: []replyJSON{}, ReviewID: th.ReviewID, ReviewedSHA: th.ReviewedSHA,
+			Path: th.Path, Line: th.Line, Side: th.Side, StartLine: th.StartLine, OriginalLine: th.OriginalLine,
+			OriginalStartLine: th.OriginalStartLine, OriginalSide: th.OriginalSide,
+		}
+		if rk, ok := a.reviewKept[th.ReviewID]; ok && th.ReviewID != "" {
+			rel.ReviewRecordKey = rk
+		}
+		seenEdge := map[replyJSON]bool{}
+		for _, r := range th.Replies {
+			child, ok1 := keyOf[r.ID]
+			parent, ok2 := keyOf[r.ParentID]
+			e := replyJSON{RecordKey: child, ParentRecordKey: parent}
+			if ok1 && ok2 && child != parent && !seenEdge[e] {
+				seenEdge[e] = true
+				rel.Replies = append(rel.Replies, e)
+			}
+		}
+		st := threadStateJSON{ID: th.ID, ThreadKey: key, Resolved: th.Resolved, Outdated: th.Outdated, Minimized: th.Minimized}
+		if th.Resolved {
+			var by *string
+			if th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
+				by = th.ResolvedBy.ID
+				a.referenced[*by] = true
+			}
+			st.ResolvedByActorID = nullable(by)
+		}
+		a.threadRels = append(a.threadRels, rel)
+		a.threadStates = append(a.threadStates, st)
+		a.threadMeta = append(a.threadMeta, threadView{created: t, key: key, reviewID: th.ReviewID, unresolved: !th.Resolved && !th.Outdated, paths: paths})
+		a.addFile(rel.OrderPath, "thread_order", mediaText, orderBytes(paths), nil)
+	}
+	// Relationship threads sort by created_at, then thread ID; state rows by thread key.
+	idx := make([]int, len(a.threadRels))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool {
+		ti, tj := a.threadMeta[idx[i]].created, a.threadMeta[idx[j]].created
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return a.threadRels[idx[i]].ID < a.threadRels[idx[j]].ID
+	})
+	rels := make([]threadRelJSON, len(idx))
+	for i, k := range idx {
+		rels[i] = a.threadRels[k]
+	}
+	a.threadRels = rels
+	sort.Slice(a.threadStates, func(i, j int) bool { return a.threadStates[i].ThreadKey < a.threadStates[j].ThreadKey })
+	// Views order threads by creation time, then thread key.
+	sort.Slice(a.threadMeta, func(i, j int) bool {
+		if !a.threadMeta[i].created.Equal(a.threadMeta[j].created) {
+			return a.threadMeta[i].created.Before(a.threadMeta[j].created)
+		}
+		return a.threadMeta[i].key < a.threadMeta[j].key
+	})
+	return nil
+}
+
+// orderBytes renders an order file: one LF-terminated path per line; empty is zero bytes.
+func orderBytes(paths []string) []byte {
+	n := 0
+	for _, p := range paths {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, p := range paths {
+		b = append(b, p...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// orderViews stages the timeline, unresolved-review and per-review views, relations, thread
+// state and the agent-run history.
+func (a *asm) orderViews() error {
+	// Timeline: the entity record first, then retained comment/review records in canonical
+	// chronology — exactly filename order, since order keys encode created_at and the entity
+	// key is reserved to sort first.
+	var timeline []string
+	timeline = append(timeline, a.entityPath)
+	for _, r := range a.commentContent {
+		timeline = append(timeline, r.path)
+	}
+	for _, r := range a.reviewContent {
+		timeline = append(timeline, r.path)
+	}
+	sort.Strings(timeline)
+	a.addFile("views/timeline.order", "timeline_view", mediaText, orderBytes(timeline), nil)
+
+	var unresolved []string
+	seen := map[string]bool{}
+	for _, tv := range a.threadMeta {
+		if !tv.unresolved {
+			continue
+		}
+		for _, p := range tv.paths {
+			if !seen[p] {
+				seen[p] = true
+				unresolved = append(unresolved, p)
+			}
+		}
+	}
+	a.addFile("views/unresolved-review.order", "unresolved_review_view", mediaText, orderBytes(unresolved), nil)
+
+	byReview := map[string][]threadView{}
+	for _, tv := range a.threadMeta {
+		if tv.reviewID != "" {
+			byReview[tv.reviewID] = append(byReview[tv.reviewID], tv)
+		}
+	}
+	reviewIDs := make([]string, 0, len(a.reviewContent))
+	for id := range a.reviewContent {
+		reviewIDs = append(reviewIDs, id)
+	}
+	sort.Strings(reviewIDs)
+	for _, id := range reviewIDs {
+		rc := a.reviewContent[id]
+		lines := []string{rc.path}
+		seen := map[string]bool{rc.path: true}
+		for _, tv := range byReview[id] {
+			for _, p := range tv.paths {
+				if !seen[p] {
+					seen[p] = true
+					lines = append(lines, p)
+				}
+			}
+		}
+		a.addFile("views/reviews/"+rc.key+".order", "review_view", mediaText, orderBytes(lines), nil)
+	}
+
+	reviews := reviewsJSON{Reviews: a.reviewOrder, Threads: a.threadRels}
+	if reviews.Reviews == nil {
+		reviews.Reviews = []reviewRelJSON{}
+	}
+	if reviews.Threads == nil {
+		reviews.Threads = []threadRelJSON{}
+	}
+	doc, err := canon.JSON(reviews)
+	if err != nil {
+		return err
+	}
+	// Review paths are structural (checked, never rewritten): the document has no display text.
+	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
+
+	states := threadsJSON{Threads: a.threadStates}
+	if states.Threads == nil {
+		states.Threads = []threadStateJSON{}
+	}
+	if doc, err = canon.JSON(states); err != nil {
+		return err
+	}
+	a.addFile("state/threads.json", "thread_state", mediaJSON, doc, nil)
+
+	runs := runsJSON{Runs: a.runs}
+	if runs.Runs == nil {
+		runs.Runs = []runJSON{}
+	}
+	if doc, err = canon.JSON(runs); err != nil {
+		return err
+	}
+	a.addFile("history/agent-runs.json", "agent_runs", mediaJSON, doc, &filterJSON{Status: a.runsStatus.get(), Findings: a.runsFind.list()})
+	return nil
+}
