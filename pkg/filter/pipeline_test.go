@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -288,4 +289,20 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("not idempotent: %q -> %q %s %v", r.Output, again.Output, again.Status, again.Findings)
 		}
 	})
+}
+
+// TestDocsListEveryCode keeps docs/filter.md in step with the codes the filter can emit.
+func TestDocsListEveryCode(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/filter.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range filter.Codes() {
+		if !bytes.Contains(doc, []byte("`"+c+"`")) {
+			t.Errorf("docs/filter.md does not list %s", c)
+		}
+	}
+	if !bytes.Contains(doc, []byte(filter.Version)) {
+		t.Errorf("docs/filter.md does not name %s", filter.Version)
+	}
 }
