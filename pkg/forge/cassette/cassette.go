@@ -170,21 +170,34 @@ func Load(dir string) (*Cassette, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
 		}
-		var in Interaction
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
+		in, err := DecodeInteraction(b)
+		if err != nil {
 			return nil, fmt.Errorf("cassette: %s: %w", filepath.Base(name), err)
-		}
-		if in.Request.Method == "" || in.Request.URL == "" {
-			return nil, fmt.Errorf("cassette: %s: request.method and request.url are required", filepath.Base(name))
-		}
-		if in.Response == nil && in.Error == "" {
-			return nil, fmt.Errorf("cassette: %s: one of response or error is required", filepath.Base(name))
 		}
 		c.Interactions = append(c.Interactions, in)
 	}
 	return &c, nil
+}
+
+// DecodeInteraction parses one interaction file strictly: unknown fields, trailing data, a
+// missing method or URL, or neither response nor error are errors.
+func DecodeInteraction(b []byte) (Interaction, error) {
+	var in Interaction
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, err
+	}
+	if dec.More() {
+		return in, errors.New("trailing data after the interaction")
+	}
+	if in.Request.Method == "" || in.Request.URL == "" {
+		return in, errors.New("request.method and request.url are required")
+	}
+	if in.Response == nil && in.Error == "" {
+		return in, errors.New("one of response or error is required")
+	}
+	return in, nil
 }
 
 // Write stores c into dir (which must not hold another cassette's interactions): the header
