@@ -1,10 +1,15 @@
 package github_test
 
 import (
+	"context"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -289,5 +294,48 @@ func TestRecordWithInvalidNodeIDIsOmitted(t *testing.T) {
 	}
 	if actorByLogin(a, "mallory") != nil {
 		t.Error("the omitted record's author is still an actor")
+	}
+}
+
+// GitHub Enterprise Server: REST under /api/v3, GraphQL at /api/graphql, source.host is the
+// server's host (with its port when not 443).
+func TestEnterpriseServerPaths(t *testing.T) {
+	s := ghscenario.PR()
+	c := build(t, s)
+	ghes := &cassette.Cassette{Meta: c.Meta}
+	for _, in := range c.Interactions {
+		u, _ := url.Parse(in.Request.URL)
+		switch {
+		case u.Path == "/graphql":
+			u.Path = "/api/graphql"
+		case strings.HasPrefix(u.Path, "/repos/"):
+			u.Path = "/api/v3" + u.Path
+		}
+		in.Request.URL = u.String()
+		ghes.Interactions = append(ghes.Interactions, in)
+	}
+	fake := httpfake.New(t)
+	fake.ExpectCassette(ghes)
+	opts := fastOptions(fake.URL + "/api/v3")
+	opts.SourceHost = ""
+	cl, err := github.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := cl.Acquire(context.Background(), refOf(s), testProfile(kindOf(s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHost := strings.TrimPrefix(fake.URL, "http://")
+	if a.Source.Host != wantHost {
+		t.Errorf("source.host = %q, want %q", a.Source.Host, wantHost)
+	}
+	base, _, err := acquireFake(t, s, c, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Source.Host = base.Source.Host
+	if string(acqBytes(t, a)) != string(acqBytes(t, base)) {
+		t.Error("GHES acquisition differs from the github.com one beyond source.host")
 	}
 }
