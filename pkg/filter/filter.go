@@ -193,7 +193,8 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 	if err := ctx.Err(); err != nil {
 		return Result{}, abortf(err)
 	}
-	text = p.redact(text, &c)
+	owned := len(text) > 0 && len(src) > 0 && &text[0] != &src[0]
+	text = p.redact(text, &c, owned)
 	if err := ctx.Err(); err != nil {
 		return Result{}, abortf(err)
 	}
@@ -274,7 +275,7 @@ func bound(text []byte, max int, lf bool) []byte {
 // Unicode safety and no injection scan. Pre-script diagnostics use it.
 func (p *Pipeline) Redact(s string) (string, []Finding) {
 	var c counts
-	b := p.redact([]byte(s), &c)
+	b := p.redact([]byte(s), &c, true)
 	return string(b), c.findings()
 }
 
@@ -284,7 +285,7 @@ func (p *Pipeline) Redact(s string) (string, []Finding) {
 func (p *Pipeline) Sanitize(s string) (string, []Finding) {
 	var c counts
 	b := unicodeSafety([]byte(s), &c)
-	b = p.redact(b, &c)
+	b = p.redact(b, &c, true) // []byte(s) is a fresh copy: the pipeline owns it
 	return string(b), c.findings()
 }
 

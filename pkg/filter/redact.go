@@ -152,8 +152,10 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 }
 
 // redactSpans merges overlapping spans (the merged span takes the highest-priority kind) and
-// writes the redacted text. It returns b itself when there is nothing to redact.
-func redactSpans(b []byte, spans []span, c *counts) []byte {
+// writes the redacted text. It returns b itself when there is nothing to redact. When owned
+// (b is the pipeline's own buffer) and no replacement ever puts the write position ahead of
+// the read position, the text is rewritten in place, saving a copy of the input's size.
+func redactSpans(b []byte, spans []span, c *counts, owned bool) []byte {
 	if len(spans) == 0 {
 		return b
 	}
@@ -173,9 +175,21 @@ func redactSpans(b []byte, spans []span, c *counts) []byte {
 		}
 		merged = append(merged, s)
 	}
-	grow := 0
+	grow, ahead := 0, false
 	for _, s := range merged {
 		grow += len(replacements[s.kind]) - (s.end - s.start)
+		ahead = ahead || grow > 0
+	}
+	if owned && !ahead {
+		w, last := 0, 0
+		for _, s := range merged {
+			w += copy(b[w:], b[last:s.start]) // memmove: w <= last always
+			w += copy(b[w:], replacements[s.kind])
+			c[s.kind]++
+			last = s.end
+		}
+		w += copy(b[w:], b[last:])
+		return b[:w]
 	}
 	out := make([]byte, 0, len(b)+max(grow, 0))
 	last := 0
@@ -188,10 +202,10 @@ func redactSpans(b []byte, spans []span, c *counts) []byte {
 	return append(out, b[last:]...)
 }
 
-// redact is pipeline step 2 on the complete normalised text.
-func (p *Pipeline) redact(b []byte, c *counts) []byte {
+// redact is pipeline step 2 on the complete normalised text; owned says b may be rewritten.
+func (p *Pipeline) redact(b []byte, c *counts, owned bool) []byte {
 	spans := p.detect(b, nil)
-	return redactSpans(b, spans, c)
+	return redactSpans(b, spans, c, owned)
 }
 
 var redactedMarker = []byte("[REDACTED:")
