@@ -197,20 +197,6 @@ func TestSnapshotForgejoReplayThenVerify(t *testing.T) {
 				}
 				code, vout, verr := runCLI(t, nil, "", "verify", out, "--index-sha256", sum.IndexSHA256, "--format", "json")
 				if code != exitOK {
-					// Known pkg/verify defect (reported): it reads a spec-valid JSON null
-					// dismissed_by_actor_id (Forgejo exposes no dismisser) as a reference to
-					// actor "". Tolerate exactly that violation and nothing else, so the test
-					// passes fully once verify is fixed.
-					var rep struct {
-						Violations []struct {
-							Rule   string `json:"rule"`
-							Detail string `json:"detail"`
-						} `json:"violations"`
-					}
-					_ = json.Unmarshal([]byte(vout), &rep)
-					if len(rep.Violations) == 1 && rep.Violations[0].Rule == "actors" && rep.Violations[0].Detail == "referenced actor  has no row" {
-						t.Skipf("verify rejects a null dismissed_by_actor_id (pkg/verify defect): %s", vout)
-					}
 					t.Fatalf("verify exit %d: %s %s", code, vout, verr)
 				}
 			})

@@ -678,9 +678,11 @@ func (c *checker) actors(d *docs) {
 		refs[*d.entity.AuthorID] = true
 	}
 	rawRef := func(raw json.RawMessage) {
-		var s string
-		if len(raw) > 0 && json.Unmarshal(raw, &s) == nil {
-			refs[s] = true
+		// A JSON null reference records that the forge did not expose the actor: it names no
+		// actor row (json.Unmarshal of null into a string leaves "" and must not count).
+		var s *string
+		if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != nil {
+			refs[*s] = true
 		}
 	}
 	if d.reviews != nil {
