@@ -283,3 +283,50 @@ func TestPageChangingBetweenReads(t *testing.T) {
 		}
 	})
 }
+
+// The same holds for GraphQL review threads: a shifted page is detected by its repeated thread
+// and the thread list is read again.
+func TestThreadPageChangingBetweenReads(t *testing.T) {
+	s := ghscenario.Large()
+	c := build(t, s)
+	c = without(c, find(t, c, s.OtherSHA)) // the other revision's checks are never requested
+	var pages []int
+	for i, in := range c.Interactions {
+		if b, _ := in.Request.Body.Bytes(); bytes.Contains(b, []byte(`"operationName":"Threads"`)) {
+			pages = append(pages, i)
+		}
+	}
+	if len(pages) != 3 {
+		t.Fatalf("%d thread pages", len(pages))
+	}
+	nodes := func(i int) (map[string]any, []any) {
+		var doc map[string]any
+		if err := json.Unmarshal(body(t, c, i), &doc); err != nil {
+			t.Fatal(err)
+		}
+		rt := doc["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any)
+		return doc, rt["nodes"].([]any)
+	}
+	_, first := nodes(pages[0])
+	doc, second := nodes(pages[1])
+	rt := doc["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any)
+	rt["nodes"] = append([]any{first[len(first)-1]}, second[:len(second)-1]...)
+	a, st, err := acquireFake(t, s, c, func(f *httpfake.Server, c *cassette.Cassette) {
+		m, pq, b := target(t, c, pages[1])
+		f.ExpectBody(m, pq, b, httpfake.JSON(200, doc))
+		f.ExpectCassette(c)
+		for _, p := range []int{pages[0], pages[2]} {
+			m, pq, b := target(t, c, p)
+			f.ExpectBody(m, pq, b, httpfake.JSON(200, body(t, c, p)))
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Threads) != 300 || a.Outcomes.Reviews != nil || a.Outcomes.Comments != nil {
+		t.Errorf("%d threads, gaps %+v", len(a.Threads), a.Outcomes)
+	}
+	if st.Pages["review_threads"] != 6 {
+		t.Errorf("thread pages read = %d, want 6 (two passes)", st.Pages["review_threads"])
+	}
+}

@@ -249,37 +249,11 @@ type threadCommentsData struct {
 // become comment records; each thread lists them in forge order with reply edges.
 func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisition.Comment, gapList) {
 	var gaps gapList
-	var raw []gqlThread
-	var after any
-	total := r.totals.Threads
-	failed := false
-	for n := 0; ; n++ {
-		if n >= maxPages {
-			failed = true
-			break
-		}
-		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
-		var d threadsData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Threads", vars, &d) }); err != nil {
-			failed = true
-			break
-		}
-		r.countPage("review_threads")
-		if d.Repository == nil || d.Repository.PullRequest == nil {
-			failed = true
-			break
-		}
-		rt := d.Repository.PullRequest.ReviewThreads
-		total = rt.TotalCount
-		raw = append(raw, rt.Nodes...)
-		if !rt.PageInfo.HasNextPage || rt.PageInfo.EndCursor == nil {
-			break
-		}
-		if after == *rt.PageInfo.EndCursor {
-			failed = true // the cursor did not advance
-			break
-		}
-		after = *rt.PageInfo.EndCursor
+	// Thread cursors are opaque and stable, so a page rarely shifts; a list with repeated or
+	// missing threads is read once more from the start, like the REST lists.
+	raw, total, failed := r.readThreadPages(ctx)
+	if !failed && (len(raw) < total || hasDuplicateThreads(raw)) {
+		raw, total, failed = r.readThreadPages(ctx)
 	}
 	r.needPages("review_threads", max(total, len(raw)))
 	if failed {
@@ -334,6 +308,48 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 		comments = append(comments, cs...)
 	}
 	return threads, comments, gaps
+}
+
+// readThreadPages reads every page of review threads once. failed reports a page that could
+// not be read.
+func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, failed bool) {
+	var after any
+	total = r.totals.Threads
+	for n := 0; ; n++ {
+		if n >= maxPages {
+			return raw, total, true
+		}
+		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
+		var d threadsData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Threads", vars, &d) }); err != nil {
+			return raw, total, true
+		}
+		r.countPage("review_threads")
+		if d.Repository == nil || d.Repository.PullRequest == nil {
+			return raw, total, true
+		}
+		rt := d.Repository.PullRequest.ReviewThreads
+		total = rt.TotalCount
+		raw = append(raw, rt.Nodes...)
+		if !rt.PageInfo.HasNextPage || rt.PageInfo.EndCursor == nil {
+			return raw, total, false
+		}
+		if after == *rt.PageInfo.EndCursor {
+			return raw, total, true // the cursor did not advance
+		}
+		after = *rt.PageInfo.EndCursor
+	}
+}
+
+func hasDuplicateThreads(ts []gqlThread) bool {
+	seen := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		if seen[t.ID] {
+			return true
+		}
+		seen[t.ID] = true
+	}
+	return false
 }
 
 // mapThread maps one thread and its comments. ok is false when a structural value is
