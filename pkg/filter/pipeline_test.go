@@ -306,3 +306,23 @@ func TestDocsListEveryCode(t *testing.T) {
 		t.Errorf("docs/filter.md does not name %s", filter.Version)
 	}
 }
+
+// TestConcurrentApply: a Pipeline is safe for concurrent use and gives every goroutine the
+// same result.
+func TestConcurrentApply(t *testing.T) {
+	c := corpus.Thread(9, 32<<10)
+	p := filter.New(c.RunCredentials)
+	want := apply(t, p, string(c.Text), filter.Options{MaxBytes: 20000})
+	done := make(chan filter.Result)
+	for range 4 {
+		go func() {
+			r, _ := p.Apply(context.Background(), c.Text, filter.Options{Role: filter.RoleBody, MaxBytes: 20000})
+			done <- r
+		}()
+	}
+	for range 4 {
+		if r := <-done; !reflect.DeepEqual(r, want) {
+			t.Error("concurrent result differs")
+		}
+	}
+}
