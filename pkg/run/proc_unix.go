@@ -28,9 +28,3 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	}
 	return nil
 }
-
-// processAlive reports whether pid names a live process (scavenging).
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}

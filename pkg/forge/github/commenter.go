@@ -156,7 +156,7 @@ func (m *Commenter) CreateComment(ctx context.Context, ref forge.Ref, body strin
 		}
 		wait, limited := time.Duration(0), false
 		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusForbidden && isRateLimited(resp.Response))) {
-			wait, limited = rateLimitWait(resp.Response)
+			wait, _ = rateLimitWait(resp.Response)
 			limited = true
 		}
 		if !limited || attempt >= 3 || ctx.Err() != nil {
