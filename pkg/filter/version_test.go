@@ -1,0 +1,56 @@
+package filter_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/test/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestVersionPinsEmittedBytes: "changing emitted bytes for the same input requires a new
+// filter version." The digest of the pipeline's output over a fixed corpus is recorded with
+// the version; a behaviour change that keeps the version fails here (bump filter.Version, then
+// run with -update).
+func TestVersionPinsEmittedBytes(t *testing.T) {
+	h := sha256.New()
+	log, thread := corpus.CILog(11, 128<<10), corpus.Thread(12, 128<<10)
+	p := filter.New(append(log.RunCredentials, thread.RunCredentials...))
+	for _, in := range [][]byte{log.Text, thread.Text} {
+		for _, o := range []filter.Options{{Role: filter.RoleLog}, {Role: filter.RoleBody, MaxBytes: 50000}, {Role: filter.RoleDisplay, MaxBytes: 300}} {
+			r := apply(t, p, string(in), o)
+			fmt.Fprintf(h, "%s %s %v %d\n", r.Status, r.Gap, r.Findings, len(r.Output))
+			h.Write(r.Output)
+		}
+	}
+	got := map[string]string{"filter_version": filter.Version, "sha256": hex.EncodeToString(h.Sum(nil))}
+	path := filepath.Join("testdata", "version_golden.json")
+	if *update {
+		b, _ := json.MarshalIndent(got, "", "  ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]string
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got["sha256"] != want["sha256"] && got["filter_version"] == want["filter_version"] {
+		t.Errorf("emitted bytes changed but filter.Version is still %s: bump it, then run go test -run TestVersionPinsEmittedBytes -update", filter.Version)
+	}
+	if got["filter_version"] != want["filter_version"] {
+		t.Errorf("filter.Version %s has no golden digest yet: run with -update", filter.Version)
+	}
+}
