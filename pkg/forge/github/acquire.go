@@ -111,6 +111,10 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	if r.isPR && profile.Includes(acquisition.SourceReviews) {
 		spawn(func() { reviews, gReviews = r.readReviews(ctx) })
+	}
+	// Review-thread comments are comment records; threads are review relationships. Either
+	// source needs the thread read (the assembler emits threads only with reviews selected).
+	if r.isPR && (profile.Includes(acquisition.SourceReviews) || profile.Includes(acquisition.SourceComments)) {
 		spawn(func() { threads, threadComments, gThr = r.readThreads(ctx) })
 	}
 	if r.isPR && profile.Includes(acquisition.SourceChecks) {
@@ -127,14 +131,18 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	a := r.acq
 	a.Comments = append(append(a.Comments, comments...), threadComments...)
 	a.Reviews = append(a.Reviews, reviews...)
-	a.Threads = append(a.Threads, threads...)
+	if profile.Includes(acquisition.SourceReviews) {
+		a.Threads = append(a.Threads, threads...)
+	}
 	a.Checks = append(a.Checks, checks...)
 	a.AgentRuns = append(a.AgentRuns, agentRuns...)
 	gComments.addTo(&a.Outcomes, acquisition.ScopeComments)
 	gReviews.addTo(&a.Outcomes, acquisition.ScopeReviews)
 	// A failed thread read loses review relationships (reviews scope) and the review-thread
 	// comment records themselves (comments scope).
-	gThr.addTo(&a.Outcomes, acquisition.ScopeReviews)
+	if profile.Includes(acquisition.SourceReviews) {
+		gThr.addTo(&a.Outcomes, acquisition.ScopeReviews)
+	}
 	if profile.Includes(acquisition.SourceComments) {
 		gThr.addTo(&a.Outcomes, acquisition.ScopeComments)
 	}

@@ -339,3 +339,44 @@ func TestEnterpriseServerPaths(t *testing.T) {
 		t.Error("GHES acquisition differs from the github.com one beyond source.host")
 	}
 }
+
+// A change-proposal profile with comments but not reviews still collects the review-thread
+// comments (comment records), but no reviews, threads, checks, or the actors only they
+// reference.
+func TestCommentsWithoutReviewsStillReadThreadComments(t *testing.T) {
+	s := ghscenario.PR()
+	c := build(t, s)
+	keep := &cassette.Cassette{Meta: c.Meta}
+	for _, in := range c.Interactions {
+		u, _ := url.Parse(in.Request.URL)
+		b, _ := in.Request.Body.Bytes()
+		switch {
+		case strings.Contains(string(b), `"operationName":"Entity"`), strings.Contains(string(b), `"operationName":"Threads"`),
+			strings.HasSuffix(u.Path, "/issues/42/comments"):
+		case strings.Contains(u.Path, "/collaborators/"):
+			login := strings.Split(u.Path, "/")[5]
+			if login == "alice" || login == "dave" || login == "frank" {
+				continue // referenced only by reviews, dismissals and thread resolution
+			}
+		default:
+			continue
+		}
+		keep.Interactions = append(keep.Interactions, in)
+	}
+	fake := httpfake.New(t)
+	fake.ExpectCassette(keep)
+	cl, err := github.New(fastOptions(fake.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := testProfile(acquisition.KindChangeProposal)
+	p.IncludedSources = []string{"comments", "entity"}
+	p.CheckLogSelection = "none"
+	a, err := cl.Acquire(context.Background(), refOf(s), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 8 || len(a.Threads) != 0 || len(a.Reviews) != 0 || len(a.Checks) != 0 {
+		t.Errorf("comments %d threads %d reviews %d checks %d", len(a.Comments), len(a.Threads), len(a.Reviews), len(a.Checks))
+	}
+}
