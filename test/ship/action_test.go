@@ -1,0 +1,315 @@
+package ship
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// actionRunner executes action.yml's composite steps as a GitHub runner does: each `run:` is
+// written to a file and run with `bash --noprofile --norc -eo pipefail FILE` in the workspace;
+// `${{ }}` expressions in `env:` are evaluated against the inputs (with their defaults), the
+// github context and earlier steps' outputs; each step gets its own $GITHUB_OUTPUT file, parsed
+// afterwards in both of GitHub's forms (key=value and key<<DELIMITER); a failing step stops the
+// action. Expressions other than plain context references fail the test, which keeps
+// action.yml within what this harness can prove.
+type actionRunner struct {
+	t        *testing.T
+	a        actionFile
+	inputs   map[string]string
+	github   map[string]string
+	env      map[string]string // the job's environment
+	temp     string            // $RUNNER_TEMP
+	work     string            // $GITHUB_WORKSPACE
+	steps    map[string]map[string]string
+	log      strings.Builder
+	failedAt string
+	exitCode int
+}
+
+var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+func (r *actionRunner) eval(s string) string {
+	return expr.ReplaceAllStringFunc(s, func(m string) string {
+		ref := expr.FindStringSubmatch(m)[1]
+		parts := strings.Split(ref, ".")
+		switch {
+		case len(parts) == 2 && parts[0] == "inputs":
+			if v, ok := r.inputs[parts[1]]; ok {
+				return v
+			}
+			in, ok := r.a.Inputs[parts[1]]
+			if !ok {
+				r.t.Fatalf("action.yml references undeclared input %q", parts[1])
+			}
+			if in.Default == nil {
+				return ""
+			}
+			return r.eval(*in.Default)
+		case len(parts) == 2 && parts[0] == "github":
+			v, ok := r.github[parts[1]]
+			if !ok {
+				r.t.Fatalf("action.yml references github.%s, which this harness does not provide", parts[1])
+			}
+			return v
+		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs":
+			return r.steps[parts[1]][parts[3]]
+		}
+		r.t.Fatalf("action.yml uses expression %q; only context references are supported", ref)
+		return ""
+	})
+}
+
+// parseOutputFile reads a $GITHUB_OUTPUT file in both of GitHub's forms.
+func parseOutputFile(t testing.TB, p string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	f, err := os.Open(p)
+	must(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(k, "=") {
+			var val []string
+			closed := false
+			for sc.Scan() {
+				if sc.Text() == delim {
+					closed = true
+					break
+				}
+				val = append(val, sc.Text())
+			}
+			if !closed {
+				t.Fatalf("$GITHUB_OUTPUT: %s<<%s is never closed", k, delim)
+			}
+			out[k] = strings.Join(val, "\n")
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("$GITHUB_OUTPUT: line %q is neither key=value nor key<<DELIMITER", line)
+		}
+		out[k] = v
+	}
+	must(t, sc.Err())
+	return out
+}
+
+// run executes the steps and returns the action's outputs.
+func (r *actionRunner) run() map[string]string {
+	r.t.Helper()
+	r.steps = map[string]map[string]string{}
+	for i, s := range r.a.Runs.Steps {
+		if s.Uses != "" || s.If != "" {
+			r.t.Fatalf("step %d: uses/if are not supported by this harness", i)
+		}
+		dir := filepath.Join(r.temp, fmt.Sprintf("_step%d", i))
+		must(r.t, os.MkdirAll(dir, 0o700))
+		script := filepath.Join(dir, "script.sh")
+		must(r.t, os.WriteFile(script, []byte(s.Run), 0o600))
+		outFile := filepath.Join(dir, "output")
+		must(r.t, os.WriteFile(outFile, nil, 0o600))
+		env := map[string]string{}
+		for k, v := range r.env {
+			env[k] = v
+		}
+		env["GITHUB_OUTPUT"] = outFile
+		for _, k := range sortedKeys(s.Env) {
+			env[k] = r.eval(s.Env[k])
+		}
+		var envList []string
+		for _, k := range sortedKeys(env) {
+			envList = append(envList, k+"="+env[k])
+		}
+		out, code := runCmd(r.t, 5*time.Minute, r.work, envList, "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
+		fmt.Fprintf(&r.log, "== step %s (exit %d)\n%s\n", s.ID, code, out)
+		r.steps[s.ID] = parseOutputFile(r.t, outFile)
+		if code != 0 {
+			r.failedAt, r.exitCode = s.ID, code
+			break
+		}
+	}
+	outputs := map[string]string{}
+	for _, name := range sortedKeys(r.a.Outputs) {
+		outputs[name] = r.eval(r.a.Outputs[name].Value)
+	}
+	return outputs
+}
+
+const actionToken = "ghs_shipActionTokenValue0123456789abcdefAB"
+
+// newActionRunner prepares a runner: workspace with a harness, RUNNER_TEMP, the job's env.
+func newActionRunner(t *testing.T, forgeURL, harness string, inputs map[string]string) *actionRunner {
+	t.Helper()
+	dir := t.TempDir()
+	r := &actionRunner{t: t, a: loadAction(t), inputs: inputs, temp: filepath.Join(dir, "runner-temp"), work: filepath.Join(dir, "workspace")}
+	must(t, os.MkdirAll(filepath.Join(r.work, ".forgectx"), 0o755))
+	must(t, os.MkdirAll(r.temp, 0o700))
+	must(t, os.WriteFile(filepath.Join(r.work, ".forgectx", "harness.yml"), []byte(harness), 0o644))
+	summary := filepath.Join(dir, "step-summary")
+	must(t, os.WriteFile(summary, nil, 0o600))
+	r.github = map[string]string{"token": actionToken, "action_path": root, "action_ref": "main", "repository": "octo-org/Hello-World"}
+	r.env = map[string]string{
+		"PATH": os.Getenv("PATH"), "HOME": filepath.Join(dir, "home"), "CI": "true", "GITHUB_ACTIONS": "true",
+		"GITHUB_ACTION_PATH": root, "GITHUB_ACTION_REF": "main", "GITHUB_WORKSPACE": r.work,
+		"GITHUB_REPOSITORY": "octo-org/Hello-World", "GITHUB_SERVER_URL": "https://github.com",
+		"GITHUB_API_URL": "https://api.github.invalid", "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_SHA": "6dcb09b5b57875f334f61aebed695e2e4193db5e", "GITHUB_STEP_SUMMARY": summary,
+		"GITHUB_EVENT_NAME": "workflow_dispatch", "RUNNER_TEMP": r.temp, "RUNNER_OS": runnerOS(), "RUNNER_ARCH": runnerArch(),
+		"AGENT_OUT": filepath.Join(dir, "agent-out"),
+	}
+	for _, kv := range goEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		r.env[k] = v
+	}
+	must(t, os.MkdirAll(r.env["HOME"], 0o700))
+	must(t, os.MkdirAll(r.env["AGENT_OUT"], 0o700))
+	return r
+}
+
+// shipHarness is a harness whose agent records that it ran and what it was given.
+const shipHarness = `version: 1
+agent:
+  name: triage
+  category: observation
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && exit ${AGENT_EXIT:-0}"]
+  env: [PATH, AGENT_OUT, AGENT_EXIT]
+  timeout: 60s
+{{PRE}}profiles:
+  work_item:
+    included_sources: [agent_runs, comments, entity]
+    record_selection: newest
+    check_log_selection: none
+    bounds:
+      max_records_per_source: 200
+      max_source_bytes: 4096
+      max_record_bytes: 65536
+      max_log_bytes: 262144
+      max_metadata_string_bytes: 512
+      max_labels: 50
+bots:
+  - id: BOT_kgDOAn-Zag
+    login: github-actions[bot]
+    bot_role: triage
+`
+
+func harnessWith(pre string) string {
+	if pre == "" {
+		return strings.Replace(shipHarness, "{{PRE}}", "", 1)
+	}
+	return strings.Replace(shipHarness, "{{PRE}}", "pre_script:\n  command: [\"bash\", \"-c\", "+pre+"]\n  env: [PATH]\n  timeout: 30s\n", 1)
+}
+
+// snapshotDir lists a directory tree (names and sizes) to prove a run left it untouched.
+func snapshotDir(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	must(t, filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, fmt.Sprintf("%s %d %v", rel, fi.Size(), fi.Mode()))
+		return nil
+	}))
+	sort.Strings(out)
+	return out
+}
+
+func TestCompositeActionFromSource(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("SKIP: version: source needs Go on PATH")
+	}
+	cases := []struct {
+		name       string
+		pre        string
+		agentExit  string
+		wantExit   bool
+		wantOut    map[string]string
+		wantWrites []string
+		agentRan   bool
+	}{
+		{name: "proceed: the agent runs, status success", wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"},
+			wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+		{name: "skip via the pre-script output file: status skipped, reason relayed",
+			pre:     `"echo skipped=true >> \"$FULLSEND_PRESCRIPT_OUTPUT\"; echo reason=the issue is labelled no-agent >> \"$FULLSEND_PRESCRIPT_OUTPUT\""`,
+			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "POST", "PATCH"}},
+		{name: "agent failure: the step fails, status failure", agentExit: "3", wantExit: true,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeForge(t)
+			r := newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
+				"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
+				"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
+			})
+			r.env["AGENT_EXIT"] = c.agentExit
+			before := snapshotDir(t, r.work)
+			out := r.run()
+			t.Log(r.log.String())
+			if c.wantExit {
+				if r.failedAt != "run" || r.exitCode != 1 {
+					t.Fatalf("failed at step %q with exit %d, want the run step with exit 1", r.failedAt, r.exitCode)
+				}
+			} else if r.failedAt != "" {
+				t.Fatalf("step %q failed with exit %d", r.failedAt, r.exitCode)
+			}
+			if !reflect.DeepEqual(out, c.wantOut) {
+				t.Errorf("outputs = %v, want %v", out, c.wantOut)
+			}
+			if got := methods(f.Writes()); !reflect.DeepEqual(got, c.wantWrites) {
+				t.Errorf("comment writes = %v, want %v", got, c.wantWrites)
+			}
+			ws := f.Writes()
+			if len(ws) == 3 && !strings.Contains(ws[1].Body, "\"status\": \""+c.wantOut["status"]+"\"") && !strings.Contains(ws[1].Body, `"status":"`+c.wantOut["status"]+`"`) {
+				t.Errorf("the receipt does not record status %s:\n%s", c.wantOut["status"], ws[1].Body)
+			}
+			envFile := filepath.Join(r.env["AGENT_OUT"], "env")
+			_, err := os.Stat(envFile)
+			if ran := err == nil; ran != c.agentRan {
+				t.Fatalf("agent ran = %v, want %v", ran, c.agentRan)
+			}
+			if c.agentRan {
+				if env := readFile(t, envFile); strings.Contains(env, actionToken) || strings.Contains(env, "FORGECTX_TOKEN") {
+					t.Error("the agent's environment carries the forge token")
+				}
+			}
+			if strings.Contains(r.log.String(), actionToken) {
+				t.Error("the job log carries the forge token")
+			}
+			// The binary came from the action's own checkout, into $RUNNER_TEMP.
+			if bin := r.steps["install"]["bin"]; bin != filepath.Join(r.temp, "forgectx-bin", "forgectx") {
+				t.Errorf("install output bin = %q, want it under $RUNNER_TEMP", bin)
+			}
+			if !strings.Contains(r.log.String(), "forgectx source") {
+				t.Error("version: source did not report the source build's version")
+			}
+			if after := snapshotDir(t, r.work); !reflect.DeepEqual(before, after) {
+				t.Errorf("the action changed the workspace:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// TestCompositeActionRefusesBadVersion: the install step fails closed, naming the rule, on a
+// version that is neither a release nor source, before any download.
+func TestCompositeActionRefusesBadVersion(t *testing.T) {
+	r := newActionRunner(t, "http://127.0.0.1:9", harnessWith(""), map[string]string{"harness": ".forgectx/harness.yml", "version": "main"})
+	r.run()
+	if r.failedAt != "install" {
+		t.Fatalf("failed at %q, want install", r.failedAt)
+	}
+	if !strings.Contains(r.log.String(), "--version: must be vX.Y.Z, latest or source") {
+		t.Errorf("log lacks the rule:\n%s", r.log.String())
+	}
+}

@@ -1,0 +1,165 @@
+package ship
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/test/ghscenario"
+)
+
+// fakeForge is a loopback GitHub API for a `forgectx run` started as a subprocess. Reads are
+// answered from the ghscenario issue cassette (GitHub's real response shapes); the only writes
+// it accepts are creating an issue comment and editing one, which it records. Any other request
+// fails the test, and so does a cassette read never made. Bodies of the writes carry wall-clock
+// times (the subprocess's clock is not pinned), so the fake records them for assertions rather
+// than matching them byte for byte (test/e2e does that in-process).
+type fakeForge struct {
+	t   testing.TB
+	srv *httptest.Server
+	sc  *ghscenario.Scenario
+
+	mu     sync.Mutex
+	reads  map[string]cassette.Interaction
+	served map[string]int
+	writes []fakeWrite
+	nextID int64
+}
+
+type fakeWrite struct {
+	Method, Path, Body string
+}
+
+var (
+	createComment = regexp.MustCompile(`^/repos/octo-org/Hello-World/issues/[0-9]+/comments$`)
+	editComment   = regexp.MustCompile(`^/repos/octo-org/Hello-World/issues/comments/([0-9]+)$`)
+)
+
+func newFakeForge(t testing.TB) *fakeForge {
+	t.Helper()
+	sc := ghscenario.Issue()
+	c, err := ghscenario.Build(sc)
+	must(t, err)
+	f := &fakeForge{t: t, sc: sc, reads: map[string]cassette.Interaction{}, served: map[string]int{}, nextID: 9001}
+	for _, in := range c.Interactions {
+		body, err := in.Request.Body.Bytes()
+		must(t, err)
+		k, err := cassette.Key(in.Request.Method, in.Request.URL, body)
+		must(t, err)
+		if _, dup := f.reads[k]; !dup { // a repeated read replays the first answer
+			f.reads[k] = in
+		}
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(func() {
+		f.srv.Close()
+		for _, k := range sortedKeys(f.reads) {
+			if f.served[k] == 0 {
+				t.Errorf("fake forge: expected request never made: %s", k)
+			}
+		}
+	})
+	return f
+}
+
+func (f *fakeForge) URL() string { return f.srv.URL }
+
+func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	k, err := cassette.Key(r.Method, r.URL.String(), body)
+	if err != nil {
+		f.t.Errorf("fake forge: bad request: %v", err)
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if in, ok := f.reads[k]; ok {
+		f.served[k]++
+		rb, err := in.Response.Body.Bytes()
+		if err != nil {
+			f.t.Errorf("fake forge: %v", err)
+		}
+		for h, vs := range in.Response.Header {
+			if h == "Content-Length" {
+				continue
+			}
+			for _, v := range vs {
+				if h == "Link" {
+					v = strings.ReplaceAll(v, ghscenario.APIURL, f.srv.URL)
+				}
+				w.Header().Add(h, v)
+			}
+		}
+		w.WriteHeader(in.Response.Status)
+		w.Write(rb)
+		return
+	}
+	var req struct {
+		Body string `json:"body"`
+	}
+	switch {
+	case r.Method == http.MethodPost && createComment.MatchString(r.URL.Path):
+		if json.Unmarshal(body, &req) != nil || req.Body == "" {
+			f.t.Errorf("fake forge: comment create without a body")
+		}
+		f.writes = append(f.writes, fakeWrite{r.Method, r.URL.Path, req.Body})
+		f.nextID++
+		f.reply(w, http.StatusCreated, f.nextID, req.Body)
+	case r.Method == http.MethodPatch && editComment.MatchString(r.URL.Path):
+		if json.Unmarshal(body, &req) != nil || req.Body == "" {
+			f.t.Errorf("fake forge: comment edit without a body")
+		}
+		f.writes = append(f.writes, fakeWrite{r.Method, r.URL.Path, req.Body})
+		var id int64
+		fmt.Sscan(editComment.FindStringSubmatch(r.URL.Path)[1], &id)
+		f.reply(w, http.StatusOK, id, req.Body)
+	default:
+		f.t.Errorf("fake forge: unexpected request: %s", k)
+		http.Error(w, "unexpected request "+k, http.StatusNotImplemented)
+	}
+}
+
+// reply answers a comment write in GitHub's issue-comment shape, authored by the Actions bot.
+func (f *fakeForge) reply(w http.ResponseWriter, status int, id int64, body string) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	repo := "https://api.github.com/repos/octo-org/Hello-World"
+	u := ghscenario.Actions
+	c := map[string]any{
+		"id": id, "node_id": fmt.Sprintf("IC_kwDOLq3Xz86AA%04d", id%10000), "url": fmt.Sprintf("%s/issues/comments/%d", repo, id),
+		"html_url": fmt.Sprintf("https://github.com/octo-org/Hello-World/issues/%d#issuecomment-%d", f.sc.Number, id),
+		"body":     body, "created_at": now, "updated_at": now, "author_association": "NONE",
+		"issue_url": fmt.Sprintf("%s/issues/%d", repo, f.sc.Number),
+		"user": map[string]any{"login": u.Login, "id": u.ID, "node_id": u.NodeID, "type": "Bot", "site_admin": false,
+			"url": "https://api.github.com/users/" + url.PathEscape(u.Login), "html_url": "https://github.com/apps/github-actions"},
+	}
+	b, _ := json.Marshal(c)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// Writes returns the comment writes in arrival order.
+func (f *fakeForge) Writes() []fakeWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeWrite(nil), f.writes...)
+}
+
+// methods lists the writes' methods, e.g. [POST POST PATCH].
+func methods(ws []fakeWrite) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Method
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package ship
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// root is the repository root (tests run in test/ship).
+var root = func() string {
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// forgectxBin builds the static forgectx binary once per test process.
+func forgectxBin(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "forgectx-ship-bin-")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(binDir, "forgectx")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", builtBin, "./cmd/forgectx")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// flagLine is one flag in Go's flag.PrintDefaults output: "  -name type".
+var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+
+// runFlags returns the flags `forgectx run --help` lists, sorted.
+func runFlags(t testing.TB) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, forgectxBin(t), "run", "--help")
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("forgectx run --help: %v\n%s", err, stderr.String())
+	}
+	seen := map[string]bool{} // the usage may be printed more than once
+	var flags []string
+	for _, m := range flagLine.FindAllStringSubmatch(stderr.String(), -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			flags = append(flags, m[1])
+		}
+	}
+	if len(flags) == 0 {
+		t.Fatalf("forgectx run --help lists no flags:\n%s", stderr.String())
+	}
+	sort.Strings(flags)
+	return flags
+}
+
+// tool finds an executable: an environment override, PATH, then GOPATH/bin.
+func tool(envName, name string) string {
+	if p := os.Getenv(envName); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if gp, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		p := filepath.Join(strings.TrimSpace(string(gp)), "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// toolCache is a persistent directory for tools the tests install (npm packages).
+func toolCache(t testing.TB) string {
+	t.Helper()
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	d = filepath.Join(d, "forgectx-test-tools")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// run runs a command with a deadline and returns combined output and the exit code.
+func runCmd(t testing.TB, timeout time.Duration, dir string, env []string, name string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = env
+	}
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: timed out after %s\n%s", name, strings.Join(args, " "), timeout, out)
+	}
+	code := 0
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	return string(out), code
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	must(t, err)
+	return string(b)
+}
+
+// goEnv is the environment a child `go build` needs to reuse this machine's caches.
+func goEnv() []string {
+	var out []string
+	for _, k := range []string{"GOPATH", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GOTOOLCHAIN"} {
+		if v, err := exec.Command("go", "env", k).Output(); err == nil && strings.TrimSpace(string(v)) != "" {
+			out = append(out, k+"="+strings.TrimSpace(string(v)))
+		}
+	}
+	return out
+}
+
+// runnerOS/runnerArch name this machine as GitHub's RUNNER_OS and RUNNER_ARCH do.
+func runnerOS() string {
+	if runtime.GOOS == "darwin" {
+		return "macOS"
+	}
+	return "Linux"
+}
+
+func runnerArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "ARM64"
+	}
+	return "X64"
+}
