@@ -116,6 +116,17 @@ func pickEnv(environ []string, names []string) []string {
 	return out
 }
 
+// pickValues returns the non-empty values of the named variables.
+func pickValues(environ []string, names []string) []string {
+	var out []string
+	for _, kv := range pickEnv(environ, names) {
+		if _, v, _ := strings.Cut(kv, "="); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // scrub drops every entry whose value contains one of the withheld literal values (a forge
 // token or a registered secret that some harness-listed variable happens to carry).
 func scrub(env []string, withheld []string) ([]string, int) {
@@ -125,7 +136,8 @@ func scrub(env []string, withheld []string) ([]string, int) {
 		_, v, _ := strings.Cut(kv, "=")
 		bad := false
 		for _, w := range withheld {
-			if w != "" && strings.Contains(v, w) {
+			// Short values are compared whole: containment would match ordinary text.
+			if w != "" && (v == w || len(w) >= filter.MinSecretEnvBytes && strings.Contains(v, w)) {
 				bad = true
 				break
 			}

@@ -68,10 +68,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{o: o, c: c, log: o.Log, start: start, res: &Result{}}
+	// The filter redacts every credential-looking variable of the environment (by the filter's
+	// name rule) plus the token and the registered secrets; the agent is denied exactly the
+	// token and the registered secrets (it may need, say, its model API key via agent.env).
 	names := append([]string{c.tokenEnv}, c.h.Secrets...)
-	r.withheld = filter.SecretEnvValues(o.Environ(), names)
-	r.withheld = append(r.withheld, c.token)
-	r.pipe = filter.New(r.withheld)
+	r.pipe = filter.New(append(filter.SecretEnvValues(o.Environ(), names), c.token))
+	r.withheld = append(pickValues(o.Environ(), names), c.token)
 	if err := r.connect(); err != nil {
 		return nil, err
 	}

@@ -107,7 +107,7 @@ agent:
   name: triage
   category: observation
   command: ["bash", "{{DIR}}/agent.sh"]
-  env: [PATH, HOME, AGENT_OUT, AGENT_MODE]
+  env: [PATH, HOME, AGENT_OUT, AGENT_MODE, MODEL_API_KEY, TOKEN_COPY]
   timeout: {{AGENT_TIMEOUT}}
 {{PRE}}profiles:
   work_item:
@@ -179,7 +179,7 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
 		"GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": filepath.Join(dir, "event.json"),
 		"GITHUB_WORKSPACE": filepath.Join(dir, "workspace"), "RUNNER_TEMP": runnerTemp,
-		"AGENT_OUT": w.out, "AGENT_MODE": wo.agentMode, "ANTHROPIC_API_KEY": "sk-ant-api03-e2eSecretValueNotForTheAgent",
+		"AGENT_OUT": w.out, "AGENT_MODE": wo.agentMode, "MODEL_API_KEY": "model-key-the-agent-needs-0123456789", "TOKEN_COPY": "Bearer " + token, "ANTHROPIC_API_KEY": "sk-ant-api03-e2eSecretValueNotForTheAgent",
 	}
 	return w
 }

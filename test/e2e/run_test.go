@@ -51,7 +51,10 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 			t.Errorf("agent environment carries %q-like value", forbidden[:6])
 		}
 	}
-	for _, required := range []string{run.EnvContextDir + "=", run.EnvEventExcerpt + "=", "AGENT_OUT="} {
+	if strings.Contains(env, "TOKEN_COPY") {
+		t.Error("a harness-listed variable carrying the forge token reached the agent")
+	}
+	for _, required := range []string{run.EnvContextDir + "=", run.EnvEventExcerpt + "=", "AGENT_OUT=", "MODEL_API_KEY=model-key-the-agent-needs-0123456789"} {
 		if !strings.Contains(env, required) {
 			t.Errorf("agent environment lacks %s", required)
 		}
