@@ -187,7 +187,7 @@ func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			// FlagSet.Parse has already printed the usage through fs.Usage.
 			return flag.ErrHelp
 		}
 		return usagef("%s", strings.TrimSpace(err.Error()))

@@ -64,3 +64,15 @@ func TestUsageErrorsExit2WithOneLineHint(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandHelpPrintsUsageOnce(t *testing.T) {
+	for name := range commands {
+		code, _, errOut := runCLI(t, nil, "", name, "--help")
+		if code != exitOK {
+			t.Errorf("%s --help: exit %d", name, code)
+		}
+		if n := strings.Count(errOut, "Usage: forgectx "+name); n != 1 {
+			t.Errorf("%s --help printed the usage %d times", name, n)
+		}
+	}
+}
