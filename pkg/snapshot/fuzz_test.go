@@ -11,6 +11,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
 
 // FuzzAssemble feeds arbitrary acquisition documents (untrusted input: --from-acquisition) to
@@ -45,6 +46,42 @@ func FuzzAssemble(f *testing.F) {
 		}
 		if tree.IndexSHA256 == "" || len(tree.Files) < 8 {
 			t.Fatalf("incomplete tree: %d files", len(tree.Files))
+		}
+	})
+}
+
+// FuzzReadProfileAndBots: the profile and bots readers never panic, and an accepted profile
+// serialises to a collection.json the project schema accepts.
+func FuzzReadProfileAndBots(f *testing.F) {
+	for _, name := range scenarios {
+		p, err := os.ReadFile(filepath.Join(fixtureDir, name, "profile.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(fixtureDir, name, "bots.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p, b)
+	}
+	bundle, err := schema.Project()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, profile, bots []byte) {
+		if p, err := snapshot.ReadProfile(bytes.NewReader(profile)); err == nil {
+			coll, _, err := snapshot.CollectionJSON(p, snapshot.CategoryMutation)
+			if err != nil {
+				t.Fatalf("accepted profile does not serialise: %v", err)
+			}
+			if err := bundle.Validate(schema.Collection, coll); err != nil {
+				t.Fatalf("accepted profile gives an invalid collection.json: %v", err)
+			}
+		} else if !snapshot.IsConfigError(err) {
+			t.Fatalf("profile error is not a ConfigError: %v", err)
+		}
+		if _, err := snapshot.ReadBots(bytes.NewReader(bots)); err != nil && !snapshot.IsConfigError(err) {
+			t.Fatalf("bots error is not a ConfigError: %v", err)
 		}
 	})
 }

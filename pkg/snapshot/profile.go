@@ -11,6 +11,9 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 )
 
+// maxSafeInteger is the largest integer RFC 8785 (IEEE 754 doubles) serialises exactly.
+const maxSafeInteger = 1<<53 - 1
+
 // maxConfigBytes bounds profile and bots files.
 const maxConfigBytes = 1 << 20
 
@@ -123,9 +126,12 @@ func ValidateProfile(p acquisition.Profile) error {
 		if f.v < 1 {
 			return &ConfigError{Field: f.name, Rule: "must be an integer of at least 1"}
 		}
+		if f.v > maxSafeInteger {
+			return &ConfigError{Field: f.name, Rule: "must be at most 2^53-1 (RFC 8785 represents integers exactly only up to there)"}
+		}
 	}
-	if b.MaxLabels < 0 {
-		return &ConfigError{Field: "bounds.max_labels", Rule: "must be an integer of at least 0"}
+	if b.MaxLabels < 0 || b.MaxLabels > maxSafeInteger {
+		return &ConfigError{Field: "bounds.max_labels", Rule: "must be an integer from 0 to 2^53-1"}
 	}
 	return nil
 }

@@ -240,6 +240,7 @@ func TestProfileEntityKindRulesRejectedBeforeAssembly(t *testing.T) {
 		{"entity kind", func(p *acquisition.Profile) { p.EntityKind = "conversation" }, "entity_kind"},
 		{"positive bounds", func(p *acquisition.Profile) { p.Bounds.MaxRecordBytes = 0 }, "bounds.max_record_bytes"},
 		{"max_labels non-negative", func(p *acquisition.Profile) { p.Bounds.MaxLabels = -1 }, "bounds.max_labels"},
+		{"bounds exactly representable in RFC 8785", func(p *acquisition.Profile) { p.Bounds.MaxSourceBytes = 1<<53 + 1 }, "bounds.max_source_bytes"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			p := good()
