@@ -336,8 +336,8 @@ func (a *asm) outcomes() error {
 			default:
 				return fmt.Errorf("acquisition: outcomes.%s[%d].code: not a v1 gap code", sc.scope, i)
 			}
-			if g.Count < 1 {
-				return fmt.Errorf("acquisition: outcomes.%s[%d].count: must be at least 1", sc.scope, i)
+			if g.Count < 1 || g.Count > maxSafeInteger/8 {
+				return fmt.Errorf("acquisition: outcomes.%s[%d].count: must be from 1 to 2^50", sc.scope, i)
 			}
 			if sc.source == "" || a.prof.Includes(sc.source) {
 				a.gap(sc.scope, g.Code, g.Count)
@@ -539,8 +539,8 @@ func (a *asm) entity() error {
 	if !forgeRecordID(a.forge, e.ID) || !a.boundOK(e.ID) {
 		return abortf(sc, acquisition.GapInvalidMetadata, "entity.id does not match the %s ID mapping", a.forge)
 	}
-	if e.Number < 1 {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.number must be a positive display number")
+	if e.Number < 1 || e.Number > maxSafeInteger {
+		return abortf(sc, acquisition.GapInvalidMetadata, "entity.number must be a positive display number of at most 2^53-1")
 	}
 	switch {
 	case e.State == "open" || e.State == "closed":

@@ -10,6 +10,9 @@ import (
 
 func sideOK(s string) bool { return s == "" || s == "left" || s == "right" }
 
+// lineOK: 0 means absent; present lines are positive and exactly representable in RFC 8785.
+func lineOK(n int) bool { return n >= 0 && n <= maxSafeInteger }
+
 // threads stages review-thread relationships and state. Threads belong to the reviews scope:
 // they are emitted only when reviews are selected, and only with the retained comment records
 // that have a content file (no dangling keys, edges or order lines).
@@ -26,7 +29,7 @@ func (a *asm) threads() error {
 		valid := ok && !dup[th.ID] && forgeThreadID(a.forge, th.ID) && a.boundOK(th.ID) &&
 			(th.ReviewID == "" || forgeRecordID(a.forge, th.ReviewID) && a.boundOK(th.ReviewID)) &&
 			(th.ReviewedSHA == "" || gitOID(th.ReviewedSHA)) &&
-			th.Line >= 0 && th.StartLine >= 0 && th.OriginalLine >= 0 && th.OriginalStartLine >= 0 &&
+			lineOK(th.Line) && lineOK(th.StartLine) && lineOK(th.OriginalLine) && lineOK(th.OriginalStartLine) &&
 			sideOK(th.Side) && sideOK(th.OriginalSide)
 		if valid && th.Resolved && th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
 			valid = forgeRecordID(a.forge, *th.ResolvedBy.ID) && a.boundOK(*th.ResolvedBy.ID)
