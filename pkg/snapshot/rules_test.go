@@ -178,6 +178,7 @@ func TestEntityAndSourceAbortRules(t *testing.T) {
 		{"entity title empty after filtering", func(a *acquisition.Acquisition) { a.Entity.Title = "\u200b\u200d" }, "entity", "invalid_metadata"},
 		{"entity id outside github mapping", func(a *acquisition.Acquisition) { a.Entity.ID = "PR.1" }, "entity", "invalid_metadata"},
 		{"entity number not positive", func(a *acquisition.Acquisition) { a.Entity.Number = 0 }, "entity", "invalid_metadata"},
+		{"entity number not exact in RFC 8785", func(a *acquisition.Acquisition) { a.Entity.Number = 1<<53 + 1 }, "entity", "invalid_metadata"},
 		{"entity state unmapped", func(a *acquisition.Acquisition) { a.Entity.State = "draft" }, "entity", "invalid_metadata"},
 		{"merged work item", func(a *acquisition.Acquisition) { a.Entity.Kind = "work_item"; a.Entity.State = "merged" }, "entity", "invalid_metadata"},
 		{"entity kind differs from profile", func(a *acquisition.Acquisition) { a.Entity.Kind = "work_item" }, "entity", "invalid_metadata"},
