@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+// The README's workflow (examples/github) performs the whole job against the loopback API: its
+// harness, pre-script and stand-in agent, copied where the workflow expects them, proceed on an
+// unlabelled issue and skip on one carrying SKIP_LABEL.
+func TestExampleGitHubWorkflowRunsEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name, skipLabel string
+		skip            bool
+	}{{"proceed", "no-agent", false}, {"skip on label", "bug", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{})
+			repo := filepath.Join(w.dir, "workspace")
+			dst := filepath.Join(repo, ".github", "forgectx")
+			must(t, os.MkdirAll(dst, 0o755))
+			for _, f := range []string{"triage.yml", "skip-if-labelled.sh", "agent.sh"} {
+				b, err := os.ReadFile(filepath.Join("../../examples/github", f))
+				must(t, err)
+				must(t, os.WriteFile(filepath.Join(dst, f), b, 0o644))
+			}
+			t.Chdir(repo)
+			h, err := harness.Load(".github/forgectx/triage.yml")
+			must(t, err)
+			w.h = h
+			w.env["SKIP_LABEL"] = tc.skipLabel
+			want := w.expectedIndex()
+			w.expectStartCreate()
+			w.expectAcquisition()
+			if tc.skip {
+				w.expectFinish(status.Skipped, "labelled bug", run.StatusSkipped, want)
+			} else {
+				w.expectFinish(status.Success, "", run.StatusSuccess, want)
+			}
+			o := w.options()
+			o.HarnessPath = ".github/forgectx/triage.yml"
+			res, err := run.Run(t.Context(), o)
+			if err != nil {
+				t.Fatalf("run: %v\njob log:\n%s", err, w.jobLog.String())
+			}
+			if tc.skip != (res.Status == run.StatusSkipped) || tc.skip == res.AgentRan {
+				t.Fatalf("result = %+v", res)
+			}
+			if !tc.skip {
+				for _, s := range []string{"records: 2, gaps: [\"comments/authorization_failed\"]", "earlier runs: 0", "event: issues"} {
+					if !strings.Contains(w.jobLog.String(), s) {
+						t.Errorf("the example agent did not print %q:\n%s", s, w.jobLog.String())
+					}
+				}
+			}
+			w.assertNoTrees()
+		})
+	}
+}
+
+// The workflow file is valid YAML that runs forgectx run with the example harness and
+// reconciles with the same harness.
+func TestExampleWorkflowUsesForgectxRun(t *testing.T) {
+	b, err := os.ReadFile("../../examples/github/forgectx.yml")
+	must(t, err)
+	var wf struct {
+		Permissions map[string]string `yaml:"permissions"`
+		Jobs        map[string]struct {
+			Steps []struct {
+				ID  string `yaml:"id"`
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	must(t, yaml.Unmarshal(b, &wf))
+	if wf.Permissions["issues"] != "write" || wf.Permissions["pull-requests"] != "write" || wf.Permissions["actions"] != "read" {
+		t.Errorf("permissions = %v", wf.Permissions)
+	}
+	var runStep, reconcile bool
+	for _, s := range wf.Jobs["triage"].Steps {
+		runStep = runStep || (s.ID == "forgectx" && strings.Contains(s.Run, " run \\\n") && strings.Contains(s.Run, "--harness .github/forgectx/triage.yml"))
+		reconcile = reconcile || strings.Contains(s.Run, "forgectx status reconcile --harness .github/forgectx/triage.yml")
+	}
+	if !runStep || !reconcile {
+		t.Errorf("workflow: forgectx run step %v, reconcile step %v", runStep, reconcile)
+	}
+}
