@@ -575,7 +575,20 @@ func (b *builder) checks() {
 			"url":        fmt.Sprintf("%s%s/actions/runs/%d", APIURL, b.repoPath(), id),
 			"html_url":   fmt.Sprintf("https://github.com/%s/%s/actions/runs/%d", s.Owner, s.Repo, id),
 			"created_at": iso(byRun[id][0].JobCreated), "updated_at": iso(byRun[id][0].JobCreated), "run_attempt": 1,
-			"pull_requests": []any{},
+			"pull_requests":   []any{},
+			"jobs_url":        fmt.Sprintf("%s%s/actions/runs/%d/jobs", APIURL, b.repoPath(), id),
+			"logs_url":        fmt.Sprintf("%s%s/actions/runs/%d/logs", APIURL, b.repoPath(), id),
+			"check_suite_url": fmt.Sprintf("%s%s/check-suites/%d", APIURL, b.repoPath(), id+1000000),
+			"artifacts_url":   fmt.Sprintf("%s%s/actions/runs/%d/artifacts", APIURL, b.repoPath(), id),
+			"cancel_url":      fmt.Sprintf("%s%s/actions/runs/%d/cancel", APIURL, b.repoPath(), id),
+			"rerun_url":       fmt.Sprintf("%s%s/actions/runs/%d/rerun", APIURL, b.repoPath(), id),
+			"workflow_url":    fmt.Sprintf("%s%s/actions/workflows/159038", APIURL, b.repoPath()),
+			"head_commit": map[string]any{"id": s.HeadSHA, "tree_id": "d23f6eedb1e1b9610bbc754ddb5197bfe7271223",
+				"message": s.Title, "timestamp": iso(byRun[id][0].JobCreated),
+				"author":    map[string]any{"name": "Monalisa Octocat", "email": "monalisa@example.com"},
+				"committer": map[string]any{"name": "GitHub", "email": "noreply@github.com"}},
+			"repository":      b.minimalRepo(),
+			"head_repository": b.minimalRepo(),
 		})
 	}
 	nRuns := len(runs)
@@ -614,6 +627,34 @@ func (b *builder) checks() {
 		b.add("GET", fmt.Sprintf("%s%s/actions/jobs/%d/logs", APIURL, b.repoPath(), c.ID), nil, http.StatusFound, hdr, nil)
 		b.add("GET", blob, nil, 200, http.Header{"Content-Type": {"text/plain"}}, []byte(c.Log))
 	}
+}
+
+// minimalRepo is GitHub's minimal-repository object for the scenario's repository.
+func (b *builder) minimalRepo() map[string]any {
+	s := b.s
+	api := APIURL + b.repoPath()
+	owner := restUser(&User{Login: s.Owner, ID: 9919, NodeID: "O_kgDOAAAmzw"})
+	owner["type"] = "Organization"
+	m := map[string]any{
+		"id": 123456789, "node_id": s.RepoID, "name": s.Repo, "full_name": s.Owner + "/" + s.Repo, "owner": owner,
+		"private": false, "html_url": "https://github.com/" + s.Owner + "/" + s.Repo, "description": "This your first repo!",
+		"fork": false, "url": api,
+	}
+	for _, k := range []string{"archive_url:/{archive_format}{/ref}", "assignees_url:/assignees{/user}", "blobs_url:/git/blobs{/sha}",
+		"branches_url:/branches{/branch}", "collaborators_url:/collaborators{/collaborator}", "comments_url:/comments{/number}",
+		"commits_url:/commits{/sha}", "compare_url:/compare/{base}...{head}", "contents_url:/contents/{+path}",
+		"contributors_url:/contributors", "deployments_url:/deployments", "downloads_url:/downloads", "events_url:/events",
+		"forks_url:/forks", "git_commits_url:/git/commits{/sha}", "git_refs_url:/git/refs{/sha}", "git_tags_url:/git/tags{/sha}",
+		"hooks_url:/hooks", "issue_comment_url:/issues/comments{/number}", "issue_events_url:/issues/events{/number}",
+		"issues_url:/issues{/number}", "keys_url:/keys{/key_id}", "labels_url:/labels{/name}", "languages_url:/languages",
+		"merges_url:/merges", "milestones_url:/milestones{/number}", "notifications_url:/notifications{?since,all,participating}",
+		"pulls_url:/pulls{/number}", "releases_url:/releases{/id}", "stargazers_url:/stargazers", "statuses_url:/statuses/{sha}",
+		"subscribers_url:/subscribers", "subscription_url:/subscription", "tags_url:/tags", "teams_url:/teams",
+		"trees_url:/git/trees{/sha}"} {
+		name, suffix, _ := strings.Cut(k, ":")
+		m[name] = api + suffix
+	}
+	return m
 }
 
 func mappedConclusion(c string) string {
