@@ -1,0 +1,131 @@
+package ship
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gitlabCILocalVersion is the newest gitlab-ci-local that runs on the machine's Node.js 20
+// (4.65 and later use Set.prototype.union, Node.js 22+).
+const gitlabCILocalVersion = "4.64.1"
+
+// gitlabCILocal finds gitlab-ci-local ($GITLAB_CI_LOCAL, PATH, the test tool cache) or installs
+// it into the cache with npm. It skips the test, with the reason, when it cannot.
+func gitlabCILocal(t *testing.T) string {
+	t.Helper()
+	if p := tool("GITLAB_CI_LOCAL", "gitlab-ci-local"); p != "" {
+		return p
+	}
+	dir := filepath.Join(toolCache(t), "gitlab-ci-local-"+gitlabCILocalVersion)
+	bin := filepath.Join(dir, "node_modules", ".bin", "gitlab-ci-local")
+	if _, err := os.Stat(bin); err != nil {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Skip("SKIP: gitlab-ci-local is not installed and npm is not available to install it")
+		}
+		must(t, os.MkdirAll(dir, 0o755))
+		out, code := runCmd(t, 5*time.Minute, dir, nil, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "gitlab-ci-local@"+gitlabCILocalVersion)
+		if code != 0 {
+			t.Skipf("SKIP: npm install gitlab-ci-local@%s failed (registry unreachable?):\n%s", gitlabCILocalVersion, out)
+		}
+	}
+	if out, code := runCmd(t, time.Minute, dir, nil, bin, "--version"); code != 0 || strings.TrimSpace(out) != gitlabCILocalVersion {
+		t.Skipf("SKIP: gitlab-ci-local does not start on this Node.js (exit %d): %s", code, firstLine(out))
+	}
+	return bin
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// TestGitLabComponentJobUnderGitLabCILocal includes templates/forgectx.yml the way GitLab's
+// component self-test does (component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA)
+// with typed inputs, and runs the job with the shell executor: the inputs become job variables,
+// the script passes them as `forgectx run` flags, and the run reads the issue from a loopback
+// fake forge, posts its status comment, runs the agent and posts the receipt.
+//
+// The fake speaks GitHub's API (forge: github) because `forgectx run` drives GitHub only in
+// this build; the job, its inputs and its script are the same for every forge.
+func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
+	for _, b := range []string{"git", "bash", "rsync"} { // gitlab-ci-local copies with rsync
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("SKIP: %s is not installed", b)
+		}
+	}
+	gcl := gitlabCILocal(t)
+	bin := forgectxBin(t)
+	f := newFakeForge(t)
+
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	must(t, os.MkdirAll(filepath.Join(repo, "templates"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(repo, ".forgectx"), 0o755))
+	must(t, os.WriteFile(filepath.Join(repo, "templates", "forgectx.yml"), []byte(readFile(t, filepath.Join(root, componentPath))), 0o644))
+	must(t, os.WriteFile(filepath.Join(repo, ".forgectx", "harness.yml"), []byte(harnessWith("")), 0o644))
+	pipeline := fmt.Sprintf(`include:
+  - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
+    inputs:
+      stage: agents
+      harness: .forgectx/harness.yml
+      forge: github
+      repo: octo-org/Hello-World
+      number: "%d"
+      kind: work_item
+      api-url: %s
+      token-env: SHIP_FORGE_TOKEN
+      comment-author: github-actions[bot]
+
+stages: [agents]
+`, f.sc.Number, f.URL())
+	must(t, os.WriteFile(filepath.Join(repo, ".gitlab-ci.yml"), []byte(pipeline), 0o644))
+	home := filepath.Join(dir, "home")
+	agentOut := filepath.Join(dir, "agent-out")
+	must(t, os.MkdirAll(home, 0o700))
+	must(t, os.MkdirAll(agentOut, 0o700))
+	gitEnv := append(os.Environ(), "HOME="+home, "GIT_AUTHOR_NAME=ship", "GIT_AUTHOR_EMAIL=ship@example.invalid",
+		"GIT_COMMITTER_NAME=ship", "GIT_COMMITTER_EMAIL=ship@example.invalid")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "ship"},
+		{"config", "user.email", "ship@example.invalid"},
+		{"remote", "add", "origin", "https://gitlab.example.com/forgectx/forgectx.git"},
+		{"add", "."},
+		{"commit", "-q", "-m", "component self-test"},
+	} {
+		if out, code := runCmd(t, time.Minute, repo, gitEnv, "git", args...); code != 0 {
+			t.Fatalf("git %v: %s", args, out)
+		}
+	}
+
+	env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"AGENT_OUT=" + agentOut, "SHIP_FORGE_TOKEN=" + actionToken, "TMPDIR=" + os.TempDir()}
+	out, code := runCmd(t, 5*time.Minute, repo, env, gcl, "--cwd", ".", "--force-shell-executor", "--no-color",
+		"--home", home, "--variable", "SHIP_FORGE_TOKEN="+actionToken, "--variable", "AGENT_OUT="+agentOut, "forgectx")
+	t.Log(out)
+	if code != 0 {
+		t.Fatalf("gitlab-ci-local exited %d", code)
+	}
+	if !strings.Contains(out, "PASS") || !strings.Contains(out, "forgectx") {
+		t.Error("gitlab-ci-local did not report the forgectx job as passed")
+	}
+	if got := methods(f.Writes()); !reflect.DeepEqual(got, []string{"POST", "POST", "PATCH"}) {
+		t.Errorf("comment writes = %v, want start POST, receipt POST, completion PATCH", got)
+	}
+	if _, err := os.Stat(filepath.Join(agentOut, "env")); err != nil {
+		t.Error("the agent did not run")
+	} else if env := readFile(t, filepath.Join(agentOut, "env")); strings.Contains(env, actionToken) {
+		t.Error("the agent's environment carries the forge token")
+	}
+	// The inputs reached the job as variables and the script as flags: the fake saw the repo
+	// and number (its only routes), and the stage input named the job's stage.
+	if !strings.Contains(out, "starting shell (agents)") {
+		t.Error("the stage input did not reach the job")
+	}
+}
