@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -76,12 +77,15 @@ func clone(t testing.TB, a *acquisition.Acquisition) *acquisition.Acquisition {
 	return c
 }
 
+// assemble builds a tree and validates every emitted JSON document against both bundles, so
+// every tree any test builds is checked for interoperability too.
 func assemble(t testing.TB, acq *acquisition.Acquisition, cfg snapshot.Config) *snapshot.Tree {
 	t.Helper()
 	tree, err := snapshot.Assemble(context.Background(), acq, cfg)
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
+	validateBoth(t, tree)
 	return tree
 }
 
@@ -161,13 +165,19 @@ func fileJSON(t testing.TB, tree *snapshot.Tree, path string, v any) {
 	}
 }
 
+var (
+	pubOnce   sync.Once
+	pubBundle *schema.Bundle
+	pubErr    error
+)
+
 func publishedBundle(t testing.TB) *schema.Bundle {
 	t.Helper()
-	b, err := schema.Load(os.DirFS("../../test/fixtures/ecs-v1-published"))
-	if err != nil {
-		t.Fatal(err)
+	pubOnce.Do(func() { pubBundle, pubErr = schema.Load(os.DirFS("../../test/fixtures/ecs-v1-published")) })
+	if pubErr != nil {
+		t.Fatal(pubErr)
 	}
-	return b
+	return pubBundle
 }
 
 // schemaOf maps a tree path to its schema file name ("" for non-JSON files).
@@ -195,7 +205,7 @@ func schemaOf(path string) string {
 
 // validateBoth checks every JSON document of a tree against the project bundle and the
 // published bundle; collection.json differs only by admission (the known difference).
-func validateBoth(t *testing.T, tree *snapshot.Tree) {
+func validateBoth(t testing.TB, tree *snapshot.Tree) {
 	t.Helper()
 	proj, err := schema.Project()
 	if err != nil {
