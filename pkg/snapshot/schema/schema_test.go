@@ -104,3 +104,24 @@ func TestSecurityPatternsAreEnforced(t *testing.T) {
 		t.Error("date-time format not asserted (Feb 30 accepted)")
 	}
 }
+
+// The project bundle is the published bundle plus the documented differences only
+// (docs/normative/entity-context-snapshot/v1/README.md): every other file is byte-identical.
+func TestProjectBundleDiffersOnlyWhereDocumented(t *testing.T) {
+	documented := map[string]bool{Collection: true, Index: true}
+	pub := os.DirFS("../../../test/fixtures/ecs-v1-published")
+	names, _ := fs.Glob(pub, "*.schema.json")
+	if len(names) != 9 {
+		t.Fatalf("published bundle has %d schemas, want 9", len(names))
+	}
+	for _, name := range names {
+		a, _ := fs.ReadFile(pub, name)
+		b, err := fs.ReadFile(os.DirFS("../../../docs/normative/entity-context-snapshot/v1"), name)
+		if err != nil {
+			t.Fatalf("project bundle lacks %s", name)
+		}
+		if same := string(a) == string(b); same == documented[name] {
+			t.Errorf("%s: identical=%v, documented difference=%v", name, same, documented[name])
+		}
+	}
+}
