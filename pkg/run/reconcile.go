@@ -49,6 +49,20 @@ type ReconcileResult struct {
 
 var runLink = regexp.MustCompile(`\(\[CI run\]\((https?://[^()\s]+/actions/runs/([0-9]{1,19}))\)\)`)
 
+// parseRunLink returns the CI run link of a status comment body and the workflow run id in it
+// (0 when there is none or it does not fit an int64).
+func parseRunLink(body string) (string, int64) {
+	m := runLink.FindStringSubmatch(body)
+	if m == nil {
+		return "", 0
+	}
+	id, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil || id <= 0 {
+		return m[1], 0
+	}
+	return m[1], id
+}
+
 // Reconcile finalises the agent's sticky status comment when a job died leaving it "started"
 // (a SIGKILL, a lost runner): the comment becomes ⚠️ cancelled with ReconcileDetail, keeping its
 // CI run link. A started comment is finalised only when its job is known to be over: its
@@ -140,11 +154,7 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error
 			continue
 		}
 		res.Started++
-		link, runID := "", int64(0)
-		if m := runLink.FindStringSubmatch(c.Body); m != nil {
-			link = m[1]
-			runID, _ = strconv.ParseInt(m[2], 10, 64)
-		}
+		link, runID := parseRunLink(c.Body)
 		dead := true
 		if runID > 0 && runID != current {
 			st, err := gc.WorkflowRunState(ctx, ref.Repo, runID)

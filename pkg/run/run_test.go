@@ -1,0 +1,327 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+func writeEvent(t *testing.T, payload string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(p, []byte(payload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The entity kind follows the event: pull_request* events are change proposals; issues and
+// issue_comment events are work items unless the issue is a pull request; an event about
+// another number names nothing.
+func TestEntityKindFromTheEvent(t *testing.T) {
+	cases := []struct {
+		name, event, payload string
+		number               int
+		want                 string
+	}{
+		{"pull_request", "pull_request", `{"number":5,"pull_request":{"number":5}}`, 5, acquisition.KindChangeProposal},
+		{"pull_request_target", "pull_request_target", `{"pull_request":{"number":5}}`, 5, acquisition.KindChangeProposal},
+		{"review comment", "pull_request_review_comment", `{"pull_request":{"number":5}}`, 5, acquisition.KindChangeProposal},
+		{"issues", "issues", `{"issue":{"number":7}}`, 7, acquisition.KindWorkItem},
+		{"issue_comment on an issue", "issue_comment", `{"issue":{"number":7,"pull_request":null}}`, 7, acquisition.KindWorkItem},
+		{"issue_comment on a pull request", "issue_comment", `{"issue":{"number":7,"pull_request":{"url":"x"}}}`, 7, acquisition.KindChangeProposal},
+		{"another number", "issues", `{"issue":{"number":8}}`, 7, ""},
+		{"unrelated event", "push", `{"ref":"refs/heads/main"}`, 7, ""},
+		{"not JSON", "issues", `{"issue":`, 7, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := readEvent(writeEvent(t, tc.payload))
+			if got := ev.kind(tc.event, tc.number); got != tc.want {
+				t.Errorf("kind = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+var receiptIDRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_=-]{0,127}$`)
+
+// The receipt id is gha-<run id>-<attempt> under Actions (attempt 1 by default) and a
+// documented local fallback elsewhere; both satisfy the receipt id rule, and the link is the
+// run's page.
+func TestReceiptIDAndRunLink(t *testing.T) {
+	start := time.Date(2026, 9, 8, 12, 0, 0, 5, time.UTC)
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		name     string
+		vars     map[string]string
+		link, id string
+	}{
+		{"actions", map[string]string{"GITHUB_RUN_ID": "42", "GITHUB_RUN_ATTEMPT": "3", "GITHUB_SERVER_URL": "https://github.com/", "GITHUB_REPOSITORY": "o/r"},
+			"https://github.com/o/r/actions/runs/42", "gha-42-3"},
+		{"attempt defaults to 1", map[string]string{"GITHUB_RUN_ID": "42", "GITHUB_SERVER_URL": "https://ghe.example.com", "GITHUB_REPOSITORY": "o/r"},
+			"https://ghe.example.com/o/r/actions/runs/42", "gha-42-1"},
+		{"no server url: no link", map[string]string{"GITHUB_RUN_ID": "42"}, "", "gha-42-1"},
+	}
+	for _, tc := range cases {
+		link, id := ciIdentity(env(tc.vars), start)
+		if link != tc.link || id != tc.id || !receiptIDRule.MatchString(id) {
+			t.Errorf("%s: link %q id %q, want %q %q", tc.name, link, id, tc.link, tc.id)
+		}
+	}
+	for _, bad := range []string{"", "x", "0", "1 2", "-1"} {
+		_, id := ciIdentity(env(map[string]string{"GITHUB_RUN_ID": bad}), start)
+		if !strings.HasPrefix(id, "local-20260908T120000000000005Z-") || !receiptIDRule.MatchString(id) {
+			t.Errorf("GITHUB_RUN_ID %q: id %q is not the local fallback", bad, id)
+		}
+	}
+}
+
+// The documented input_revision of a run that consumed no index is the SHA-256 of zero bytes.
+func TestNoInputRevisionIsTheDigestOfNothing(t *testing.T) {
+	if noInput != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+		t.Fatalf("noInput = %s", noInput)
+	}
+	r := &runner{}
+	if r.inputRevision() != noInput {
+		t.Error("a run without a staged snapshot must report the digest of nothing")
+	}
+	r.tree, r.retained = &snapshot.Tree{}, strings.Repeat("a", 64)
+	if r.inputRevision() != r.retained {
+		t.Error("a staged run must report the retained index digest")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for st, want := range map[string]int{StatusSuccess: 0, StatusSkipped: 0, StatusFailure: 1, StatusCancelled: 1, StatusTimedOut: 1} {
+		if got := (&Result{Status: st}).ExitCode(); got != want {
+			t.Errorf("%s: exit %d, want %d", st, got, want)
+		}
+	}
+	if !IsConfigError(&ConfigError{Field: "x", Rule: "y"}) || !IsConfigError(&harness.Error{Field: "a", Rule: "b"}) || IsConfigError(&RunError{Status: StatusFailure}) {
+		t.Error("IsConfigError misclassifies")
+	}
+}
+
+// A cancelled parent is a cancellation; the run's own deadline is a time-out.
+func TestInterruptedClassification(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, c2 := context.WithTimeout(parent, time.Hour)
+	defer c2()
+	if _, ok := interrupted(parent, ctx); ok {
+		t.Fatal("a live context is not interrupted")
+	}
+	cancel()
+	if o, _ := interrupted(parent, ctx); o.status != StatusCancelled {
+		t.Errorf("cancelled parent: %s", o.status)
+	}
+	parent2 := context.Background()
+	ctx2, c3 := context.WithTimeout(parent2, time.Nanosecond)
+	defer c3()
+	<-ctx2.Done()
+	if o, _ := interrupted(parent2, ctx2); o.status != StatusTimedOut {
+		t.Errorf("expired run deadline: %s", o.status)
+	}
+}
+
+// The agent environment holds only listed variables, minus any carrying the token or a
+// registered secret (short values compared whole, so "1" does not knock out "10").
+func TestAgentEnvironmentIsScrubbed(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "GITHUB_TOKEN=ghs_secret_token_value", "COPY=Bearer ghs_secret_token_value",
+		"NUM=10", "SHORT=1", "MODEL_KEY=sk-model"}
+	env := pickEnv(environ, []string{"PATH", "COPY", "NUM", "SHORT", "MODEL_KEY", "UNSET"})
+	env, dropped := scrub(env, []string{"ghs_secret_token_value", "1"})
+	want := []string{"PATH=/bin", "NUM=10", "MODEL_KEY=sk-model"}
+	if !reflect.DeepEqual(env, want) || dropped != 2 {
+		t.Errorf("env = %v (dropped %d), want %v (dropped 2)", env, dropped, want)
+	}
+}
+
+// Job-log streams are redacted line by line, also when a secret arrives split across writes.
+func TestJobLogStreamsAreRedacted(t *testing.T) {
+	const secret = "registered-secret-value-123456"
+	var out bytes.Buffer
+	w := newRedactLines(&out, filter.New([]string{secret}))
+	w.Write([]byte("first line\nleak: registered-secr"))
+	w.Write([]byte("et-value-123456 end\nunterminated " + secret))
+	w.Flush()
+	if strings.Contains(out.String(), secret) || !strings.Contains(out.String(), "first line\n") || !strings.Contains(out.String(), "unterminated ") {
+		t.Errorf("job log = %q", out.String())
+	}
+}
+
+func TestLastLineKeepsTheLastNonEmptyLine(t *testing.T) {
+	l := newLastLine(nil, 8)
+	l.Write([]byte("one\n\n  two-is-long  \n   \n"))
+	if got := l.Last(); got != "two-is" { // 8 bytes kept, then trimmed
+		t.Errorf("last = %q", got)
+	}
+	l.Write([]byte("tail"))
+	if got := l.Last(); got != "tail" {
+		t.Errorf("last = %q", got)
+	}
+}
+
+// memCommenter is an in-memory forge.Commenter for the status-comment logic.
+type memCommenter struct {
+	comments []forge.Comment
+	findErr  error
+	calls    []string
+}
+
+func (m *memCommenter) FindComments(_ context.Context, _ forge.Ref, marker string) ([]forge.Comment, error) {
+	m.calls = append(m.calls, "find")
+	if m.findErr != nil {
+		err := m.findErr
+		m.findErr = nil
+		return nil, err
+	}
+	var out []forge.Comment
+	for _, c := range m.comments {
+		if strings.HasPrefix(c.Body, marker+"\n") {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memCommenter) CreateComment(_ context.Context, _ forge.Ref, body string) (forge.Comment, error) {
+	m.calls = append(m.calls, "create")
+	c := forge.Comment{ID: string(rune('1' + len(m.comments))), Body: body}
+	m.comments = append(m.comments, c)
+	return c, nil
+}
+
+func (m *memCommenter) UpdateComment(_ context.Context, _ forge.Ref, id, body string) error {
+	m.calls = append(m.calls, "update "+id)
+	for i := range m.comments {
+		if m.comments[i].ID == id {
+			m.comments[i].Body = body
+			return nil
+		}
+	}
+	return errors.New("no such comment")
+}
+
+// The sticky comment is looked up once: found → edited, not found → created; every later
+// write edits the remembered ID. When the first lookup failed, the final write looks again.
+func TestStatusCommentLookupOnceThenEditByID(t *testing.T) {
+	mk := func(m *memCommenter) *statusComment {
+		return &statusComment{c: m, agent: "triage", runURL: "https://github.com/o/r/actions/runs/1", pipe: filter.New(nil), log: zerolog.Nop()}
+	}
+	m := &memCommenter{}
+	s := mk(m)
+	if err := s.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.finish(context.Background(), StatusSkipped, "labelled"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.calls, []string{"find", "create", "update 1"}) {
+		t.Errorf("calls = %v", m.calls)
+	}
+	if p, ok := status.ParseStatus(m.comments[0].Body); !ok || p.State != status.Skipped {
+		t.Errorf("final comment = %q", m.comments[0].Body)
+	}
+
+	m2 := &memCommenter{comments: []forge.Comment{{ID: "7", Body: status.Marker("triage") + "\nold"}}, findErr: errors.New("HTTP 502")}
+	s2 := mk(m2)
+	if err := s2.start(context.Background()); err == nil {
+		t.Fatal("start must report the failed lookup")
+	}
+	if err := s2.finish(context.Background(), StatusSuccess, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m2.calls, []string{"find", "find", "update 7"}) {
+		t.Errorf("calls = %v", m2.calls)
+	}
+}
+
+// The job summary shows decision, agent, gaps and findings, and keeps a hostile detail in one
+// table cell.
+func TestJobSummaryCountsAndCodesOnly(t *testing.T) {
+	r := &runner{c: &config{h: &harness.Harness{Agent: harness.Agent{Name: "triage"}}, ref: forge.Ref{Number: 7}}, pipe: filter.New(nil),
+		res: &Result{Decision: "proceed", AgentRan: true, AgentDuration: 1500 * time.Millisecond, ReceiptID: "gha-1-1", ReceiptPosted: true,
+			InputRevision: noInput, Summary: &snapshot.Summary{EntityKind: "work_item", EntityNumber: 7,
+				Sources:  []snapshot.SourceSummary{{Source: "comments", Acquired: 5, Records: 1, WithContent: 1, Omitted: 4}},
+				Gaps:     []snapshot.Gap{{Scope: "comments", Code: "authorization_failed", Usability: "unusable", Count: 4}},
+				Findings: []filter.Finding{{Code: "unicode.zero_width", Count: 2}}}},
+		agentStatus: StatusFailure}
+	var b bytes.Buffer
+	if err := r.renderSummary(&b, outcome{StatusFailure, "the agent exited with code 3 | `x` <b>"}); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{"### ❌ forgectx run: agent `triage` on #7 — failure", "| decision | proceed |", "| agent | failure in 1.5s |",
+		"| comments | 5 | 1 | 1 | 0 | 4 |", "| comments | authorization_failed | unusable | 4 |", "| unicode.zero_width | 2 |",
+		"| detail | `the agent exited with code 3 ¦ 'x' ‹b›` |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// Reconcile reads the run link only from the rendered start line.
+func TestParseRunLink(t *testing.T) {
+	body, _ := status.Render(nil, status.Status{Agent: "a", State: status.Started, RunURL: "https://github.com/o/r/actions/runs/99"})
+	if link, id := parseRunLink(body); link != "https://github.com/o/r/actions/runs/99" || id != 99 {
+		t.Errorf("link %q id %d", link, id)
+	}
+	for _, b := range []string{"", "https://github.com/o/r/actions/runs/99", "([CI run](https://x/actions/runs/99999999999999999999))"} {
+		if _, id := parseRunLink(b); id != 0 {
+			t.Errorf("%q: id %d", b, id)
+		}
+	}
+}
+
+func FuzzReadEvent(f *testing.F) {
+	for _, s := range []string{`{"number":5,"pull_request":{"number":5}}`, `{"issue":{"number":7,"pull_request":{}}}`, `{"issue":{"number":-1}}`, `[]`, `{"issue":null}`, "\x00"} {
+		f.Add([]byte(s), "issue_comment", 7)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, payload []byte, name string, number int) {
+		p := filepath.Join(dir, "e.json")
+		if err := os.WriteFile(p, payload, 0o600); err != nil {
+			t.Skip()
+		}
+		ev := readEvent(p)
+		k := ev.kind(name, number)
+		if k != "" && k != acquisition.KindWorkItem && k != acquisition.KindChangeProposal {
+			t.Fatalf("kind %q", k)
+		}
+		if k != "" && ev.number() != number && (ev.Issue == nil || ev.Issue.Number != number) {
+			t.Fatalf("kind %q for an event about another number", k)
+		}
+	})
+}
+
+func FuzzParseRunLink(f *testing.F) {
+	body, _ := status.Render(nil, status.Status{Agent: "a", State: status.Started, RunURL: "https://github.com/o/r/actions/runs/99"})
+	f.Add(body)
+	f.Add("([CI run](http://x/actions/runs/1))")
+	f.Fuzz(func(t *testing.T, body string) {
+		link, id := parseRunLink(body)
+		if id < 0 || (id > 0 && !strings.HasSuffix(link, "/actions/runs/"+strings.TrimLeft(link[strings.LastIndex(link, "/")+1:], "0"))) {
+			t.Fatalf("link %q id %d", link, id)
+		}
+		if link != "" && !strings.HasPrefix(link, "http") {
+			t.Fatalf("link %q", link)
+		}
+	})
+}
