@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	gh "github.com/google/go-github/v66/github"
 
@@ -28,6 +29,9 @@ import (
 
 // PerPage is the page size of every list (GitHub's maximum).
 const PerPage = 100
+
+// DefaultAcquireTimeout bounds an acquisition whose context carries no deadline.
+const DefaultAcquireTimeout = 15 * time.Minute
 
 // maxPages stops a list whose pagination never ends (a misbehaving server).
 const maxPages = 10000
@@ -69,6 +73,12 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	if ref.Number <= 0 {
 		return nil, fmt.Errorf("%w: number %d: must be positive", ErrEntity, ref.Number)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		// Every network call runs under a deadline, even when the caller set none.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultAcquireTimeout)
+		defer cancel()
 	}
 	r := &run{
 		c: c, owner: owner, name: name, number: ref.Number, profile: profile,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/version"
 )
 
 // DefaultAPIURL is github.com's REST API base URL.
@@ -164,7 +165,7 @@ func New(opts Options) (*Client, error) {
 	c.restNoAuth = retrying()
 	c.rest = gh.NewClient(restHTTP)
 	c.rest.BaseURL = base
-	c.rest.UserAgent = "forgectx"
+	c.rest.UserAgent = "forgectx/" + version.String()
 	if opts.Token != "" {
 		c.rest = c.rest.WithAuthToken(opts.Token)
 	}

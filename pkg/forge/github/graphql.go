@@ -182,6 +182,7 @@ func (c *Client) graphql(ctx context.Context, op string, vars map[string]any, ou
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.rest.UserAgent)
 	if c.token != "" {
 		req.Header.Set("Authorization", "bearer "+c.token)
 	}
