@@ -48,7 +48,7 @@ type Options struct {
 	// Timeout bounds each attempt of a request (default 60s). The caller's context bounds
 	// the whole run.
 	Timeout time.Duration
-	// RetryMax is the number of retries after the first attempt (default 4).
+	// RetryMax is the number of retries after the first attempt (default 4; negative: none).
 	RetryMax int
 	// RetryWaitMin and RetryWaitMax bound the exponential back-off for 5xx and transport
 	// errors (defaults 1s and 30s).
@@ -56,8 +56,8 @@ type Options struct {
 	// MaxRateLimitWait caps a wait demanded by Retry-After or x-ratelimit-reset (default 15
 	// minutes); a longer demand waits the cap and the retry most likely fails into a gap.
 	MaxRateLimitWait time.Duration
-	// Receipts reads agent-run receipts back (default: none; the receipt format is a later
-	// issue).
+	// Receipts reads agent-run receipts back for the agent_runs source (default: none, and no
+	// gap; ReceiptsFromComments reads the receipts of docs/receipts.md).
 	Receipts ReceiptReader
 	// Log receives structured retry and request events (counts, endpoints, status codes only).
 	Log zerolog.Logger
