@@ -11,6 +11,10 @@
 // --from-acquisition FILE` assembles from it, so the assembler is testable without a forge and
 // users can feed sources of their own. Timestamps are RFC 3339 strings in any offset or
 // precision; the assembler canonicalises them. Unknown fields are rejected.
+//
+// Adapters set Source.Host with canon.Host (lowercase, ":port" only when not 443) and leave any
+// native value they cannot map as it is: the assembler counts it as invalid_metadata rather than
+// letting an adapter invent a substitute.
 package acquisition
 
 // Version is the acquisition interchange version this package reads and writes.
