@@ -109,7 +109,7 @@ agent:
   command: ["bash", "{{DIR}}/agent.sh"]
   env: [PATH, HOME, AGENT_OUT, AGENT_MODE, MODEL_API_KEY, TOKEN_COPY]
   timeout: {{AGENT_TIMEOUT}}
-{{PRE}}profiles:
+{{PRE}}{{POST}}profiles:
   work_item:
     included_sources: [agent_runs, comments, entity]
     record_selection: newest
@@ -133,6 +133,7 @@ secrets: [ANTHROPIC_API_KEY]
 
 type worldOpts struct {
 	pre          string // pre-script body (bash); "" = none
+	post         string // post-script body (bash); "" = none
 	agentTimeout string
 	agentMode    string
 }
@@ -150,10 +151,16 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		must(t, os.WriteFile(filepath.Join(dir, "pre.sh"), []byte(wo.pre), 0o600))
 		pre = "pre_script:\n  command: [\"bash\", \"" + dir + "/pre.sh\"]\n  env: [PATH]\n  timeout: 30s\n"
 	}
+	post := ""
+	if wo.post != "" {
+		wo.post = strings.ReplaceAll(wo.post, "{{DIR}}", dir)
+		must(t, os.WriteFile(filepath.Join(dir, "post.sh"), []byte(wo.post), 0o600))
+		post = "post_script:\n  command: [\"bash\", \"" + dir + "/post.sh\"]\n  env: [PATH]\n  timeout: 30s\n"
+	}
 	if wo.agentTimeout == "" {
 		wo.agentTimeout = "60s"
 	}
-	w.hyaml = strings.NewReplacer("{{DIR}}", dir, "{{PRE}}", pre, "{{AGENT_TIMEOUT}}", wo.agentTimeout).Replace(harnessTemplate)
+	w.hyaml = strings.NewReplacer("{{DIR}}", dir, "{{PRE}}", pre, "{{POST}}", post, "{{AGENT_TIMEOUT}}", wo.agentTimeout).Replace(harnessTemplate)
 	must(t, os.WriteFile(filepath.Join(dir, "harness.yml"), []byte(w.hyaml), 0o600))
 	h, err := harness.Load(filepath.Join(dir, "harness.yml"))
 	must(t, err)

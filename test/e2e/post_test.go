@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+// The post-script runs on the host after the agent with only its listed variables plus the
+// host tree and the agent's status; its failure fails the run with its last stderr line,
+// redacted.
+func TestRunPostScriptSeesHostTreeAndFailsTheRun(t *testing.T) {
+	post := `env > "{{DIR}}/post-env"
+test -f "$FORGECTX_SNAPSHOT_DIR/index.json" && echo present > "{{DIR}}/post-tree"
+echo "publishing failed for ` + token + `" >&2
+exit 4
+`
+	w := newWorld(t, worldOpts{post: post})
+	want := w.expectedIndex()
+	red, _ := filter.New([]string{token}).Redact("publishing failed for " + token)
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "the post-script exited with code 4: "+red, run.StatusFailure, want)
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || !res.AgentRan {
+		t.Fatalf("run = %+v, %v; want a failure after the agent ran", res, err)
+	}
+	env := readFile(t, filepath.Join(w.dir, "post-env"))
+	if !strings.Contains(env, run.EnvAgentStatus+"=success\n") || !strings.Contains(env, run.EnvSnapshotDir+"=") ||
+		strings.Contains(env, "GITHUB_TOKEN") || strings.Contains(env, "AGENT_OUT") || strings.Contains(env, "FULLSEND_PRESCRIPT_OUTPUT") {
+		t.Errorf("post-script environment:\n%s", env)
+	}
+	if strings.TrimSpace(readFile(t, filepath.Join(w.dir, "post-tree"))) != "present" {
+		t.Error("the post-script did not see the host tree")
+	}
+	w.assertNoTrees()
+	w.assertLogHygiene()
+}
+
+// A run that ends before a snapshot exists (the entity is gone) still finishes the status
+// comment and posts a failure receipt whose input_revision is the SHA-256 of zero bytes; no
+// script or agent starts and nothing is relayed.
+func TestRunAcquisitionFailureReceiptConsumedNothing(t *testing.T) {
+	w := newWorld(t, worldOpts{pre: "echo must-not-run > \"{{DIR}}/pre-ran\"\n"})
+	body, err := github.GraphQLRequestBody("Entity", map[string]any{"owner": "octo-org", "name": "Hello-World", "number": w.sc.Number, "labelsAfter": nil})
+	must(t, err)
+	w.expectStartCreate()
+	w.fake.ExpectBody("POST", "/graphql", body, httpfake.JSON(200, `{"data":{"repository":{"id":"R_kgDOLq3Xzw","nameWithOwner":"octo-org/Hello-World","issueOrPullRequest":null}},"errors":[{"type":"NOT_FOUND","path":["repository","issueOrPullRequest"],"locations":[{"line":3,"column":5}],"message":"Could not resolve to an issue or pull request with the number of 7."}]}`))
+	w.expectFinish(status.Failure, "reading the entity from the forge failed", run.StatusFailure,
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || res.AgentRan || res.Decision != "" || exists(filepath.Join(w.dir, "pre-ran")) {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != "" {
+		t.Errorf("GITHUB_OUTPUT = %q", out)
+	}
+	if !strings.Contains(readFile(t, w.env["GITHUB_STEP_SUMMARY"]), "No snapshot was assembled.") {
+		t.Error("job summary does not say that no snapshot was assembled")
+	}
+}
