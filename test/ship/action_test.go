@@ -237,6 +237,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 		wantOut    map[string]string
 		wantWrites []string
 		agentRan   bool
+		sudo       bool // run with sudo: "true" through a recording sudo shim
 	}{
 		{name: "proceed: the agent runs, status success", wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"},
 			wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
@@ -245,6 +246,8 @@ func TestCompositeActionFromSource(t *testing.T) {
 			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "POST", "PATCH"}},
 		{name: "agent failure: the step fails, status failure", agentExit: "3", wantExit: true,
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+		{name: "sudo: true runs forgectx through sudo -n -E with the runner user as the agent", sudo: true,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -254,6 +257,15 @@ func TestCompositeActionFromSource(t *testing.T) {
 				"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
 			})
 			r.env["AGENT_EXIT"] = c.agentExit
+			sudoLog := filepath.Join(r.temp, "sudo.log")
+			if c.sudo {
+				// The shim records its arguments and runs the command without -n -E: this
+				// process's user stands in for root.
+				shim := filepath.Join(t.TempDir(), "sudo")
+				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
+				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
+				r.inputs["sudo"] = "true"
+			}
 			before := snapshotDir(t, r.work)
 			out := r.run()
 			t.Log(r.log.String())
@@ -293,6 +305,14 @@ func TestCompositeActionFromSource(t *testing.T) {
 			}
 			if !strings.Contains(r.log.String(), "forgectx source") {
 				t.Error("version: source did not report the source build's version")
+			}
+			if c.sudo {
+				args := strings.Split(strings.TrimSpace(readFile(t, sudoLog)), "\n")
+				uid, gid := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+				if len(args) < 4 || args[2] != r.steps["install"]["bin"] || args[3] != "run" ||
+					!strings.Contains(strings.Join(args, " "), "--agent-uid "+uid+" --agent-gid "+gid) {
+					t.Errorf("sudo was called with %q, want -n -E BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+				}
 			}
 			if after := snapshotDir(t, r.work); !reflect.DeepEqual(before, after) {
 				t.Errorf("the action changed the workspace:\nbefore %v\nafter  %v", before, after)

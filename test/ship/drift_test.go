@@ -101,7 +101,7 @@ func loadComponent(t testing.TB) (componentSpec, map[string]componentJob) {
 
 // Inputs that are wrapper plumbing, not `forgectx run` flags.
 var (
-	actionPlumbing    = []string{"download-url", "sha256", "token", "version"}
+	actionPlumbing    = []string{"download-url", "sha256", "sudo", "token", "version"}
 	componentPlumbing = []string{"image", "stage", "version"}
 )
 

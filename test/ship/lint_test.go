@@ -1,0 +1,114 @@
+package ship
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const actionlintVersion = "v1.7.12"
+
+// workflowFiles lists every GitHub/Forgejo workflow the project ships: .github/workflows and
+// the example workflows (YAML documents with top-level `on` and `jobs`; harness files and GitLab
+// pipelines beside them are not workflows).
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{".github/workflows/*.yml", ".github/workflows/*.yaml", "examples/*/*.yml", "examples/*/*.yaml"} {
+		m, err := filepath.Glob(filepath.Join(root, pattern))
+		must(t, err)
+		for _, f := range m {
+			var doc map[string]any
+			if err := yaml.Unmarshal([]byte(readFile(t, f)), &doc); err != nil {
+				continue // not this test's concern: the owning package tests its own YAML
+			}
+			_, on := doc["on"]
+			_, jobs := doc["jobs"]
+			if on && jobs {
+				rel, _ := filepath.Rel(root, f)
+				files = append(files, rel)
+			}
+		}
+	}
+	sort.Strings(files)
+	return files
+}
+
+// actionlint finds actionlint or installs the pinned version with `go install`; it skips the
+// test with the reason when neither works.
+func actionlint(t *testing.T) string {
+	t.Helper()
+	if p := tool("ACTIONLINT", "actionlint"); p != "" {
+		if out, code := runCmd(t, time.Minute, root, nil, p, "-version"); code == 0 && strings.HasPrefix(out, actionlintVersion) {
+			return p
+		}
+	}
+	out, code := runCmd(t, 8*time.Minute, root, nil, "go", "install", "github.com/rhysd/actionlint/cmd/actionlint@"+actionlintVersion)
+	if code != 0 {
+		t.Skipf("SKIP: actionlint %s is not installed and go install failed (module proxy unreachable?):\n%s", actionlintVersion, out)
+	}
+	if p := tool("", "actionlint"); p != "" {
+		return p
+	}
+	t.Skip("SKIP: actionlint was installed but is not in GOPATH/bin")
+	return ""
+}
+
+func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
+	al := actionlint(t)
+	files := workflowFiles(t)
+	for _, want := range []string{".github/workflows/test.yml", ".github/workflows/lint.yml", ".github/workflows/image.yml",
+		".github/workflows/release.yml", "examples/github/forgectx-action.yml", "examples/forgejo/triage.yml"} {
+		if !contains(files, want) {
+			t.Errorf("workflow %s is missing", want)
+		}
+	}
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		t.Log("NOTICE: shellcheck is not installed: actionlint checks run: scripts without it (.ci/run installs it with apt)")
+	}
+	out, code := runCmd(t, 3*time.Minute, root, nil, al, append([]string{"-no-color"}, files...)...)
+	if code != 0 {
+		t.Fatalf("actionlint %s (exit %d):\n%s", strings.Join(files, " "), code, out)
+	}
+}
+
+// TestShellcheckWrapperScripts runs shellcheck on the scripts actionlint does not see: the
+// composite action's steps (bash), the component's job script (POSIX sh: the ci image's
+// busybox) and scripts/*.sh.
+func TestShellcheckWrapperScripts(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("SKIP: shellcheck is not installed (Debian: apt-get install -y shellcheck; .ci/run installs it when it runs as root)")
+	}
+	dir := t.TempDir()
+	type script struct{ name, shell, body string }
+	var scripts []script
+	for _, s := range loadAction(t).Runs.Steps {
+		scripts = append(scripts, script{"action.yml step " + s.ID, "bash", s.Run})
+	}
+	_, jobs := loadComponent(t)
+	for _, name := range sortedKeys(jobs) {
+		scripts = append(scripts, script{componentPath + " job " + name, "sh", strings.Join(jobs[name].Script, "\n")})
+	}
+	for i, s := range scripts {
+		p := filepath.Join(dir, "script"+string(rune('a'+i))+".sh")
+		must(t, os.WriteFile(p, []byte(s.body), 0o600))
+		if out, code := runCmd(t, time.Minute, dir, nil, sc, "--shell="+s.shell, "--severity=style", p); code != 0 {
+			t.Errorf("shellcheck %s:\n%s", s.name, out)
+		}
+	}
+	m, err := filepath.Glob(filepath.Join(root, "scripts", "*.sh"))
+	must(t, err)
+	if len(m) == 0 {
+		t.Fatal("no scripts/*.sh")
+	}
+	if out, code := runCmd(t, time.Minute, root, nil, sc, append([]string{"--severity=style"}, m...)...); code != 0 {
+		t.Errorf("shellcheck scripts/*.sh:\n%s", out)
+	}
+}
