@@ -16,19 +16,21 @@ func init() {
 	})
 }
 
-const runSynopsis = "run --harness FILE [--forge github] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
+const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}
 	fs := newFlagSet(e, "run", runSynopsis)
 	fs.StringVar(&o.HarnessPath, "harness", "", "harness file (docs/harness.md)")
-	fs.StringVar(&o.Forge, "forge", "github", "forge: github")
+	fs.StringVar(&o.Forge, "forge", "github", "forge: github, gitlab or forgejo")
 	fs.StringVar(&o.Repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.Number, "number", 0, "issue or pull request number (default: from the event payload)")
 	fs.StringVar(&o.Kind, "kind", "", "work_item or change_proposal (default: from the event, else the harness's only profile)")
 	fs.StringVar(&o.APIURL, "api-url", "", "forge API base URL (default $GITHUB_API_URL, else https://api.github.com)")
 	fs.StringVar(&o.TokenEnv, "token-env", "", "name of the environment variable holding the forge token (default GITHUB_TOKEN)")
 	fs.StringVar(&o.CommentAuthor, "comment-author", "", "login the token posts as (default under GitHub Actions: github-actions[bot])")
+	fs.Int64Var(&o.CommentAuthorID, "comment-author-id", 0, "Forgejo: user id the token posts as (the automatic Actions token: -2; default: GET /user)")
+	fs.StringVar(&o.DotenvPath, "dotenv", "", "also write the decision as a GitLab dotenv report to this file")
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default $GITHUB_SHA)")
 	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace")
 	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")

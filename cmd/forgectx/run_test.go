@@ -49,7 +49,9 @@ func TestRunConfigurationErrorsExit2(t *testing.T) {
 		{"unknown kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "epic", "--api-url", api}, "--kind"},
 		{"no profile for kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "change_proposal", "--api-url", api}, "profiles.change_proposal"},
 		{"bad immutability", base, []string{"run", "--harness", h, "--immutability", "maybe"}, "--immutability"},
-		{"forge without run wiring", base, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "o/r", "--number", "1"}, "--forge"},
+		{"unknown forge", base, []string{"run", "--harness", h, "--forge", "bitbucket", "--repo", "o/r", "--number", "1"}, "--forge"},
+		{"forgejo without api url", map[string]string{"FORGEJO_TOKEN": "x"}, []string{"run", "--harness", h, "--forge", "forgejo", "--repo", "o/r", "--number", "1"}, "--api-url"},
+		{"gitlab without token", nil, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "g/p", "--number", "1", "--api-url", api}, "--token-env GITLAB_TOKEN"},
 		{"reconcile without agent", base, []string{"status", "reconcile", "--repo", "o/r", "--number", "1"}, "--agent"},
 		{"status without subcommand", base, []string{"status"}, "reconcile"},
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/forgejo"
 	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/forge/gitlab"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
@@ -34,7 +36,9 @@ type config struct {
 	receipt  string // receipt id
 	base     string // stage Base: host tree and sandbox copy
 	state    string // stage state root
-	actions  bool   // running under GitHub Actions
+	actions  bool   // running under GitHub Actions (or Forgejo Actions' compatibility)
+	summary  bool   // write $GITHUB_STEP_SUMMARY
+	selfID   int64  // Forgejo: the token's user id (0: GET /user)
 }
 
 var (
@@ -65,40 +69,26 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	if fg == "" {
 		fg = "github"
 	}
-	if fg != "github" {
-		return nil, &ConfigError{Field: "--forge", Rule: fg + ": forgectx run drives GitHub in this build (GitLab and Forgejo adapters exist but their run wiring is pending)"}
-	}
 	c.ref.Forge = fg
-
-	ev := readEvent(getenv("GITHUB_EVENT_PATH"))
-	c.ref.Repo = o.Repo
-	if c.ref.Repo == "" {
-		c.ref.Repo = getenv("GITHUB_REPOSITORY")
+	var err error
+	switch fg {
+	case "github":
+		err = resolveGitHub(o, c, start)
+	case "gitlab":
+		err = resolveGitLab(o, c, start)
+	case "forgejo":
+		err = resolveForgejo(o, c, start)
+	default:
+		return nil, &ConfigError{Field: "--forge", Rule: "must be github, gitlab or forgejo"}
 	}
-	if !repoPattern.MatchString(c.ref.Repo) {
-		return nil, &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default $GITHUB_REPOSITORY)"}
-	}
-	c.ref.Number = o.Number
-	if c.ref.Number == 0 {
-		c.ref.Number = ev.number()
+	if err != nil {
+		return nil, err
 	}
 	if c.ref.Number < 1 {
-		return nil, &ConfigError{Field: "--number", Rule: "required: a positive issue or pull request number (default: the event payload's)"}
+		return nil, &ConfigError{Field: "--number", Rule: "required: a positive issue, pull request or merge request number (default: from the CI job)"}
 	}
-	c.ref.APIURL = o.APIURL
-	if c.ref.APIURL == "" {
-		c.ref.APIURL = getenv("GITHUB_API_URL")
-	}
-	if c.ref.APIURL == "" {
-		c.ref.APIURL = github.DefaultAPIURL
-	}
-	if _, err := github.SourceHost(c.ref.APIURL); err != nil {
-		return nil, &ConfigError{Field: "--api-url", Rule: "must be an absolute http(s) URL", Err: err}
-	}
-
-	c.kind = o.Kind
-	if c.kind == "" {
-		c.kind = ev.kind(getenv("GITHUB_EVENT_NAME"), c.ref.Number)
+	if o.Kind != "" {
+		c.kind = o.Kind
 	}
 	if c.kind == "" && len(h.Profiles) == 1 {
 		for k := range h.Profiles {
@@ -106,7 +96,7 @@ func resolve(o *Options, start time.Time) (*config, error) {
 		}
 	}
 	if c.kind == "" {
-		return nil, &ConfigError{Field: "--kind", Rule: "cannot tell from the CI event whether #" + strconv.Itoa(c.ref.Number) + " is an issue or a pull request; pass work_item or change_proposal"}
+		return nil, &ConfigError{Field: "--kind", Rule: "cannot tell from the CI job whether #" + strconv.Itoa(c.ref.Number) + " is an issue or a pull/merge request; pass work_item or change_proposal"}
 	}
 	if c.kind != acquisition.KindWorkItem && c.kind != acquisition.KindChangeProposal {
 		return nil, &ConfigError{Field: "--kind", Rule: "must be work_item or change_proposal"}
@@ -117,9 +107,8 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	}
 	c.profile = p
 
-	c.tokenEnv = o.TokenEnv
-	if c.tokenEnv == "" {
-		c.tokenEnv = "GITHUB_TOKEN"
+	if o.TokenEnv != "" {
+		c.tokenEnv = o.TokenEnv
 	}
 	c.token = getenv(c.tokenEnv)
 	if c.token == "" {
@@ -128,23 +117,15 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	if containsName(h.Agent.Env, c.tokenEnv) {
 		return nil, &ConfigError{Field: "agent.env", Rule: c.tokenEnv + " holds the forge token and cannot be passed to the agent"}
 	}
-
-	c.author = o.CommentAuthor
-	if c.author == "" && c.actions {
-		c.author = github.ActionsBotLogin
-	}
-	if c.author == "" {
-		return nil, &ConfigError{Field: "--comment-author", Rule: "required outside GitHub Actions: the login the token posts as (GITHUB_TOKEN cannot call GET /user, so forgectx never looks it up)"}
-	}
-
-	c.headSHA = o.HeadSHA
-	if c.headSHA == "" {
-		c.headSHA = getenv("GITHUB_SHA")
+	if o.HeadSHA != "" {
+		c.headSHA = o.HeadSHA
 	}
 	if !gitOID.MatchString(c.headSHA) {
 		c.headSHA = ""
 	}
-	c.runURL, c.receipt = ciIdentity(getenv, start)
+	if c.runURL != "" && !strings.HasPrefix(c.runURL, "https://") && !strings.HasPrefix(c.runURL, "http://") {
+		c.runURL = ""
+	}
 
 	c.base, c.state = stagePlaces(o)
 	for _, dir := range []*string{&c.base, &c.state} {
@@ -153,9 +134,13 @@ func resolve(o *Options, start time.Time) (*config, error) {
 			return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "cannot be made absolute", Err: err}
 		}
 		*dir = abs
-		if ws := getenv("GITHUB_WORKSPACE"); ws != "" {
+		for _, v := range []string{"GITHUB_WORKSPACE", "CI_PROJECT_DIR"} {
+			ws := getenv(v)
+			if ws == "" {
+				continue
+			}
 			if wabs, err := filepath.Abs(ws); err == nil && within(abs, wabs) {
-				return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must lie outside $GITHUB_WORKSPACE: snapshot trees never land in the checkout or uploaded output"}
+				return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must lie outside $" + v + ": snapshot trees never land in the checkout or uploaded output"}
 			}
 		}
 	}
@@ -166,6 +151,144 @@ func resolve(o *Options, start time.Time) (*config, error) {
 		return nil, &ConfigError{Field: "--agent-uid/--agent-gid", Rule: "give both, as positive numbers"}
 	}
 	return c, nil
+}
+
+// resolveGitHub fills the GitHub Actions defaults: repository, number and kind from the job
+// and its event, API URL, GITHUB_TOKEN, github-actions[bot] as the comment author, GITHUB_SHA,
+// the run link and the gha- receipt id.
+func resolveGitHub(o *Options, c *config, start time.Time) error {
+	getenv := o.Getenv
+	ev := readEvent(getenv("GITHUB_EVENT_PATH"))
+	c.ref.Repo = firstOf(o.Repo, getenv("GITHUB_REPOSITORY"))
+	if !repoPattern.MatchString(c.ref.Repo) {
+		return &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default $GITHUB_REPOSITORY)"}
+	}
+	c.ref.Number = o.Number
+	if c.ref.Number == 0 {
+		c.ref.Number = ev.number()
+	}
+	c.ref.APIURL = firstOf(o.APIURL, getenv("GITHUB_API_URL"), github.DefaultAPIURL)
+	if _, err := github.SourceHost(c.ref.APIURL); err != nil {
+		return &ConfigError{Field: "--api-url", Rule: "must be an absolute http(s) URL", Err: err}
+	}
+	c.kind = ev.kind(getenv("GITHUB_EVENT_NAME"), c.ref.Number)
+	c.tokenEnv = "GITHUB_TOKEN"
+	c.author = o.CommentAuthor
+	if c.author == "" && c.actions {
+		c.author = github.ActionsBotLogin
+	}
+	if c.author == "" {
+		return &ConfigError{Field: "--comment-author", Rule: "required outside GitHub Actions: the login the token posts as (GITHUB_TOKEN cannot call GET /user, so forgectx never looks it up)"}
+	}
+	c.headSHA = getenv("GITHUB_SHA")
+	c.runURL, c.receipt = ciIdentity(getenv, start)
+	c.summary = c.actions
+	return nil
+}
+
+// resolveGitLab fills the GitLab CI defaults (gitlab.CIDefaults, when GITLAB_CI=true): API URL,
+// project, merge request iid and kind, the job link, the checked-out commit, the token variable
+// (GITLAB_TOKEN, else CI_JOB_TOKEN — which cannot post notes). The receipt id is
+// glci-<CI_JOB_ID>-1 (a retried job is a new job id). The comment identity is GET /user.
+func resolveGitLab(o *Options, c *config, start time.Time) error {
+	getenv := o.Getenv
+	c.tokenEnv = "GITLAB_TOKEN"
+	c.receipt = localReceipt(start)
+	if getenv("GITLAB_CI") == "true" {
+		ci, err := gitlab.CIDefaults(getenv)
+		if err != nil {
+			return &ConfigError{Field: "GitLab CI variables", Rule: "unusable", Err: err}
+		}
+		c.ref, c.kind, c.runURL, c.headSHA = ci.Ref, ci.Kind, ci.JobURL, ci.CommitSHA
+		if ci.TokenEnv != "" {
+			c.tokenEnv = ci.TokenEnv
+		}
+		if id := getenv("CI_JOB_ID"); digits.MatchString(id) {
+			c.receipt = "glci-" + id + "-1"
+		}
+	}
+	c.ref.Forge = "gitlab"
+	c.ref.Repo = firstOf(o.Repo, c.ref.Repo)
+	if c.ref.Repo == "" {
+		return &ConfigError{Field: "--repo", Rule: "required: the project's full path or numeric id (default from GitLab CI)"}
+	}
+	if o.Number != 0 {
+		c.ref.Number = o.Number
+	}
+	c.ref.APIURL = firstOf(o.APIURL, c.ref.APIURL, gitlab.DefaultAPIURL)
+	return nil
+}
+
+// resolveForgejo fills the Forgejo Actions defaults (forgejo.ActionsEnvironmentDefaults, when
+// FORGEJO_ACTIONS or GITEA_ACTIONS is true): API URL, repository, number and kind from the
+// event, the run link, the head revision, the token variable. The receipt id is
+// fja-<run id>-<attempt>. The comment identity is Options.CommentAuthorID (the automatic
+// Actions token writes as the pseudo-user -2), else GET /user.
+func resolveForgejo(o *Options, c *config, start time.Time) error {
+	getenv := o.Getenv
+	c.tokenEnv = "FORGEJO_TOKEN"
+	c.receipt = localReceipt(start)
+	if getenv("FORGEJO_ACTIONS") == "true" || getenv("GITEA_ACTIONS") == "true" {
+		path := firstOf(getenv("FORGEJO_EVENT_PATH"), getenv("GITHUB_EVENT_PATH"))
+		var ev []byte
+		if path != "" {
+			ev, _ = readBounded(path)
+		}
+		d, err := forgejo.ActionsEnvironmentDefaults(getenv, ev)
+		if err != nil && o.Number == 0 {
+			return &ConfigError{Field: "Forgejo Actions variables", Rule: "unusable", Err: err}
+		}
+		if err == nil {
+			c.ref, c.kind, c.runURL, c.headSHA = d.Ref, d.EntityKind, d.JobURL, d.HeadSHA
+			if d.TokenEnv != "" {
+				c.tokenEnv = d.TokenEnv
+			}
+		}
+		runID := firstOf(getenv("FORGEJO_RUN_ID"), getenv("GITHUB_RUN_ID"))
+		attempt := firstOf(getenv("FORGEJO_RUN_ATTEMPT"), getenv("GITHUB_RUN_ATTEMPT"))
+		if !digits.MatchString(attempt) {
+			attempt = "1"
+		}
+		if digits.MatchString(runID) {
+			c.receipt = "fja-" + runID + "-" + attempt
+		}
+	}
+	c.ref.Forge = "forgejo"
+	c.ref.Repo = firstOf(o.Repo, c.ref.Repo)
+	if !repoPattern.MatchString(c.ref.Repo) {
+		return &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default from Forgejo Actions)"}
+	}
+	if o.Number != 0 {
+		c.ref.Number = o.Number
+	}
+	c.ref.APIURL = firstOf(o.APIURL, c.ref.APIURL)
+	if c.ref.APIURL == "" {
+		return &ConfigError{Field: "--api-url", Rule: "required for Forgejo: the server URL plus /api/v1"}
+	}
+	c.selfID = o.CommentAuthorID
+	return nil
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func localReceipt(start time.Time) string {
+	return fmt.Sprintf("local-%s-%d", canon.OrderKeyOf(start), os.Getpid())
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxEventBytes))
 }
 
 func containsName(list []string, n string) bool {
@@ -184,7 +307,7 @@ func containsName(list []string, n string) bool {
 func ciIdentity(getenv func(string) string, start time.Time) (string, string) {
 	runID := getenv("GITHUB_RUN_ID")
 	if !digits.MatchString(runID) {
-		return "", fmt.Sprintf("local-%s-%d", canon.OrderKeyOf(start), os.Getpid())
+		return "", localReceipt(start)
 	}
 	attempt := getenv("GITHUB_RUN_ATTEMPT")
 	if !digits.MatchString(attempt) {
@@ -215,12 +338,7 @@ func readEvent(path string) event {
 	if path == "" {
 		return ev
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ev
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxEventBytes))
+	b, err := readBounded(path)
 	if err != nil {
 		return ev
 	}

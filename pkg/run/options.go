@@ -54,6 +54,11 @@ type Options struct {
 	// CommentAuthor is the login forgectx's own comments are attributed to (the status comment
 	// lookup accepts only comments by it). Default under GitHub Actions: github-actions[bot].
 	CommentAuthor string
+	// CommentAuthorID is the Forgejo user id the token posts as (the automatic Forgejo Actions
+	// token: -2); 0 asks GET /user. GitLab always asks GET /user (its tokens may).
+	CommentAuthorID int64
+	// DotenvPath, when set, also relays the decision as a GitLab dotenv report (pkg/cirelay).
+	DotenvPath string
 	// HeadSHA is the Git revision checked out for the run (the receipt's input_head_sha);
 	// default $GITHUB_SHA. Empty or not a Git object ID: omitted.
 	HeadSHA string

@@ -14,7 +14,9 @@ import (
 	"github.com/forgectx/forgectx/pkg/distill"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/forgejo"
 	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/forge/gitlab"
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
@@ -98,17 +100,41 @@ func defaults(o *Options) {
 	}
 }
 
-// connect builds the forge clients.
+// connect builds the forge clients: the acquirer (which reads receipts back into agent_runs)
+// and the commenter of the status comment and receipts.
 func (r *runner) connect() error {
-	gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromComments, Log: r.log})
-	if err != nil {
-		return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+	var cm forge.Commenter
+	switch r.c.ref.Forge {
+	case "github":
+		gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromComments, Log: r.log})
+		if err != nil {
+			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+		}
+		ghc, err := github.NewCommenter(gc, r.c.author)
+		if err != nil {
+			return &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
+		}
+		r.acquirer, cm = gc, ghc
+	case "gitlab":
+		gc, err := gitlab.New(gitlab.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, TokenKind: gitlab.KindForToken(r.c.tokenEnv, r.c.token), Log: r.log})
+		if err != nil {
+			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+		}
+		glc, err := gitlab.NewCommenter(gc, r.c.kind)
+		if err != nil {
+			return &ConfigError{Field: "--kind", Rule: "invalid", Err: err}
+		}
+		r.acquirer, cm = gc, glc
+	case "forgejo":
+		fc, err := forgejo.New(forgejo.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, SelfID: r.c.selfID, Log: r.log})
+		if err != nil {
+			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+		}
+		r.acquirer, cm = fc, fc
+	default:
+		return &ConfigError{Field: "--forge", Rule: "must be github, gitlab or forgejo"}
 	}
-	cm, err := github.NewCommenter(gc, r.c.author)
-	if err != nil {
-		return &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
-	}
-	r.acquirer, r.commenter = gc, cm
+	r.commenter = cm
 	r.status = &statusComment{c: cm, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
 	return nil
 }
@@ -274,9 +300,9 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	r.phase("pre-script").Str("decision", r.res.Decision).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("forgectx run: decision reached")
 
 	// 5. Relay the decision on every path that reached it.
-	if _, err := cirelay.Relay(cirelay.Options{Getenv: r.o.Getenv, Log: &r.log}, d); err != nil {
+	if _, err := cirelay.Relay(cirelay.Options{Getenv: r.o.Getenv, DotenvPath: r.o.DotenvPath, Log: &r.log}, d); err != nil {
 		r.log.Error().Err(err).Msg("forgectx run: decision relay failed")
-		return outcome{StatusFailure, "the decision could not be relayed to $GITHUB_OUTPUT"}
+		return outcome{StatusFailure, "the decision could not be relayed to the CI system"}
 	}
 
 	// 6. Skip: the receipt, status and cleanup follow in run().

@@ -17,7 +17,7 @@ var summaryIcons = map[string]string{
 // write is logged, never fatal: the summary is a convenience for humans.
 func (r *runner) writeSummary(out outcome) {
 	path := r.o.Getenv("GITHUB_STEP_SUMMARY")
-	if !r.c.actions || path == "" {
+	if !r.c.summary || path == "" {
 		return
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
