@@ -358,7 +358,14 @@ func (a *asm) actorTable() error {
 			continue
 		}
 		info := &actorInfo{kind: ac.Kind, login: ac.Login}
-		if ac.Kind == acquisition.ActorHuman && ac.RoleVerified {
+		if a.forge == "forgejo" && a.operatorAttestedBot(ac) {
+			// Forgejo has no provider-positive bot flag (docs/forgejo.md): for Forgejo, and
+			// only there, the operator's registry is the bot attestation. A registered ID
+			// (with its login, when the entry names one) is a bot whatever permission the
+			// forge reports; everyone else stays human and meets the role threshold.
+			info.kind = acquisition.ActorBot
+		}
+		if info.kind == acquisition.ActorHuman && ac.RoleVerified {
 			if ac.Role == nil {
 				a.gap(acquisition.ScopeActors, acquisition.GapInvalidMetadata, 1)
 			} else if _, ok := roleRank[*ac.Role]; !ok {
@@ -385,6 +392,16 @@ func (a *asm) actorTable() error {
 		a.gap(acquisition.ScopeActors, acquisition.GapInvalidMetadata, 1)
 	}
 	return nil
+}
+
+// operatorAttestedBot reports whether the operator's bot registry names this actor exactly:
+// same ID and, when the entry gives a login, the same current login.
+func (a *asm) operatorAttestedBot(ac *acquisition.Actor) bool {
+	b, ok := a.bots[ac.ID]
+	if !ok || b.BotRole == "" {
+		return false
+	}
+	return b.Login == "" || ac.Login != nil && *ac.Login == b.Login
 }
 
 func sameActor(x, y *actorInfo) bool {
