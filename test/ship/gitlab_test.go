@@ -64,11 +64,6 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	f := newFakeForge(t)
 
 	dir := t.TempDir()
-	repo := filepath.Join(dir, "repo")
-	must(t, os.MkdirAll(filepath.Join(repo, "templates"), 0o755))
-	must(t, os.MkdirAll(filepath.Join(repo, ".forgectx"), 0o755))
-	must(t, os.WriteFile(filepath.Join(repo, "templates", "forgectx.yml"), []byte(readFile(t, filepath.Join(root, componentPath))), 0o644))
-	must(t, os.WriteFile(filepath.Join(repo, ".forgectx", "harness.yml"), []byte(harnessWith("")), 0o644))
 	pipeline := fmt.Sprintf(`include:
   - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
     inputs:
@@ -84,25 +79,15 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 
 stages: [agents]
 `, f.sc.Number, f.URL())
-	must(t, os.WriteFile(filepath.Join(repo, ".gitlab-ci.yml"), []byte(pipeline), 0o644))
+	repo, _ := newGitLabRepo(t, map[string]string{
+		componentPath:           readFile(t, filepath.Join(root, componentPath)),
+		".forgectx/harness.yml": harnessWith(""),
+		".gitlab-ci.yml":        pipeline,
+	})
 	home := filepath.Join(dir, "home")
 	agentOut := filepath.Join(dir, "agent-out")
 	must(t, os.MkdirAll(home, 0o700))
 	must(t, os.MkdirAll(agentOut, 0o700))
-	gitEnv := append(os.Environ(), "HOME="+home, "GIT_AUTHOR_NAME=ship", "GIT_AUTHOR_EMAIL=ship@example.invalid",
-		"GIT_COMMITTER_NAME=ship", "GIT_COMMITTER_EMAIL=ship@example.invalid")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.name", "ship"},
-		{"config", "user.email", "ship@example.invalid"},
-		{"remote", "add", "origin", "https://gitlab.example.com/forgectx/forgectx.git"},
-		{"add", "."},
-		{"commit", "-q", "-m", "component self-test"},
-	} {
-		if out, code := runCmd(t, time.Minute, repo, gitEnv, "git", args...); code != 0 {
-			t.Fatalf("git %v: %s", args, out)
-		}
-	}
 
 	env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"AGENT_OUT=" + agentOut, "SHIP_FORGE_TOKEN=" + actionToken, "TMPDIR=" + os.TempDir()}
@@ -127,5 +112,86 @@ stages: [agents]
 	// and number (its only routes), and the stage input named the job's stage.
 	if !strings.Contains(out, "starting shell (agents)") {
 		t.Error("the stage input did not reach the job")
+	}
+}
+
+// newGitLabRepo makes a committed Git repository whose origin is gitlab.example.com/forgectx/
+// forgectx, holding files (path → content), as gitlab-ci-local needs for component includes.
+func newGitLabRepo(t *testing.T, files map[string]string) (repo, sha string) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "repo")
+	for _, p := range sortedKeys(files) {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(repo, p), []byte(files[p]), 0o644))
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home)
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "ship"},
+		{"config", "user.email", "ship@example.invalid"},
+		{"remote", "add", "origin", "https://gitlab.example.com/forgectx/forgectx.git"},
+		{"add", "."},
+		{"commit", "-q", "-m", "pipeline"},
+	} {
+		if out, code := runCmd(t, time.Minute, repo, env, "git", args...); code != 0 {
+			t.Fatalf("git %v: %s", args, out)
+		}
+	}
+	out, code := runCmd(t, time.Minute, repo, env, "git", "rev-parse", "HEAD")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	return repo, strings.TrimSpace(out)
+}
+
+// TestGitLabPipelinesValidate: the project's .gitlab-ci.yml and the example pipeline resolve
+// the component and pass gitlab-ci-local's GitLab CI schema validation, with the jobs each
+// promises. The example includes a released version (@1.0.0); here it is pointed at the
+// commit so gitlab-ci-local resolves the component locally instead of fetching it.
+func TestGitLabPipelinesValidate(t *testing.T) {
+	for _, b := range []string{"git", "bash", "rsync"} {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("SKIP: %s is not installed", b)
+		}
+	}
+	gcl := gitlabCILocal(t)
+	component := readFile(t, filepath.Join(root, componentPath))
+	harness := readFile(t, filepath.Join(root, "examples", "harness", "triage.yml"))
+	cases := []struct {
+		name     string
+		pipeline string
+		jobs     []string // name and when, as --list-all prints them on a branch pipeline
+	}{
+		{".gitlab-ci.yml", readFile(t, filepath.Join(root, ".gitlab-ci.yml")),
+			[]string{"forgectx never", "test on_success", "component-selftest on_success", "binaries never", "release never"}},
+		{"examples/gitlab/.gitlab-ci.yml", readFile(t, filepath.Join(root, "examples", "gitlab", ".gitlab-ci.yml")),
+			[]string{"forgectx never"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{componentPath: component, "examples/harness/triage.yml": harness, ".gitlab/forgectx/triage.yml": harness}
+			repo, sha := newGitLabRepo(t, files)
+			pipeline := strings.ReplaceAll(c.pipeline, "/forgectx@1.0.0", "/forgectx@"+sha)
+			pipeline = strings.ReplaceAll(pipeline, "$CI_COMMIT_SHA", sha)
+			must(t, os.WriteFile(filepath.Join(repo, ".gitlab-ci.yml"), []byte(pipeline), 0o644))
+			out, code := runCmd(t, 2*time.Minute, repo, append(os.Environ(), "HOME="+t.TempDir()), gcl, "--cwd", ".", "--no-color", "--list-all")
+			if code != 0 || !strings.Contains(out, "json schema validated") {
+				t.Fatalf("gitlab-ci-local --list-all (exit %d):\n%s", code, out)
+			}
+			// Rows: name, description (empty here), stage, when, allow_failure, needs.
+			listed := map[string]string{}
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) >= 4 && f[0] != "name" {
+					listed[f[0]] = f[2]
+				}
+			}
+			for _, j := range c.jobs {
+				name, when, _ := strings.Cut(j, " ")
+				if listed[name] != when {
+					t.Errorf("job %s: when = %q, want %q\n%s", name, listed[name], when, out)
+				}
+			}
+		})
 	}
 }
