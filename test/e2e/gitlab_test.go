@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/gitlab"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/status"
+)
+
+const gitlabHarness = `version: 1
+agent:
+  name: triage
+  category: observation
+  command: ["bash", "{{DIR}}/agent.sh"]
+  env: [PATH, HOME, AGENT_OUT]
+profiles:
+  change_proposal:
+    included_sources: [agent_runs, check_logs, checks, comments, entity, reviews]
+    record_selection: newest
+    check_log_selection: failed
+    bounds: {max_records_per_source: 100, max_source_bytes: 4096, max_record_bytes: 8192, max_log_bytes: 4096, max_metadata_string_bytes: 256, max_labels: 20}
+`
+
+// `forgectx run --forge gitlab` in a merge-request pipeline: defaults from the GitLab CI
+// variables, the recorded merge request (test/fixtures/gitlab/cassettes/mr) served by the
+// loopback API, the notes commenter (identity from GET /user, which access tokens may call),
+// the decision relayed as a dotenv report, and the same lifecycle.
+func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	hp := filepath.Join(w.dir, "gitlab.yml")
+	must(t, os.WriteFile(hp, []byte(strings.ReplaceAll(gitlabHarness, "{{DIR}}", w.dir)), 0o600))
+	h, err := harness.Load(hp)
+	must(t, err)
+	c, err := cassette.Load("../fixtures/gitlab/cassettes/mr")
+	must(t, err)
+	w.fake.ExpectCassette(c) // the precomputed assembly
+	w.fake.ExpectCassette(c) // the run's acquisition
+	api := w.fake.URL + "/api/v4"
+	const glToken = "glpat-e2eGitLabToken0123456789"
+	p, _ := h.ProfileFor("change_proposal")
+	gc, err := gitlab.New(gitlab.Options{APIURL: api, Token: glToken})
+	must(t, err)
+	acq, err := gc.Acquire(context.Background(), forge.Ref{Forge: "gitlab", APIURL: api, Repo: "Acme/Platform/widgets", Number: 7}, p)
+	must(t, err)
+	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: p, Category: h.Agent.Category, Filter: filter.New(nil)})
+	must(t, err)
+
+	w.env = map[string]string{
+		"PATH": os.Getenv("PATH"), "HOME": w.dir, "GITLAB_CI": "true", "CI_API_V4_URL": api, "CI_SERVER_URL": w.fake.URL,
+		"CI_PROJECT_PATH": "Acme/Platform/widgets", "CI_MERGE_REQUEST_IID": "7", "CI_JOB_ID": "777",
+		"CI_JOB_URL": "https://gitlab.example.com:8443/Acme/Platform/widgets/-/jobs/777", "CI_COMMIT_SHA": "8e0b45049b6253b8984cde9241830d2851168142",
+		"GITLAB_TOKEN": glToken, "RUNNER_TEMP": w.env["RUNNER_TEMP"], "AGENT_OUT": w.out,
+	}
+	link := w.env["CI_JOB_URL"]
+	pipe := filter.New([]string{glToken})
+	startBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Started, RunURL: link})
+	finalBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Success, RunURL: link})
+	rcBody, err := status.RenderReceipt(status.Receipt{ID: "glci-777-1", Agent: agentName, Status: "success", InputRevision: tree.IndexSHA256,
+		InputHeadSHA: "8e0b45049b6253b8984cde9241830d2851168142", ResultRecordKeys: []string{}, StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})
+	must(t, err)
+	self := map[string]any{"id": 150, "username": "forgectx-bot", "name": "forgectx", "state": "active", "bot": true,
+		"avatar_url": "https://gitlab.example.com:8443/uploads/-/system/user/avatar/150/avatar.png", "web_url": "https://gitlab.example.com:8443/forgectx-bot"}
+	note := func(id int64, body string) httpfake.Reply {
+		return httpfake.JSON(201, map[string]any{"id": id, "type": nil, "body": body, "attachment": nil, "author": self,
+			"created_at": "2026-09-08T12:00:00.000Z", "updated_at": "2026-09-08T12:00:00.000Z", "system": false,
+			"noteable_id": 1007, "noteable_type": "MergeRequest", "project_id": 42, "resolvable": false, "confidential": false,
+			"internal": false, "noteable_iid": 7, "commands_changes": map[string]any{}})
+	}
+	notes := "/api/v4/projects/Acme%2FPlatform%2Fwidgets/merge_requests/7/notes"
+	w.fake.Expect("GET", "/api/v4/user", httpfake.JSON(200, self))
+	w.fake.Expect("GET", notes+"?order_by=created_at&per_page=100&sort=asc", httpfake.JSON(200, []any{}))
+	w.fake.ExpectBody("POST", notes, sdkBody(t, startBody), note(5001, startBody))
+	w.fake.ExpectBody("POST", notes, sdkBody(t, rcBody), note(5002, rcBody))
+	w.fake.ExpectBody("PUT", notes+"/5001", sdkBody(t, finalBody), note(5001, finalBody))
+
+	o := w.options()
+	o.HarnessPath, o.Forge, o.DotenvPath = hp, "gitlab", filepath.Join(w.dir, "decision.env")
+	res, err := run.Run(context.Background(), o)
+	if err != nil || res.Status != run.StatusSuccess || res.ReceiptID != "glci-777-1" {
+		t.Fatalf("run = %+v, %v\n%s", res, err, w.logBuf.String())
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != tree.IndexSHA256 {
+		t.Errorf("agent index sha %s, want %s", got, tree.IndexSHA256)
+	}
+	if got := readFile(t, o.DotenvPath); got != "skipped=false\n" {
+		t.Errorf("dotenv report = %q", got)
+	}
+	w.assertNoTrees()
+}
