@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,34 @@ func TestExampleWorkflowUsesForgectxRun(t *testing.T) {
 	}
 	if !runStep || !reconcile {
 		t.Errorf("workflow: forgectx run step %v, reconcile step %v", runStep, reconcile)
+	}
+}
+
+// The example workflow passes actionlint and its scripts pass shellcheck (when the linters are
+// installed; the ship tests install them in CI).
+func TestExampleWorkflowLints(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	for _, lint := range []struct {
+		bin  []string
+		args []string
+	}{
+		{[]string{"actionlint", filepath.Join(home, "go", "bin", "actionlint")}, []string{"../../examples/github/forgectx.yml"}},
+		{[]string{"shellcheck"}, []string{"../../examples/github/agent.sh", "../../examples/github/skip-if-labelled.sh"}},
+	} {
+		path := ""
+		for _, b := range lint.bin {
+			if p, err := exec.LookPath(b); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			t.Logf("%s not installed: skipped", lint.bin[0])
+			continue
+		}
+		out, err := exec.Command(path, lint.args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s: %v\n%s", lint.bin[0], err, out)
+		}
 	}
 }
