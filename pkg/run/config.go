@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -134,13 +135,17 @@ func resolve(o *Options, start time.Time) (*config, error) {
 			return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "cannot be made absolute", Err: err}
 		}
 		*dir = abs
-		for _, v := range []string{"GITHUB_WORKSPACE", "CI_PROJECT_DIR"} {
-			ws := getenv(v)
+		forbidden := map[string]string{"$GITHUB_WORKSPACE": getenv("GITHUB_WORKSPACE"), "$CI_PROJECT_DIR": getenv("CI_PROJECT_DIR")}
+		for _, a := range o.ArtifactDirs {
+			forbidden["--artifacts-dir "+a] = a
+		}
+		for _, name := range sortedKeys(forbidden) {
+			ws := forbidden[name]
 			if ws == "" {
 				continue
 			}
 			if wabs, err := filepath.Abs(ws); err == nil && within(abs, wabs) {
-				return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must lie outside $" + v + ": snapshot trees never land in the checkout or uploaded output"}
+				return nil, &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must lie outside " + name + ": snapshot trees never land in the checkout or uploaded output"}
 			}
 		}
 	}
@@ -267,6 +272,15 @@ func resolveForgejo(o *Options, c *config, start time.Time) error {
 	}
 	c.selfID = o.CommentAuthorID
 	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func firstOf(vals ...string) string {

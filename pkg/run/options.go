@@ -67,6 +67,9 @@ type Options struct {
 	// state (the retained index digest); default $RUNNER_TEMP/forgectx-stage, else
 	// stage.DefaultStateDir(). Both must lie outside the workspace.
 	TreeDir, StateDir string
+	// ArtifactDirs are retained run-output or artifact directories (uploaded after the job):
+	// no snapshot tree may be placed inside one. The workspace is always refused.
+	ArtifactDirs []string
 	// Immutability selects how the agent's copy is made read-only (pkg/stage): auto (default),
 	// ownership (forgectx runs as root, the agent as AgentUID:AgentGID) or bind-mount. When it
 	// cannot be enforced the run fails before the agent starts.

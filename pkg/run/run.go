@@ -202,7 +202,7 @@ func interrupted(parent, ctx context.Context) (outcome, bool) {
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	h := r.c.h
 	// 1. Scavenge trees abandoned by runs that died uncleanly.
-	r.stageOpts = stage.Options{Base: r.c.base, StateDir: r.c.state, Getenv: r.o.Getenv, Log: &r.log}
+	r.stageOpts = stage.Options{Base: r.c.base, StateDir: r.c.state, Forbidden: r.o.ArtifactDirs, Getenv: r.o.Getenv, Log: &r.log}
 	sc, err := stage.Scavenge(ctx, r.stageOpts)
 	if err != nil {
 		r.log.Warn().Err(err).Msg("forgectx run: scavenging failed")
