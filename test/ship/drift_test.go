@@ -111,10 +111,12 @@ var (
 		"state-dir": "the action keeps forgectx's private state in $RUNNER_TEMP (run's default), outside the workspace",
 		"tree-dir":  "the action keeps snapshot trees in $RUNNER_TEMP (run's default), outside the workspace",
 		"token-env": "the action passes the token input as FORGECTX_TOKEN",
+		"dotenv":    "GitHub gets the decision in $GITHUB_OUTPUT (the step outputs); the dotenv report is GitLab's relay",
 	}
 	componentFixed = map[string]string{
 		"state-dir": "the job keeps forgectx's private state in the default temporary directory, outside the project",
 		"tree-dir":  "the job keeps snapshot trees in the default temporary directory, outside the project",
+		"dotenv":    "the job writes the decision to forgectx.env, its artifacts:reports:dotenv file",
 	}
 )
 
@@ -313,10 +315,8 @@ func TestComponentInputsMatchRunFlags(t *testing.T) {
 		}
 		return false
 	})
-	// The dotenv relay (artifacts:reports:dotenv) needs `forgectx run --dotenv FILE`; once the
-	// flag exists the job must use it.
-	if contains(flags, "dotenv") && (job.Artifacts.Reports["dotenv"] != "forgectx.env" || !strings.Contains(script, "--dotenv forgectx.env")) {
-		t.Error("forgectx run has --dotenv: the job must write its decision with --dotenv forgectx.env and report it as artifacts:reports:dotenv")
+	if job.Artifacts.Reports["dotenv"] != "forgectx.env" || !strings.Contains(script, "--dotenv forgectx.env") {
+		t.Error("the job must write its decision with --dotenv forgectx.env and report it as artifacts:reports:dotenv")
 	}
 	if !strings.HasPrefix(job.Image.Name, "$[[ inputs.image ]]:$[[ inputs.version ]]") {
 		t.Errorf("job image %q must be built from the image and version inputs", job.Image.Name)
@@ -336,7 +336,8 @@ func TestInputRegexesMatchGitLabValues(t *testing.T) {
 		{"number", "", true}, {"number", "42", true}, {"number", "0", false}, {"number", "4a", false},
 		{"kind", "", true}, {"kind", "work_item", true}, {"kind", "issue", false},
 		{"api-url", "https://gitlab.example.com/api/v4", true}, {"api-url", "ftp://x", false},
-		{"token-env", "FORGECTX_TOKEN", true}, {"token-env", "A-B", false}, {"token-env", "1A", false},
+		{"token-env", "", true}, {"token-env", "GITLAB_TOKEN", true}, {"token-env", "A-B", false}, {"token-env", "1A", false},
+		{"comment-author-id", "", true}, {"comment-author-id", "-2", true}, {"comment-author-id", "x", false},
 		{"head-sha", "", true}, {"head-sha", strings.Repeat("a", 40), true}, {"head-sha", "main", false},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,16 +18,22 @@ import (
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
-// fakeForge is a loopback GitHub API for a `forgectx run` started as a subprocess. Reads are
-// answered from the ghscenario issue cassette (GitHub's real response shapes); the only writes
-// it accepts are creating an issue comment and editing one, which it records. Any other request
-// fails the test, and so does a cassette read never made. Bodies of the writes carry wall-clock
-// times (the subprocess's clock is not pinned), so the fake records them for assertions rather
-// than matching them byte for byte (test/e2e does that in-process).
+// fakeForge is a loopback forge API for a `forgectx run` started as a subprocess. Reads are
+// answered from a recorded-shape cassette (GitHub: the ghscenario issue; GitLab: the recorded
+// merge request under test/fixtures/gitlab); the only writes it accepts are creating a comment
+// (note) on the entity and editing one, which it records. Any other request fails the test, and
+// so does a cassette read never made. Bodies of the writes carry wall-clock times (the
+// subprocess's clock is not pinned), so the fake records them for assertions rather than
+// matching them byte for byte (test/e2e does that in-process).
 type fakeForge struct {
 	t   testing.TB
 	srv *httptest.Server
 	sc  *ghscenario.Scenario
+
+	create, edit *regexp.Regexp // the write routes
+	editMethod   string
+	reply        func(f *fakeForge, w http.ResponseWriter, status int, id int64, body string)
+	origin       string // scheme://host the cassette was recorded against
 
 	mu     sync.Mutex
 	reads  map[string]cassette.Interaction
@@ -44,12 +51,62 @@ var (
 	editComment   = regexp.MustCompile(`^/repos/octo-org/Hello-World/issues/comments/([0-9]+)$`)
 )
 
+// newFakeForge is the GitHub fake: issue #7 of octo-org/Hello-World.
 func newFakeForge(t testing.TB) *fakeForge {
 	t.Helper()
 	sc := ghscenario.Issue()
 	c, err := ghscenario.Build(sc)
 	must(t, err)
-	f := &fakeForge{t: t, sc: sc, reads: map[string]cassette.Interaction{}, served: map[string]int{}, nextID: 9001}
+	f := &fakeForge{t: t, sc: sc, create: createComment, edit: editComment, editMethod: http.MethodPatch, reply: githubComment}
+	f.start(c)
+	return f
+}
+
+// newGitLabFake is the GitLab fake: merge request !7 of Acme/Platform/widgets as recorded in
+// test/fixtures/gitlab/cassettes/mr, the token's user (GET /api/v4/user) and an empty notes
+// list for the status-comment lookup.
+func newGitLabFake(t testing.TB) *fakeForge {
+	t.Helper()
+	c, err := cassette.Load(filepath.Join(root, "test", "fixtures", "gitlab", "cassettes", "mr"))
+	must(t, err)
+	notes := "/api/v4/projects/Acme%2FPlatform%2Fwidgets/merge_requests/7/notes"
+	for _, extra := range []struct{ url, body string }{
+		{"https://gitlab.example.com/api/v4/user", string(gitlabSelf())},
+		{"https://gitlab.example.com" + notes + "?order_by=created_at&per_page=100&sort=asc", "[]"},
+	} {
+		c.Interactions = append(c.Interactions, cassette.Interaction{
+			Request:  cassette.Request{Method: "GET", URL: extra.url},
+			Response: &cassette.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: cassette.NewBody([]byte(extra.body))},
+		})
+	}
+	f := &fakeForge{t: t, create: regexp.MustCompile("^" + regexp.QuoteMeta(notes) + "$"),
+		edit: regexp.MustCompile("^" + regexp.QuoteMeta(notes) + "/([0-9]+)$"), editMethod: http.MethodPut, reply: gitlabNote}
+	f.start(c)
+	return f
+}
+
+func gitlabSelf() []byte {
+	b, _ := json.Marshal(map[string]any{"id": 150, "username": "forgectx-bot", "name": "forgectx", "state": "active", "bot": true,
+		"avatar_url": "https://gitlab.example.com/uploads/-/system/user/avatar/150/avatar.png", "web_url": "https://gitlab.example.com/forgectx-bot"})
+	return b
+}
+
+// gitlabNote answers a note write in GitLab's note shape, authored by the token's bot user.
+func gitlabNote(f *fakeForge, w http.ResponseWriter, status int, id int64, body string) {
+	var self map[string]any
+	json.Unmarshal(gitlabSelf(), &self)
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	b, _ := json.Marshal(map[string]any{"id": id, "type": nil, "body": body, "attachment": nil, "author": self,
+		"created_at": now, "updated_at": now, "system": false, "noteable_id": 1007, "noteable_type": "MergeRequest",
+		"project_id": 42, "resolvable": false, "confidential": false, "internal": false, "noteable_iid": 7, "commands_changes": map[string]any{}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func (f *fakeForge) start(c *cassette.Cassette) {
+	t := f.t
+	f.reads, f.served, f.nextID = map[string]cassette.Interaction{}, map[string]int{}, 9001
 	for _, in := range c.Interactions {
 		body, err := in.Request.Body.Bytes()
 		must(t, err)
@@ -60,6 +117,11 @@ func newFakeForge(t testing.TB) *fakeForge {
 		}
 	}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	// Pagination links point at the recorded origin; they are rewritten to the fake.
+	f.origin = ghscenario.APIURL
+	if u, err := url.Parse(c.Meta.APIURL); err == nil && u.Host != "" {
+		f.origin = u.Scheme + "://" + u.Host
+	}
 	t.Cleanup(func() {
 		f.srv.Close()
 		for _, k := range sortedKeys(f.reads) {
@@ -68,7 +130,6 @@ func newFakeForge(t testing.TB) *fakeForge {
 			}
 		}
 	})
-	return f
 }
 
 func (f *fakeForge) URL() string { return f.srv.URL }
@@ -95,7 +156,7 @@ func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			for _, v := range vs {
 				if h == "Link" {
-					v = strings.ReplaceAll(v, ghscenario.APIURL, f.srv.URL)
+					v = strings.ReplaceAll(v, f.origin, f.srv.URL)
 				}
 				w.Header().Add(h, v)
 			}
@@ -108,29 +169,30 @@ func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 		Body string `json:"body"`
 	}
 	switch {
-	case r.Method == http.MethodPost && createComment.MatchString(r.URL.Path):
+	case r.Method == http.MethodPost && f.create.MatchString(r.URL.EscapedPath()):
 		if json.Unmarshal(body, &req) != nil || req.Body == "" {
 			f.t.Errorf("fake forge: comment create without a body")
 		}
 		f.writes = append(f.writes, fakeWrite{r.Method, r.URL.Path, req.Body})
 		f.nextID++
-		f.reply(w, http.StatusCreated, f.nextID, req.Body)
-	case r.Method == http.MethodPatch && editComment.MatchString(r.URL.Path):
+		f.reply(f, w, http.StatusCreated, f.nextID, req.Body)
+	case r.Method == f.editMethod && f.edit.MatchString(r.URL.EscapedPath()):
 		if json.Unmarshal(body, &req) != nil || req.Body == "" {
 			f.t.Errorf("fake forge: comment edit without a body")
 		}
 		f.writes = append(f.writes, fakeWrite{r.Method, r.URL.Path, req.Body})
 		var id int64
-		fmt.Sscan(editComment.FindStringSubmatch(r.URL.Path)[1], &id)
-		f.reply(w, http.StatusOK, id, req.Body)
+		fmt.Sscan(f.edit.FindStringSubmatch(r.URL.EscapedPath())[1], &id)
+		f.reply(f, w, http.StatusOK, id, req.Body)
 	default:
 		f.t.Errorf("fake forge: unexpected request: %s", k)
 		http.Error(w, "unexpected request "+k, http.StatusNotImplemented)
 	}
 }
 
-// reply answers a comment write in GitHub's issue-comment shape, authored by the Actions bot.
-func (f *fakeForge) reply(w http.ResponseWriter, status int, id int64, body string) {
+// githubComment answers a comment write in GitHub's issue-comment shape, authored by the
+// Actions bot.
+func githubComment(f *fakeForge, w http.ResponseWriter, status int, id int64, body string) {
 	now := time.Now().UTC().Format(time.RFC3339)
 	repo := "https://api.github.com/repos/octo-org/Hello-World"
 	u := ghscenario.Actions

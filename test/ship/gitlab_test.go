@@ -45,14 +45,30 @@ func firstLine(s string) string {
 	return l
 }
 
+// gitlabHarness collects the merge request the GitLab fake serves (the profile its cassette was
+// recorded with); {{PRE}} is an optional pre-script.
+const gitlabHarness = `version: 1
+agent:
+  name: triage
+  category: observation
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\""]
+  env: [PATH, AGENT_OUT]
+  timeout: 60s
+{{PRE}}profiles:
+  change_proposal:
+    included_sources: [agent_runs, check_logs, checks, comments, entity, reviews]
+    record_selection: newest
+    check_log_selection: failed
+    bounds: {max_records_per_source: 100, max_source_bytes: 4096, max_record_bytes: 8192, max_log_bytes: 4096, max_metadata_string_bytes: 256, max_labels: 20}
+`
+
 // TestGitLabComponentJobUnderGitLabCILocal includes templates/forgectx.yml the way GitLab's
 // component self-test does (component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA)
-// with typed inputs, and runs the job with the shell executor: the inputs become job variables,
-// the script passes them as `forgectx run` flags, and the run reads the issue from a loopback
-// fake forge, posts its status comment, runs the agent and posts the receipt.
-//
-// The fake speaks GitHub's API (forge: github) because `forgectx run` drives GitHub only in
-// this build; the job, its inputs and its script are the same for every forge.
+// with typed inputs, and runs the job with gitlab-ci-local's shell executor: the inputs become
+// job variables, the script passes them as `forgectx run --forge gitlab` flags, and the run
+// reads merge request !7 from a loopback GitLab API, posts its status note, runs the agent (or
+// skips it), posts the receipt note, edits the status note, and writes the decision to the
+// job's dotenv report.
 func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	for _, b := range []string{"git", "bash", "rsync"} { // gitlab-ci-local copies with rsync
 		if _, err := exec.LookPath(b); err != nil {
@@ -61,59 +77,85 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	}
 	gcl := gitlabCILocal(t)
 	bin := forgectxBin(t)
-	f := newFakeForge(t)
-
-	dir := t.TempDir()
-	pipeline := fmt.Sprintf(`include:
+	cases := []struct {
+		name     string
+		pre      string
+		dotenv   string
+		agentRan bool
+	}{
+		{name: "proceed: the agent runs; dotenv skipped=false", dotenv: "skipped=false\n", agentRan: true},
+		{name: "skip: the pre-script's decision reaches the dotenv report",
+			pre:    "pre_script:\n  command: [\"bash\", \"-c\", \"echo skipped=true >> $FULLSEND_PRESCRIPT_OUTPUT; echo reason=already triaged >> $FULLSEND_PRESCRIPT_OUTPUT\"]\n  env: [PATH]\n",
+			dotenv: "reason=already triaged\nskipped=true\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newGitLabFake(t)
+			dir := t.TempDir()
+			pipeline := fmt.Sprintf(`include:
   - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
     inputs:
       stage: agents
-      harness: .forgectx/harness.yml
-      forge: github
-      repo: octo-org/Hello-World
-      number: "%d"
-      kind: work_item
-      api-url: %s
-      token-env: SHIP_FORGE_TOKEN
-      comment-author: github-actions[bot]
+      harness: .gitlab/forgectx/triage.yml
+      forge: gitlab
+      repo: Acme/Platform/widgets
+      number: "7"
+      kind: change_proposal
+      api-url: %s/api/v4
+      token-env: SHIP_GITLAB_TOKEN
 
 stages: [agents]
-`, f.sc.Number, f.URL())
-	repo, _ := newGitLabRepo(t, map[string]string{
-		componentPath:           readFile(t, filepath.Join(root, componentPath)),
-		".forgectx/harness.yml": harnessWith(""),
-		".gitlab-ci.yml":        pipeline,
-	})
-	home := filepath.Join(dir, "home")
-	agentOut := filepath.Join(dir, "agent-out")
-	must(t, os.MkdirAll(home, 0o700))
-	must(t, os.MkdirAll(agentOut, 0o700))
-
-	env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"AGENT_OUT=" + agentOut, "SHIP_FORGE_TOKEN=" + actionToken, "TMPDIR=" + os.TempDir()}
-	out, code := runCmd(t, 5*time.Minute, repo, env, gcl, "--cwd", ".", "--force-shell-executor", "--no-color",
-		"--home", home, "--variable", "SHIP_FORGE_TOKEN="+actionToken, "--variable", "AGENT_OUT="+agentOut, "forgectx")
-	t.Log(out)
-	if code != 0 {
-		t.Fatalf("gitlab-ci-local exited %d", code)
-	}
-	if !strings.Contains(out, "PASS") || !strings.Contains(out, "forgectx") {
-		t.Error("gitlab-ci-local did not report the forgectx job as passed")
-	}
-	if got := methods(f.Writes()); !reflect.DeepEqual(got, []string{"POST", "POST", "PATCH"}) {
-		t.Errorf("comment writes = %v, want start POST, receipt POST, completion PATCH", got)
-	}
-	if _, err := os.Stat(filepath.Join(agentOut, "env")); err != nil {
-		t.Error("the agent did not run")
-	} else if env := readFile(t, filepath.Join(agentOut, "env")); strings.Contains(env, actionToken) {
-		t.Error("the agent's environment carries the forge token")
-	}
-	// The inputs reached the job as variables and the script as flags: the fake saw the repo
-	// and number (its only routes), and the stage input named the job's stage.
-	if !strings.Contains(out, "starting shell (agents)") {
-		t.Error("the stage input did not reach the job")
+`, f.URL())
+			repo, _ := newGitLabRepo(t, map[string]string{
+				componentPath:                 readFile(t, filepath.Join(root, componentPath)),
+				".gitlab/forgectx/triage.yml": strings.Replace(gitlabHarness, "{{PRE}}", c.pre, 1),
+				".gitlab-ci.yml":              pipeline,
+			})
+			home := filepath.Join(dir, "home")
+			agentOut := filepath.Join(dir, "agent-out")
+			must(t, os.MkdirAll(home, 0o700))
+			must(t, os.MkdirAll(agentOut, 0o700))
+			// GITLAB_CI=true as on GitLab (gitlab-ci-local sets "false"): forgectx then takes its
+			// defaults from the predefined variables (receipt id glci-<CI_JOB_ID>-1), and the
+			// inputs override the rest.
+			env := []string{"HOME=" + home, "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}
+			out, code := runCmd(t, 5*time.Minute, repo, env, gcl, "--cwd", ".", "--force-shell-executor", "--no-color",
+				"--home", home, "--variable", "GITLAB_CI=true", "--variable", "SHIP_GITLAB_TOKEN="+gitlabToken, "--variable", "AGENT_OUT="+agentOut, "forgectx")
+			t.Log(out)
+			if code != 0 {
+				t.Fatalf("gitlab-ci-local exited %d", code)
+			}
+			if !strings.Contains(out, "PASS  forgectx") {
+				t.Error("gitlab-ci-local did not report the forgectx job as passed")
+			}
+			if !strings.Contains(out, "starting shell (agents)") {
+				t.Error("the stage input did not reach the job")
+			}
+			ws := f.Writes()
+			if got := methods(ws); !reflect.DeepEqual(got, []string{"POST", "POST", "PUT"}) {
+				t.Fatalf("note writes = %v, want start POST, receipt POST, completion PUT", got)
+			}
+			if !strings.Contains(ws[1].Body, "glci-") {
+				t.Errorf("the receipt note has no GitLab CI receipt id:\n%s", ws[1].Body)
+			}
+			if got := readFile(t, filepath.Join(repo, "forgectx.env")); got != c.dotenv {
+				t.Errorf("dotenv report = %q, want %q", got, c.dotenv)
+			}
+			_, err := os.Stat(filepath.Join(agentOut, "env"))
+			if ran := err == nil; ran != c.agentRan {
+				t.Fatalf("agent ran = %v, want %v", ran, c.agentRan)
+			}
+			if c.agentRan && strings.Contains(readFile(t, filepath.Join(agentOut, "env")), gitlabToken) {
+				t.Error("the agent's environment carries the forge token")
+			}
+			if strings.Contains(out, gitlabToken) {
+				t.Error("the job log carries the forge token")
+			}
+		})
 	}
 }
+
+const gitlabToken = "glpat-shipGitLabToken0123456789"
 
 // newGitLabRepo makes a committed Git repository whose origin is gitlab.example.com/forgectx/
 // forgectx, holding files (path → content), as gitlab-ci-local needs for component includes.
