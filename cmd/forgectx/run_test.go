@@ -48,7 +48,6 @@ func TestRunConfigurationErrorsExit2(t *testing.T) {
 		{"no comment author outside Actions", map[string]string{"GITHUB_TOKEN": "ghs_x"}, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api}, "--comment-author"},
 		{"unknown kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "epic", "--api-url", api}, "--kind"},
 		{"no profile for kind", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--kind", "change_proposal", "--api-url", api}, "profiles.change_proposal"},
-		{"trees inside an artifacts directory", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api, "--artifacts-dir", dir}, "--artifacts-dir"},
 		{"bad immutability", base, []string{"run", "--harness", h, "--immutability", "maybe"}, "--immutability"},
 		{"unknown forge", base, []string{"run", "--harness", h, "--forge", "bitbucket", "--repo", "o/r", "--number", "1"}, "--forge"},
 		{"forgejo without api url", map[string]string{"FORGEJO_TOKEN": "x"}, []string{"run", "--harness", h, "--forge", "forgejo", "--repo", "o/r", "--number", "1"}, "--api-url"},
