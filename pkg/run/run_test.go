@@ -325,3 +325,26 @@ func FuzzParseRunLink(f *testing.F) {
 		}
 	})
 }
+
+// Trees are never placed in the workspace or a named artifacts directory: a configuration
+// error before anything is posted.
+func TestTreesOutsideWorkspaceAndArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	h := &harness.Harness{Agent: harness.Agent{Name: "triage", Category: "observation", Command: []string{"true"}},
+		Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}}}
+	env := map[string]string{"GITHUB_TOKEN": "x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": filepath.Join(dir, "out", "tmp")}
+	getenv := func(k string) string { return env[k] }
+	base := Options{Harness: h, Repo: "o/r", Number: 1, Getenv: getenv}
+	if _, err := resolve(&base, time.Now()); err != nil {
+		t.Fatalf("a placement outside every forbidden directory was refused: %v", err)
+	}
+	o := base
+	o.ArtifactDirs = []string{filepath.Join(dir, "out")}
+	if _, err := resolve(&o, time.Now()); !IsConfigError(err) || !strings.Contains(err.Error(), "--artifacts-dir") {
+		t.Errorf("trees inside an artifacts directory: %v", err)
+	}
+	env["GITHUB_WORKSPACE"] = dir
+	if _, err := resolve(&base, time.Now()); !IsConfigError(err) || !strings.Contains(err.Error(), "$GITHUB_WORKSPACE") {
+		t.Errorf("trees inside the workspace: %v", err)
+	}
+}
