@@ -103,17 +103,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	rest := global.Args()
-	if *help || len(rest) == 0 || rest[0] == "help" {
-		if len(rest) > 1 && rest[0] == "help" {
-			if c, ok := commands[rest[1]]; ok {
-				return run(ctx, []string{c.Name, "--help"}, stdin, stdout, stderr, getenv, environ)
-			}
-		}
+	switch {
+	case *help:
 		printHelp(stdout)
-		if len(rest) == 0 && !*help {
+		return exitOK
+	case len(rest) == 0:
+		// No command is a usage error: the command list goes to stderr so that stdout stays
+		// empty for a caller that captures it.
+		printHelp(stderr)
+		return exitUsage
+	case rest[0] == "help":
+		switch {
+		case len(rest) == 1:
+			printHelp(stdout)
+			return exitOK
+		case len(rest) > 2:
+			fmt.Fprintf(stderr, "forgectx help: takes at most one COMMAND\nRun 'forgectx --help' for usage.\n")
 			return exitUsage
 		}
-		return exitOK
+		c, ok := commands[rest[1]]
+		if !ok {
+			fmt.Fprintf(stderr, "forgectx help: unknown command %q\nRun 'forgectx --help' for usage.\n", rest[1])
+			return exitUsage
+		}
+		return run(ctx, []string{c.Name, "--help"}, stdin, stdout, stderr, getenv, environ)
 	}
 	c, ok := commands[rest[0]]
 	if !ok {
@@ -183,11 +196,19 @@ func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
 }
 
 // parseFlags parses args with fs, turning a flag error into a usage error and --help into
-// flag.ErrHelp (exit 0 after printing the usage).
+// flag.ErrHelp (exit 0 after printing the usage). FlagSet.Parse calls Usage on every error, not
+// only on -help; the usage is therefore silenced during Parse and printed here for -help only,
+// so that a bad flag prints the one-line hint of exitCode and not the whole flag list.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			// FlagSet.Parse has already printed the usage through fs.Usage.
+			if usage != nil {
+				usage()
+			}
 			return flag.ErrHelp
 		}
 		return usagef("%s", strings.TrimSpace(err.Error()))

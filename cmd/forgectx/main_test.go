@@ -46,6 +46,8 @@ func TestVersionPrintsVersion(t *testing.T) {
 	}
 }
 
+// A usage error exits 2 and prints exactly two lines on stderr — what failed, then the one-line
+// hint — and nothing on stdout: no flag list, no command list.
 func TestUsageErrorsExit2WithOneLineHint(t *testing.T) {
 	for _, args := range [][]string{
 		{"no-such-command"},
@@ -53,15 +55,42 @@ func TestUsageErrorsExit2WithOneLineHint(t *testing.T) {
 		{"version", "extra"},
 		{"--log-format", "xml", "version"},
 		{"--log-level", "loud", "version"},
-		{},
+		{"--log-level", "5", "version"},
+		{"--log-level", "", "version"},
+		{"--no-such-global", "version"},
+		{"help", "no-such-command"},
+		{"help", "version", "extra"},
+		{"prescript", "--timeout"},
+		{"distill", "--max-text", "many"},
 	} {
-		code, _, errOut := runCLI(t, nil, "", args...)
+		code, out, errOut := runCLI(t, nil, "", args...)
 		if code != exitUsage {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
-		if len(args) > 0 && !strings.Contains(errOut, "--help") {
-			t.Errorf("%q: stderr has no hint: %q", args, errOut)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if out != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], "forgectx") ||
+			!strings.HasPrefix(lines[1], "Run 'forgectx ") || !strings.HasSuffix(lines[1], " --help' for usage.") {
+			t.Errorf("%q: stdout %q, stderr %q; want one error line and the hint", args, out, errOut)
 		}
+	}
+}
+
+// No command at all is a usage error too: the command list goes to stderr, stdout stays empty.
+func TestNoCommandListsCommandsOnStderrAndExits2(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "Commands:") || !strings.Contains(errOut, "  prescript ") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errOut)
+	}
+}
+
+func TestHelpCommandPrintsThatCommandsUsage(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "", "help", "prescript")
+	if code != exitOK || out != "" || !strings.Contains(errOut, "Usage: forgectx prescript") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, nil, "", "help")
+	if code != exitOK || !strings.Contains(out, "Commands:") {
+		t.Fatalf("help: exit %d stdout %q", code, out)
 	}
 }
 

@@ -7,6 +7,7 @@ package logging
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,12 +19,19 @@ const (
 	FormatJSON = "json"
 )
 
+// levels are the documented --log-level values. zerolog.ParseLevel alone would also take
+// "panic", "fatal", "" and bare numbers, none of which is documented.
+var levels = map[string]zerolog.Level{
+	"trace": zerolog.TraceLevel, "debug": zerolog.DebugLevel, "info": zerolog.InfoLevel,
+	"warn": zerolog.WarnLevel, "error": zerolog.ErrorLevel, "disabled": zerolog.Disabled,
+}
+
 // New returns a zerolog logger writing to w in the given format ("text" or "json") at the given
 // level ("trace", "debug", "info", "warn", "error", "disabled"). An unknown format or level is an
 // error naming the flag and the accepted values.
 func New(w io.Writer, format, level string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
+	lvl, ok := levels[strings.ToLower(level)]
+	if !ok {
 		return zerolog.Nop(), fmt.Errorf("--log-level: %q is not one of trace, debug, info, warn, error, disabled", level)
 	}
 	var out io.Writer
