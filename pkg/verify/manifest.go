@@ -77,7 +77,9 @@ type Gap struct {
 }
 
 type collectionDoc struct {
-	EntityKind string `json:"entity_kind"`
+	EntityKind        string   `json:"entity_kind"`
+	IncludedSources   []string `json:"included_sources"`
+	CheckLogSelection string   `json:"check_log_selection"`
 }
 
 type entityDoc struct {

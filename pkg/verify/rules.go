@@ -89,6 +89,8 @@ func (c *checker) check(idx []byte) {
 	c.orders(docs)
 	c.actors(docs)
 	c.arrays(docs)
+	c.gaps()
+	c.sources(docs)
 }
 
 func supportedFilter(v string) bool {
@@ -597,12 +599,25 @@ func (c *checker) orders(d *docs) {
 			c.add(f.Path, RuleOrphanFile, "no relations thread names this order file")
 		}
 	}
+	// Views order threads by creation time, then thread key (spec "Ordering files and prompt
+	// assembly"), which differs from the relationship array's (created_at, thread id) order
+	// when two threads share a creation time.
+	viewThreads := append([]threadRel(nil), d.reviews.Threads...)
+	sort.SliceStable(viewThreads, func(i, j int) bool {
+		if viewThreads[i].CreatedAt != viewThreads[j].CreatedAt {
+			return viewThreads[i].CreatedAt < viewThreads[j].CreatedAt
+		}
+		return viewThreads[i].ThreadKey < viewThreads[j].ThreadKey
+	})
 	// Reviews: each relationship row names a review record; each retained review has a view.
 	reviewed := map[string]bool{}
 	for _, rv := range d.reviews.Reviews {
 		reviewed[rv.RecordKey] = true
 		if kindOf[rv.RecordKey] != "review" {
 			c.add("relations/reviews.json", RuleRelations, "review "+rv.RecordKey+" is not a review record")
+		}
+		if want := canon.RecordKey(c.man.Source.Forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindReview, rv.ID); want != rv.RecordKey {
+			c.add("relations/reviews.json", RuleRecordKey, "review record_key "+rv.RecordKey+" does not derive from its review id")
 		}
 	}
 	views := map[string]bool{}
@@ -617,7 +632,7 @@ func (c *checker) orders(d *docs) {
 		}
 		want := []string{r.ContentPath}
 		seen := map[string]bool{r.ContentPath: true}
-		for _, t := range d.reviews.Threads {
+		for _, t := range viewThreads {
 			if t.ReviewRecordKey != r.RecordKey {
 				continue
 			}
@@ -642,10 +657,10 @@ func (c *checker) orders(d *docs) {
 		}
 	}
 	// Unresolved view: retained records of unresolved, non-outdated threads, thread by thread
-	// in relationship order (created_at, id), each thread in forge order, each path once.
+	// in view order (created_at, thread key), each thread in forge order, each path once.
 	var unresolved []string
 	seen := map[string]bool{}
-	for _, t := range d.reviews.Threads {
+	for _, t := range viewThreads {
 		st, ok := state[t.ThreadKey]
 		if !ok || st.Resolved || st.Outdated {
 			continue
@@ -778,5 +793,63 @@ func (c *checker) arrays(d *docs) {
 				c.add("history/agent-runs.json", RuleArrayOrder, "result_record_keys must be sorted")
 			}
 		}
+	}
+}
+
+// partialGap lists the gap codes whose usability is partial; every other code is unusable
+// (spec "Relationships, history, and collection profiles").
+var partialGap = map[string]bool{"profile_bound": true, "history_unavailable": true}
+
+// gaps checks each row's usability against its code (the schema says the same; this names
+// the rule) and refuses an unusable entity-scope gap: such a gap aborts assembly, so a tree
+// carrying one must never reach scripts or an agent.
+func (c *checker) gaps() {
+	for _, g := range c.man.Gaps {
+		want := "unusable"
+		if partialGap[g.Code] {
+			want = "partial"
+		}
+		if g.Usability != want {
+			c.add("index.json", RuleGaps, fmt.Sprintf("a %s gap must have usability %s", g.Code, want))
+		}
+		if g.Scope == "entity" && want == "unusable" {
+			c.add("index.json", RuleGaps, "an unusable entity-scope gap ("+g.Code+") aborts assembly; such a tree must not be consumed")
+		}
+	}
+}
+
+// sourceOfKind maps a manifest record kind to the collection source that selects it.
+var sourceOfKind = map[string]string{"entity": "entity", "comment": "comments", "review": "reviews", "check": "checks"}
+
+// sources checks the tree against collection.json's source selection: included_sources is
+// sorted, every record kind, log and non-empty receipt history comes from a selected source,
+// and every gap scope other than entity and actors is a selected source (an inapplicable or
+// unselected source never creates a record, an empty scope or a gap).
+func (c *checker) sources(d *docs) {
+	if d.collection == nil {
+		return
+	}
+	inc := map[string]bool{}
+	for i, s := range d.collection.IncludedSources {
+		inc[s] = true
+		if i > 0 && s <= d.collection.IncludedSources[i-1] {
+			c.add("collection.json", RuleArrayOrder, "included_sources must be unique and sorted by ASCII byte order")
+		}
+	}
+	for _, r := range c.man.Records {
+		if src := sourceOfKind[r.Kind]; src != "" && !inc[src] {
+			c.add("index.json", RuleSourceSelection, "a "+r.Kind+" record but collection.json does not select "+src)
+		}
+		if r.LogPath != "" && (!inc["check_logs"] || d.collection.CheckLogSelection == "none") {
+			c.add(r.LogPath, RuleSourceSelection, "a check log but collection.json selects no check logs")
+		}
+	}
+	for _, g := range c.man.Gaps {
+		if g.Scope != "entity" && g.Scope != "actors" && !inc[g.Scope] {
+			c.add("index.json", RuleSourceSelection, "a "+g.Scope+" gap but collection.json does not select "+g.Scope)
+		}
+	}
+	if d.runs != nil && len(d.runs.Runs) > 0 && !inc["agent_runs"] {
+		c.add("history/agent-runs.json", RuleSourceSelection, "receipts but collection.json does not select agent_runs")
 	}
 }

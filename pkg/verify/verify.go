@@ -77,6 +77,7 @@ const (
 	RuleArrayOrder      = "array_order"
 	RuleCheckMetadata   = "check_metadata"
 	RuleEntityMetadata  = "entity_metadata"
+	RuleSourceSelection = "source_not_selected"
 )
 
 // SupportedSchemaVersion is the only index.json schema_version this consumer accepts.

@@ -313,6 +313,99 @@ func TestTamperIsCaught(t *testing.T) {
 				m["gaps"] = append(g, g[0])
 			})
 		}, false, "index.json", verify.RuleGaps},
+		{"gap usability does not match its code", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				m["gaps"].([]any)[0].(map[string]any)["usability"] = "partial"
+			})
+		}, false, "index.json", verify.RuleGaps},
+		{"unusable entity-scope gap", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				m["gaps"] = append(m["gaps"].([]any), map[string]any{"scope": "entity", "code": "fetch_failed", "usability": "unusable", "count": 1})
+			})
+		}, false, "index.json", verify.RuleGaps},
+		{"records and gaps of an unselected source", func(t *testing.T, dir string) {
+			editJSON(t, dir, "collection.json", func(v map[string]any) {
+				v["included_sources"] = []any{"agent_runs", "check_logs", "checks", "entity", "reviews"}
+			})
+			fixManifest(t, dir, nil)
+		}, false, "index.json", verify.RuleSourceSelection},
+		{"included_sources not sorted", func(t *testing.T, dir string) {
+			editJSON(t, dir, "collection.json", func(v map[string]any) {
+				v["included_sources"] = []any{"entity", "agent_runs", "check_logs", "checks", "comments", "reviews"}
+			})
+			fixManifest(t, dir, nil)
+		}, false, "collection.json", verify.RuleArrayOrder},
+		{"review row's record key does not derive from its id", func(t *testing.T, dir string) {
+			editJSON(t, dir, "relations/reviews.json", func(v map[string]any) {
+				v["reviews"].([]any)[0].(map[string]any)["id"] = "PRR_kwDOLxDemo01v0777"
+			})
+			fixManifest(t, dir, nil)
+		}, false, "relations/reviews.json", verify.RuleRecordKey},
+		{"duplicate key in a JSON document", func(t *testing.T, dir string) {
+			b := read(t, dir, "state/threads.json")
+			write(t, dir, "state/threads.json", append([]byte(`{"threads":[],`), b[1:]...))
+			fixManifest(t, dir, nil)
+		}, false, "state/threads.json", verify.RuleNotCanonical},
+		{"duplicate key in index.json", func(t *testing.T, dir string) {
+			fixManifest(t, dir, nil)
+			b := read(t, dir, "index.json")
+			write(t, dir, "index.json", append([]byte(`{"collection_profile":"`+strings.Repeat("0", 64)+`",`), b[1:]...))
+		}, false, "index.json", verify.RuleNotCanonical},
+		{"CRLF order file", func(t *testing.T, dir string) {
+			write(t, dir, threadOrder, bytes.ReplaceAll(read(t, dir, threadOrder), []byte("\n"), []byte("\r\n")))
+			fixManifest(t, dir, nil)
+		}, false, threadOrder, verify.RuleTextEncoding},
+		{"order file with trailing garbage", func(t *testing.T, dir string) {
+			write(t, dir, threadOrder, append(read(t, dir, threadOrder), "records/x"...))
+			fixManifest(t, dir, nil)
+		}, false, threadOrder, verify.RuleOrderFormat},
+		{"empty view that is not zero bytes", func(t *testing.T, dir string) {
+			write(t, dir, "views/unresolved-review.order", []byte("\n"))
+			fixManifest(t, dir, nil)
+		}, false, "views/unresolved-review.order", verify.RuleOrderFormat},
+		{"view missing a record", func(t *testing.T, dir string) {
+			b := read(t, dir, "views/unresolved-review.order")
+			write(t, dir, "views/unresolved-review.order", b[:bytes.IndexByte(b, '\n')+1])
+			fixManifest(t, dir, nil)
+		}, false, "views/unresolved-review.order", verify.RuleUnresolvedView},
+		{"two tree files hard-linked to each other", func(t *testing.T, dir string) {
+			if err := os.Link(filepath.Join(dir, commentPath), filepath.Join(dir, "records", "twin.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, commentPath, verify.RuleHardLink},
+		{"a symlinked nested directory", func(t *testing.T, dir string) {
+			real := filepath.Join(t.TempDir(), "reviews")
+			if err := os.Rename(filepath.Join(dir, "views", "reviews"), real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, filepath.Join(dir, "views", "reviews")); err != nil {
+				t.Fatal(err)
+			}
+		}, true, "views/reviews", verify.RuleSymlink},
+		{"record header with trailing whitespace", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, bytes.Replace(read(t, dir, commentPath), []byte("\"comment\"\n"), []byte("\"comment\" \n"), 1))
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleRecordHeader},
+		{"record header null author for an attributed record", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, bytes.Replace(read(t, dir, commentPath), []byte(`Author-ID: "U_kgDOBob00002"`), []byte(`Author-ID: null`), 1))
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleRecordHeader},
+		{"record header lines reordered", func(t *testing.T, dir string) {
+			b := read(t, dir, commentPath)
+			lines := bytes.SplitN(b, []byte("\n"), 3)
+			write(t, dir, commentPath, bytes.Join([][]byte{lines[1], lines[0], lines[2]}, []byte("\n")))
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleRecordHeader},
+		{"record body with two trailing LFs", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, append(read(t, dir, commentPath), '\n'))
+			fixManifest(t, dir, nil)
+		}, false, commentPath, verify.RuleTextEncoding},
+		{"unreferenced actor row", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) {
+				v["actors"] = append(v["actors"].([]any), map[string]any{"id": "U_kgDOZed99999", "kind": "human", "login": "zed", "role": nil, "role_verified": false})
+			})
+			fixManifest(t, dir, nil)
+		}, false, "state/actors.json", verify.RuleActors},
 		{"oversized file", func(t *testing.T, dir string) {
 			write(t, dir, "relations/reviews.json", bytes.Repeat([]byte(" "), 70000))
 		}, true, "relations/reviews.json", verify.RuleFileTooLarge},
@@ -374,6 +467,23 @@ func TestRootMustBeARealDirectory(t *testing.T) {
 	}
 	if len(rep.Violations) != 1 || rep.Violations[0].Path != "." || rep.Violations[0].Rule != verify.RuleSymlink {
 		t.Fatalf("got %v", rep.Violations)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, fifo} {
+		rep, err := verify.Dir(context.Background(), p, verify.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Violations) != 1 || rep.Violations[0].Path != "." || rep.Violations[0].Rule != verify.RuleNotDirectory {
+			t.Fatalf("%s: got %v", filepath.Base(p), rep.Violations)
+		}
 	}
 	if _, err := verify.Dir(context.Background(), filepath.Join(t.TempDir(), "missing"), verify.Options{}); err == nil {
 		t.Fatal("missing root: want an error")
