@@ -161,6 +161,12 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	// the run's context is over, so the forge writes get a short context of their own.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(parent), r.finishBudget(out.status))
 	defer fcancel()
+	cancelled := out.status == StatusCancelled
+	if cancelled {
+		// GitHub sends SIGKILL about 10 s after cancelling: the trees go first, the forge
+		// writes get what is left.
+		r.cleanup()
+	}
 	r.postReceipt(fctx, out)
 	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
 		// Every run leaves a receipt: a run whose receipt could not be posted is a failed run
@@ -169,7 +175,9 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	}
 	r.res.Status, r.res.Detail = out.status, out.detail
 	r.finishStatus(fctx, out)
-	r.cleanup()
+	if !cancelled {
+		r.cleanup()
+	}
 	r.writeSummary(out)
 	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
 		Bool("status_posted", r.res.StatusPosted).Int("cleanup_errors", len(r.res.Cleanup)).Msg("forgectx run: finished")
