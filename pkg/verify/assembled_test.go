@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -323,4 +324,66 @@ func sameTimeThreadIDs(src acquisition.Source) (string, string) {
 		}
 	}
 	panic("no thread ID pair with opposite key order")
+}
+
+// Every acquisition scenario under test/fixtures/acquisition (bounds hit, rejected records,
+// empty sources, work item, change proposal), assembled by today's assembler, verifies clean.
+func TestAssembledFixtureScenariosVerify(t *testing.T) {
+	const root = "../../test/fixtures/acquisition"
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			dir := filepath.Join(root, e.Name())
+			open := func(name string) *os.File {
+				f, err := os.Open(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				return f
+			}
+			acq, err := acquisition.Read(open("acquisition.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prof, err := snapshot.ReadProfile(open("profile.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bots, err := snapshot.ReadBots(open("bots.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat, err := os.ReadFile(filepath.Join(dir, "category"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: prof, Category: strings.TrimSpace(string(cat)), Bots: bots, Filter: filter.New(nil)})
+			if err != nil {
+				t.Fatalf("assemble: %v", err)
+			}
+			out := filepath.Join(t.TempDir(), "ctx")
+			if err := tree.WriteDir(out); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := verify.Dir(context.Background(), out, verify.Options{IndexSHA256: tree.IndexSHA256})
+			if err != nil || !rep.OK() {
+				t.Fatalf("%v %v", err, rep.Violations)
+			}
+			if rep.Files != len(tree.Files)+1 {
+				t.Errorf("verified %d files, the tree has %d", rep.Files, len(tree.Files)+1)
+			}
+		})
+	}
+	if n < 5 {
+		t.Fatalf("only %d fixture scenarios found", n)
+	}
 }

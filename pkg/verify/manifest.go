@@ -83,10 +83,11 @@ type collectionDoc struct {
 }
 
 type entityDoc struct {
-	Kind     string   `json:"kind"`
-	ID       string   `json:"id"`
-	AuthorID *string  `json:"author_id"`
-	Labels   []string `json:"labels"`
+	Kind      string   `json:"kind"`
+	ID        string   `json:"id"`
+	AuthorID  *string  `json:"author_id"`
+	CreatedAt string   `json:"created_at"`
+	Labels    []string `json:"labels"`
 }
 
 type reviewRel struct {

@@ -441,6 +441,12 @@ func (c *checker) entityMetadata(d *docs) {
 		if d.entity.ID != c.man.Entity.ID || d.entity.Kind != c.man.Entity.Kind {
 			c.add("entity/metadata.json", RuleEntityMetadata, "kind and id must equal index.json entity")
 		}
+		for _, r := range c.man.Records {
+			// The entity-body record is the entity's first turn: same author and creation time.
+			if r.Kind == "entity" && (r.CreatedAt != d.entity.CreatedAt || !sameRef(r.AuthorID, d.entity.AuthorID)) {
+				c.add("entity/metadata.json", RuleEntityMetadata, "created_at and author_id must equal the entity record's")
+			}
+		}
 		if !sort.StringsAreSorted(d.entity.Labels) {
 			c.add("entity/metadata.json", RuleArrayOrder, "labels must be sorted by UTF-8 byte order")
 		}
@@ -455,6 +461,13 @@ func (c *checker) entityMetadata(d *docs) {
 			}
 		}
 	}
+}
+
+func sameRef(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // parseOrder splits an order file into its lines, reporting format errors, dangling lines and

@@ -406,6 +406,10 @@ func TestTamperIsCaught(t *testing.T) {
 			})
 			fixManifest(t, dir, nil)
 		}, false, "state/actors.json", verify.RuleActors},
+		{"entity metadata disagrees with the entity record", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["created_at"] = "2026-09-01T08:00:00.000000000Z" })
+			fixManifest(t, dir, nil)
+		}, false, "entity/metadata.json", verify.RuleEntityMetadata},
 		{"oversized file", func(t *testing.T, dir string) {
 			write(t, dir, "relations/reviews.json", bytes.Repeat([]byte(" "), 70000))
 		}, true, "relations/reviews.json", verify.RuleFileTooLarge},
