@@ -339,3 +339,84 @@ func TestPrescriptMissingScript(t *testing.T) {
 		t.Fatalf("exit %d stdout %q lines %q", code, stdout, lines)
 	}
 }
+
+// scriptLine marks every line the test scripts print, so that the rest of stderr is what
+// forgectx itself wrote (its logs, its error line, its annotation).
+const scriptLine = "~~ "
+
+// forgectxOwnLines returns the stderr lines forgectx wrote itself.
+func forgectxOwnLines(stderr string) []string {
+	var own []string
+	for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		if l != "" && !strings.HasPrefix(l, scriptLine) {
+			own = append(own, l)
+		}
+	}
+	return own
+}
+
+// Logging standard: forgectx's own log lines carry counts, codes and key names — never a
+// script's output, a file value or a token — at every level, in both formats, on every path.
+// A chatty pre-script prints a ghp_ token and the value of a *_TOKEN variable on both streams,
+// in annotations, in its output file (values and, token-shaped, a key) and in broken lines; at
+// --log-level debug none of it reaches a line forgectx wrote. With --log-format json every such
+// line that is a log line is one valid JSON object.
+func TestPrescriptLogsNeverCarryScriptTextOrSecrets(t *testing.T) {
+	requireBash(t)
+	tok, lit := prescripttest.GitHubToken, prescripttest.DeployTokenValue
+	chatty := `for i in $(seq 1 200); do echo "~~ chatty out $i token ` + tok + ` and $DEPLOY_TOKEN"; echo "~~ chatty err $i $DEPLOY_TOKEN" >&2; done
+echo "~~ chatty ::error::~~ chatty annotation ` + tok + `"
+`
+	for _, c := range []struct{ name, body string }{
+		{"skip via file with token values and a token-shaped key", chatty + `printf 'skipped=true\nreason=author chose ` + tok + `\nmyagent_v=` + lit + `\n` + tok + `=1\n' >> "$O"`},
+		{"proceed", chatty + `echo "myagent_k=$DEPLOY_TOKEN" >> "$O"`},
+		{"exit 78 with stdout reason", chatty + `echo "~~ chatty last ` + tok + `"; exit 78`},
+		{"exit 78 with a broken file", chatty + `echo "broken ` + tok + `" >> "$O"; exit 78`},
+		{"hard failure", chatty + `echo "~~ chatty ::error::failed with ` + tok + ` $DEPLOY_TOKEN" >&2; exit 1`},
+		{"protocol error", chatty + `printf 'reason=ok\nskipped ` + tok + ` $DEPLOY_TOKEN\n' >> "$O"`},
+		{"timeout", chatty + `sleep 20`},
+	} {
+		for _, format := range []string{"json", "text"} {
+			t.Run(c.name+"/"+format, func(t *testing.T) {
+				t.Parallel()
+				env, _ := ghRelayEnv(t)
+				env["DEPLOY_TOKEN"] = lit
+				script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", c.body)
+				_, _, stderr := runCLI(t, env, "", "--log-format", format, "--log-level", "debug",
+					"prescript", "--timeout", "3s", "--", "bash", script)
+				if !strings.Contains(stderr, scriptLine+"chatty out 200 token "+tok) {
+					t.Fatalf("the script's output did not reach the job log:\n%s", stderr)
+				}
+				own := forgectxOwnLines(stderr)
+				logLines := 0
+				for _, l := range own {
+					for _, secret := range []string{tok, tok[:12], lit} {
+						if strings.Contains(l, secret) {
+							t.Errorf("forgectx line carries a secret %q: %s", secret, l)
+						}
+					}
+					// The failure line and its annotation carry the redacted diagnostic by
+					// design; log lines carry no script text at all.
+					if strings.HasPrefix(l, "forgectx: ") || strings.HasPrefix(l, "::error::") {
+						continue
+					}
+					for _, text := range []string{"chatty", "author chose", "broken"} {
+						if strings.Contains(l, text) {
+							t.Errorf("log line carries script text %q: %s", text, l)
+						}
+					}
+					logLines++
+					if format == "json" {
+						var m map[string]any
+						if err := json.Unmarshal([]byte(l), &m); err != nil || m["level"] == nil || m["message"] == nil {
+							t.Errorf("not a JSON log line: %q (%v)", l, err)
+						}
+					}
+				}
+				if logLines == 0 {
+					t.Errorf("no log line at debug level; the check proved nothing:\n%s", stderr)
+				}
+			})
+		}
+	}
+}

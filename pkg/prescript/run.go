@@ -224,7 +224,7 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 			return Decision{}, err
 		}
 		d := DecisionFrom(file)
-		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Strs("output_keys", keys(d.Outputs)).Msg("pre-script decision")
+		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Strs("output_keys", logKeys(d.Outputs, redactor)).Msg("pre-script decision")
 		return d, nil
 	case ExitNeutral:
 		d := Decision{Skipped: true, Basis: BasisExitNeutral}
@@ -249,7 +249,7 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 			}
 		}
 		log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Bool("reason_from_stdout", d.ReasonFromStdout).
-			Strs("output_keys", keys(d.Outputs)).Msg("pre-script decision")
+			Strs("output_keys", logKeys(d.Outputs, redactor)).Msg("pre-script decision")
 		return d, nil
 	default:
 		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
@@ -327,12 +327,20 @@ func clean(s string, r Redactor) (string, []filter.Finding) {
 	return capBytes(sanitize(red), MaxTextBytes), findings
 }
 
-// keys lists output keys for the log ("parsed, logged, and relayed"): keys match the
-// protocol's key pattern and are safe to log; values are never logged.
-func keys(kvs []KV) []string {
+// RedactedKey stands in the log for an output key that the redaction pass would rewrite.
+const RedactedKey = "[redacted-key]"
+
+// logKeys lists output keys for the log ("parsed, logged, and relayed"); values are never
+// logged. A key matches the protocol's key pattern, which a token shape such as ghp_… also
+// matches, so every key goes through the redaction pass and one it would rewrite is logged as
+// RedactedKey.
+func logKeys(kvs []KV, r Redactor) []string {
 	out := make([]string, len(kvs))
 	for i, kv := range kvs {
 		out[i] = kv.Key
+		if red, _ := r.Redact(kv.Key); red != kv.Key {
+			out[i] = RedactedKey
+		}
 	}
 	return out
 }
