@@ -24,6 +24,10 @@ var roleRank = map[string]int{"admin": 5, "maintain": 4, "write": 3, "triage": 2
 
 type gapKey struct{ scope, code string }
 
+// maxAdapterGapCount bounds one adapter gap count and the sum of an adapter's counts for one
+// (scope, code): 2^52, half of what RFC 8785 represents exactly.
+const maxAdapterGapCount = 1 << 52
+
 // findings accumulates filter findings by code.
 type findings map[string]int
 
@@ -317,6 +321,7 @@ func (a *asm) source() error {
 // outcomes merges the adapter-observed gaps of the selected scopes (actors always apply).
 func (a *asm) outcomes() error {
 	o := a.acq.Outcomes
+	sums := map[gapKey]int{}
 	for _, sc := range []struct {
 		scope, source string
 		gaps          []acquisition.Gap
@@ -336,8 +341,15 @@ func (a *asm) outcomes() error {
 			default:
 				return fmt.Errorf("acquisition: outcomes.%s[%d].code: not a v1 gap code", sc.scope, i)
 			}
-			if g.Count < 1 || g.Count > maxSafeInteger/8 {
-				return fmt.Errorf("acquisition: outcomes.%s[%d].count: must be from 1 to 2^50", sc.scope, i)
+			// Counts are exact in RFC 8785 only up to 2^53-1. Adapter rows for one (scope,
+			// code) may sum to at most 2^52, which leaves room for the assembler's own counts
+			// (bounded by the number of records a document can hold).
+			if g.Count < 1 || g.Count > maxAdapterGapCount {
+				return fmt.Errorf("acquisition: outcomes.%s[%d].count: must be from 1 to 2^52", sc.scope, i)
+			}
+			sums[gapKey{sc.scope, g.Code}] += g.Count
+			if sums[gapKey{sc.scope, g.Code}] > maxAdapterGapCount {
+				return fmt.Errorf("acquisition: outcomes.%s: the %s counts sum beyond 2^52", sc.scope, g.Code)
 			}
 			if sc.source == "" || a.prof.Includes(sc.source) {
 				a.gap(sc.scope, g.Code, g.Count)

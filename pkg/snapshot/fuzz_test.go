@@ -16,7 +16,8 @@ import (
 
 // FuzzAssemble feeds arbitrary acquisition documents (untrusted input: --from-acquisition) to
 // the reader and the assembler: neither may panic, and every tree that assembles is complete
-// (an entity record, the index digest) — aborts and errors are fine.
+// (an entity record, the index digest), validates against the project and published bundles
+// and passes verify.Dir with its index digest — aborts and errors are fine.
 func FuzzAssemble(f *testing.F) {
 	for _, name := range scenarios {
 		b, err := os.ReadFile(filepath.Join(fixtureDir, name, "acquisition.json"))
@@ -25,17 +26,20 @@ func FuzzAssemble(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	sc := loadScenario(f, "rejected-records")
-	cfg := sc.cfg
-	cfg.Filter = filter.New(nil)
+	cfgs := map[string]snapshot.Config{
+		acquisition.KindChangeProposal: loadScenario(f, "rejected-records").cfg,
+		acquisition.KindWorkItem:       loadScenario(f, "work-item").cfg,
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acq, err := acquisition.Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		if acq.Entity.Kind == acquisition.KindWorkItem {
-			return // the fixed profile is for change proposals; kind mismatch is an abort anyway
+		cfg, ok := cfgs[acq.Entity.Kind]
+		if !ok {
+			cfg = cfgs[acquisition.KindChangeProposal] // an unknown kind must abort
 		}
+		cfg.Filter = filter.New(nil)
 		tree, err := snapshot.Assemble(context.Background(), acq, cfg)
 		if err != nil {
 			var ab *snapshot.AbortError
@@ -47,6 +51,10 @@ func FuzzAssemble(f *testing.F) {
 		if tree.IndexSHA256 == "" || len(tree.Files) < 8 {
 			t.Fatalf("incomplete tree: %d files", len(tree.Files))
 		}
+		// Property: every tree that assembles passes both schema bundles and the
+		// consumer-side verifier with its retained index digest.
+		validateBoth(t, tree)
+		verifyWritten(t, tree)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/verify"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden snapshot trees under test/golden/snapshot")
@@ -86,7 +87,32 @@ func assemble(t testing.TB, acq *acquisition.Acquisition, cfg snapshot.Config) *
 		t.Fatalf("Assemble: %v", err)
 	}
 	validateBoth(t, tree)
+	verifyWritten(t, tree)
 	return tree
+}
+
+// verifyWritten writes the tree to a fresh directory and runs the consumer-side verifier
+// (pkg/verify, what `forgectx verify` and the host run) with the retained index digest: every
+// tree the assembler returns must pass it with zero violations.
+func verifyWritten(t testing.TB, tree *snapshot.Tree) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "context")
+	if err := tree.WriteDir(dir); err != nil {
+		t.Fatalf("WriteDir: %v", err)
+	}
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+	if err != nil {
+		t.Fatalf("verify.Dir: %v", err)
+	}
+	if !rep.OK() {
+		for _, v := range rep.Violations {
+			t.Errorf("verify: %s", v)
+		}
+		t.FailNow()
+	}
+	if rep.IndexSHA256 != tree.IndexSHA256 || rep.Files != len(tree.Files)+1 {
+		t.Fatalf("verify read %d files (index %s); the tree has %d (index %s)", rep.Files, rep.IndexSHA256, len(tree.Files)+1, tree.IndexSHA256)
+	}
 }
 
 func assembleErr(acq *acquisition.Acquisition, cfg snapshot.Config) error {
