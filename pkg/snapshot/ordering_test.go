@@ -238,7 +238,7 @@ func TestIndexTopLevelFilterSummarisesIndexDisplayValues(t *testing.T) {
 	}
 	a := clone(t, acq)
 	a.Actors[1].Login = sp("b\u200bob") // bob authors several records
-	a.Actors[2].Login = sp("\u200b")     // carol: empty after filtering → null
+	a.Actors[2].Login = sp("\u200b")    // carol: empty after filtering → null
 	tree := assemble(t, a, cfg)
 	d := index(t, tree)
 	if d.Filter.Status != "modified" || len(d.Filter.Findings) == 0 {
