@@ -112,3 +112,48 @@ func TestShellcheckWrapperScripts(t *testing.T) {
 		t.Errorf("shellcheck scripts/*.sh:\n%s", out)
 	}
 }
+
+// readmeBlock returns the first ```yaml block under the README heading (e.g. "### GitHub").
+func readmeBlock(t *testing.T, heading string) string {
+	t.Helper()
+	readme := readFile(t, filepath.Join(root, "README.md"))
+	i := strings.Index(readme, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README.md has no %q section", heading)
+	}
+	rest := readme[i:]
+	start := strings.Index(rest, "```yaml\n")
+	if start < 0 {
+		t.Fatalf("README.md %s has no yaml block", heading)
+	}
+	rest = rest[start+len("```yaml\n"):]
+	end := strings.Index(rest, "```")
+	if end < 0 {
+		t.Fatalf("README.md %s: unterminated yaml block", heading)
+	}
+	return rest[:end]
+}
+
+// TestReadmeUsageWorkflowsLint: the README's GitHub and Forgejo examples are complete workflows
+// that actionlint passes (the Forgejo one with full-URL `uses:`, which only Forgejo resolves).
+func TestReadmeUsageWorkflowsLint(t *testing.T) {
+	al := actionlint(t)
+	for _, c := range []struct{ heading, ignore string }{
+		{"### GitHub", ""},
+		{"### Forgejo", `specifying action "https://[^"]+" in invalid format`},
+	} {
+		dir := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755))
+		cfg := filepath.Join(dir, "actionlint.yaml")
+		must(t, os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: [docker]\n"), 0o644))
+		p := filepath.Join(dir, ".github", "workflows", "readme.yml")
+		must(t, os.WriteFile(p, []byte(readmeBlock(t, c.heading)), 0o644))
+		args := []string{"-no-color", "-config-file", cfg}
+		if c.ignore != "" {
+			args = append(args, "-ignore", c.ignore)
+		}
+		if out, code := runCmd(t, time.Minute, dir, nil, al, append(args, p)...); code != 0 {
+			t.Errorf("actionlint on README.md %s (exit %d):\n%s", c.heading, code, out)
+		}
+	}
+}
