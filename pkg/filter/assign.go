@@ -33,10 +33,10 @@ var secretSuffixes = []string{
 	"token", "secret", "apikey", "api_key", "api-key", "secretkey", "secret_key", "secret-key",
 	"privatekey", "private_key", "private-key", "accesskey", "access_key", "access-key",
 	"signingkey", "signing_key", "encryptionkey", "encryption_key", "masterkey", "master_key",
-	"authkey", "auth_key", "_auth",
+	"authkey", "auth_key", "_auth", "_pat", "secret_key_base", "accountkey", "account_key",
 }
 
-var passwordSuffixes = []string{"password", "passwd", "passphrase", "_pass", "-pass", ".pass"}
+var passwordSuffixes = []string{"password", "passwd", "passphrase", "_pass", "-pass", ".pass", "_pwd", "-pwd"}
 
 // notSecretSuffixes are token-named keys that hold pagination or protocol state, not
 // credentials.
@@ -135,6 +135,10 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		j--
 	}
 	ks := j + 1
+	// a key right after a JSON or shell escape ("\npassword: …", "\tAuthorization: …")
+	if ks > 0 && b[ks-1] == '\\' && ke-ks > 1 && (b[ks] == 'n' || b[ks] == 't' || b[ks] == 'r') {
+		ks++
+	}
 	if ks == ke || (ks >= 2 && b[ks-1] == '/' && b[ks-2] == '/') { // URL userinfo: detectURL's
 		return span{}, false
 	}
@@ -209,7 +213,164 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		}
 		return span{v, e, cSecretAssignment}, true
 	}
-	if len(val) < 8 || plainWord(val) || ident {
+	if len(val) < 8 || ident && !envValue(b[ks:ke], b[i], quote, val) {
+		return span{}, false
+	}
+	if plainWord(val) && !envValue(b[ks:ke], b[i], quote, val) {
+		return span{}, false
+	}
+	return span{v, e, cSecretAssignment}, true
+}
+
+// envValue reports an environment-file or shell assignment (an upper-case KEY, '=', no
+// spaces) whose value is a lower-case word: in .env files such a value ("supersecretvalue") is
+// the secret itself, while a reference to another variable would be written $NAME or in
+// upper case.
+func envValue(key []byte, sep byte, quote, val []byte) bool {
+	if sep != '=' {
+		return false
+	}
+	for _, c := range key {
+		if !(isUpper(c) || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	for _, c := range val {
+		if isUpper(c) || c == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// flagValue parses the value of a long flag or a curl -u argument starting at v: quoted (to
+// the closing quote on the same line, at most 4096 bytes) or up to the next byte valueStop
+// names.
+func flagValue(b []byte, v int) (start, end int) {
+	n := len(b)
+	if v < n && (b[v] == '"' || b[v] == '\'') {
+		q := b[v]
+		v++
+		e := v
+		for e < n && e-v < 4096 && b[e] != q && b[e] != '\n' {
+			e++
+		}
+		return v, e
+	}
+	e := v
+	for e < n && !valueStop[b[e]] {
+		e++
+	}
+	return v, e
+}
+
+// detectLongFlag matches a secret-named long flag whose value follows after a space
+// ("--token VALUE", "--password 'VALUE'", "--client-secret VALUE"); the "--flag=VALUE" form is
+// an assignment. Values that are references, paths or key=value pairs (docker's
+// "--secret id=x,src=y") stay.
+func detectLongFlag(b []byte, i int) (span, bool) {
+	if i > 0 && !(b[i-1] == ' ' || b[i-1] == '\t' || b[i-1] == '"' || b[i-1] == '\'') {
+		return span{}, false
+	}
+	ks := i + 2
+	ke := setKey.run(b, ks)
+	if ke-ks < 3 || ke-ks > 40 || ke >= len(b) || (b[ke] != ' ' && b[ke] != '\t') {
+		return span{}, false
+	}
+	var kbuf [40]byte
+	key := kbuf[:0]
+	for _, c := range b[ks:ke] {
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		key = append(key, c)
+	}
+	if string(key) == "user" {
+		return detectCurlUser(b, i, ke)
+	}
+	class := classifyKey(string(key))
+	if class != keySecret && class != keyPassword {
+		return span{}, false
+	}
+	v := ke
+	for v < len(b) && (b[v] == ' ' || b[v] == '\t') {
+		v++
+	}
+	vs, ve := flagValue(b, v)
+	val := b[vs:ve]
+	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
+		return span{}, false
+	}
+	if class == keySecret && (len(val) < 8 || plainWord(val)) {
+		return span{}, false
+	}
+	return span{vs, ve, cSecretAssignment}, true
+}
+
+var curlWord = []byte("curl ")
+
+// detectCurlUser matches "curl … -u user:password" and "--user user:password" (v is where
+// the argument starts): the password after the first ':' is redacted. Only on a line that
+// runs curl, since "-u" means something else to other tools (docker run -u 1000:1000).
+func detectCurlUser(b []byte, i, v int) (span, bool) {
+	if i > 0 && b[i-1] != ' ' && b[i-1] != '\t' {
+		return span{}, false
+	}
+	ls := bytes.LastIndexByte(b[max(0, i-512):i], '\n') + 1 + max(0, i-512)
+	if bytes.Index(b[ls:i], curlWord) < 0 {
+		return span{}, false
+	}
+	for v < len(b) && b[v] == ' ' {
+		v++
+	}
+	vs, ve := flagValue(b, v)
+	c := bytes.IndexByte(b[vs:ve], ':')
+	if c < 0 {
+		return span{}, false
+	}
+	pw := b[vs+c+1 : ve]
+	if len(pw) == 0 || placeholder(pw) {
+		return span{}, false
+	}
+	return span{vs + c + 1, ve, cSecretAssignment}, true
+}
+
+// detectXMLElement matches a secret-named XML element whose start tag ends at the '>' at i
+// (<password>VALUE</password>, <token>VALUE</token> in Maven or NuGet settings): the text up
+// to the next '<' on the same line is the value.
+func detectXMLElement(b []byte, i int) (span, bool) {
+	if i == 0 || !isAlnum(b[i-1]) || !keyLastByte[b[i-1]] {
+		return span{}, false
+	}
+	j := i - 1
+	for j >= 0 && i-j <= 48 && setKey[b[j]] {
+		j--
+	}
+	if j < 0 || b[j] != '<' {
+		return span{}, false
+	}
+	var kbuf [48]byte
+	key := kbuf[:0]
+	for _, c := range b[j+1 : i] {
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		key = append(key, c)
+	}
+	class := classifyKey(string(key))
+	if class != keySecret && class != keyPassword {
+		return span{}, false
+	}
+	v := i + 1
+	e := v
+	for e < len(b) && e-v < 4096 && b[e] != '<' && b[e] != '\n' {
+		e++
+	}
+	if e >= len(b) || b[e] != '<' {
+		return span{}, false
+	}
+	val := b[v:e]
+	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val))) {
 		return span{}, false
 	}
 	return span{v, e, cSecretAssignment}, true
@@ -297,4 +458,35 @@ func authValue(b []byte, v int, quote []byte) (span, bool) {
 		return span{}, false
 	}
 	return span{v, e, cAuthorization}, true
+}
+
+var (
+	loginWord = []byte("login ")
+	mysqlWord = []byte("mysql")
+)
+
+// detectPasswordFlag matches the short password flag where its meaning is certain: "-p VALUE"
+// on a line that runs a registry login (docker/podman/helm … login), and "-pVALUE" on a line
+// that runs a MySQL client (mysql, mysqldump, mysqladmin). Elsewhere -p means a port, a path
+// or "parents".
+func detectPasswordFlag(b []byte, i int) (span, bool) {
+	if i > 0 && b[i-1] != ' ' && b[i-1] != '\t' {
+		return span{}, false
+	}
+	ls := bytes.LastIndexByte(b[max(0, i-512):i], '\n') + 1 + max(0, i-512)
+	line := b[ls:i]
+	var vs, ve int
+	switch {
+	case i+2 < len(b) && b[i+2] == ' ' && bytes.Contains(line, loginWord):
+		vs, ve = flagValue(b, i+3)
+	case i+2 < len(b) && b[i+2] != ' ' && b[i+2] != '\t' && b[i+2] != '=' && bytes.Contains(line, mysqlWord):
+		vs, ve = flagValue(b, i+2)
+	default:
+		return span{}, false
+	}
+	val := b[vs:ve]
+	if len(val) < 4 || val[0] == '-' || placeholder(val) {
+		return span{}, false
+	}
+	return span{vs, ve, cSecretAssignment}, true
 }

@@ -11,6 +11,7 @@ type prefixRule struct {
 	min, max int // body length bounds; max 0 means unbounded
 	kind     code
 	check    func(body []byte) bool // extra validation of the body, nil = none
+	noFollow string                 // bytes that must not follow the body (a call or a selector in code)
 }
 
 var setUpperDigit = func() (s byteSet) {
@@ -91,9 +92,16 @@ func init() {
 	for _, p := range []string{"AKIA", "ASIA", "ABIA", "ACCA"} {
 		add(prefixRule{prefix: p, set: &setAlnum, min: 16, max: 16, kind: cAWSAccessKey, check: allIn(&setUpperDigit)})
 	}
-	add(prefixRule{prefix: "AGE-SECRET-KEY-1", set: &setAlnum, min: 58, max: 58, kind: cAgeSecretKey, check: allIn(&setBech32Upper)})
-	// sk-ant- must come before sk- (same first byte, rules are tried in order).
+	// age keys are exactly 58 bech32 characters; a shorter or longer run (a key cut by a
+	// wrapped line or pasted twice) is still key material.
+	add(prefixRule{prefix: "AGE-SECRET-KEY-1", set: &setAlnum, min: 50, kind: cAgeSecretKey, check: allIn(&setBech32Upper)})
+	// sk-ant- and the named OpenAI project/service-account/admin prefixes must come before sk-
+	// (same first byte, rules are tried in order). The named prefixes are specific enough
+	// that the body only needs a digit, whatever its letter case.
 	add(prefixRule{prefix: "sk-ant-", set: &setAlnumUD, min: 32, kind: cAnthropicKey})
+	for _, p := range []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"} {
+		add(prefixRule{prefix: p, set: &setAlnumUD, min: 20, kind: cOpenAIKey, check: hasDigit})
+	}
 	add(prefixRule{prefix: "sk_live_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "sk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "sk-", set: &setAlnumUD, min: 32, kind: cOpenAIKey, check: mixed})
@@ -113,6 +121,9 @@ func init() {
 	for _, p := range []string{"hvs.", "hvb.", "hvr."} {
 		add(prefixRule{prefix: p, set: &setAlnumUD, min: 24, kind: cVaultToken})
 	}
+	// Legacy Vault service tokens: "s." + exactly 24 base62 characters with all three classes;
+	// not followed by '(' or '.' (code such as s.TrimSpace(…) or s.someLongFieldName.x).
+	add(prefixRule{prefix: "s.", set: &setAlnum, min: 24, max: 24, kind: cVaultToken, check: mixed, noFollow: "(."})
 	add(prefixRule{prefix: "npm_", set: &setAlnum, min: 36, kind: cNPMToken})
 	add(prefixRule{prefix: "pypi-AgE", set: &setAlnumUD, min: 60, kind: cPyPIToken})
 }
@@ -138,7 +149,13 @@ func detectPrefix(b []byte, i int) (span, bool) {
 		if r.check != nil && !r.check(b[bs:end]) {
 			continue
 		}
+		if r.noFollow != "" && end < len(b) && bytes.IndexByte([]byte(r.noFollow), b[end]) >= 0 {
+			continue
+		}
 		return span{i, end, r.kind}, true
+	}
+	if b[i] == 'h' {
+		return detectSlackWebhook(b, i)
 	}
 	if isUpper(b[i]) {
 		return detectIBAN(b, i)
@@ -201,10 +218,13 @@ var urlStop = func() (s byteSet) {
 	return s
 }()
 
-// detectURL looks at the URL whose "://" starts at i: a password in its userinfo
-// (scheme://user:password@host) is redacted, and so is the secret path of a Slack webhook.
+// detectURL looks at the URL whose "://" (or JSON-escaped ":\/\/") starts at i: a password in
+// its userinfo (scheme://user:password@host) is redacted.
 func detectURL(b []byte, i int) (span, bool) {
 	a := i + 3
+	if b[i+1] == '\\' {
+		a = i + 5
+	}
 	j, at := a, -1
 	for j < len(b) && j-a < 2048 && !urlStop[b[j]] {
 		if b[j] == '@' {
@@ -220,19 +240,35 @@ func detectURL(b []byte, i int) (span, bool) {
 			}
 		}
 	}
-	host := b[max(a, at+1):j]
-	if bytes.EqualFold(host, []byte("hooks.slack.com")) {
-		p := b[j:]
-		for _, pre := range []string{"/services/", "/workflows/", "/triggers/"} {
-			if bytes.HasPrefix(p, []byte(pre)) {
-				e := j + len(pre)
-				for e < len(b) && (isAlnum(b[e]) || b[e] == '/' || b[e] == '_' || b[e] == '-') {
-					e++
-				}
-				if e-(j+len(pre)) >= 16 {
-					return span{j + len(pre), e, cSlackWebhook}, true
-				}
+	return span{}, false
+}
+
+var encodedScheme = []byte("%3a%2f%2f")
+
+// detectEncodedURL is detectURL for a URL-encoded URL whose "%3A%2F%2F" starts at i (a
+// redirect or callback parameter): the userinfo password between "%3A" and the last "%40" of
+// the authority is redacted. The authority ends at "%2F", '&', or a byte that ends a URL.
+func detectEncodedURL(b []byte, i int) (span, bool) {
+	a := i + len(encodedScheme)
+	j, at, colon := a, -1, -1
+	for j < len(b) && j-a < 2048 && !urlStop[b[j]] && b[j] != '&' {
+		if b[j] == '%' && j+2 < len(b) {
+			switch {
+			case b[j+1] == '2' && b[j+2]|0x20 == 'f':
+				goto done
+			case b[j+1] == '4' && b[j+2] == '0':
+				at = j
+			case b[j+1] == '3' && b[j+2]|0x20 == 'a' && colon < 0:
+				colon = j
 			}
+		}
+		j++
+	}
+done:
+	if colon >= 0 && at > colon+3 {
+		pw := b[colon+3 : at]
+		if !placeholder(pw) {
+			return span{colon + 3, at, cURLPassword}, true
 		}
 	}
 	return span{}, false
@@ -272,4 +308,68 @@ func placeholder(v []byte) bool {
 		}
 	}
 	return true
+}
+
+var slackHost = []byte("hooks.slack.com")
+
+// urlSep returns the length of a URL path separator at i: "/", the JSON-escaped "\/" or the
+// URL-encoded "%2F" (either case); 0 when there is none.
+func urlSep(b []byte, i int) int {
+	switch {
+	case i < len(b) && b[i] == '/':
+		return 1
+	case i+1 < len(b) && b[i] == '\\' && b[i+1] == '/':
+		return 2
+	case i+2 < len(b) && b[i] == '%' && b[i+1] == '2' && b[i+2]|0x20 == 'f':
+		return 3
+	}
+	return 0
+}
+
+// detectSlackWebhook matches the secret path of a Slack webhook at the word start i
+// ("hooks.slack.com/services/…", "/workflows/…", "/triggers/…"), also when the URL is
+// JSON-escaped ("\/") or URL-encoded ("%2F"): everything after the kind segment is the
+// credential and is replaced; the host and kind stay.
+func detectSlackWebhook(b []byte, i int) (span, bool) {
+	if !bytes.HasPrefix(b[i:], slackHost) {
+		return span{}, false
+	}
+	j := i + len(slackHost)
+	n := urlSep(b, j)
+	if n == 0 {
+		return span{}, false
+	}
+	j += n
+	var kind string
+	for _, k := range []string{"services", "workflows", "triggers"} {
+		if bytes.HasPrefix(b[j:], []byte(k)) {
+			kind = k
+			break
+		}
+	}
+	if kind == "" {
+		return span{}, false
+	}
+	j += len(kind)
+	if n = urlSep(b, j); n == 0 {
+		return span{}, false
+	}
+	start := j + n
+	e, body := start, 0
+	for e < len(b) {
+		if isAlnum(b[e]) || b[e] == '_' || b[e] == '-' {
+			e++
+			body++
+			continue
+		}
+		if n := urlSep(b, e); n > 0 && e+n < len(b) && (isAlnum(b[e+n]) || b[e+n] == '_') {
+			e += n
+			continue
+		}
+		break
+	}
+	if body < 16 {
+		return span{}, false
+	}
+	return span{start, e, cSlackWebhook}, true
 }

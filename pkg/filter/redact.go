@@ -15,7 +15,7 @@ type span struct {
 const (
 	clOther uint8 = iota
 	clAlnum
-	clSpecial // = : - : a detector anchors on the byte itself
+	clSpecial // = : - % > : a detector anchors on the byte itself
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -29,10 +29,14 @@ var byteClass = func() (t [256]uint8) {
 	t['='] = clSpecial
 	t[':'] = clSpecial
 	t['-'] = clSpecial
+	t['%'] = clSpecial
+	t['>'] = clSpecial
 	return t
 }()
 
 func isAlnum(b byte) bool { return byteClass[b] == clAlnum }
+
+func isHex(b byte) bool { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <= 'f') }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
@@ -89,18 +93,33 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 		case clAlnum:
 			end := setAlnum.run(b, i)
 			if i == 0 || !isAlnum(b[i-1]) {
-				var s span
-				var ok bool
-				if isDigit(b[i]) {
-					s, ok = detectNumber(b, i)
-				} else {
-					s, ok = detectPrefix(b, i)
+				st := i
+				// A token glued to an escape is still at a word start: URL-encoded text
+				// ("%3Aghp_…", "%2Fhooks.slack.com") and JSON or shell escapes ("\nghp_…").
+				if i > 0 && b[i-1] == '%' && i+2 < end && isHex(b[i]) && isHex(b[i+1]) {
+					st = i + 2
+				} else if i > 0 && b[i-1] == '\\' && i+1 < end && (b[i] == 'n' || b[i] == 't' || b[i] == 'r') {
+					st = i + 1
 				}
-				if ok {
-					spans = append(spans, s)
-					if s.end > end {
-						end = s.end
+				for {
+					var s span
+					var ok bool
+					if isDigit(b[st]) {
+						s, ok = detectNumber(b, st)
+					} else {
+						s, ok = detectPrefix(b, st)
 					}
+					if ok {
+						spans = append(spans, s)
+						if s.end > end {
+							end = s.end
+						}
+						break
+					}
+					if st == i {
+						break
+					}
+					st = i // the escape reading found nothing: try the plain word too
 				}
 			}
 			i = end
@@ -109,11 +128,18 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 			ok := false
 			switch b[i] {
 			case '-':
-				if bytes.HasPrefix(b[i:], beginMarker) {
+				switch {
+				case bytes.HasPrefix(b[i:], beginMarker):
 					s, ok = detectPrivateKey(b, i)
+				case i+1 < n && b[i+1] == '-':
+					s, ok = detectLongFlag(b, i)
+				case i+2 < n && b[i+1] == 'u' && b[i+2] == ' ':
+					s, ok = detectCurlUser(b, i, i+3)
+				case i+2 < n && b[i+1] == 'p':
+					s, ok = detectPasswordFlag(b, i)
 				}
 			case ':':
-				if i+2 < n && b[i+1] == '/' && b[i+2] == '/' {
+				if i+2 < n && b[i+1] == '/' && b[i+2] == '/' || i+4 < n && string(b[i+1:i+5]) == `\/\/` {
 					s, ok = detectURL(b, i)
 					break
 				}
@@ -124,8 +150,21 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 				s, ok = detectAssignment(b, i)
 			case '=':
 				s, ok = detectAssignment(b, i)
+			case '%':
+				if i+9 <= n && bytes.EqualFold(b[i:i+9], encodedScheme) {
+					s, ok = detectEncodedURL(b, i)
+				}
+			case '>':
+				s, ok = detectXMLElement(b, i)
 			}
 			if ok {
+				// A value that opens a private-key block redacts the whole block, whatever
+				// the value parser took (an unquoted value ends at the first space).
+				if s.kind != cPrivateKey && bytes.HasPrefix(b[s.start:], beginMarker) {
+					if t, tok := detectPrivateKey(b, s.start); tok {
+						s = t
+					}
+				}
 				// A value that is itself a known token takes the more specific kind.
 				if s.kind != cPrivateKey && s.start < n && isAlnum(b[s.start]) && (s.start == 0 || !isAlnum(b[s.start-1])) {
 					var t span
