@@ -19,6 +19,40 @@ func ownerUID(fi fs.FileInfo) (int, bool) {
 	return 0, false
 }
 
+func ownerGID(fi fs.FileInfo) (int, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Gid), true
+	}
+	return 0, false
+}
+
+// agentReplaceable returns the first ancestor of p through which a process running as
+// uid:gid (with no supplementary groups, as Sealed.SysProcAttr starts the agent) could rename
+// p away and put its own tree in its place: an ancestor the agent owns (an owner may rename
+// anything inside, sticky bit or not), one it may write (world-writable, or group-writable by
+// its group) without the sticky bit, or one that is not a real directory. A root-owned
+// 0555/0444 copy is only agent-immutable if its directory entry is too. ACLs are not read.
+func agentReplaceable(p string, uid, gid int) (string, bool) {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return d, true
+		}
+		owner, ok1 := ownerUID(fi)
+		group, ok2 := ownerGID(fi)
+		if !ok1 || !ok2 {
+			return d, true
+		}
+		perm, sticky := fi.Mode().Perm(), fi.Mode()&os.ModeSticky != 0
+		if owner == uid || !sticky && (perm&0o002 != 0 || perm&0o020 != 0 && group == gid) {
+			return d, true
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return "", false
+		}
+	}
+}
+
 // resolve returns the absolute, symlink-resolved form of p; a missing tail is resolved through
 // its deepest existing ancestor, so a path that does not exist yet is compared by where it
 // would be created.

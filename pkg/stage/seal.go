@@ -159,6 +159,9 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	}
 	switch mode {
 	case ModeOwnership:
+		if err = s.placeSandbox(o.AgentUID, o.AgentGID); err != nil {
+			return nil, err
+		}
 		err = s.sealOwnership(snap)
 	case ModeBindMount:
 		err = s.sealBind(snap)
@@ -229,6 +232,36 @@ func makeReadOnly(dir string, chownRoot bool) error {
 		}
 	}
 	return nil
+}
+
+// placeSandbox keeps the ownership-mode copy where the agent cannot rename it away and put
+// its own tree at the same path. When Base (or an ancestor) is replaceable by the agent — on a
+// GitHub-hosted runner $RUNNER_TEMP belongs to the runner user, which is also the agent user
+// when forgectx runs under sudo — the copy goes to the (symlink-resolved) temporary directory
+// instead, typically the root-owned sticky /tmp; if that is replaceable too, or lies inside a
+// forbidden root, Seal aborts with an *ImmutabilityError. The new path is saved in the state
+// before anything is written there, so cleanup and the scavenger find it.
+func (s *Stage) placeSandbox(uid, gid int) error {
+	via, bad := agentReplaceable(s.SandboxDir, uid, gid)
+	if !bad {
+		return nil
+	}
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return &ImmutabilityError{Mode: ModeOwnership, Reason: fmt.Sprintf("the agent (uid %d) could replace the sandbox copy through %s, and the temporary directory cannot be resolved", uid, via), Err: err}
+	}
+	alt := filepath.Join(tmp, SandboxDirName(s.ID))
+	if via2, bad2 := agentReplaceable(alt, uid, gid); bad2 || alt == s.SandboxDir {
+		return &ImmutabilityError{Mode: ModeOwnership, Reason: fmt.Sprintf("the agent (uid %d) could rename the sandbox copy away and replace it through %s (and through %s in the temporary directory); use a base directory the agent cannot write", uid, via, via2)}
+	}
+	for _, root := range forbiddenRoots(&s.opts) {
+		if r, err := resolve(root.path); err != nil || within(alt, r) {
+			return &ImmutabilityError{Mode: ModeOwnership, Reason: fmt.Sprintf("the agent (uid %d) could replace the sandbox copy through %s, and the temporary directory is inside %s", uid, via, root.reason)}
+		}
+	}
+	s.log.Info().Str("stage_id", s.ID).Int("agent_uid", uid).Msg("stage: the base directory is replaceable by the agent; the sandbox copy goes to the temporary directory")
+	s.SandboxDir, s.st.SandboxDir = alt, alt
+	return s.saveState()
 }
 
 func (s *Stage) sealOwnership(snap *verify.Snapshot) error {

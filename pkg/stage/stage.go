@@ -152,6 +152,7 @@ type Stage struct {
 	IndexSHA256 string
 
 	stateDir string // StateDir/<id>
+	opts     Options
 	log      *zerolog.Logger
 	mu       sync.Mutex
 	st       stateFile
@@ -231,6 +232,7 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 		SandboxDir:  filepath.Join(opts.Base, SandboxDirName(id)),
 		IndexSHA256: indexSHA256,
 		stateDir:    filepath.Join(opts.StateDir, id),
+		opts:        opts,
 		log:         opts.Log,
 	}
 	s.st = stateFile{Version: 1, ID: id, Phase: PhaseCreating, OwnerPID: opts.OwnerPID, OwnerStart: start, BootID: boot,
@@ -301,7 +303,7 @@ func Open(opts Options, id string) (*Stage, error) {
 	if st.ID != id || filepath.Base(st.HostDir) != HostDirName(id) || filepath.Base(st.SandboxDir) != SandboxDirName(id) {
 		return nil, fmt.Errorf("stage: state of %s does not name its own directories", id)
 	}
-	return &Stage{ID: id, HostDir: st.HostDir, SandboxDir: st.SandboxDir, IndexSHA256: st.IndexSHA256, stateDir: dir, log: opts.Log, st: st}, nil
+	return &Stage{ID: id, HostDir: st.HostDir, SandboxDir: st.SandboxDir, IndexSHA256: st.IndexSHA256, stateDir: dir, opts: opts, log: opts.Log, st: st}, nil
 }
 
 // maxStateBytes bounds a state file read.

@@ -141,6 +141,9 @@ func helperAttemptWrites() int {
 	try("symlink", os.Symlink("/etc/passwd", filepath.Join(dir, "records", "link.md")))
 	try("chown", os.Chown(file, nobody, nobody))
 	try("utimes", os.Chtimes(file, time.Unix(0, 0), time.Unix(0, 0)))
+	// Renaming the copy away (and planting another tree at its path) needs write access to
+	// the directory that holds it.
+	try("rename-copy", os.Rename(dir, dir+".moved"))
 	if err := stage.CheckAgentProcess(os.Getpid()); err != nil {
 		fmt.Println("caps", err)
 	} else {
@@ -453,8 +456,8 @@ func TestOwnershipSealIsAgentImmutable(t *testing.T) {
 	if strings.Contains(out, "ALLOWED") {
 		t.Errorf("the agent changed the copy:\n%s", out)
 	}
-	if n := strings.Count(out, " denied"); n != 11 {
-		t.Errorf("%d denied attempts, want 11:\n%s", n, out)
+	if n := strings.Count(out, " denied"); n != 12 {
+		t.Errorf("%d denied attempts, want 12:\n%s", n, out)
 	}
 	if !strings.Contains(out, "caps ok") {
 		t.Errorf("agent capability check:\n%s", out)
@@ -463,6 +466,81 @@ func TestOwnershipSealIsAgentImmutable(t *testing.T) {
 	if rep, err := verify.Dir(context.Background(), sealed.Dir, verify.Options{IndexSHA256: st.IndexSHA256}); err != nil || !rep.OK() {
 		t.Fatalf("sealed copy: %v %v", err, rep.Violations)
 	}
+}
+
+// A root-owned 0555/0444 copy is not agent-immutable if the agent can rename it away and put
+// its own tree at the same path: when Base is replaceable by the agent (owned by it, or
+// writable by it without the sticky bit — e.g. $RUNNER_TEMP when the agent is the runner
+// user), the copy goes to the temporary directory; when that is replaceable too, Seal aborts.
+func TestOwnershipSealOutOfReachOfAnAgentWritableBase(t *testing.T) {
+	requireRoot(t)
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		setup func(base string) error
+		moved bool
+	}{
+		{"base owned by the agent", func(b string) error { return os.Chown(b, nobody, nobody) }, true},
+		{"base world-writable", func(b string) error { return os.Chmod(b, 0o777) }, true},
+		{"base group-writable by the agent's group", func(b string) error {
+			if err := os.Chown(b, 0, nobody); err != nil {
+				return err
+			}
+			return os.Chmod(b, 0o775)
+		}, true},
+		{"base world-writable with the sticky bit", func(b string) error { return os.Chmod(b, 0o777|os.ModeSticky) }, false},
+		{"base root-owned 0755", func(string) error { return nil }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOpts(t)
+			if err := tc.setup(o.Base); err != nil {
+				t.Fatal(err)
+			}
+			st := create(t, o)
+			sealed, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: nobody, AgentGID: nobody})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := filepath.Dir(sealed.Dir), map[bool]string{true: tmp, false: o.Base}[tc.moved]; got != want {
+				t.Fatalf("sandbox copy in %s, want %s", got, want)
+			}
+			state, _ := os.ReadFile(filepath.Join(st.StateDirOf(), "state.json"))
+			if !bytes.Contains(state, []byte(`"sandbox_dir":"`+sealed.Dir+`"`)) {
+				t.Fatalf("the state does not record the copy's path %s", sealed.Dir)
+			}
+			bin := unprivilegedBinary(t, sharedBase(t))
+			out := runHelper(t, bin, "attempt-writes", sealed.SysProcAttr().Credential, "STAGE_DIR="+sealed.Dir)
+			if strings.Contains(out, "ALLOWED") || !strings.Contains(out, "read ok") {
+				t.Fatalf("the agent could change or replace the copy:\n%s", out)
+			}
+			if err := st.Cleanup(); err != nil {
+				t.Fatal(err)
+			}
+			gone(t, sealed.Dir, st.HostDir, st.StateDirOf())
+		})
+	}
+	t.Run("temporary directory replaceable too", func(t *testing.T) {
+		o := testOpts(t)
+		if err := os.Chown(o.Base, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		st := create(t, o)
+		agentTmp := t.TempDir()
+		if err := os.Chown(agentTmp, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TMPDIR", agentTmp)
+		_, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: nobody, AgentGID: nobody})
+		var ie *stage.ImmutabilityError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "could rename the sandbox copy away") {
+			t.Fatalf("want an ImmutabilityError, got %v", err)
+		}
+		gone(t, st.SandboxDir, filepath.Join(agentTmp, filepath.Base(st.SandboxDir)))
+	})
 }
 
 // Spec: if neither mechanism can be enforced, Fullsend aborts before launching the agent.
