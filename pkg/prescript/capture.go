@@ -62,6 +62,11 @@ func (c *capture) Write(p []byte) (int, error) {
 		if i >= 0 {
 			chunk = rest[:i]
 		}
+		if len(c.cur) == 0 {
+			// Leading blanks are dropped before the window starts: sanitising trims them
+			// anyway, and a line indented past the window must still show its text.
+			chunk = bytes.TrimLeft(chunk, " \t")
+		}
 		if room := c.limit - len(c.cur); len(chunk) > room {
 			c.curLong = true
 			chunk = chunk[:max(room, 0)]

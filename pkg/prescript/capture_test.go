@@ -116,6 +116,18 @@ func TestCaptureSplitWrites(t *testing.T) {
 	}
 }
 
+// A line indented past the window still yields its text: leading blanks never fill the window.
+func TestCaptureDropsLeadingBlanksBeforeTheWindow(t *testing.T) {
+	c := newCapture(nil, nil)
+	c.Write([]byte("real one\n"))
+	c.Write([]byte(strings.Repeat(" \t", 2*c.limit)))
+	c.Write([]byte("  ::error::indented far\n"))
+	c.close()
+	if c.lastNonEmpty() != "::error::indented far" || len(c.annotations) != 1 || c.annotations[0] != "indented far" {
+		t.Fatalf("last %q annotations %q", c.lastNonEmpty(), c.annotations)
+	}
+}
+
 // A long literal secret widens the per-line window so redaction sees it whole before the cap.
 func TestCaptureMarginCoversLongSecrets(t *testing.T) {
 	secret := strings.Repeat("s", 3000)

@@ -32,6 +32,15 @@
 //     included) is a control character and therefore an error inside a value.
 //   - skipped="true" or skipped='true' is reported with RuleSkippedQuoted; quotes around other
 //     values are kept as part of the value.
+//   - A UTF-8 byte order mark (U+FEFF) is not whitespace: a line that starts with one (the
+//     file's first, or one a second writer appended) is a hard error, RuleBOM, rather than
+//     being stripped. The grammar would reject it anyway (key pattern, or a "comment" whose first
+//     non-whitespace character is not #); the dedicated rule names the cause.
+//   - Only spaces and tabs are whitespace: a vertical tab, form feed or U+00A0 is not, so it
+//     fails the key pattern, the skipped value or the control-character rule.
+//   - Comment lines are ignored whole: a CR or any other byte after the # is no error.
+//   - After Lstat the file is opened without following a symlink and without blocking on a
+//     FIFO, and checked again, so a background child cannot swap the path mid-read.
 //   - Exit 78 with a broken output file (any ProtocolError) discards the whole file: the
 //     reason and outputs come from nowhere else than stdout. A present but empty reason= also
 //     falls back to the stdout line.
@@ -50,7 +59,7 @@
 //     nothing"; a timeout is reported as "timed out after D", followed by the captured
 //     diagnostic when there is one. On timeout or cancellation the script's whole process
 //     group is killed (Unix).
-//   - The output file replaced by a directory or a symlink is a hard error
+//   - The output file replaced by a directory, a symlink or a FIFO is a hard error
 //     (RuleNotRegular), like a missing one.
 //   - The script's stdin is /dev/null; its streams are closed DefaultWaitDelay after it exits
 //     even if a background child still holds them.

@@ -55,6 +55,7 @@ const (
 	RuleSkippedValue  Rule = "skipped must be true or false"
 	RuleSkippedQuoted Rule = "skipped must be true or false; quoting is not supported"
 	RuleSkippedEmpty  Rule = "skipped is present but empty; an absent key means proceed, an empty one is an error"
+	RuleBOM           Rule = "line starts with a UTF-8 byte order mark (U+FEFF); write plain UTF-8 without one"
 	RuleFileMissing   Rule = "output file is missing after the script ran (the script removed it)"
 	RuleNotRegular    Rule = "output file is no longer a regular file after the script ran"
 	RuleFileTooLarge  Rule = "output file is larger than 1 MiB"
@@ -117,8 +118,16 @@ func Parse(r io.Reader) (File, error) {
 // inside a value they are the smuggling risk the spec rejects.
 func trimWS(s string) string { return strings.Trim(s, " \t") }
 
+// bom is U+FEFF in UTF-8. It is not whitespace for the grammar, so a line starting with it
+// fails the key pattern (or, before a #, is not a comment); it gets its own rule so that the
+// message says what an editor or a PowerShell redirect silently added.
+const bom = "\ufeff"
+
 func parseLine(raw string, f *File, outputs map[string]string) Rule {
 	line := trimWS(raw)
+	if strings.HasPrefix(line, bom) {
+		return RuleBOM
+	}
 	if line == "" || line[0] == '#' {
 		return ""
 	}

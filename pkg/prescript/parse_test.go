@@ -28,6 +28,13 @@ func TestParseGrammar(t *testing.T) {
 		{"non-ASCII values are allowed", "reason=déjà vu ✓\n", File{ReasonSet: true, Reason: "déjà vu ✓", Outputs: []KV{}}},
 		{"<< after = is part of the value", "k=a<<b\n", File{Outputs: []KV{{"k", "a<<b"}}}},
 		{"blank lines of whitespace are ignored", "\n \n\t\n", File{Outputs: []KV{}}},
+		{"a comment may hold a CR or any byte", "# c\r\n#\x00\n", File{Outputs: []KV{}}},
+		{"a # right after = starts the value", "k=#v\n", File{Outputs: []KV{{"k", "#v"}}}},
+		{"a key may contain hyphens and digits after the first character", "a-1_b-=v", File{Outputs: []KV{{"a-1_b-", "v"}}}},
+		{"a hyphenated key differing from a reserved one is an output", "skipped-x=1", File{Outputs: []KV{{"skipped-x", "1"}}}},
+		{"= with blanks around: the value keeps inner blanks", "reason =  a = b  ", File{ReasonSet: true, Reason: "a = b", Outputs: []KV{}}},
+		{"invalid UTF-8 in a value is kept as bytes", "k=\xff\xfe\n", File{Outputs: []KV{{"k", "\xff\xfe"}}}},
+		{"the last assignment wins also for reason set empty", "reason=a\nreason=\n", File{ReasonSet: true, Outputs: []KV{}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Parse(strings.NewReader(c.in))
@@ -67,6 +74,19 @@ func TestParseErrorSemantics(t *testing.T) {
 		{"heredoc line", "reason<<EOF\nx\nEOF", 1, RuleHeredoc},
 		{"heredoc line with = later", "k<<EOF=x", 1, RuleHeredoc},
 		{"the first error wins", "ok=1\nbad\nSKIPPED=true", 2, RuleNotKeyValue},
+		{"a UTF-8 byte order mark at file start", "\ufeffskipped=true\n", 1, RuleBOM},
+		{"a byte order mark before a comment", "\ufeff# c\n", 1, RuleBOM},
+		{"a byte order mark from a second writer", "skipped=true\n\ufeffreason=x\n", 2, RuleBOM},
+		{"a heredoc with blanks around <<", "reason << EOF\nx\nEOF", 1, RuleHeredoc},
+		{"a heredoc with a hyphenated key", "my-key<<EOF", 1, RuleHeredoc},
+		{"skipped with a trailing comment is not true", "skipped=true # yes", 1, RuleSkippedValue},
+		{"a bare key without =", "skipped", 1, RuleNotKeyValue},
+		{"a lone CR line (CRLF blank line)", "skipped=true\n\r\n", 2, RuleNotKeyValue},
+		{"a vertical tab is not whitespace", "\vskipped=true", 1, RuleKeyPattern},
+		{"a non-breaking space is not whitespace", "skipped=\u00a0true", 1, RuleSkippedValue},
+		{"a mis-cased reserved key with blanks", "  Skipped = true", 1, RuleReservedCase},
+		{"skipped with a leading capital value", "skipped=True", 1, RuleSkippedValue},
+		{"an empty skipped after a valid one still fails", "skipped=true\nskipped=", 2, RuleSkippedEmpty},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(c.in))

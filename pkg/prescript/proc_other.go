@@ -2,8 +2,16 @@
 
 package prescript
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // killTreeOnCancel keeps exec's default (kill the script process only) where process groups
 // are not available.
 func killTreeOnCancel(*exec.Cmd) {}
+
+// openNoFollow opens path for reading; readOutput checks the opened file is regular.
+func openNoFollow(path string) (*os.File, error) { return os.Open(path) }
+
+func isSymlinkErr(error) bool { return false }

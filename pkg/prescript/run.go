@@ -270,11 +270,25 @@ func readOutput(path string) (File, error) {
 	if !st.Mode().IsRegular() {
 		return File{}, &ProtocolError{Rule: RuleNotRegular}
 	}
-	f, err := os.Open(path)
+	// A background child of the script may still swap the path between Lstat and Open: the open
+	// does not follow a symlink and does not block on a FIFO, and the opened file is checked
+	// again, so the read is always of a regular file and bounded.
+	f, err := openNoFollow(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return File{}, &ProtocolError{Rule: RuleFileMissing}
+		}
+		if isSymlinkErr(err) {
+			return File{}, &ProtocolError{Rule: RuleNotRegular}
+		}
 		return File{}, &ProtocolError{Rule: RuleFileUnread, Err: err}
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return File{}, &ProtocolError{Rule: RuleFileUnread, Err: err}
+	} else if !st.Mode().IsRegular() {
+		return File{}, &ProtocolError{Rule: RuleNotRegular}
+	}
 	return Parse(f)
 }
 

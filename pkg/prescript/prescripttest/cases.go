@@ -94,6 +94,9 @@ func Cases() []Case {
 		{Name: "exit 78 overrides skipped=false and keeps the file's reason and outputs", Script: `printf 'skipped=false\nreason=r\nmyagent_k=v\n' >> "$O"; exit 78`,
 			Skipped: true, Reason: "r", Outputs: map[string]string{"myagent_k": "v"}},
 		{Name: "exit 78 with no reason anywhere skips with an empty reason", Script: `exit 78`, Skipped: true},
+		{Name: "exit 78 with an empty file reason= uses the stdout line", Script: `echo 'reason=' >> "$O"; echo "from stdout"; exit 78`, Skipped: true, Reason: "from stdout"},
+		{Name: "exit 78 with a byte order mark in the file still skips", Script: `printf '\357\273\277reason=x\n' >> "$O"; echo "bom"; exit 78`, Skipped: true, Reason: "bom"},
+		{Name: "exit 78 stdout reason: an indented last line is trimmed", Script: `echo "    indented reason   "; exit 78`, Skipped: true, Reason: "indented reason"},
 		{Name: "exit 78 with an oversized file still skips", Script: `head -c 1048577 /dev/zero | tr '\0' '#' >> "$O"; echo big; exit 78`, Skipped: true, Reason: "big"},
 
 		// Error semantics: hard errors after exit 0.
@@ -103,6 +106,10 @@ func Cases() []Case {
 		{Name: "a key that fails the key pattern (empty)", Script: `echo '=1' >> "$O"`, Protocol: pe(1, prescript.RuleKeyPattern)},
 		{Name: "a key differing from a reserved key only by case (SKIPPED)", Script: `echo 'SKIPPED=true' >> "$O"`, Protocol: pe(1, prescript.RuleReservedCase)},
 		{Name: "a key differing from a reserved key only by case (Reason)", Script: `printf '# c\nReason=x\n' >> "$O"`, Protocol: pe(2, prescript.RuleReservedCase)},
+		{Name: "a key differing from a reserved key only by case (Skipped)", Script: `echo 'Skipped=true' >> "$O"`, Protocol: pe(1, prescript.RuleReservedCase)},
+		{Name: "a key differing from a reserved key only by case (REASON, blanks around)", Script: `echo '  REASON = x' >> "$O"`, Protocol: pe(1, prescript.RuleReservedCase)},
+		{Name: "a UTF-8 byte order mark at file start is named as such", Script: `printf '\357\273\277skipped=true\n' >> "$O"`, Protocol: pe(1, prescript.RuleBOM)},
+		{Name: "no heredoc: a hyphenated key<<DELIMITER is named as a heredoc", Script: `printf 'my-out << EOF\nx\nEOF\n' >> "$O"`, Protocol: pe(1, prescript.RuleHeredoc)},
 		{Name: "a value containing a control character (bare CR smuggling an entry)", Script: `printf 'reason=a\rskipped=false\n' >> "$O"`, Protocol: pe(1, prescript.RuleControlChar)},
 		{Name: "a value containing a control character (CRLF line ending)", Script: `printf 'skipped=true\r\n' >> "$O"`, Protocol: pe(1, prescript.RuleControlChar)},
 		{Name: "a value containing a control character (DEL)", Script: `printf 'myagent_k=a\177\n' >> "$O"`, Protocol: pe(1, prescript.RuleControlChar)},
@@ -134,6 +141,10 @@ echo "  ::error::second on stderr" >&2
 echo "a plain stderr line" >&2
 echo "a plain stdout line"
 exit 1`, Fail: &Failure{ExitCode: 1, Diagnostic: "first on stdout | second on stdout | third on stdout | first on stderr | second on stderr"}},
+		{Name: "diagnostics: ::error file=x,line=1::msg contributes msg, ahead of a later plain stderr line", Script: `echo "::error file=x,line=1::msg" >&2; echo "plain" >&2; exit 1`,
+			Fail: &Failure{ExitCode: 1, Diagnostic: "msg"}},
+		{Name: "diagnostics: ##[error] on stderr beats the last stdout and stderr lines", Script: `echo "##[error]legacy form" >&2; echo out; echo err >&2; exit 1`,
+			Fail: &Failure{ExitCode: 1, Diagnostic: "legacy form"}},
 		{Name: "diagnostics: a parameterised annotation contributes its message", Script: `echo "::error title=Cap,file=.fullsend/scripts/pre-fix.sh::Fix iteration 4 exceeds bot cap of 3. Escalating to human."; exit 1`,
 			Fail: &Failure{ExitCode: 1, Diagnostic: "Fix iteration 4 exceeds bot cap of 3. Escalating to human."}},
 		{Name: "diagnostics: annotation data escapes are decoded, then control characters stripped", Script: `echo "::error::100%25 broken%0Anext"; exit 1`,
