@@ -44,6 +44,9 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 	if _, err := prompt.ViewPath(o.View); err != nil {
 		return usagef("--view: %v", err)
 	}
+	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
+		return err
+	}
 	// The tree is verified first and rendered from exactly the verified bytes.
 	snap, rep, err := verify.Load(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
 	if err != nil {

@@ -57,7 +57,7 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 		fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json (default: the digest of DIR's index.json as verified now)")
 		fs.StringVar(&o.Base, "base", "", "directory the host tree and sandbox copy are created in (default $TMPDIR)")
 		fs.Var(&artifacts, "artifacts-dir", "retained run-output or artifacts `DIR` the trees must stay out of (repeatable)")
-		fs.IntVar(&o.OwnerPID, "owner-pid", os.Getppid(), "process whose exit makes the stage abandoned, for scavenging (default: the calling process)")
+		fs.IntVar(&o.OwnerPID, "owner-pid", 0, "`PID` of the process whose exit makes the stage abandoned, for scavenging (default: the calling process)")
 	case "verify-copy":
 		fs.StringVar(&o.ID, "id", "", "stage `ID` printed by create")
 		fs.StringVar(&o.Mode, "mode", string(stage.ModeAuto), "immutability: auto, ownership (root-owned 0555/0444, agent unprivileged) or bind-mount")
@@ -81,6 +81,17 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 	case "create":
 		if o.From == "" {
 			return usagef("--from DIR is required")
+		}
+		var err error
+		if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
+			return err
+		}
+		if o.OwnerPID < 0 {
+			return usagef("--owner-pid must be a process ID")
+		}
+		if o.OwnerPID == 0 {
+			o.OwnerPID = os.Getppid()
+			base.OwnerPID = o.OwnerPID
 		}
 		return stageCreate(ctx, e, o, base)
 	case "verify-copy":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/forgectx/forgectx/pkg/verify"
 )
@@ -40,6 +41,9 @@ func runVerifyCmd(ctx context.Context, e *env, args []string) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usagef("--format must be text or json")
 	}
+	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
+		return err
+	}
 	rep, err := verify.Dir(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", o.Dir, err)
@@ -61,6 +65,19 @@ func runVerifyCmd(ctx context.Context, e *env, args []string) error {
 		return &exitError{Code: exitFailed, Err: fmt.Errorf("verify %s: %d violation(s)", o.Dir, len(rep.Violations))}
 	}
 	return nil
+}
+
+// digestFlag checks an --index-sha256 value: empty, or 64 hexadecimal digits (either case;
+// returned in lowercase, the form digests are compared in). Anything else is a usage error.
+func digestFlag(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	l := strings.ToLower(v)
+	if len(l) != 64 || strings.Trim(l, "0123456789abcdef") != "" {
+		return "", usagef("--index-sha256 must be 64 hexadecimal digits (a SHA-256)")
+	}
+	return l, nil
 }
 
 // parseWithPositionals parses flags that may appear before, between or after positional

@@ -29,6 +29,10 @@ func TestVerifyCLI(t *testing.T) {
 	if code, out, _ := runCLI(t, nil, "", "verify", dir, "--index-sha256", digest); code != exitOK || !strings.Contains(out, "records=17") {
 		t.Fatalf("with retained digest: exit %d %s", code, out)
 	}
+	// A digest is a digest in either case (sha256sum prints lowercase, some tools uppercase).
+	if code, out, _ := runCLI(t, nil, "", "verify", dir, "--index-sha256", strings.ToUpper(digest)); code != exitOK {
+		t.Fatalf("uppercase retained digest: exit %d %s", code, out)
+	}
 	code, out, _ := runCLI(t, nil, "", "verify", "--format", "json", dir)
 	var rep struct {
 		Violations []any `json:"violations"`
@@ -62,7 +66,9 @@ func TestVerifyCLIUsage(t *testing.T) {
 	if code, _, errOut := runCLI(t, nil, "", "verify", filepath.Join(t.TempDir(), "missing")); code != exitFailed || !strings.Contains(errOut, "forgectx: verify ") {
 		t.Errorf("missing dir: exit %d %s", code, errOut)
 	}
-	if code, _, _ := runCLI(t, nil, "", "verify", t.TempDir(), "--index-sha256", "xyz"); code != exitFailed {
-		t.Errorf("malformed digest: exit %d", code)
+	for _, bad := range []string{"xyz", strings.Repeat("g", 64), strings.Repeat("a", 63)} {
+		if code, _, _ := runCLI(t, nil, "", "verify", t.TempDir(), "--index-sha256", bad); code != exitUsage {
+			t.Errorf("malformed digest %q: exit %d, want %d", bad, code, exitUsage)
+		}
 	}
 }
