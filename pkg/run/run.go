@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -52,6 +53,7 @@ type runner struct {
 	tree        *snapshot.Tree
 	retained    string // the assembler's index digest: the root of trust
 	decision    *prescript.Decision
+	results     runResults
 	agentStatus string
 }
 
@@ -406,7 +408,14 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 
 	// 9. Post-script on the host (after a failed agent too: it may report or clean up).
 	if h.PostScript != nil {
-		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus)
+		if r.preDir == "" {
+			if r.preDir, err = os.MkdirTemp(r.c.state, "prescript-"); err != nil {
+				return outcome{StatusFailure, "the post-script result file could not be prepared"}
+			}
+		}
+		resultFile := filepath.Join(r.preDir, "result")
+		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus,
+			EnvResultFile+"="+resultFile)
 		pout, perr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
 		tail := newLastLine(perr, 2048)
 		pp := runProc(ctx, procSpec{argv: h.PostScript.Command, env: env, stdout: pout, stderr: tail, timeout: h.PostScript.Timeout, grace: r.o.KillGrace})
@@ -428,6 +437,20 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 				d += ": " + red
 			}
 			result = outcome{StatusFailure, d}
+		}
+		if pp.ok() {
+			res, err := readResults(resultFile)
+			if err != nil {
+				// The results are the post-script's claim for the receipt; a malformed claim
+				// fails the run rather than leaving a receipt that says less than happened.
+				r.log.Error().Err(err).Msg("forgectx run: post-script result file refused")
+				if result.status == StatusSuccess {
+					result = outcome{StatusFailure, "the post-script's " + err.Error()}
+				}
+			} else {
+				r.results = res
+			}
+			r.phase("post-script").Int("result_record_keys", len(res.keys)).Bool("resulting_commit", res.commit != "").Msg("forgectx run: results read")
 		}
 	}
 	return result
@@ -471,7 +494,7 @@ func (r *runner) finishStatus(ctx context.Context, out outcome) {
 func (r *runner) postReceipt(ctx context.Context, out outcome) {
 	rc := status.Receipt{
 		ID: r.c.receipt, Agent: r.c.h.Agent.Name, Status: out.status, InputRevision: r.inputRevision(),
-		InputHeadSHA: r.c.headSHA, ResultRecordKeys: []string{},
+		InputHeadSHA: r.c.headSHA, ResultRecordKeys: append([]string{}, r.results.keys...), ResultingCommitSHA: r.results.commit,
 		StartedAt: canon.FormatTime(r.start), CompletedAt: canon.FormatTime(r.o.Now()),
 	}
 	r.res.InputRevision, r.res.ReceiptID = rc.InputRevision, rc.ID

@@ -348,3 +348,41 @@ func TestTreesOutsideWorkspaceAndArtifacts(t *testing.T) {
 		t.Errorf("trees inside the workspace: %v", err)
 	}
 }
+
+// The post-script's result file: the pre-script grammar, two keys, strict values.
+func TestReadResults(t *testing.T) {
+	k1, k2 := strings.Repeat("b", 64), strings.Repeat("a", 64)
+	sha := strings.Repeat("c", 40)
+	cases := []struct {
+		name, body string
+		want       runResults
+		bad        bool
+	}{
+		{"empty", "", runResults{}, false},
+		{"both", "# results\nresulting_commit_sha=" + sha + "\nresult_record_keys=" + k1 + ", " + k2 + " " + k1 + "\n", runResults{commit: sha, keys: []string{k2, k1}}, false},
+		{"uppercase sha", "resulting_commit_sha=" + strings.ToUpper(sha) + "\n", runResults{}, true},
+		{"short key", "result_record_keys=abc\n", runResults{}, true},
+		{"unknown key", "pr=12\n", runResults{}, true},
+		{"skip directive", "skipped=true\n", runResults{}, true},
+		{"not key=value", "resulting commit\n", runResults{}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "result")
+			if err := os.WriteFile(p, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readResults(p)
+			var re *ResultError
+			if tc.bad != errors.As(err, &re) || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("readResults = %+v, %v", got, err)
+			}
+			if err != nil && (strings.Contains(err.Error(), sha) || strings.Contains(err.Error(), "abc")) {
+				t.Error("the error repeats a value")
+			}
+		})
+	}
+	if got, err := readResults(filepath.Join(t.TempDir(), "missing")); err != nil || !reflect.DeepEqual(got, runResults{}) {
+		t.Errorf("a missing file must report nothing: %+v %v", got, err)
+	}
+}

@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
 // The post-script runs on the host after the agent with only its listed variables plus the
@@ -32,7 +35,7 @@ exit 4
 		t.Fatalf("run = %+v, %v; want a failure after the agent ran", res, err)
 	}
 	env := readFile(t, filepath.Join(w.dir, "post-env"))
-	if !strings.Contains(env, run.EnvAgentStatus+"=success\n") || !strings.Contains(env, run.EnvSnapshotDir+"=") ||
+	if !strings.Contains(env, run.EnvAgentStatus+"=success\n") || !strings.Contains(env, run.EnvSnapshotDir+"=") || !strings.Contains(env, run.EnvResultFile+"=") ||
 		strings.Contains(env, "GITHUB_TOKEN") || strings.Contains(env, "AGENT_OUT") || strings.Contains(env, "FULLSEND_PRESCRIPT_OUTPUT") {
 		t.Errorf("post-script environment:\n%s", env)
 	}
@@ -64,4 +67,27 @@ func TestRunAcquisitionFailureReceiptConsumedNothing(t *testing.T) {
 	if !strings.Contains(readFile(t, w.env["GITHUB_STEP_SUMMARY"]), "No snapshot was assembled.") {
 		t.Error("job summary does not say that no snapshot was assembled")
 	}
+}
+
+// The post-script reports what the run produced through FORGECTX_RESULT_FILE; the receipt
+// carries it (result_record_keys sorted and unique, resulting_commit_sha).
+func TestRunPostScriptResultsReachTheReceipt(t *testing.T) {
+	k1, k2 := strings.Repeat("f", 64), strings.Repeat("0", 63)+"1"
+	sha := "9fceb02d0ae598e95dc970b74767f19372d61af8"
+	post := "printf 'resulting_commit_sha=%s\\nresult_record_keys=%s,%s\\n' " + sha + " " + k1 + " " + k2 + " > \"$FORGECTX_RESULT_FILE\"\n"
+	w := newWorld(t, worldOpts{post: post})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	rb, err := status.RenderReceipt(status.Receipt{ID: receiptID, Agent: agentName, Status: "success", InputRevision: want,
+		InputHeadSHA: headSHA, ResultRecordKeys: []string{k2, k1}, ResultingCommitSHA: sha,
+		StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})
+	must(t, err)
+	w.fake.ExpectBody("POST", w.commentsPath(), bodyJSON(t, rb), httpfake.JSON(201, w.restComment(receiptID1, receiptNode, ghscenario.Actions, rb, clock)))
+	final := render(t, status.Success, "")
+	w.fake.ExpectBody("PATCH", fmt.Sprintf("/repos/octo-org/Hello-World/issues/comments/%d", statusID), bodyJSON(t, final), httpfake200(w, final))
+	if res, err := w.run(); err != nil || res.Status != run.StatusSuccess {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	w.assertNoTrees()
 }
