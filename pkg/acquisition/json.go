@@ -11,8 +11,9 @@ import (
 // MaxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
 const MaxDocumentBytes = 1 << 30
 
-// Read decodes one acquisition document strictly: unknown fields, trailing data, a missing or
-// unsupported acquisition_version are errors naming the field and the rule.
+// Read decodes one acquisition document strictly: unknown fields, duplicated or non-lowercase
+// member names (see CheckKeys), trailing data, a missing or unsupported acquisition_version are
+// errors naming the field and the rule.
 func Read(r io.Reader) (*Acquisition, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxDocumentBytes+1))
 	if err != nil {
@@ -45,6 +46,10 @@ func Read(r io.Reader) (*Acquisition, error) {
 	}
 	if dec.More() {
 		return nil, errors.New("acquisition: trailing data after the document")
+	}
+	// Only now is the document known to be valid JSON, which CheckKeys relies on.
+	if err := CheckKeys(data); err != nil {
+		return nil, fmt.Errorf("acquisition: %w", err)
 	}
 	return &a, nil
 }

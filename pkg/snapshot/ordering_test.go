@@ -279,3 +279,21 @@ func TestUsabilityIsFixedByCode(t *testing.T) {
 		}
 	}
 }
+
+// Collection profiles and the bot registry mean exactly one thing: a duplicated or case-variant
+// member name (which encoding/json would silently resolve) is a configuration error.
+func TestProfileAndBotsRejectDuplicatedMemberNames(t *testing.T) {
+	prof := `{"entity_kind":"work_item","included_sources":["entity"],"record_selection":"oldest","check_log_selection":"none",` +
+		`"bounds":{"max_records_per_source":1,"max_source_bytes":1,"max_record_bytes":1,"max_log_bytes":1,"max_metadata_string_bytes":1,"max_labels":0}`
+	if _, err := snapshot.ReadProfile(strings.NewReader(prof + `}`)); err != nil {
+		t.Fatalf("valid profile: %v", err)
+	}
+	for _, doc := range []string{prof + `,"entity_kind":"change_proposal"}`, prof + `,"Entity_Kind":"change_proposal"}`} {
+		if _, err := snapshot.ReadProfile(strings.NewReader(doc)); !snapshot.IsConfigError(err) {
+			t.Errorf("profile %s: %v, want a ConfigError", doc[len(doc)-40:], err)
+		}
+	}
+	if _, err := snapshot.ReadBots(strings.NewReader(`{"bots":[{"id":"B1","bot_role":"r","bot_role":""}]}`)); !snapshot.IsConfigError(err) {
+		t.Errorf("bots with a duplicated bot_role: %v, want a ConfigError", err)
+	}
+}

@@ -58,6 +58,10 @@ func decodeStrict(r io.Reader, v any, what string) error {
 	if dec.More() {
 		return &ConfigError{Field: what, Rule: "trailing data after the JSON object"}
 	}
+	// Duplicated or case-variant member names would be silently resolved by encoding/json.
+	if err := acquisition.CheckKeys(data); err != nil {
+		return &ConfigError{Field: what, Rule: err.Error()}
+	}
 	return nil
 }
 
