@@ -2,8 +2,11 @@ package github
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 
@@ -198,18 +201,11 @@ func (r *run) readLog(ctx context.Context, jobID int64) *acquisition.Log {
 	// The outcome is reported on the Log only: the assembler turns Log outcomes into
 	// check_logs gaps (adding them to Outcomes as well would count them twice).
 	fail := func(outcome string) *acquisition.Log { return &acquisition.Log{Outcome: outcome} }
-	var loc string
-	err := readPage(ctx, func() error {
-		u, _, err := r.c.rest.Actions.GetWorkflowJobLogs(withEndpoint(ctx, "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"), r.owner, r.name, jobID, 1)
-		if err == nil {
-			loc = u.String()
-		}
-		return err
-	})
+	loc, err := r.c.jobLogLocation(ctx, r.owner, r.name, jobID)
 	if err != nil {
 		return fail(acquisition.LogFetchFailed)
 	}
-	req, err := http.NewRequestWithContext(withEndpoint(ctx, "GET {job log download}"), http.MethodGet, loc, nil)
+	req, err := http.NewRequestWithContext(withEndpoint(ctx, "GET {job log download}"), http.MethodGet, loc.String(), nil)
 	if err != nil {
 		return fail(acquisition.LogFetchFailed)
 	}
@@ -239,4 +235,31 @@ func (r *run) readLog(ctx context.Context, jobID int64) *acquisition.Log {
 		return fail(acquisition.LogSourceTooLarge)
 	}
 	return &acquisition.Log{Outcome: acquisition.LogFetched, Content: b}
+}
+
+// jobLogLocation asks the logs endpoint where a job's log is and returns the pre-signed URL
+// of its 302 answer. The request goes through the REST client, whose redirect policy follows
+// only a same-origin permanent move (a transferred repository) and never the 302 itself; the
+// download is then made by the token-less client. (go-github's GetWorkflowJobLogs is not used:
+// it follows a 301 to wherever Location points with the token attached.)
+func (c *Client) jobLogLocation(ctx context.Context, owner, repo string, jobID int64) (*url.URL, error) {
+	ctx = withEndpoint(ctx, "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs")
+	req, err := c.rest.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/actions/jobs/%d/logs", url.PathEscape(owner), url.PathEscape(repo), jobID), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.rest.Client().Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusFound {
+		return nil, fmt.Errorf("github: job log: HTTP %d", resp.StatusCode)
+	}
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	if err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "" {
+		return nil, errors.New("github: job log: the redirect has no usable Location")
+	}
+	return loc, nil
 }

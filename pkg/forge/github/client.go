@@ -3,6 +3,7 @@ package github
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,10 +141,11 @@ func New(opts Options) (*Client, error) {
 	}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
-	retrying := func() *http.Client {
+	apiOrigin := base.Scheme + "://" + base.Host
+	retrying := func(follow func(*http.Request, []*http.Request) error) *http.Client {
 		rc := retryablehttp.NewClient()
-		// Redirects are never followed implicitly: the only one the adapter meets is the logs
-		// endpoint's redirect to a pre-signed URL, which it fetches without the token.
+		// The inner client never follows a redirect: the outer client decides (below), so a
+		// redirect is seen once, after retries, by one policy.
 		noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: opts.Timeout, CheckRedirect: noRedirect}
 		rc.Logger = nil
@@ -158,11 +160,18 @@ func New(opts Options) (*Client, error) {
 			}
 		}
 		sc := rc.StandardClient()
-		sc.CheckRedirect = noRedirect
+		sc.CheckRedirect = follow
+		// go-github short-circuits every later request (no request, an error) once a response
+		// said x-ratelimit-remaining: 0. A successful response at the end of the quota says
+		// so too, and the next list would then fail into a gap without trying; the retrying
+		// transport below waits for x-ratelimit-reset instead, so go-github is not told.
+		sc.Transport = quotaHeaderHider{sc.Transport}
 		return sc
 	}
-	restHTTP := retrying()
-	c.restNoAuth = retrying()
+	restHTTP := retrying(func(req *http.Request, via []*http.Request) error {
+		return sameOriginMove(apiOrigin, req, via)
+	})
+	c.restNoAuth = retrying(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse })
 	c.rest = gh.NewClient(restHTTP)
 	c.rest.BaseURL = base
 	c.rest.UserAgent = "forgectx/" + version.String()
@@ -223,18 +232,89 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return true, nil
 	case resp.StatusCode == http.StatusForbidden:
-		if isRateLimited(resp) {
+		if isRateLimited(resp) || graphQLRateLimited(resp) {
 			return true, nil
 		}
 		b := strings.ToLower(string(peekBody(resp, 4096)))
 		return strings.Contains(b, "secondary rate limit") || strings.Contains(b, "abuse detection"), nil
 	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
 		return true, nil
-	case resp.StatusCode == http.StatusOK && resp.Header.Get("X-Ratelimit-Remaining") == "0":
-		b := peekBody(resp, 512)
-		return bytes.HasPrefix(bytes.TrimSpace(b), []byte(`{"errors"`)) && bytes.Contains(b, []byte(`"RATE_LIMITED"`)), nil
+	case resp.StatusCode == http.StatusOK:
+		if graphQLRateLimited(resp) {
+			// The body is drained before the back-off runs: leave it the verdict.
+			resp.Header.Set(rateLimitedMark, "1")
+			return true, nil
+		}
 	}
 	return false, nil
+}
+
+// rateLimitedMark is set by the retry policy on a retried 200 that was a GraphQL RATE_LIMITED
+// answer, so the back-off (which no longer sees the body) waits like for a rate limit.
+const rateLimitedMark = "X-Forgectx-Rate-Limited"
+
+// graphQLRateLimited reports a GraphQL response whose errors include type RATE_LIMITED
+// (GitHub's GraphQL primary limit: HTTP 200, sometimes 403, with or without "data": null and
+// rate-limit headers). Only a JSON object whose "errors" array carries that type counts: the
+// string inside a comment body does not.
+func graphQLRateLimited(resp *http.Response) bool {
+	if !strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "json") && resp.Header.Get("Content-Type") != "" {
+		return false
+	}
+	b := peekBody(resp, 8192)
+	if !bytes.Contains(b, []byte("RATE_LIMITED")) {
+		return false
+	}
+	var env struct {
+		Errors []struct {
+			Type string `json:"type"`
+		} `json:"errors"`
+	}
+	// A rate-limit answer is small; a body longer than the peek is a real page, not one.
+	if err := json.Unmarshal(b, &env); err != nil {
+		return false
+	}
+	for _, e := range env.Errors {
+		if e.Type == "RATE_LIMITED" {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOriginMove is the REST client's redirect policy: only a GET moved permanently (301,
+// 307, 308 — GitHub's answer for a renamed or transferred repository) to the API's own
+// scheme and host is followed, at most 3 times. Anything else (the logs endpoint's 302 to a
+// storage host, a move to another host) is returned to the caller unfollowed: the token is
+// added by the transport to every request this client makes, so following a redirect off
+// the API origin would send it there.
+func sameOriginMove(origin string, req *http.Request, via []*http.Request) error {
+	if len(via) == 0 || len(via) > 3 || via[0].Method != http.MethodGet || req.Response == nil {
+		return http.ErrUseLastResponse
+	}
+	switch req.Response.StatusCode {
+	case http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return http.ErrUseLastResponse
+	}
+	if req.URL.Scheme+"://"+req.URL.Host != origin || req.URL.User != nil {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// quotaHeaderHider drops the primary rate-limit headers from successful responses before
+// go-github reads them (see New). Failed responses keep them: after the retrying transport
+// gave up, go-github's fail-fast until the reset is the right behaviour.
+type quotaHeaderHider struct{ next http.RoundTripper }
+
+func (q quotaHeaderHider) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := q.next.RoundTrip(req)
+	if err == nil && resp.StatusCode/100 == 2 && resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+		resp.Header.Del("X-Ratelimit-Remaining")
+		resp.Header.Del("X-Ratelimit-Reset")
+	}
+	return resp, err
 }
 
 // peekBody returns up to n leading bytes of resp's body and leaves the body readable in full.
@@ -271,7 +351,7 @@ func backoff(maxWait time.Duration) retryablehttp.Backoff {
 			if d, ok := rateLimitWait(resp); ok {
 				return clampDur(d, 0, maxWait)
 			}
-			if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests {
+			if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests || resp.Header.Get(rateLimitedMark) != "" {
 				return clampDur(secondaryLimitWait, 0, maxWait)
 			}
 		}

@@ -72,6 +72,12 @@ func (r *run) readEntity(ctx context.Context) error {
 	if !validNodeID(d.Repository.ID) {
 		return fmt.Errorf("%w: repository id %q: not a GitHub node ID", ErrEntity, d.Repository.ID)
 	}
+	// GraphQL resolves a renamed or transferred repository to its current name; every later
+	// request uses that name, so REST does not meet the old name's 301 (the REST client also
+	// follows a same-origin 301 for the cases GraphQL does not cover).
+	if o, n, ok := strings.Cut(d.Repository.NameWithOwner, "/"); ok && validRepoSegment(o) && validRepoSegment(n) {
+		r.owner, r.name = o, n
+	}
 	switch e.Typename {
 	case "Issue":
 		a.Entity.Kind = acquisition.KindWorkItem
@@ -147,4 +153,18 @@ func (r *run) readEntity(ctx context.Context) error {
 	}
 	r.totals = entityTotals{Comments: e.Comments.TotalCount, Reviews: e.Reviews.TotalCount, Threads: e.ReviewThreads.TotalCount}
 	return nil
+}
+
+// validRepoSegment accepts an owner or repository name as GitHub spells them (letters, digits,
+// '-', '_', '.'), so a hostile nameWithOwner cannot steer later request paths.
+func validRepoSegment(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

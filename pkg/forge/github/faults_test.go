@@ -87,6 +87,9 @@ func TestTransientFaultsEndInASuccessfulRetry(t *testing.T) {
 		{"log download 502", "/job-502.txt", []httpfake.Reply{httpfake.BadGateway()}, 0},
 		{"403 secondary limit without Retry-After", "/pulls/42/reviews", []httpfake.Reply{httpfake.JSON(403, `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`)}, time.Second},
 		{"GraphQL RATE_LIMITED until x-ratelimit-reset", "Dismissals", []httpfake.Reply{graphQLRateLimited()}, 0},
+		{"GraphQL RATE_LIMITED with data null and no headers", "Dismissals", []httpfake.Reply{httpfake.JSON(200, `{"data":null,"errors":[{"type":"RATE_LIMITED","code":"graphql_rate_limit","message":"API rate limit exceeded for user ID 1."}]}`)}, time.Second},
+		{"GraphQL RATE_LIMITED as a 403", "Threads", []httpfake.Reply{httpfake.JSON(403, `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded for user ID 1."}]}`)}, time.Second},
+		{"GraphQL secondary rate limit 403", "Entity", []httpfake.Reply{httpfake.JSON(403, `{"documentation_url":"https://docs.github.com/graphql/overview/rate-limits-and-node-limits-for-the-graphql-api#secondary-rate-limits","message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000:0000:00000000."}`)}, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i := find(t, clean, tc.at)

@@ -152,12 +152,12 @@ func (p *realPR) setup(t *testing.T, fake *httpfake.Server, ex map[string]any) {
 	actionsApp["slug"], actionsApp["name"], actionsApp["id"], actionsApp["node_id"] = "github-actions", "GitHub Actions", 15368, "MDM6QXBwMTUzNjg="
 	t1, t2 := "2020-01-20T17:42:40Z", "2020-01-20T17:44:39Z"
 	type ck struct {
-		id                    int64
-		status, conclusion    string
-		started, completed    string
-		headSHA               string
-		log                   string // "": no log request; "ok", "big", "gone"
-		noJobCreatedAt, notGA bool
+		id                 int64
+		status, conclusion string
+		started, completed string
+		headSHA            string
+		log                string // "": no log request; "ok", "big", "gone"
+		noJobCreatedAt     bool
 	}
 	checks := []ck{
 		{id: 101, status: "completed", conclusion: "startup_failure", completed: t2, log: "ok"},

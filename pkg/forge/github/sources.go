@@ -371,18 +371,16 @@ func (r *run) mapThread(t gqlThread, nodes []gqlReviewComment) (acquisition.Thre
 		Resolved:   t.IsResolved,
 		Outdated:   t.IsOutdated,
 	}
-	if t.Line != nil {
-		th.Line = *t.Line
+	// Location fields are optional: null (a file-level comment, an outdated line) and values
+	// outside the schema's minimum of 1 are omitted rather than emitted.
+	positive := func(p *int) int {
+		if p != nil && *p > 0 {
+			return *p
+		}
+		return 0
 	}
-	if t.StartLine != nil {
-		th.StartLine = *t.StartLine
-	}
-	if t.OriginalLine != nil {
-		th.OriginalLine = *t.OriginalLine
-	}
-	if t.OriginalStartLine != nil {
-		th.OriginalStartLine = *t.OriginalStartLine
-	}
+	th.Line, th.StartLine = positive(t.Line), positive(t.StartLine)
+	th.OriginalLine, th.OriginalStartLine = positive(t.OriginalLine), positive(t.OriginalStartLine)
 	if th.Side != "" && th.Side != "left" && th.Side != "right" {
 		return th, nil, false
 	}
