@@ -84,10 +84,27 @@ func prescriptRun(ctx context.Context, e *env, o prescriptOptions) error {
 	})
 	var re *gate.RelayError
 	var pe *gate.PrintError
-	if err != nil && !errors.As(err, &re) && !errors.As(err, &pe) {
-		return prescriptFailure(e, err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re):
+		// The decision exists but the workflow cannot see it: a failed run, annotated like a
+		// failed pre-script so that it shows on the run's summary. The message names the
+		// target, the key and the rule, never a value.
+		annotate(e, re.Error())
+		return err
+	case errors.As(err, &pe):
+		return err
 	}
-	return err
+	return prescriptFailure(e, err)
+}
+
+// annotate prints a GitHub Actions error annotation under GitHub Actions (the message is
+// escaped by go-githubactions, so it stays one workflow command).
+func annotate(e *env, msg string) {
+	if e.Getenv("GITHUB_ACTIONS") == "true" {
+		fmt.Fprintln(e.Stderr, (&githubactions.Command{Name: "error", Message: msg}).String())
+	}
 }
 
 // prescriptFailure turns a failed gate into exit 1 with one line on stderr, plus an error
@@ -105,9 +122,7 @@ func prescriptFailure(e *env, err error) error {
 	default:
 		msg = err.Error()
 	}
-	if e.Getenv("GITHUB_ACTIONS") == "true" {
-		fmt.Fprintln(e.Stderr, (&githubactions.Command{Name: "error", Message: "pre-script failed: " + msg}).String())
-	}
+	annotate(e, "pre-script failed: "+msg)
 	return &exitError{Code: exitFailed, Err: &gateError{msg: "pre-script failed: " + msg, err: err}}
 }
 

@@ -225,6 +225,17 @@ func TestPrescriptRelayUnwritableTargetFailsTheRun(t *testing.T) {
 	if code != exitFailed || stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "forgectx: relay decision: append to GITHUB_OUTPUT: ") {
 		t.Fatalf("exit %d stdout %q lines %q", code, stdout, lines)
 	}
+	if !strings.Contains(stderr, "\n::error::relay decision: append to GITHUB_OUTPUT: ") {
+		t.Errorf("no error annotation for the failed relay:\n%s", stderr)
+	}
+	// A full device: the open succeeds and the write fails.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		env["GITHUB_OUTPUT"] = "/dev/full"
+		code, stdout, _ = runCLI(t, env, "", "prescript", "--", "bash", script)
+		if code != exitFailed || stdout != "" {
+			t.Fatalf("/dev/full: exit %d stdout %q", code, stdout)
+		}
+	}
 }
 
 // A hard failure relays nothing (no decision was reached) and, under GitHub Actions, prints an
