@@ -238,6 +238,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 		wantWrites []string
 		agentRan   bool
 		sudo       bool // run with sudo: "true" through a recording sudo shim
+		forgejo    bool // a Forgejo Actions job: forge forgejo, defaults from its environment
 	}{
 		{name: "proceed: the agent runs, status success", wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"},
 			wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
@@ -246,16 +247,35 @@ func TestCompositeActionFromSource(t *testing.T) {
 			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "POST", "PATCH"}},
 		{name: "agent failure: the step fails, status failure", agentExit: "3", wantExit: true,
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+		{name: "Forgejo Actions: forge forgejo takes repository, number and API from the job environment", forgejo: true,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
 		{name: "sudo: true runs forgectx through sudo -n -E with the runner user as the agent", sudo: true,
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFakeForge(t)
-			r := newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
-				"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
-				"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
-			})
+			var f *fakeForge
+			var r *actionRunner
+			if c.forgejo {
+				// Only what Forgejo's runner provides: the forge and the automatic token's
+				// identity are the only inputs besides the harness.
+				f = newForgejoFake(t)
+				r = newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
+					"harness": ".forgectx/harness.yml", "version": "source", "forge": "forgejo", "comment-author-id": "-2",
+				})
+				event := filepath.Join(r.temp, "event.json")
+				must(t, os.WriteFile(event, []byte(`{"action":"opened","issue":{"number":7,"pull_request":null}}`), 0o600))
+				for k, v := range map[string]string{"FORGEJO_ACTIONS": "true", "GITHUB_SERVER_URL": f.URL(), "GITHUB_REPOSITORY": "Acme/Widgets",
+					"GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": event, "GITHUB_RUN_ID": "77", "GITHUB_API_URL": f.URL() + "/api/v1"} {
+					r.env[k] = v
+				}
+			} else {
+				f = newFakeForge(t)
+				r = newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
+					"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
+					"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
+				})
+			}
 			r.env["AGENT_EXIT"] = c.agentExit
 			sudoLog := filepath.Join(r.temp, "sudo.log")
 			if c.sudo {
@@ -283,6 +303,9 @@ func TestCompositeActionFromSource(t *testing.T) {
 				t.Errorf("comment writes = %v, want %v", got, c.wantWrites)
 			}
 			ws := f.Writes()
+			if c.forgejo && len(ws) == 3 && !strings.Contains(ws[1].Body, "fja-77-1") {
+				t.Errorf("the receipt has no Forgejo Actions receipt id fja-77-1:\n%s", ws[1].Body)
+			}
 			if len(ws) == 3 && !strings.Contains(ws[1].Body, "\"status\": \""+c.wantOut["status"]+"\"") && !strings.Contains(ws[1].Body, `"status":"`+c.wantOut["status"]+`"`) {
 				t.Errorf("the receipt does not record status %s:\n%s", c.wantOut["status"], ws[1].Body)
 			}

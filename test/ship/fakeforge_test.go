@@ -85,6 +85,30 @@ func newGitLabFake(t testing.TB) *fakeForge {
 	return f
 }
 
+// newForgejoFake is the Forgejo fake: issue #7 of Acme/Widgets as recorded in
+// test/fixtures/forgejo/issue (its comment list also answers the status-comment lookup).
+func newForgejoFake(t testing.TB) *fakeForge {
+	t.Helper()
+	c, err := cassette.Load(filepath.Join(root, "test", "fixtures", "forgejo", "issue"))
+	must(t, err)
+	f := &fakeForge{t: t, create: regexp.MustCompile(`^/api/v1/repos/Acme/Widgets/issues/7/comments$`),
+		edit: regexp.MustCompile(`^/api/v1/repos/Acme/Widgets/issues/comments/([0-9]+)$`), editMethod: http.MethodPatch, reply: forgejoComment}
+	f.start(c)
+	return f
+}
+
+// forgejoComment answers a comment write in Forgejo's shape, authored by the automatic Actions
+// token's pseudo-user (-2).
+func forgejoComment(f *fakeForge, w http.ResponseWriter, status int, id int64, body string) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	b, _ := json.Marshal(map[string]any{"id": id, "body": body, "html_url": fmt.Sprintf("%s/Acme/Widgets/issues/7#issuecomment-%d", f.srv.URL, id),
+		"created_at": now, "updated_at": now, "assets": []any{},
+		"user": map[string]any{"id": -2, "login": "forgejo-actions", "full_name": "", "email": ""}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
 func gitlabSelf() []byte {
 	b, _ := json.Marshal(map[string]any{"id": 150, "username": "forgectx-bot", "name": "forgectx", "state": "active", "bot": true,
 		"avatar_url": "https://gitlab.example.com/uploads/-/system/user/avatar/150/avatar.png", "web_url": "https://gitlab.example.com/forgectx-bot"})
