@@ -39,7 +39,7 @@ func TestPromptCLI(t *testing.T) {
 }
 
 func TestPromptCLIUsage(t *testing.T) {
-	for _, args := range [][]string{{"prompt"}, {"prompt", "x", "--view", "nope"}, {"prompt", "x", "--view", "reviews/../x"}, {"prompt", "x", "--format", "yaml"}} {
+	for _, args := range [][]string{{"prompt"}, {"prompt", "x", "--view", "nope"}, {"prompt", "x", "--view", "reviews/../x"}, {"prompt", "x", "--view", "threads/../../etc/passwd"}, {"prompt", "x", "--index-sha256", "nothex"}, {"prompt", "x", "--format", "yaml"}} {
 		if code, _, _ := runCLI(t, nil, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}

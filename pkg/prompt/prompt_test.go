@@ -109,6 +109,16 @@ func TestViews(t *testing.T) {
 		{"threads/ABC", 0, ErrView},
 		{"../index", 0, ErrView},
 		{"reviews/../../etc/passwd", 0, ErrView},
+		{"threads/../index.json", 0, ErrView},
+		{"threads/../../" + strings.Repeat("a", 58), 0, ErrView},
+		{"threads/" + strings.Repeat("A", 64), 0, ErrView},
+		{"threads/" + strings.Repeat("a", 64) + "/", 0, ErrView},
+		{"threads/" + strings.Repeat("a", 63) + "\x00", 0, ErrView},
+		{"reviews/" + strings.Repeat("a", 63) + "\u0430", 0, ErrView},
+		{"/views/timeline", 0, ErrView},
+		{"views/timeline.order", 0, ErrView},
+		{"Timeline", 0, ErrView},
+		{"timeline ", 0, ErrView},
 	}
 	for _, tc := range cases {
 		t.Run(tc.view, func(t *testing.T) {
