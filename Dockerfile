@@ -16,8 +16,10 @@
 ARG GO_VERSION=1.26
 
 FROM --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION}-bookworm AS build
-ARG TARGETOS=linux
-ARG TARGETARCH=amd64
+# TARGETOS/TARGETARCH are set by buildah and BuildKit for each --platform; unset, Go builds for
+# the build host.
+ARG TARGETOS
+ARG TARGETARCH
 ARG VERSION=dev
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -33,7 +35,7 @@ RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs
 # The ci target's shell: Debian's statically linked busybox for the target architecture
 # (downloaded, not run, so no emulation either).
 FROM --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION}-bookworm AS shell
-ARG TARGETARCH=amd64
+ARG TARGETARCH
 RUN dpkg --add-architecture "$TARGETARCH" \
  && apt-get update -qq \
  && apt-get download "busybox-static:${TARGETARCH}" \
