@@ -276,6 +276,14 @@ func (a *asm) structural(s string) (unsafe bool, err error) {
 // boundOK: a structural value longer than max_metadata_string_bytes is invalid, never truncated.
 func (a *asm) boundOK(s string) bool { return len(s) <= a.prof.Bounds.MaxMetadataStringBytes }
 
+// oidOK: a lowercase SHA-1 or SHA-256 Git object ID within max_metadata_string_bytes (a
+// structural value: never case-folded, never truncated).
+func (a *asm) oidOK(s string) bool { return gitOID(s) && a.boundOK(s) }
+
+// hashOK: a lowercase 64-hex digest (input_revision, result record keys) within
+// max_metadata_string_bytes.
+func (a *asm) hashOK(s string) bool { return recordKeyOK(s) && a.boundOK(s) }
+
 func (a *asm) key(kind, id string) string {
 	return canon.RecordKey(a.forge, a.host, a.repoID, kind, id)
 }
@@ -822,7 +830,7 @@ func (a *asm) reviews() error {
 		t, sts, ok := ts(r.SubmittedAt)
 		upd, uok := optTS(r.UpdatedAt)
 		valid := !dup[r.ID] && forgeRecordID(a.forge, r.ID) && a.boundOK(r.ID) && ok && uok && reviewStates[r.State] &&
-			(r.ReviewedSHA == "" || gitOID(r.ReviewedSHA))
+			(r.ReviewedSHA == "" || a.oidOK(r.ReviewedSHA))
 		if valid && r.State == "dismissed" {
 			if r.DismissedAt != nil {
 				if _, ok := optTS(*r.DismissedAt); !ok || *r.DismissedAt == "" {

@@ -73,7 +73,7 @@ func (a *asm) checks() error {
 	s := a.src(acquisition.SourceChecks)
 	s.Acquired = len(list)
 	head := a.acq.Entity.HeadSHA
-	headOK := gitOID(head)
+	headOK := a.oidOK(head)
 	dup := duplicateIDs(len(list), func(i int) string { return list[i].ID })
 	var cands []candidate
 	metas := map[int]checkJSON{}

@@ -27,11 +27,11 @@ func (a *asm) agentRuns() error {
 		t, cts, ok := ts(r.CompletedAt)
 		st, sok := optTS(r.StartedAt)
 		valid := ok && sok && !dup[r.ID] && forgeRecordID(a.forge, r.ID) && a.boundOK(r.ID) && runStatuses[r.Status] &&
-			recordKeyOK(r.InputRevision) && (r.InputHeadSHA == "" || gitOID(r.InputHeadSHA)) &&
-			(r.ResultingCommitSHA == "" || gitOID(r.ResultingCommitSHA)) && r.Agent != ""
+			a.hashOK(r.InputRevision) && (r.InputHeadSHA == "" || a.oidOK(r.InputHeadSHA)) &&
+			(r.ResultingCommitSHA == "" || a.oidOK(r.ResultingCommitSHA)) && r.Agent != ""
 		keys := append([]string{}, r.ResultRecordKeys...)
 		for _, k := range keys {
-			if !recordKeyOK(k) {
+			if !a.hashOK(k) {
 				valid = false
 			}
 		}

@@ -281,3 +281,22 @@ func TestHostileAcquisitionsNeverPanicAndEveryTreeVerifies(t *testing.T) {
 		})
 	}
 }
+
+// Collection profiles: exceeding max_metadata_string_bytes makes a structural value invalid —
+// Git object IDs and digests included — and it is never truncated.
+func TestStructuralValuesOverTheMetadataBoundAreInvalid(t *testing.T) {
+	acq, cfg := demo(t)
+	a := clone(t, acq)
+	a.Reviews[0].ReviewedSHA = sha256OID // 64 bytes
+	a.AgentRuns[0].InputHeadSHA = sha256OID
+	cfg.Profile.Bounds.MaxMetadataStringBytes = 63 // 64-hex input_revision is over it too
+	d := index(t, assemble(t, a, cfg))
+	if gapCount(d, "reviews", "invalid_metadata") != 1 || gapCount(d, "agent_runs", "invalid_metadata") != 1 {
+		t.Fatalf("gaps %v: want the review and the receipt invalid", d.Gaps)
+	}
+	for _, r := range d.Records {
+		if r.ID == a.Reviews[0].ID {
+			t.Error("the review with an over-long reviewed_sha was emitted")
+		}
+	}
+}

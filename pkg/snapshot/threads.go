@@ -28,7 +28,7 @@ func (a *asm) threads() error {
 		t, cts, ok := ts(th.CreatedAt)
 		valid := ok && !dup[th.ID] && forgeThreadID(a.forge, th.ID) && a.boundOK(th.ID) &&
 			(th.ReviewID == "" || forgeRecordID(a.forge, th.ReviewID) && a.boundOK(th.ReviewID)) &&
-			(th.ReviewedSHA == "" || gitOID(th.ReviewedSHA)) &&
+			(th.ReviewedSHA == "" || a.oidOK(th.ReviewedSHA)) &&
 			lineOK(th.Line) && lineOK(th.StartLine) && lineOK(th.OriginalLine) && lineOK(th.OriginalStartLine) &&
 			sideOK(th.Side) && sideOK(th.OriginalSide)
 		if valid && th.Resolved && th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
