@@ -344,15 +344,26 @@ func TestCompositeActionFromSource(t *testing.T) {
 	}
 }
 
-// TestCompositeActionRefusesBadVersion: the install step fails closed, naming the rule, on a
-// version that is neither a release nor source, before any download.
+// TestCompositeActionRefusesBadVersion: the install step fails closed, naming the rule, before
+// any download, on a version that is neither a release nor source, and on an empty version when
+// the action's ref is not a release tag (a pinned commit SHA says nothing about the binary).
 func TestCompositeActionRefusesBadVersion(t *testing.T) {
-	r := newActionRunner(t, "http://127.0.0.1:9", harnessWith(""), map[string]string{"harness": ".forgectx/harness.yml", "version": "main"})
-	r.run()
-	if r.failedAt != "install" {
-		t.Fatalf("failed at %q, want install", r.failedAt)
+	cases := []struct{ version, ref, want string }{
+		{"main", "v1.0.0", "--version: must be vX.Y.Z, latest or source"},
+		{"", "de0fac2e4500dabe0009e67214ff5f5447ce83dd", "set version (vX.Y.Z, latest or source): the action's ref 'de0fac2e4500dabe0009e67214ff5f5447ce83dd' is not a release tag"},
 	}
-	if !strings.Contains(r.log.String(), "--version: must be vX.Y.Z, latest or source") {
-		t.Errorf("log lacks the rule:\n%s", r.log.String())
+	for _, c := range cases {
+		r := newActionRunner(t, "http://127.0.0.1:9", harnessWith(""), map[string]string{"harness": ".forgectx/harness.yml", "version": c.version})
+		r.env["GITHUB_ACTION_REF"] = c.ref
+		r.run()
+		if r.failedAt != "install" {
+			t.Fatalf("version %q ref %q: failed at %q, want install", c.version, c.ref, r.failedAt)
+		}
+		if !strings.Contains(r.log.String(), c.want) {
+			t.Errorf("version %q ref %q: log lacks %q:\n%s", c.version, c.ref, c.want, r.log.String())
+		}
+		if _, err := os.Stat(filepath.Join(r.temp, "forgectx-bin", "forgectx")); err == nil {
+			t.Errorf("version %q: a binary was installed", c.version)
+		}
 	}
 }
