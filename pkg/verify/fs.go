@@ -37,7 +37,7 @@ type walker struct {
 }
 
 func (w *walker) add(p, rule, detail string) {
-	w.viol = append(w.viol, Violation{Path: p, Rule: rule, Detail: detail})
+	w.viol = append(w.viol, newViolation(p, rule, detail))
 }
 
 // descend reports whether the relative directory path is one the v1 tree may contain.

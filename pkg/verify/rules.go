@@ -30,7 +30,7 @@ type checker struct {
 }
 
 func (c *checker) add(p, rule, detail string) {
-	c.viol = append(c.viol, Violation{Path: p, Rule: rule, Detail: detail})
+	c.viol = append(c.viol, newViolation(p, rule, detail))
 }
 
 func (c *checker) hasViolationAt(p string) bool {

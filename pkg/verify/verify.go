@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/canon"
@@ -135,6 +136,37 @@ type Violation struct {
 	Path   string `json:"path"`
 	Rule   string `json:"rule"`
 	Detail string `json:"detail,omitempty"`
+}
+
+// maxViolationText bounds a violation's path and detail. Both can carry tree-controlled text
+// (on-disk file names, manifest paths, IDs and JSON member names of a document that failed
+// its schema), so they are also escaped: see newViolation.
+const maxViolationText = 512
+
+// newViolation builds a violation whose path and detail are printable ASCII: text with any
+// other byte (a newline that would forge another report line or an "ok" line, terminal
+// escapes, invalid UTF-8, bidirectional controls) or a backslash is rendered Go-quoted with
+// \x/\u escapes, and over-long text is cut with a marker.
+func newViolation(p, rule, detail string) Violation {
+	return Violation{Path: cleanText(p), Rule: rule, Detail: cleanText(detail)}
+}
+
+func cleanText(s string) string {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		q := strconv.QuoteToASCII(s)
+		s = q[1 : len(q)-1]
+	}
+	if len(s) > maxViolationText {
+		s = s[:maxViolationText] + "...(truncated)"
+	}
+	return s
 }
 
 func (v Violation) String() string {

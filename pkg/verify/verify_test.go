@@ -540,3 +540,42 @@ func BenchmarkLoadDemo(b *testing.B) {
 		}
 	}
 }
+
+// File names and document keys are tree-controlled: a name with a newline must not forge a
+// report line (an "ok" line above all), and terminal escapes must not reach the terminal.
+func TestViolationTextIsEscaped(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	write(t, dir, "x\nok files=1 bytes=1 records=1 threads=0 gaps=0 index_sha256=0", []byte("x"))
+	write(t, dir, "\x1b[2Jbidi\u202e.txt", []byte("x"))
+	editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["\x1b]0;pwned\x07"+strings.Repeat("k", 2000)] = 1 })
+	fixManifest(t, dir, nil)
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(rep.Violations) || len(lines) < 3 {
+		t.Fatalf("%d lines for %d violations:\n%s", len(lines), len(rep.Violations), out.String())
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "ok") {
+			t.Errorf("a file name forged an ok line: %q", l)
+		}
+		for _, r := range l {
+			if r < 0x20 || r > 0x7e {
+				t.Errorf("non-printable %U in report line %q", r, l)
+				break
+			}
+		}
+		if len(l) > 1200 {
+			t.Errorf("report line of %d bytes", len(l))
+		}
+	}
+	if !strings.Contains(out.String(), `x\nok files=1`) || !strings.Contains(out.String(), `\x1b[2Jbidi\u202e.txt`) {
+		t.Errorf("escaped names are not recognisable:\n%s", out.String())
+	}
+}
