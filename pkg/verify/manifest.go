@@ -144,6 +144,7 @@ type runsDoc struct {
 }
 
 type checkDoc struct {
-	ID        string `json:"id"`
-	CreatedAt string `json:"created_at"`
+	ID         string `json:"id"`
+	CreatedAt  string `json:"created_at"`
+	Conclusion string `json:"conclusion"`
 }

@@ -831,6 +831,8 @@ func (c *checker) gaps() {
 	}
 }
 
+var failedConclusion = map[string]bool{"failure": true, "timed_out": true, "action_required": true, "stale": true}
+
 // sourceOfKind maps a manifest record kind to the collection source that selects it.
 var sourceOfKind = map[string]string{"entity": "entity", "comment": "comments", "review": "reviews", "check": "checks"}
 
@@ -855,6 +857,11 @@ func (c *checker) sources(d *docs) {
 		}
 		if r.LogPath != "" && (!inc["check_logs"] || d.collection.CheckLogSelection == "none") {
 			c.add(r.LogPath, RuleSourceSelection, "a check log but collection.json selects no check logs")
+		}
+		// check_log_selection "failed" selects logs of failure, timed_out, action_required and
+		// stale checks only; cancelled, skipped and neutral are not failed.
+		if cd := d.checks[r.MetadataPath]; r.LogPath != "" && cd != nil && d.collection.CheckLogSelection == "failed" && !failedConclusion[cd.Conclusion] {
+			c.add(r.LogPath, RuleSourceSelection, "a log of a check that is not failed but check_log_selection is failed")
 		}
 	}
 	for _, g := range c.man.Gaps {

@@ -21,6 +21,7 @@ const (
 	commentPath = "records/20260901T101200000000000Z-a91e751b2dfb1023c38cfa127324fca5a42377ffee15c3db69f68545949f6b74.md"
 	reviewPath  = "records/20260901T102300000000000Z-747c6a20e927dabb3cd048dc7b6b4085738246ea08aa632102025aaf1cabf9ea.md"
 	threadOrder = "threads/5996be20e92cc4dbd1a09679fe4c2a1514cb251c13eb28f22a761937f80c5645.order"
+	failedCheck = "checks/e88bc57aee8f3438666d78157652bc8b16e99431c355c6c206170e14ff401cfb"
 )
 
 func TestStoredTreesVerify(t *testing.T) {
@@ -410,6 +411,17 @@ func TestTamperIsCaught(t *testing.T) {
 			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["created_at"] = "2026-09-01T08:00:00.000000000Z" })
 			fixManifest(t, dir, nil)
 		}, false, "entity/metadata.json", verify.RuleEntityMetadata},
+		{"log of a check that did not fail under check_log_selection failed", func(t *testing.T, dir string) {
+			editJSON(t, dir, failedCheck+"/metadata.json", func(v map[string]any) { v["conclusion"] = "neutral" })
+			fixManifest(t, dir, nil)
+		}, false, failedCheck + "/log.txt", verify.RuleSourceSelection},
+		{"check log although check_logs is not selected", func(t *testing.T, dir string) {
+			editJSON(t, dir, "collection.json", func(v map[string]any) {
+				v["check_log_selection"] = "none"
+				v["included_sources"] = []any{"agent_runs", "checks", "comments", "entity", "reviews"}
+			})
+			fixManifest(t, dir, nil)
+		}, false, failedCheck + "/log.txt", verify.RuleSourceSelection},
 		{"oversized file", func(t *testing.T, dir string) {
 			write(t, dir, "relations/reviews.json", bytes.Repeat([]byte(" "), 70000))
 		}, true, "relations/reviews.json", verify.RuleFileTooLarge},
