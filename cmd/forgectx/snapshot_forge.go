@@ -53,6 +53,9 @@ func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisit
 	if o.Record != "" && o.Replay != "" {
 		return nil, usagef("--record and --replay are mutually exclusive")
 	}
+	if _, _, err := github.ParseRepo(o.Repo); err != nil {
+		return nil, usagef("--%v", err)
+	}
 	opts := github.Options{APIURL: o.APIURL, Log: e.Log}
 	if o.Replay != "" {
 		c, err := cassette.Load(o.Replay)

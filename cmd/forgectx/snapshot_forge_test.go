@@ -164,6 +164,8 @@ func TestSnapshotGitHubUsageErrors(t *testing.T) {
 		"record+replay":   {nil, []string{"--record", t.TempDir(), "--replay", t.TempDir()}, "mutually exclusive"},
 		"bad cassette":    {nil, []string{"--replay", t.TempDir()}, "--replay"},
 		"bad api url":     {map[string]string{"GITHUB_TOKEN": "ghp_secretvalue"}, []string{"--api-url", "ftp://x"}, "api url"},
+		"bad repo":        {map[string]string{"GITHUB_TOKEN": "ghp_secretvalue"}, []string{"--repo", "octo-org/Hello-World/x"}, "OWNER/NAME"},
+		"repo path trick": {map[string]string{"GITHUB_TOKEN": "ghp_secretvalue"}, []string{"--repo", "../x"}, "OWNER/NAME"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := append(append(append([]string{}, base...), "--out", filepath.Join(t.TempDir(), "o")), tc.args...)
@@ -217,5 +219,65 @@ func TestSnapshotGitHubLargeScenarioStats(t *testing.T) {
 	_ = json.Unmarshal([]byte(stdout), &res)
 	if code, _, verr := runCLI(t, nil, "", "verify", out, "--index-sha256", res.IndexSHA256); code != exitOK {
 		t.Fatalf("verify exit %d: %s", code, verr)
+	}
+}
+
+// A token GitHub echoes back (in a comment body and a Link header) reaches neither the
+// cassette, nor stdout/stderr, nor the snapshot: --token-env registers it with the filter as an
+// exact run credential, so even a token without a known prefix is redacted.
+func TestSnapshotGitHubEchoedTokenIsRedactedEverywhere(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef01234567" // classic 40-hex: no prefix to detect
+	c, err := cassette.Load(filepath.Join(ghFixtures, "issue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		if !strings.Contains(in.Request.URL, "/issues/7/comments") {
+			continue
+		}
+		var items []map[string]any
+		if err := json.Unmarshal(in.Response.Body.JSON, &items); err != nil {
+			t.Fatal(err)
+		}
+		items[0]["body"] = "my token is " + token + " oops"
+		b, _ := json.Marshal(items)
+		in.Response.Body = cassette.NewBody(b)
+		in.Response.Header.Set("Link", `<https://api.github.com/repos/octo-org/Hello-World/issues/7/comments?per_page=100&t=`+token+`>; rel="first"`)
+	}
+	fake := httpfake.New(t)
+	fake.ExpectCassette(c)
+	rec, out := filepath.Join(t.TempDir(), "cassette"), filepath.Join(t.TempDir(), "ctx")
+	code, stdout, stderr := runCLI(t, map[string]string{"GH_PAT": token}, "", "snapshot", "--forge", "github",
+		"--repo", "octo-org/Hello-World", "--number", "7", "--api-url", fake.URL, "--token-env", "GH_PAT", "--record", rec,
+		"--profile", ghProfile(t, "work_item"), "--category", "observation", "--bots", ghBots(t), "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, token) {
+		t.Error("token printed")
+	}
+	seen, admitted := 0, 0
+	for _, dir := range []string{rec, out} {
+		err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			seen++
+			b, err := os.ReadFile(p)
+			if strings.Contains(string(b), token) {
+				t.Errorf("%s holds the token", p)
+			}
+			if dir == out && strings.Contains(string(b), "my token is ") {
+				admitted++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen < 10 || admitted != 1 {
+		t.Errorf("%d files checked, %d records with the comment (want 1: the check must see the admitted comment)", seen, admitted)
 	}
 }

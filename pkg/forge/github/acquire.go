@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -67,9 +66,9 @@ type entityTotals struct {
 // Acquire reads ref into the neutral model under profile. Entity-scope failures are errors
 // wrapping ErrEntity; optional-scope failures are acquisition.Outcomes gaps.
 func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
-	owner, name, ok := strings.Cut(ref.Repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("%w: repo %q: must be OWNER/NAME", ErrEntity, ref.Repo)
+	owner, name, err := ParseRepo(ref.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEntity, err)
 	}
 	if ref.Number <= 0 {
 		return nil, fmt.Errorf("%w: number %d: must be positive", ErrEntity, ref.Number)

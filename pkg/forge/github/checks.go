@@ -205,7 +205,7 @@ func (r *run) readLog(ctx context.Context, jobID int64) *acquisition.Log {
 	if err != nil {
 		return fail(acquisition.LogFetchFailed)
 	}
-	req, err := http.NewRequestWithContext(withEndpoint(ctx, "GET {job log download}"), http.MethodGet, loc.String(), nil)
+	req, err := http.NewRequestWithContext(withEndpoint(ctx, logDownloadEndpoint), http.MethodGet, loc.String(), nil)
 	if err != nil {
 		return fail(acquisition.LogFetchFailed)
 	}

@@ -310,12 +310,51 @@ type quotaHeaderHider struct{ next http.RoundTripper }
 
 func (q quotaHeaderHider) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := q.next.RoundTrip(req)
-	if err == nil && resp.StatusCode/100 == 2 && resp.Header.Get("X-Ratelimit-Remaining") == "0" {
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode/100 == 2 && resp.Header.Get("X-Ratelimit-Remaining") == "0" {
 		resp.Header.Del("X-Ratelimit-Remaining")
 		resp.Header.Del("X-Ratelimit-Reset")
 	}
-	return resp, err
+	if endpointOf(req.Context()) != logDownloadEndpoint && resp.Body != nil {
+		// An API page larger than maxAPIBody is refused rather than decoded into memory (log
+		// downloads have their own bound, max_source_bytes).
+		resp.Body = &cappedBody{rc: resp.Body, left: maxAPIBody}
+	}
+	return resp, nil
 }
+
+// logDownloadEndpoint labels the pre-signed log download (bounded by max_source_bytes).
+const logDownloadEndpoint = "GET {job log download}"
+
+// errBodyTooLarge is returned by a read past maxAPIBody.
+var errBodyTooLarge = fmt.Errorf("github: response body larger than %d bytes", maxAPIBody)
+
+type cappedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// Anything more than the cap is an error, not a silent end of the body.
+		var one [1]byte
+		n, err := c.rc.Read(one[:])
+		if n > 0 {
+			return 0, errBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.rc.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *cappedBody) Close() error { return c.rc.Close() }
 
 // peekBody returns up to n leading bytes of resp's body and leaves the body readable in full.
 func peekBody(resp *http.Response, n int64) []byte {

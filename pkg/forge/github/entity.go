@@ -115,9 +115,12 @@ func (r *run) readEntity(ctx context.Context) error {
 	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
 	// (and its head revision) is the one captured by the first read.
 	pi := e.Labels.PageInfo
-	for pi.HasNextPage && pi.EndCursor != nil {
+	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
 		if vars["labelsAfter"] == *pi.EndCursor {
 			return fmt.Errorf("%w: labels: the cursor did not advance", ErrEntity)
+		}
+		if n >= maxPages {
+			return fmt.Errorf("%w: labels: more than %d pages", ErrEntity, maxPages)
 		}
 		vars["labelsAfter"] = *pi.EndCursor
 		var more entityData
@@ -153,6 +156,16 @@ func (r *run) readEntity(ctx context.Context) error {
 	}
 	r.totals = entityTotals{Comments: e.Comments.TotalCount, Reviews: e.Reviews.TotalCount, Threads: e.ReviewThreads.TotalCount}
 	return nil
+}
+
+// ParseRepo splits an OWNER/NAME repository argument, refusing anything that is not two
+// segments of GitHub's owner and repository alphabet (so it cannot steer a request path).
+func ParseRepo(repo string) (owner, name string, err error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || !validRepoSegment(owner) || !validRepoSegment(name) {
+		return "", "", fmt.Errorf("repo %q: must be OWNER/NAME (letters, digits, '-', '_', '.')", repo)
+	}
+	return owner, name, nil
 }
 
 // validRepoSegment accepts an owner or repository name as GitHub spells them (letters, digits,

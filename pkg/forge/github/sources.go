@@ -275,9 +275,9 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 		pi := t.Comments.PageInfo
 		commentsFailed := false
 		var prev string
-		for pi.HasNextPage && pi.EndCursor != nil {
-			if *pi.EndCursor == prev {
-				commentsFailed = true // the cursor did not advance
+		for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
+			if *pi.EndCursor == prev || n >= maxPages {
+				commentsFailed = true // the cursor did not advance, or never ends
 				break
 			}
 			prev = *pi.EndCursor
