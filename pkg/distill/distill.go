@@ -207,6 +207,9 @@ func distil(forge Forge, eventName string, root map[string]any, opts Options, re
 	st := &state{opts: opts, rep: &rep, root: root}
 	var out object
 	for _, c := range r.containers {
+		if carriedAny(out, c.unlessCarried) {
+			continue
+		}
 		if v, ok := st.container(c); ok {
 			out = append(out, member{c.out, v})
 		}
@@ -228,4 +231,14 @@ func distil(forge Forge, eventName string, root map[string]any, opts Options, re
 	}
 	rep.Findings = filter.MergeFindings(st.findings)
 	return encode(append(head, out...)), rep
+}
+
+// carriedAny reports whether out already has one of the keys.
+func carriedAny(out object, keys []string) bool {
+	for _, k := range keys {
+		if out.has(k) {
+			return true
+		}
+	}
+	return false
 }

@@ -613,6 +613,17 @@ func TestAddressesMustBeWebURLs(t *testing.T) {
 		"//github.com/o/r":                                              false,
 		"https://user:pass@github.com/o/r":                              false,
 		"not a url":                                                     false,
+		"https://API.GitHub.com/repos/o/r":                              false,
+		"https://api.github.com./repos/o/r":                             false,
+		"https://api%2egithub.com/repos/o/r":                            false,
+		"https://uploads.github.com/repos/o/r/releases/1/assets":        false,
+		"https://ghe.example.com.api.example.net/x":                     false,
+		"https://github.com/%61pi/v3/repos/o/r":                         false,
+		"https://ghe.example.com/API/V3/repos/o/r":                      false,
+		"https://ⓐpi.github.com/o/r":                                    false,
+		"https://xn--pi-7ia.github.com/o/r":                             true,
+		"https://github.com:443/o/r/pull/1":                             true,
+		"HTTPS://github.com/o/r/pull/1":                                 true,
 	}
 	for u, ok := range cases {
 		payload := issueCommentPayload(t, func(_, c map[string]any) { c["html_url"] = u })

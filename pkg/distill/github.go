@@ -124,6 +124,23 @@ var (
 // path and line are carried when the comment has them.
 var cGenericComment = container{out: "comment", src: []string{"comment"}, fields: reviewCommentFields}
 
+// In the generic rule the issue and pull request are left out beside a comment or review: the
+// comment's or review's html_url already names the item it lives on, and the item's title is a
+// second injection surface (Requirement 1.2 and its rationale). An issue_comment payload
+// rendered under an unknown or empty event name therefore distils as it does under its own.
+var (
+	genericBeside  = []string{"comment", "review"}
+	cGenericIssue  = withUnlessCarried(cIssue, genericBeside)
+	cGenericPull   = withUnlessCarried(cPull, genericBeside)
+	cGenericLabel  = withUnlessCarried(cLabel, genericBeside)
+	cGenericStatus = withUnlessCarried(cStatusShape, genericBeside)
+)
+
+func withUnlessCarried(c container, keys []string) container {
+	c.unlessCarried = keys
+	return c
+}
+
 var rootAction = []path{rp("action")}
 
 // githubRules maps GitHub event names to their rules. Looked up, never ranged over.
@@ -150,7 +167,7 @@ var githubAliases = map[string]string{
 // genericGitHub is Requirement 2.6: an event with no rule of its own distils whichever known
 // containers it carries, in this order, and never falls back to the raw payload.
 var genericGitHub = rule{name: "generic", containers: []container{
-	cGenericComment, cReview, cIssue, cPull, cLabel, cWorkflowRun, cCheckSuite, cCheckRun, cStatusShape,
+	cGenericComment, cReview, cGenericIssue, cGenericPull, cGenericLabel, cWorkflowRun, cCheckSuite, cCheckRun, cGenericStatus,
 }}
 
 func githubRule(forge Forge, eventName string) (string, rule) {
@@ -183,7 +200,7 @@ func githubRule(forge Forge, eventName string) (string, rule) {
 }
 
 var forgejoGeneric = rule{name: "generic", containers: []container{
-	cGenericComment, cForgejoReview, cIssue, cPull, cLabel, cWorkflowRun, cCheckSuite, cCheckRun, cStatusShape,
+	cGenericComment, cForgejoReview, cGenericIssue, cGenericPull, cGenericLabel, cWorkflowRun, cCheckSuite, cCheckRun, cGenericStatus,
 }}
 
 // forgejoReviewState maps Forgejo's review hook types to GitHub's review states.

@@ -63,6 +63,10 @@ type container struct {
 	// requires: keys the payload object must hold as strings for the container to apply (the
 	// status event's fields live at the payload root, which every event has).
 	requires []string
+	// unlessCarried: leave the container out when the excerpt already carries one of these
+	// containers (the generic rule: a comment's or review's html_url names the issue or pull
+	// request it lives on, which Requirement 1.2 keeps out).
+	unlessCarried []string
 }
 
 // rule is the ordered container list for one event.
@@ -296,8 +300,13 @@ func (st *state) omit(at, code string) {
 // root: GitLab /api/v4, Forgejo /api/v1, GitHub Enterprise Server /api/v3 and /api/graphql.
 var apiPath = regexp.MustCompile(`(^|/)api/(v[0-9]+|graphql)(/|$)`)
 
-// isWebURL accepts an absolute http(s) URL with a host that is not an API endpoint: no
-// api.<host> (api.github.com), no API path, no credentials.
+// apiHosts are API-only hosts that have no "api" label: GitHub's upload API.
+var apiHosts = map[string]bool{"uploads.github.com": true}
+
+// isWebURL accepts an absolute http(s) URL with a host that is not an API endpoint: no host
+// with an "api" label (api.github.com, and api.<host> of an Enterprise Server), no known
+// API-only host, no API path (escaped or not), no credentials, and an ASCII host (an IDN host
+// arrives as punycode; a non-ASCII one could pass for another host).
 func isWebURL(s string) bool {
 	u, err := url.Parse(s)
 	if err != nil || u.User != nil || u.Host == "" {
@@ -306,11 +315,21 @@ func isWebURL(s string) bool {
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return false
 	}
-	host := strings.ToLower(u.Hostname())
-	if strings.HasPrefix(host, "api.") {
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	if apiHosts[host] {
 		return false
 	}
-	return !apiPath.MatchString(strings.ToLower(u.EscapedPath()))
+	for _, label := range strings.Split(host, ".") {
+		if label == "api" {
+			return false
+		}
+	}
+	return !apiPath.MatchString(strings.ToLower(u.EscapedPath())) && !apiPath.MatchString(strings.ToLower(u.Path))
 }
 
 func contains(list []string, s string) bool {
