@@ -95,14 +95,19 @@ func (r *run) resolveActors(ctx context.Context) {
 		}
 		picked[*ref.ID] = true
 		r.mu.Lock()
-		s, ok := r.actors[*ref.ID]
+		known, ok := r.actors[*ref.ID]
 		r.mu.Unlock()
-		if !ok {
-			// Referenced by a record another reader built (receipts): take what it carries.
-			s = &actorSeen{id: *ref.ID}
-			if ref.Login != nil {
-				s.login = *ref.Login
-			}
+		// The login is the one of the first reference in acquisition order, not of the first
+		// reader to finish: REST and GraphQL spell a bot's login differently (renovate[bot],
+		// renovate), and the readers run concurrently.
+		s := &actorSeen{id: *ref.ID}
+		if ok {
+			s.bot = known.bot
+		}
+		if ref.Login != nil {
+			s.login = *ref.Login
+		} else if ok {
+			s.login = known.login
 		}
 		seen = append(seen, s)
 	}

@@ -249,8 +249,11 @@ func (p *realPR) setup(t *testing.T, fake *httpfake.Server, ex map[string]any) {
 				"labels": map[string]any{"totalCount": 1, "pageInfo": map[string]any{"hasNextPage": false, "endCursor": "Y3Vyc29yOnYyOpHOAAAAAQ=="},
 					"nodes": []any{map[string]any{"name": "bug"}}},
 			}}})
-	fake.Expect("GET", repo+fmt.Sprintf("/issues/%d/comments?per_page=100", realNumber), httpfake.JSON(200, comments))
-	fake.Expect("GET", repo+fmt.Sprintf("/pulls/%d/reviews?per_page=100", realNumber), httpfake.JSON(200, reviews))
+	// The REST lists answer late, so the GraphQL thread read sees the bot first: the actor's
+	// login must still be the one of its first reference in acquisition order (REST's).
+	slow := func(r httpfake.Reply) httpfake.Reply { r.Delay = 50 * time.Millisecond; return r }
+	fake.Expect("GET", repo+fmt.Sprintf("/issues/%d/comments?per_page=100", realNumber), slow(httpfake.JSON(200, comments)))
+	fake.Expect("GET", repo+fmt.Sprintf("/pulls/%d/reviews?per_page=100", realNumber), slow(httpfake.JSON(200, reviews)))
 	gql("Dismissals", baseVars("after"), map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
 		"timelineItems": map[string]any{"pageInfo": map[string]any{"hasNextPage": false, "endCursor": nil}, "nodes": []any{
 			map[string]any{"__typename": "ReviewDismissedEvent", "id": "RDE_kwDOdismissal", "createdAt": "2019-11-18T10:00:00Z",
@@ -263,7 +266,7 @@ func (p *realPR) setup(t *testing.T, fake *httpfake.Server, ex map[string]any) {
 				"id": "PRRT_kwDOthread1", "isResolved": true, "isOutdated": true, "path": "file1.txt",
 				"line": nil, "startLine": nil, "originalLine": nil, "originalStartLine": nil, "diffSide": "RIGHT", "startDiffSide": nil,
 				"resolvedBy": map[string]any{"login": "octocat", "id": "MDQ6VXNlcjE="},
-				"comments": map[string]any{"totalCount": 2, "pageInfo": map[string]any{"hasNextPage": false, "endCursor": "Y3Vyc29yOnYyOpHOAAAAAg=="},
+				"comments": map[string]any{"totalCount": 3, "pageInfo": map[string]any{"hasNextPage": false, "endCursor": "Y3Vyc29yOnYyOpHOAAAAAg=="},
 					"nodes": []any{
 						map[string]any{"id": "PRRC_kwDOfirst", "body": "Great stuff!", "createdAt": "2011-04-14T16:00:49Z", "updatedAt": "2011-04-14T16:00:49Z",
 							"isMinimized": false, "author": gqlUser("hubot", "MDQ6VXNlcjM="), "replyTo": nil,
@@ -273,6 +276,11 @@ func (p *realPR) setup(t *testing.T, fake *httpfake.Server, ex map[string]any) {
 							"isMinimized": false, "author": nil, "replyTo": map[string]any{"id": "PRRC_kwDOfirst"},
 							"pullRequestReview": map[string]any{"id": "MDE3OlB1bGxSZXF1ZXN0UmV2aWV3ODA="},
 							"commit":            nil, "originalCommit": map[string]any{"oid": "9c48853fa3dc5c1c3d6f1f1cd1f2743e72652840"}},
+						// The App's bot again: GraphQL spells its login without "[bot]".
+						map[string]any{"id": "PRRC_kwDObotreply", "body": "Done", "createdAt": "2011-04-14T18:00:49Z", "updatedAt": "2011-04-14T18:00:49Z",
+							"isMinimized": false, "author": map[string]any{"__typename": "Bot", "login": "octo-app", "id": "BOT_kgDOAppBot"},
+							"replyTo": map[string]any{"id": "PRRC_kwDOfirst"}, "pullRequestReview": map[string]any{"id": "MDE3OlB1bGxSZXF1ZXN0UmV2aWV3ODA="},
+							"commit": nil, "originalCommit": map[string]any{"oid": "9c48853fa3dc5c1c3d6f1f1cd1f2743e72652840"}},
 					}},
 			}}}}}})
 	fake.Expect("GET", repo+"/commits/"+p.head+"/check-runs?filter=all&per_page=100",
@@ -352,6 +360,7 @@ func TestPublishedGitHubExamplesMapPerTheSpec(t *testing.T) {
 			{"IC_kwDOviaapp", "MDQ6VXNlcjI=", "monalisa", "2011-04-14T16:00:49Z"},
 			{"PRRC_kwDOfirst", "MDQ6VXNlcjM=", "hubot", "2011-04-14T16:00:49Z"},
 			{"PRRC_kwDOreply", "<nil>", "<nil>", "2011-04-14T17:00:49Z"},
+			{"PRRC_kwDObotreply", "BOT_kgDOAppBot", "octo-app", "2011-04-14T18:00:49Z"},
 		} {
 			c, ok := byID[tc.id]
 			if !ok {
@@ -365,8 +374,8 @@ func TestPublishedGitHubExamplesMapPerTheSpec(t *testing.T) {
 		if c := byID["MDEyOklzc3VlQ29tbWVudDE="]; c.Body != "Me too" {
 			t.Errorf("body = %q", c.Body)
 		}
-		if len(a.Comments) != 7 {
-			t.Errorf("%d comments, want 7 (the one without node_id omitted)", len(a.Comments))
+		if len(a.Comments) != 8 {
+			t.Errorf("%d comments, want 8 (the one without node_id omitted)", len(a.Comments))
 		}
 		if got := gapCount(a.Outcomes.Comments, acquisition.GapInvalidMetadata); got != 1 {
 			t.Errorf("comments invalid_metadata = %d, want 1 (no node_id): %+v", got, a.Outcomes.Comments)
@@ -414,7 +423,7 @@ func TestPublishedGitHubExamplesMapPerTheSpec(t *testing.T) {
 			th.ReviewID != "MDE3OlB1bGxSZXF1ZXN0UmV2aWV3ODA=" || th.ReviewedSHA != "9c48853fa3dc5c1c3d6f1f1cd1f2743e72652840" {
 			t.Errorf("thread = %+v", th)
 		}
-		if strings.Join(th.CommentIDs, ",") != "PRRC_kwDOfirst,PRRC_kwDOreply" || len(th.Replies) != 1 ||
+		if strings.Join(th.CommentIDs, ",") != "PRRC_kwDOfirst,PRRC_kwDOreply,PRRC_kwDObotreply" || len(th.Replies) != 2 ||
 			th.Replies[0] != (acquisition.Reply{ID: "PRRC_kwDOreply", ParentID: "PRRC_kwDOfirst"}) {
 			t.Errorf("thread order/replies = %v %+v", th.CommentIDs, th.Replies)
 		}
@@ -510,6 +519,9 @@ func TestPublishedGitHubExamplesMapPerTheSpec(t *testing.T) {
 			if !ok {
 				t.Errorf("unexpected actor %s (%s)", ac.ID, str(ac.Login))
 				continue
+			}
+			if ac.ID == "BOT_kgDOAppBot" && str(ac.Login) != "octo-app[bot]" {
+				t.Errorf("bot login %s: not the first reference's (REST) spelling", str(ac.Login))
 			}
 			if ac.Kind != w.kind || str(ac.Role) != w.role || ac.RoleVerified != w.verified {
 				t.Errorf("actor %s = %s %s %v, want %+v", ac.ID, ac.Kind, str(ac.Role), ac.RoleVerified, w)
