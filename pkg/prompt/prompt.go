@@ -229,7 +229,12 @@ func Extract(text string) ([]byte, error) {
 	if !ok || !strings.HasPrefix(header, "UNTRUSTED SNAPSHOT DATA (") || !strings.HasSuffix(header, " bytes).") {
 		return nil, errors.New("prompt: block has no header")
 	}
-	n, err := strconv.Atoi(header[strings.LastIndex(header, ", ")+2 : len(header)-len(" bytes).")])
+	head := strings.TrimSuffix(header, " bytes).")
+	i := strings.LastIndex(head, ", ")
+	if i < 0 {
+		return nil, errors.New("prompt: block header has no byte count")
+	}
+	n, err := strconv.Atoi(head[i+2:])
 	if err != nil || n < 0 {
 		return nil, errors.New("prompt: block header has no byte count")
 	}
@@ -242,14 +247,14 @@ func Extract(text string) ([]byte, error) {
 		return nil, errors.New("prompt: block has no opening fence")
 	}
 	fence := strings.TrimPrefix(open, "<<<")
-	i := strings.Index(body, fence+">>>\n")
+	i = strings.Index(body, fence+">>>\n")
 	if i < 0 {
 		return nil, errors.New("prompt: block has no closing fence")
 	}
 	content := body[:i]
 	// Undo the LF added before the closing fence when the content did not end in one; the
 	// header's byte count says which.
-	if n == len(content)-1 {
+	if n == len(content)-1 && strings.HasSuffix(content, "\n") {
 		content = content[:n]
 	}
 	if len(content) != n {

@@ -333,3 +333,19 @@ func TestLiveAcquisitionsWithOneMoreReply(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExtract: Extract parses block text a consumer may receive from anywhere; it must never
+// panic, and whatever it returns must fit the byte count the header claims.
+func FuzzExtract(f *testing.F) {
+	blk, _ := NewBlock(KindRecord, "records/x.md", []byte("body\n"))
+	f.Add(blk.Text)
+	f.Add("UNTRUSTED SNAPSHOT DATA (x, bytes).")
+	f.Add("UNTRUSTED SNAPSHOT DATA (x, 3 bytes).\nnotice\n<<<SNAPSHOT-DATA-0\nabc\nSNAPSHOT-DATA-0>>>\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := Extract(text)
+		if err == nil && !strings.Contains(text, string(got)) {
+			t.Fatal("extracted bytes are not in the block")
+		}
+	})
+}
