@@ -2,7 +2,9 @@ package gitlab
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"sync"
@@ -101,6 +103,11 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 		out.gap = acquisition.GapFetchFailed
 		return out
 	}
+	if u.ID != uid {
+		// The users API answered about another account: no kind or role is known for this one.
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
 	if u.Username != "" {
 		name := u.Username
 		out.actor.Login = &name
@@ -109,7 +116,7 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 		out.actor.Kind = acquisition.ActorBot
 		return out
 	}
-	m, _, err := c.gl.ProjectMembers.GetInheritedProjectMember(pid, uid, gl.WithContext(ctx))
+	m, err := c.inheritedMember(ctx, pid, uid)
 	switch {
 	case err != nil && statusOf(err) == http.StatusNotFound:
 		return out
@@ -118,7 +125,15 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 		out.gap = acquisition.GapFetchFailed
 		return out
 	}
-	if m.State != "" && m.State != "active" {
+	if m.ID != uid {
+		// The answer is about another account: nothing about this actor was verified.
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	// `state` is the user's account state (active, blocked, deactivated …) and
+	// `membership_state` the membership's (active, or awaiting a seat/invitation approval):
+	// only an active user with an active membership holds the access level it reports.
+	if (m.State != "" && m.State != "active") || (m.MembershipState != "" && m.MembershipState != "active") {
 		return out
 	}
 	role, ok := Role(m.AccessLevel)
@@ -129,4 +144,28 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 	out.actor.Role = &role
 	out.actor.RoleVerified = true
 	return out
+}
+
+// member is the members API row forgectx reads. client-go's ProjectMember has no
+// membership_state, which decides whether an awaiting member holds its access level.
+type member struct {
+	ID              int64               `json:"id"`
+	State           string              `json:"state"`
+	MembershipState string              `json:"membership_state"`
+	AccessLevel     gl.AccessLevelValue `json:"access_level"`
+}
+
+// inheritedMember reads GET /projects/:id/members/all/:user_id (direct, inherited from
+// ancestor groups, and invited-group membership) through client-go's request machinery
+// (auth, retries, rate limits, counting).
+func (c *Client) inheritedMember(ctx context.Context, pid any, uid int64) (*member, error) {
+	req, err := c.gl.NewRequest(http.MethodGet, fmt.Sprintf("projects/%s/members/all/%d", url.PathEscape(fmt.Sprint(pid)), uid), nil, []gl.RequestOptionFunc{gl.WithContext(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	var m member
+	if _, err := c.gl.Do(req, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
 }

@@ -16,6 +16,8 @@ import (
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
 	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/forgectx/forgectx/pkg/canon"
 )
 
 // DefaultAPIURL is GitLab.com's REST API base, used when Options.APIURL is empty.
@@ -130,6 +132,12 @@ func New(o Options) (*Client, error) {
 		cp := *o.HTTPClient
 		httpc = &cp
 	}
+	// The token travels in PRIVATE-TOKEN / JOB-TOKEN, which net/http, unlike Authorization,
+	// copies onto a redirect to another host. No endpoint forgectx reads answers with a
+	// redirect (the trace endpoint streams the log itself), so a redirect to another origin is
+	// refused before it is followed: the credential is never sent anywhere but the configured
+	// instance, and content from elsewhere is never staged as the instance's.
+	httpc.CheckRedirect = sameOriginRedirect(httpc.CheckRedirect)
 	// Every attempt, retries included, passes the counter (--stats).
 	cnt := &counter{next: httpc.Transport, basePath: strings.TrimSuffix(base.EscapedPath(), "/")}
 	cnt.reset()
@@ -175,6 +183,30 @@ func (c *Client) API() *gl.Client { return c.gl }
 // Host is the normalised source.host of the configured instance.
 func (c *Client) Host() string { return c.host }
 
+// ErrCrossOriginRedirect is returned (wrapped) when the instance redirects a request to
+// another scheme, host or port.
+var ErrCrossOriginRedirect = errors.New("gitlab: redirect to another origin refused (the token is never sent there)")
+
+// sameOriginRedirect returns a redirect policy that refuses any hop leaving the origin of the
+// first request and otherwise defers to next (net/http's default when nil).
+func sameOriginRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 {
+			first := via[0].URL
+			if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+				return ErrCrossOriginRedirect
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("gitlab: stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
 // parseAPIURL validates the REST base URL: http or https, a host, no query, no user info.
 func parseAPIURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
@@ -196,30 +228,31 @@ func parseAPIURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// SourceHost normalises an instance URL to the spec's source.host: the lowercase DNS name,
-// with ":port" appended only when the port is not 443. An https URL without a port has the
-// default port and gets none; a plain-http URL without a port is on port 80, which is not
-// the default HTTPS port, so it is written out (such URLs occur only for local test servers).
+// SourceHost normalises an instance URL to the spec's source.host through canon.Host (the
+// one normaliser every adapter shares): the lowercase DNS name, with ":port" appended only
+// when the port is not 443. An https URL without a port has the default port and gets none;
+// a plain-http URL without a port is on port 80, which is not the default HTTPS port, so it
+// is written out (such URLs occur only for local test servers). A sub-path install
+// (https://example.com/gitlab/api/v4) has the host of its URL: the path is not part of
+// source.host. Host names outside [a-z0-9.-] (an IDN in Unicode form, an underscore, a
+// trailing dot) and IP literals in brackets are refused rather than emitted as an invalid
+// source.host.
 func SourceHost(u *url.URL) (string, error) {
-	name := strings.ToLower(u.Hostname())
-	if name == "" {
+	if u.Hostname() == "" {
 		return "", errors.New("gitlab: api url: no host")
 	}
-	if strings.Contains(name, ":") {
-		return "", fmt.Errorf("gitlab: api url host %q: an IPv6 literal cannot be a source.host", name)
+	if strings.Contains(u.Hostname(), ":") {
+		return "", fmt.Errorf("gitlab: api url host %q: an IPv6 literal cannot be a source.host", u.Hostname())
 	}
-	port := u.Port()
-	if port == "" && u.Scheme == "http" {
-		port = "80"
+	hostOnly := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	h, err := canon.Host(hostOnly.String())
+	if err != nil {
+		if p := u.Port(); p != "" {
+			return "", fmt.Errorf("gitlab: api url port %q or host: %w", p, err)
+		}
+		return "", fmt.Errorf("gitlab: api url host %q: %w", u.Hostname(), err)
 	}
-	if port == "" || port == "443" {
-		return name, nil
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-		return "", fmt.Errorf("gitlab: api url port %q: must be 1 through 65535 without leading zeroes", port)
-	}
-	return name + ":" + port, nil
+	return h, nil
 }
 
 // Backoff returns the retry wait policy: a wait the server asks for (Retry-After in seconds

@@ -65,7 +65,53 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return next.RoundTrip(req)
+	resp, err := next.RoundTrip(req)
+	if resp != nil {
+		sanitizeLink(resp.Header)
+	}
+	return resp, err
+}
+
+// sanitizeLink rewrites a response's Link header to the entries client-go can parse safely:
+// client-go indexes the second ';'-part of every ','-separated entry split at '=' without a
+// length check, so a server sending `<…>; rel` (no '=') or a target containing ';' or ','
+// would panic the process (found by fault injection). Each kept entry is rebuilt as
+// `<target>; rel="name"`; malformed entries are dropped, which at worst ends pagination on
+// the X-Next-Page header instead.
+func sanitizeLink(h http.Header) {
+	vals := h.Values("Link")
+	if len(vals) == 0 {
+		return
+	}
+	var kept []string
+	for _, v := range vals {
+		for _, entry := range strings.Split(v, ",") {
+			target, params, ok := strings.Cut(entry, ";")
+			target = strings.TrimSpace(target)
+			if !ok || len(target) < 2 || target[0] != '<' || target[len(target)-1] != '>' {
+				continue
+			}
+			inner := target[1 : len(target)-1]
+			if inner == "" || strings.ContainsAny(inner, ";,<> \t\"") {
+				continue
+			}
+			rel := ""
+			for _, p := range strings.Split(params, ";") {
+				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if ok && strings.EqualFold(strings.TrimSpace(k), "rel") {
+					rel = strings.Trim(strings.TrimSpace(val), `"`)
+				}
+			}
+			if rel == "" || strings.ContainsAny(rel, ";,<>=\" \t") {
+				continue
+			}
+			kept = append(kept, "<"+inner+">; rel=\""+rel+"\"")
+		}
+	}
+	h.Del("Link")
+	if len(kept) > 0 {
+		h.Set("Link", strings.Join(kept, ", "))
+	}
 }
 
 func (c *counter) reset() {
