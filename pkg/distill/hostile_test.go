@@ -328,3 +328,120 @@ func TestTenMegabyteBody(t *testing.T) {
 	}
 	t.Logf("10 MB body distilled in %v", elapsed)
 }
+
+// gitlabCarried is, per GitLab rule, every payload path whose value may reach the excerpt
+// (docs/distill.md, "GitLab events"), written out independently of the rule tables. N stands for
+// any array index.
+var gitlabCarried = map[string][]string{
+	"note": {"object_attributes.action", "object_attributes.noteable_type", "object_attributes.position.new_path",
+		"object_attributes.position.new_line", "object_attributes.position.old_path", "object_attributes.position.old_line",
+		"object_attributes.note", "object_attributes.url", "user.username"},
+	"merge_request": {"object_attributes.action", "object_attributes.iid", "object_attributes.title", "object_attributes.state",
+		"object_attributes.url", "object_attributes.draft", "object_attributes.work_in_progress",
+		"changes.labels.previous.N.title", "changes.labels.current.N.title"},
+	"issue": {"object_attributes.action", "object_attributes.iid", "object_attributes.title", "object_attributes.state",
+		"object_attributes.url", "changes.labels.previous.N.title", "changes.labels.current.N.title"},
+	"pipeline": {"object_attributes.action", "object_attributes.id", "object_attributes.name", "object_attributes.status",
+		"object_attributes.url", "object_attributes.ref", "project.web_url",
+		"builds.N.id", "builds.N.name", "builds.N.stage", "builds.N.failure_reason", "builds.N.status"},
+	"build": {"object_attributes.action", "build_id", "build_name", "build_stage", "build_status", "build_failure_reason",
+		"ref", "repository.homepage", "project.web_url"},
+}
+
+var gitlabAllowed = map[string][]string{
+	"note":          {"noteable_type", "new_path", "new_line", "old_path", "old_line", "note", "url", "author"},
+	"merge_request": {"iid", "title", "state", "url", "draft", "labels_added", "labels_removed"},
+	"issue":         {"iid", "title", "state", "url", "labels_added", "labels_removed"},
+	"pipeline":      {"id", "name", "status", "url", "ref", "failed_jobs"},
+	"job":           {"build_id", "build_name", "build_stage", "build_status", "build_failure_reason", "url", "ref"},
+}
+
+func gitlabMayCarry(rule, p string) bool {
+	parts := strings.Split(p, ".")
+	for i, s := range parts {
+		if _, err := strconv.Atoi(s); err == nil {
+			parts[i] = "N"
+		}
+	}
+	p = strings.Join(parts, ".")
+	for _, s := range gitlabCarried[rule] {
+		if s == p || strings.HasPrefix(s, p+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHostileVariantsOfGitLabPayloads is TestHostileVariantsOfTheCorpus for GitLab's webhook
+// shapes: every value of one payload per rule replaced by the wrong type or an API URL with a
+// canary; nothing outside the carried paths reaches the excerpt, every key is allow-listed and
+// every url is a web URL.
+func TestHostileVariantsOfGitLabPayloads(t *testing.T) {
+	n := 0
+	for _, c := range []struct{ file, rule, container string }{
+		{"note_merge_request_diff.json", "note", "note"},
+		{"merge_request.json", "merge_request", "merge_request"},
+		{"issue.json", "issue", "issue"},
+		{"pipeline_failed.json", "pipeline", "pipeline"},
+		{"build_failed.json", "build", "job"},
+	} {
+		dec := json.NewDecoder(bytes.NewReader(readFixture(t, "gitlab/"+c.file)))
+		dec.UseNumber()
+		var root any
+		if err := dec.Decode(&root); err != nil {
+			t.Fatal(err)
+		}
+		var locs []location
+		locations(root, nil, &locs)
+		for _, loc := range locs {
+			for i, hv := range hostileValues {
+				if i > 0 && len(loc.keys) > maxHostileDepth+1 {
+					break
+				}
+				restore := replaceAt(root, loc, hv.v)
+				mutated, err := json.Marshal(root)
+				restore()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, rep := Excerpt(GitLab, c.rule, mutated, Options{})
+				n++
+				where := fmt.Sprintf("gitlab %s %s = %s", c.rule, loc, hv.name)
+				var m map[string]any
+				if err := json.Unmarshal(out, &m); err != nil {
+					t.Fatalf("%s: not JSON: %s", where, out)
+				}
+				if (len(m) == 0) != (rep.Warning != "") {
+					t.Errorf("%s: excerpt %s with warning %q", where, out, rep.Warning)
+				}
+				s := string(out)
+				if !gitlabMayCarry(c.rule, loc.String()) && (strings.Contains(s, canary) || strings.Contains(s, "api.github.com")) {
+					t.Errorf("%s: a value outside the carried paths reached the excerpt: %s", where, out)
+				}
+				for k, v := range m {
+					if k == "event" || k == "action" {
+						continue
+					}
+					cm, ok := v.(map[string]any)
+					if k != c.container || !ok {
+						t.Errorf("%s: unexpected top-level %q: %s", where, k, out)
+						continue
+					}
+					for ck, cv := range cm {
+						if !contains(gitlabAllowed[k], ck) {
+							t.Errorf("%s: %s.%s is not on the allow-list", where, k, ck)
+						}
+						if ck == "url" {
+							if u, _ := cv.(string); !isWebURL(u) {
+								t.Errorf("%s: url %v is not a web URL", where, cv)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if n < 500 {
+		t.Fatalf("only %d variants", n)
+	}
+}
