@@ -18,10 +18,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -331,5 +333,45 @@ func TestTokenNeverLoggedOrRecorded(t *testing.T) {
 	got, _, _ := acquireReplay(t, s, rc)
 	if len(got.Comments) != len(s.Comments) || !strings.Contains(got.Comments[0].Body, cassette.Redacted) {
 		t.Errorf("replay: %d comments, first body %q", len(got.Comments), got.Comments[0].Body)
+	}
+}
+
+// A thread location GitHub reports outside the schema (line 0 or negative) is not rewritten to
+// "no line": the thread reaches the assembler with the bad value and is omitted there as
+// invalid_metadata in the reviews scope.
+func TestThreadLineOutsideTheSchemaIsInvalidMetadata(t *testing.T) {
+	s := ghscenario.PR()
+	c := build(t, s)
+	i := find(t, c, "Threads")
+	var page map[string]any
+	if err := json.Unmarshal(body(t, c, i), &page); err != nil {
+		t.Fatal(err)
+	}
+	nodes := page["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any)["nodes"].([]any)
+	nodes[0].(map[string]any)["line"] = 0
+	a, _, err := acquireFake(t, s, c, func(f *httpfake.Server, c *cassette.Cassette) { expectWith(t, f, c, i, httpfake.JSON(200, page)) }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := testProfile(kindOf(s))
+	tree, err := snapshot.Assemble(context.Background(), a, snapshot.Config{Profile: profile, Category: "observation", Filter: filter.New(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		Gaps []struct {
+			Scope, Code string
+			Count       int
+		} `json:"gaps"`
+	}
+	if err := json.Unmarshal(tree.Index, &idx); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, g := range idx.Gaps {
+		found = found || (g.Scope == acquisition.ScopeReviews && g.Code == acquisition.GapInvalidMetadata)
+	}
+	if !found {
+		t.Errorf("no reviews invalid_metadata gap for a thread at line 0: %+v", idx.Gaps)
 	}
 }

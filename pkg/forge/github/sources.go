@@ -371,16 +371,20 @@ func (r *run) mapThread(t gqlThread, nodes []gqlReviewComment) (acquisition.Thre
 		Resolved:   t.IsResolved,
 		Outdated:   t.IsOutdated,
 	}
-	// Location fields are optional: null (a file-level comment, an outdated line) and values
-	// outside the schema's minimum of 1 are omitted rather than emitted.
-	positive := func(p *int) int {
-		if p != nil && *p > 0 {
+	// Location fields are optional: null (a file-level comment, an outdated line) is absent.
+	// Any value GitHub sends is passed on unchanged: a line below 1 is not rewritten to
+	// "absent" here, the assembler rejects it as invalid_metadata.
+	line := func(p *int) int {
+		if p != nil {
+			if *p == 0 {
+				return -1 // 0 would read as "absent" in the acquisition model
+			}
 			return *p
 		}
 		return 0
 	}
-	th.Line, th.StartLine = positive(t.Line), positive(t.StartLine)
-	th.OriginalLine, th.OriginalStartLine = positive(t.OriginalLine), positive(t.OriginalStartLine)
+	th.Line, th.StartLine = line(t.Line), line(t.StartLine)
+	th.OriginalLine, th.OriginalStartLine = line(t.OriginalLine), line(t.OriginalStartLine)
 	if th.Side != "" && th.Side != "left" && th.Side != "right" {
 		return th, nil, false
 	}
