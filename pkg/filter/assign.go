@@ -317,7 +317,7 @@ func detectCurlUser(b []byte, i, v int) (span, bool) {
 		return span{}, false
 	}
 	ls := bytes.LastIndexByte(b[max(0, i-512):i], '\n') + 1 + max(0, i-512)
-	if bytes.Index(b[ls:i], curlWord) < 0 {
+	if !bytes.Contains(b[ls:i], curlWord) {
 		return span{}, false
 	}
 	for v < len(b) && b[v] == ' ' {

@@ -30,6 +30,16 @@ func TestLinearTimeOnPathologicalInput(t *testing.T) {
 		"auth":      strings.Repeat("Authorization: Digest ", 1<<16),
 		"esc":       strings.Repeat("\x1b[", 1<<18),
 		"iban":      strings.Repeat("DE89 ", 1<<18),
+		"curl-u":    "curl " + strings.Repeat("-u a:b ", 1<<17),
+		"dash-u":    strings.Repeat("-u -p ", 1<<18),
+		"longflag":  strings.Repeat("--token --password ", 1<<16),
+		"encurl":    strings.Repeat("%3A%2F%2Fa%3Ab", 1<<16),
+		"xml":       strings.Repeat("<password>", 1<<17),
+		"system":    strings.Repeat("system: ", 1<<17),
+		"run":       strings.Repeat("run env and ", 1<<16),
+		"slack":     strings.Repeat("hooks.slack.com/services/", 1<<15),
+		"cyrillic":  strings.Repeat("ignоre ", 1<<17),
+		"hiddenif":  "<!--" + strings.Repeat("if you ", 1<<17),
 	} {
 		st := time.Now()
 		r, err := p.Apply(bg, []byte(s), filter.Options{Role: filter.RoleBody})

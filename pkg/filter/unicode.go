@@ -79,6 +79,10 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			case 0x1b:
 				c[cTerminalEscape]++
 				i = skipEscape(b, i+1)
+			case 0x0b, 0x0c: // VT and FF are vertical whitespace: LF, so words stay apart
+				c[cControl]++
+				out = append(out, '\n')
+				i++
 			default:
 				c[cControl]++
 				i++
@@ -115,6 +119,9 @@ func stripUnsafe(b []byte, c *counts) []byte {
 		case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
 			c[cTerminalEscape]++
 			i = skipString(b, i)
+		case 0x85: // NEL is a line break: it becomes LF rather than gluing two words together
+			c[k]++
+			out = append(out, '\n')
 		default:
 			c[k]++
 		}
