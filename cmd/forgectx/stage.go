@@ -125,6 +125,12 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 			return usagef("--id is required")
 		}
 		st, err := stage.Open(base, o.ID)
+		if errors.Is(err, os.ErrNotExist) {
+			// Cleanup is idempotent across processes too: the state goes last, so a stage
+			// without state was already removed (by an earlier cleanup or the scavenger).
+			e.Log.Info().Str("stage_id", o.ID).Msg("stage cleanup: nothing left to remove")
+			return nil
+		}
 		if err != nil {
 			return err
 		}

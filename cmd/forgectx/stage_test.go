@@ -55,8 +55,10 @@ func TestStageCLILifecycle(t *testing.T) {
 	if code != exitOK || out != "scanned=1 live=1 removed=0 unknown=0 errors=0\n" {
 		t.Fatalf("scavenge: exit %d %q", code, out)
 	}
-	if code, _, errOut := runCLI(t, nil, "", "stage", "cleanup", "--id", c["id"], "--state-dir", state); code != exitOK {
-		t.Fatalf("cleanup: exit %d %s", code, errOut)
+	for i := 0; i < 2; i++ { // idempotent: the second run finds nothing and succeeds
+		if code, _, errOut := runCLI(t, nil, "", "stage", "cleanup", "--id", c["id"], "--state-dir", state); code != exitOK {
+			t.Fatalf("cleanup %d: exit %d %s", i+1, code, errOut)
+		}
 	}
 	for _, p := range []string{c["host_dir"], c["sandbox_dir"], filepath.Join(state, c["id"])} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
