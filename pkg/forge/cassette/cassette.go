@@ -243,7 +243,7 @@ func Key(method, rawURL string, body []byte) (string, error) {
 // (tokens, pre-signed URL signatures).
 func credentialParam(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range []string{"token", "sig", "signature", "credential", "secret", "password", "jwt"} {
+	for _, s := range []string{"token", "sig", "signature", "credential", "secret", "password", "jwt", "authorization"} {
 		if strings.Contains(n, s) {
 			return true
 		}

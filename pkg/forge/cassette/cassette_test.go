@@ -37,6 +37,8 @@ func recordRun(t *testing.T) (string, []string) {
 			w.Write([]byte{0xff, 0xfe, 0x00, 0x01})
 		default:
 			w.Header().Set("Set-Cookie", "session="+secret)
+			w.Header().Set("X-GitHub-SSO", "required; url=https://github.com/orgs/o/sso?authorization_request=SSOREQUEST")
+			w.Header().Set("Link", `<http://`+r.Host+`/text?page=2&t=`+secret+`>; rel="next"`)
 			w.Header().Set("X-Echo", r.Header.Get("Authorization"))
 			fmt.Fprintf(w, "plain text with token %s inside", secret)
 		}
@@ -86,7 +88,7 @@ func TestRecorderStripsCredentialsBeforeDisk(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, bad := range []string{secret, "Authorization", "Set-Cookie", "session="} {
+		for _, bad := range []string{secret, "Authorization", "Set-Cookie", "session=", "SSOREQUEST", "X-Github-Sso"} {
 			if strings.Contains(string(b), bad) {
 				t.Errorf("%s contains %q", filepath.Base(p), bad)
 			}
@@ -102,6 +104,9 @@ func TestRecorderStripsCredentialsBeforeDisk(t *testing.T) {
 	}
 	if len(c.Interactions) != 8 {
 		t.Fatalf("recorded %d interactions, want 8", len(c.Interactions))
+	}
+	if l := c.Interactions[3].Response.Header.Get("Link"); !strings.Contains(l, "t="+Redacted) || !strings.Contains(l, `rel="next"`) {
+		t.Errorf("Link header not kept with the token redacted: %q", l)
 	}
 	if !strings.Contains(c.Interactions[3].Request.URL, "access_token="+Redacted) {
 		t.Errorf("credential query parameter not redacted: %s", c.Interactions[3].Request.URL)

@@ -16,7 +16,8 @@ import (
 var keptRequestHeaders = []string{"Accept", "Content-Type", "X-Github-Api-Version"}
 
 // droppedResponseHeaders never reach the disk.
-var droppedResponseHeaders = []string{"Set-Cookie", "Authorization", "Proxy-Authorization", "Www-Authenticate"}
+// X-Github-Sso carries a single-sign-on authorization URL for the token's user.
+var droppedResponseHeaders = []string{"Set-Cookie", "Authorization", "Proxy-Authorization", "Www-Authenticate", "X-Github-Sso"}
 
 // RecorderOptions configure a Recorder.
 type RecorderOptions struct {
