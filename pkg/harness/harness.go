@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -137,12 +138,71 @@ var (
 	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// tokenLike names variables the agent must never receive, whatever the harness says: runtime
-// forge reads stay denied (the spec's "Runtime entity-context-snapshot forge reads remain
-// denied").
-var tokenLike = map[string]bool{
-	"GITHUB_TOKEN": true, "GH_TOKEN": true, "GITLAB_TOKEN": true, "CI_JOB_TOKEN": true,
-	"FORGEJO_TOKEN": true, "GITEA_TOKEN": true, "ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true,
+// forgeCredentialNames are the common names of forge and CI credentials (upper-cased).
+var forgeCredentialNames = map[string]bool{
+	"GITHUB_TOKEN": true, "GH_TOKEN": true, "GH_ENTERPRISE_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true,
+	"GITHUB_PAT": true, "GITLAB_TOKEN": true, "GL_TOKEN": true, "CI_JOB_TOKEN": true, "CI_JOB_JWT": true,
+	"CI_JOB_JWT_V1": true, "CI_JOB_JWT_V2": true, "CI_REGISTRY_PASSWORD": true, "CI_DEPLOY_PASSWORD": true,
+	"CI_DEPENDENCY_PROXY_PASSWORD": true, "FORGEJO_TOKEN": true, "GITEA_TOKEN": true,
+}
+
+// forgePrefixes are the variable families of forges, CI runners and action inputs; a name in
+// one of them carrying a credential word (credentialWords) is a forge credential.
+var forgePrefixes = []string{"GITHUB_", "GH_", "GITLAB_", "GL_", "FORGEJO_", "GITEA_", "CI_", "RUNNER_", "ACTIONS_", "INPUT_"}
+
+var credentialWords = map[string]bool{
+	"TOKEN": true, "TOKENS": true, "PAT": true, "PASSWORD": true, "PASSWD": true, "JWT": true,
+	"SECRET": true, "SECRETS": true, "KEY": true, "CREDENTIAL": true, "CREDENTIALS": true, "AUTH": true,
+}
+
+// IsForgeCredentialName reports whether an environment variable name is one of the common
+// names a forge or CI credential travels under, compared case-insensitively:
+//
+//   - the well-known names (GITHUB_TOKEN, GH_TOKEN, GITLAB_TOKEN, CI_JOB_TOKEN, CI_JOB_JWT*,
+//     CI_REGISTRY_PASSWORD, FORGEJO_TOKEN, GITEA_TOKEN, …);
+//   - a name of the GITHUB_, GH_, GITLAB_, GL_, FORGEJO_, GITEA_, CI_, RUNNER_, ACTIONS_ or
+//     INPUT_ family with a credential word (TOKEN, PAT, PASSWORD, JWT, SECRET, KEY,
+//     CREDENTIALS, AUTH, …) as one of its segments (split at _ and -). This covers the
+//     runner's ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN and
+//     ACTIONS_ID_TOKEN_REQUEST_URL, and the copies GitHub Actions makes of `with:` inputs
+//     (`token:` arrives as INPUT_TOKEN, `github-token:` as INPUT_GITHUB-TOKEN).
+//
+// The agent never receives such a variable: Load refuses it in agent.env, and `forgectx run`
+// withholds the value of every such variable of its environment from the agent, under any
+// name (docs/harness.md, "What the agent never receives").
+func IsForgeCredentialName(name string) bool {
+	n := strings.ToUpper(name)
+	if forgeCredentialNames[n] {
+		return true
+	}
+	for _, p := range forgePrefixes {
+		if !strings.HasPrefix(n, p) {
+			continue
+		}
+		for _, seg := range strings.FieldsFunc(n[len(p):], func(r rune) bool { return r == '_' || r == '-' }) {
+			if credentialWords[seg] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CheckAgentEnv refuses an agent.env that names a forge credential (IsForgeCredentialName),
+// a registered secret, or tokenEnv (the variable `forgectx run --token-env` reads; "" skips
+// that check). Load applies it without tokenEnv; `forgectx run` applies it again with the
+// token variable it uses, also to a Harness built in code.
+func (h *Harness) CheckAgentEnv(tokenEnv string) error {
+	secret := map[string]bool{}
+	for _, s := range h.Secrets {
+		secret[s] = true
+	}
+	for i, n := range h.Agent.Env {
+		if IsForgeCredentialName(n) || secret[n] || (tokenEnv != "" && n == tokenEnv) {
+			return &Error{Field: fmt.Sprintf("agent.env[%d]", i), Rule: "the agent runs without forge tokens and registered secrets; " + n + " cannot be passed to it"}
+		}
+	}
+	return nil
 }
 
 // Load reads and validates the harness file at path.
@@ -248,14 +308,8 @@ func validate(d *fileDoc) (*Harness, error) {
 	}
 	h.Secrets = append([]string(nil), d.Secrets...)
 	sort.Strings(h.Secrets)
-	secret := map[string]bool{}
-	for _, s := range h.Secrets {
-		secret[s] = true
-	}
-	for i, n := range h.Agent.Env {
-		if tokenLike[n] || secret[n] {
-			return nil, &Error{Field: fmt.Sprintf("agent.env[%d]", i), Rule: "the agent runs without forge tokens and registered secrets; " + n + " cannot be passed to it"}
-		}
+	if err := h.CheckAgentEnv(""); err != nil {
+		return nil, err
 	}
 	if len(d.Profiles) == 0 {
 		return nil, &Error{Field: "profiles", Rule: "required: at least one of work_item, change_proposal"}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -126,4 +127,63 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("accepted an incomplete harness: %+v", h)
 		}
 	})
+}
+
+// The agent runs without forge tokens: every common name a forge or CI credential travels
+// under is refused in agent.env, whatever its case; ordinary variables and the agent's own
+// model key are not.
+func TestForgeCredentialNamesRefusedInAgentEnv(t *testing.T) {
+	refused := []string{
+		"GITHUB_TOKEN", "GH_TOKEN", "github_token", "Gh_Token", "GH_ENTERPRISE_TOKEN", "GITHUB_PAT",
+		"INPUT_TOKEN", "INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "INPUT_REPO_TOKEN",
+		"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+		"CI_JOB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD", "GITLAB_TOKEN", "GL_TOKEN",
+		"FORGEJO_TOKEN", "GITEA_TOKEN", "GITHUB_APP_PRIVATE_KEY", "GH_AUTH", "RUNNER_TOKEN",
+	}
+	allowed := []string{"PATH", "HOME", "ANTHROPIC_API_KEY", "MODEL_TOKEN", "GITHUB_SHA", "GITHUB_REPOSITORY",
+		"RUNNER_TEMP", "INPUT_HARNESS", "ACTIONS_RUNTIME_URL", "CI_PROJECT_DIR", "TOKEN_COPY", "GITHUB_TOKENIZER_MODE"}
+	for _, n := range refused {
+		if !IsForgeCredentialName(n) {
+			t.Errorf("IsForgeCredentialName(%q) = false", n)
+		}
+		if !envName.MatchString(n) {
+			continue // a hyphenated name cannot even be listed
+		}
+		doc := strings.Replace(minimal, "command: [true]", "command: [true]\n  env: [PATH, "+n+"]", 1)
+		_, err := Read(strings.NewReader(doc))
+		var he *Error
+		if !errors.As(err, &he) || he.Field != "agent.env[1]" {
+			t.Errorf("agent.env [PATH, %s]: err = %v, want a refusal naming agent.env[1]", n, err)
+		}
+	}
+	for _, n := range allowed {
+		if IsForgeCredentialName(n) {
+			t.Errorf("IsForgeCredentialName(%q) = true", n)
+		}
+		doc := strings.Replace(minimal, "command: [true]", "command: [true]\n  env: ["+n+"]", 1)
+		if _, err := Read(strings.NewReader(doc)); err != nil {
+			t.Errorf("agent.env [%s]: %v", n, err)
+		}
+	}
+}
+
+// CheckAgentEnv is the one rule harness.Load and forgectx run share: it also refuses the
+// variable forgectx run reads the token from and a registered secret, in a Harness built in
+// code.
+func TestCheckAgentEnvRefusesTokenVariableAndSecrets(t *testing.T) {
+	h := &Harness{Agent: Agent{Env: []string{"PATH", "MY_BOT_PAT"}}, Secrets: []string{"MODEL_KEY"}}
+	if err := h.CheckAgentEnv("MY_BOT_PAT"); err == nil || !strings.Contains(err.Error(), "agent.env[1]") {
+		t.Errorf("token variable: %v", err)
+	}
+	if err := h.CheckAgentEnv("OTHER"); err != nil {
+		t.Errorf("unrelated token variable: %v", err)
+	}
+	h.Agent.Env = []string{"MODEL_KEY"}
+	if err := h.CheckAgentEnv(""); err == nil || !strings.Contains(err.Error(), "agent.env[0]") {
+		t.Errorf("registered secret: %v", err)
+	}
+	h.Agent.Env = []string{"INPUT_TOKEN"}
+	if err := h.CheckAgentEnv(""); err == nil {
+		t.Error("INPUT_TOKEN accepted in a Harness built in code")
+	}
 }

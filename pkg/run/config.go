@@ -115,8 +115,10 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	if c.token == "" {
 		return nil, &ConfigError{Field: "--token-env " + c.tokenEnv, Rule: "the environment variable is unset or empty"}
 	}
-	if containsName(h.Agent.Env, c.tokenEnv) {
-		return nil, &ConfigError{Field: "agent.env", Rule: c.tokenEnv + " holds the forge token and cannot be passed to the agent"}
+	// The same refusal as harness.Load, again here with the token variable actually used and
+	// for a Harness built in code (Options.Harness).
+	if err := h.CheckAgentEnv(c.tokenEnv); err != nil {
+		return nil, err
 	}
 	if o.HeadSHA != "" {
 		c.headSHA = o.HeadSHA
@@ -303,15 +305,6 @@ func readBounded(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxEventBytes))
-}
-
-func containsName(list []string, n string) bool {
-	for _, x := range list {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 // ciIdentity returns the CI run link and the receipt id. Under GitHub Actions (GITHUB_RUN_ID

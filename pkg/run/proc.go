@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
 
@@ -114,6 +115,18 @@ func pickEnv(environ []string, names []string) []string {
 		}
 	}
 	return out
+}
+
+// withheldNames are the variables whose values the agent never receives: the token variable,
+// the registered secrets, and every variable of environ with a forge credential name.
+func withheldNames(environ []string, tokenEnv string, secrets []string) []string {
+	names := append([]string{tokenEnv}, secrets...)
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && harness.IsForgeCredentialName(k) {
+			names = append(names, k)
+		}
+	}
+	return names
 }
 
 // pickValues returns the non-empty values of the named variables.
@@ -253,6 +266,13 @@ func (l *redactLines) emit(b []byte) {
 	if l.to == nil || len(b) == 0 {
 		return
 	}
+	// This runs on exec's copying goroutine, where a panic would kill forgectx before any
+	// cleanup: a line the redaction pass cannot handle is withheld instead (fail closed).
+	defer func() {
+		if recover() != nil {
+			_, _ = io.WriteString(l.to, "[forgectx: line withheld: redaction failed]\n")
+		}
+	}()
 	s, _ := l.r.Redact(string(b))
 	_, _ = io.WriteString(l.to, s) // the job log is best effort
 }

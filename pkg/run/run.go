@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -55,6 +56,7 @@ type runner struct {
 	decision    *prescript.Decision
 	results     runResults
 	agentStatus string
+	cur         string // the lifecycle phase running (for an internal error)
 }
 
 // Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →
@@ -73,9 +75,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	r := &runner{o: o, c: c, log: o.Log, start: start, res: &Result{}}
 	// The filter redacts every credential-looking variable of the environment (by the filter's
-	// name rule) plus the token and the registered secrets; the agent is denied exactly the
-	// token and the registered secrets (it may need, say, its model API key via agent.env).
-	names := append([]string{c.tokenEnv}, c.h.Secrets...)
+	// name rule) plus the token, every forge credential variable and the registered secrets.
+	// The agent is denied the values of exactly those: the token, every variable with a forge
+	// credential name (harness.IsForgeCredentialName: GH_TOKEN, INPUT_TOKEN,
+	// ACTIONS_RUNTIME_TOKEN, CI_JOB_TOKEN, …) and the registered secrets, under whatever name
+	// a harness-listed variable carries them (it may need, say, its model API key).
+	names := withheldNames(o.Environ(), c.tokenEnv, c.h.Secrets)
 	r.pipe = filter.New(append(filter.SecretEnvValues(o.Environ(), names), c.token))
 	r.withheld = append(pickValues(o.Environ(), names), c.token)
 	if err := r.connect(); err != nil {
@@ -154,33 +159,44 @@ func (r *runner) phase(name string) *zerolog.Event {
 func (r *runner) run(parent context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(parent, r.c.h.TotalTimeout)
 	defer cancel()
+	// Cleanup runs exactly once on every path; the deferred call covers a panic that escapes
+	// the guards below (it then propagates with every tree already removed).
+	cleaned := false
+	clean := func() {
+		if !cleaned {
+			cleaned = true
+			r.cleanup()
+		}
+	}
+	defer clean()
 	r.log.Info().Str("agent", r.c.h.Agent.Name).Str("forge", r.c.ref.Forge).Str("kind", r.c.kind).
 		Int("number", r.c.ref.Number).Str("receipt_id", r.c.receipt).Msg("forgectx run: starting")
 
-	out := r.lifecycle(parent, ctx)
+	out := r.guardLifecycle(parent, ctx)
 
-	// Finish on every path: status, receipt, cleanup, summary. After a cancellation or time-out
-	// the run's context is over, so the forge writes get a short context of their own.
+	// Finish on every path, in the order: completion status comment, receipt, cleanup,
+	// then the job summary. After a cancellation or time-out the run's context is over, so the
+	// forge writes get a short context of their own.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(parent), r.finishBudget(out.status))
 	defer fcancel()
-	cancelled := out.status == StatusCancelled
-	if cancelled {
-		// GitHub sends SIGKILL about 10 s after cancelling: the trees go first, the forge
-		// writes get what is left.
-		r.cleanup()
-	}
-	r.postReceipt(fctx, out)
-	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
-		// Every run leaves a receipt: a run whose receipt could not be posted is a failed run
-		// (the receipt, had it been posted, would have said what the agent did).
-		out = outcome{StatusFailure, "the run receipt could not be posted"}
+	if out.status == StatusCancelled {
+		// GitHub sends SIGKILL seconds after cancelling: on a cancellation the trees go first
+		// and the forge writes get what is left.
+		r.guard("cleanup", clean)
 	}
 	r.res.Status, r.res.Detail = out.status, out.detail
-	r.finishStatus(fctx, out)
-	if !cancelled {
-		r.cleanup()
+	r.guard("status", func() { r.finishStatus(fctx, out) })
+	r.guard("receipt", func() { r.postReceipt(fctx, out) })
+	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
+		// Every run leaves a receipt: a run whose receipt could not be posted is a failed run
+		// (the receipt, had it been posted, would have said what the agent did). The status
+		// comment already shows the success or skip: it is corrected.
+		out = outcome{StatusFailure, "the run receipt could not be posted"}
+		r.res.Status, r.res.Detail = out.status, out.detail
+		r.guard("status", func() { r.finishStatus(fctx, out) })
 	}
-	r.writeSummary(out)
+	r.guard("cleanup", clean)
+	r.guard("summary", func() { r.writeSummary(out) })
 	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
 		Bool("status_posted", r.res.StatusPosted).Int("cleanup_errors", len(r.res.Cleanup)).Msg("forgectx run: finished")
 
@@ -188,6 +204,37 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 		return r.res, &RunError{Status: out.status, Detail: out.detail}
 	}
 	return r.res, nil
+}
+
+// guardLifecycle runs the lifecycle and turns a panic in any phase into a failed run (the
+// status comment, receipt and cleanup still follow). Only the phase and, for a Go runtime
+// error, its message are logged: a panic value may carry content.
+func (r *runner) guardLifecycle(parent, ctx context.Context) (out outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logPanic(r.cur, p)
+			out = outcome{StatusFailure, "forgectx failed internally during the " + r.cur + " phase"}
+		}
+	}()
+	return r.lifecycle(parent, ctx)
+}
+
+// guard runs one finishing step; a panic in it is logged and the remaining steps still run.
+func (r *runner) guard(step string, f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logPanic(step, p)
+		}
+	}()
+	f()
+}
+
+func (r *runner) logPanic(phase string, p any) {
+	ev := r.log.Error().Str("phase", phase).Str("panic_type", fmt.Sprintf("%T", p))
+	if re, ok := p.(runtime.Error); ok {
+		ev = ev.Str("runtime_error", re.Error())
+	}
+	ev.Msg("forgectx run: internal error; finishing and cleaning up")
 }
 
 func (r *runner) finishBudget(st string) time.Duration {
@@ -211,6 +258,7 @@ func interrupted(parent, ctx context.Context) (outcome, bool) {
 
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	h := r.c.h
+	r.cur = "scavenge"
 	// 1. Scavenge trees abandoned by runs that died uncleanly.
 	r.stageOpts = stage.Options{Base: r.c.base, StateDir: r.c.state, Forbidden: r.o.ArtifactDirs, Getenv: r.o.Getenv, Log: &r.log}
 	sc, err := stage.Scavenge(ctx, r.stageOpts)
@@ -220,6 +268,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	r.res.Scavenged = sc.Removed
 	r.phase("scavenge").Int("scanned", sc.Scanned).Int("removed", sc.Removed).Int("live", sc.Live).Int("errors", len(sc.Errors)).Msg("forgectx run: abandoned trees scavenged")
 
+	r.cur = "status"
 	// 2. Start status comment (a failure to post it is logged, never fatal: the receipt is
 	// what history relies on).
 	if err := r.status.start(ctx); err != nil {
@@ -229,6 +278,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	}
 	r.phase("status").Bool("posted", r.res.StatusPosted).Msg("forgectx run: start status comment")
 
+	r.cur = "snapshot"
 	// 3. Build and stage the snapshot.
 	acq, err := r.acquirer.Acquire(ctx, r.c.ref, r.c.profile)
 	if err != nil {
@@ -269,6 +319,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
 
+	r.cur = "pre-script"
 	// 4. Pre-script under the protocol, with the snapshot path in its environment.
 	d := prescript.NoPrescript()
 	if h.PreScript != nil {
@@ -309,6 +360,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	}
 	r.phase("pre-script").Str("decision", r.res.Decision).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("forgectx run: decision reached")
 
+	r.cur = "relay"
 	// 5. Relay the decision on every path that reached it.
 	if _, err := cirelay.Relay(cirelay.Options{Getenv: r.o.Getenv, DotenvPath: r.o.DotenvPath, Log: &r.log}, d); err != nil {
 		r.log.Error().Err(err).Msg("forgectx run: decision relay failed")
@@ -324,6 +376,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		return outcome{StatusSkipped, reason}
 	}
 
+	r.cur = "verify"
 	// 7. Root-index compare against the retained digest, verification into memory and the
 	// agent-immutable copy made from exactly the verified bytes (pkg/stage).
 	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
@@ -354,6 +407,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	}
 	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).Msg("forgectx run: verified read-only copy ready")
 
+	r.cur = "agent"
 	// 8. The agent: scrubbed environment, the read-only copy and the event excerpt.
 	excerpt, drep := distill.FromCI(distill.CIInput{Getenv: r.o.Getenv}, distill.Options{Filter: r.pipe})
 	if len(excerpt) > maxExcerptBytes {
@@ -406,6 +460,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		r.agentStatus = StatusFailure
 	}
 
+	r.cur = "post-script"
 	// 9. Post-script on the host (after a failed agent too: it may report or clean up).
 	if h.PostScript != nil {
 		if r.preDir == "" {

@@ -386,3 +386,59 @@ func TestReadResults(t *testing.T) {
 		t.Errorf("a missing file must report nothing: %+v %v", got, err)
 	}
 }
+
+// forgectx run applies harness.CheckAgentEnv itself, with the token variable it actually
+// reads: a Harness built in code cannot hand the agent the token variable, a forge credential
+// name or a registered secret either (exit 2 before anything is posted).
+func TestResolveRefusesCredentialsInAgentEnv(t *testing.T) {
+	mk := func(env ...string) *harness.Harness {
+		return &harness.Harness{Agent: harness.Agent{Name: "triage", Category: "observation", Command: []string{"true"}, Env: env},
+			Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}},
+			Secrets:  []string{"MODEL_SECRET"}}
+	}
+	env := map[string]string{"GITHUB_TOKEN": "x", "BOT_PAT": "y", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct {
+		name, tokenEnv string
+		agentEnv       []string
+	}{
+		{"token variable", "BOT_PAT", []string{"PATH", "BOT_PAT"}},
+		{"GH_TOKEN", "", []string{"GH_TOKEN"}},
+		{"INPUT_TOKEN", "", []string{"INPUT_TOKEN"}},
+		{"ACTIONS_ID_TOKEN_REQUEST_URL", "", []string{"ACTIONS_ID_TOKEN_REQUEST_URL"}},
+		{"registered secret", "", []string{"MODEL_SECRET"}},
+	} {
+		o := Options{Harness: mk(tc.agentEnv...), Repo: "o/r", Number: 1, Getenv: getenv, TokenEnv: tc.tokenEnv}
+		_, err := resolve(&o, time.Now())
+		if !IsConfigError(err) || !strings.Contains(err.Error(), "agent.env[") {
+			t.Errorf("%s: err = %v, want a configuration error naming agent.env", tc.name, err)
+		}
+	}
+	o := Options{Harness: mk("PATH", "HOME"), Repo: "o/r", Number: 1, Getenv: getenv}
+	if _, err := resolve(&o, time.Now()); err != nil {
+		t.Errorf("ordinary agent.env refused: %v", err)
+	}
+}
+
+// The agent is denied the values of the token variable, the registered secrets and every
+// forge credential variable of the environment, under whatever name a listed variable
+// carries a copy.
+func TestWithheldValuesCoverEveryForgeCredentialVariable(t *testing.T) {
+	environ := []string{"GITHUB_TOKEN=ghs_token_value_0001", "GH_TOKEN=ghp_other_pat_0002", "INPUT_GITHUB-TOKEN=ghs_input_copy_0003",
+		"ACTIONS_RUNTIME_TOKEN=runtime_token_0004", "ACTIONS_ID_TOKEN_REQUEST_URL=https://token.example/req_0005",
+		"CI_JOB_TOKEN=glcbt-job-token-0006", "FORGEJO_TOKEN=forgejo_token_0007", "MODEL_SECRET=model_secret_0008",
+		"PATH=/bin", "INPUT_HARNESS=.github/forgectx/triage.yml",
+		"A=ghp_other_pat_0002", "B=x ghs_input_copy_0003 y", "C=runtime_token_0004", "D=https://token.example/req_0005",
+		"E=glcbt-job-token-0006", "F=forgejo_token_0007", "G=model_secret_0008", "H=ghs_token_value_0001", "I=keep"}
+	names := withheldNames(environ, "GITHUB_TOKEN", []string{"MODEL_SECRET"})
+	withheld := pickValues(environ, names)
+	env, dropped := scrub(pickEnv(environ, []string{"PATH", "A", "B", "C", "D", "E", "F", "G", "H", "I"}), withheld)
+	if want := []string{"PATH=/bin", "I=keep"}; !reflect.DeepEqual(env, want) || dropped != 8 {
+		t.Errorf("agent env = %v (dropped %d), want %v (dropped 8)", env, dropped, want)
+	}
+	for _, v := range withheld {
+		if v == ".github/forgectx/triage.yml" {
+			t.Error("an ordinary action input is withheld (and would be redacted from the snapshot)")
+		}
+	}
+}

@@ -107,7 +107,7 @@ agent:
   name: triage
   category: observation
   command: ["bash", "{{DIR}}/agent.sh"]
-  env: [PATH, HOME, AGENT_OUT, AGENT_MODE, MODEL_API_KEY, TOKEN_COPY]
+  env: [PATH, HOME, AGENT_OUT, AGENT_MODE, MODEL_API_KEY, TOKEN_COPY, COPY_GH, COPY_INPUT, COPY_RUNTIME, COPY_IDTOKEN, COPY_IDURL, COPY_CIJOB, COPY_FORGEJO, COPY_SECRET]
   timeout: {{AGENT_TIMEOUT}}
 {{PRE}}{{POST}}profiles:
   work_item:
@@ -188,7 +188,27 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		"GITHUB_WORKSPACE": filepath.Join(dir, "workspace"), "RUNNER_TEMP": runnerTemp,
 		"AGENT_OUT": w.out, "AGENT_MODE": wo.agentMode, "MODEL_API_KEY": "model-key-the-agent-needs-0123456789", "TOKEN_COPY": "Bearer " + token, "ANTHROPIC_API_KEY": "sk-ant-api03-e2eSecretValueNotForTheAgent",
 	}
+	// Every common name a forge credential travels under, each with its own value, and a
+	// harness-listed copy of each under an innocuous name: none may reach the agent.
+	for name, copyName := range forgeCredentials {
+		w.env[name] = credentialValue(name)
+		w.env[copyName] = credentialValue(name)
+	}
+	w.env["COPY_SECRET"] = w.env["ANTHROPIC_API_KEY"]
 	return w
+}
+
+// forgeCredentials maps the forge credential variables planted in every world to the
+// harness-listed variable carrying a copy of each.
+var forgeCredentials = map[string]string{
+	"GH_TOKEN": "COPY_GH", "INPUT_GITHUB-TOKEN": "COPY_INPUT", "ACTIONS_RUNTIME_TOKEN": "COPY_RUNTIME",
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "COPY_IDTOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL": "COPY_IDURL",
+	"CI_JOB_TOKEN": "COPY_CIJOB", "FORGEJO_TOKEN": "COPY_FORGEJO",
+}
+
+// credentialValue is the distinct planted value of a forge credential variable.
+func credentialValue(name string) string {
+	return "planted-" + strings.ToLower(strings.NewReplacer("_", "-").Replace(name)) + "-value-7f3a9c"
 }
 
 func must(t testing.TB, err error) {
@@ -221,10 +241,12 @@ func (w *world) options() run.Options {
 }
 
 // run runs forgectx run in-process.
-func (w *world) run() (*run.Result, error) {
+func (w *world) run() (*run.Result, error) { return runWith(w.options()) }
+
+func runWith(o run.Options) (*run.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return run.Run(ctx, w.options())
+	return run.Run(ctx, o)
 }
 
 // user is a REST simple-user in GitHub's shape.
@@ -343,15 +365,43 @@ func (w *world) expectStartCreate() {
 		httpfake.JSON(201, w.restComment(statusID, statusNode, ghscenario.Actions, start, clock)))
 }
 
-// expectFinish registers the receipt creation and then the completion edit of the status
-// comment (that order: the receipt is posted first).
+// expectFinish registers the completion edit of the status comment and the receipt creation
+// (forgectx makes them in that order: lifecycleOrder checks it).
 func (w *world) expectFinish(st status.State, detail, receiptStatus, input string) {
-	rb := receiptBody(w.t, receiptStatus, input)
-	w.fake.ExpectBody("POST", w.commentsPath(), bodyJSON(w.t, rb),
-		httpfake.JSON(201, w.restComment(receiptID1, receiptNode, ghscenario.Actions, rb, clock)))
 	final := render(w.t, st, detail)
 	w.fake.ExpectBody("PATCH", fmt.Sprintf("/repos/octo-org/Hello-World/issues/comments/%d", statusID), bodyJSON(w.t, final),
 		httpfake.JSON(200, w.restComment(statusID, statusNode, ghscenario.Actions, final, clock)))
+	rb := receiptBody(w.t, receiptStatus, input)
+	w.fake.ExpectBody("POST", w.commentsPath(), bodyJSON(w.t, rb),
+		httpfake.JSON(201, w.restComment(receiptID1, receiptNode, ghscenario.Actions, rb, clock)))
+}
+
+// lifecycleOrder reduces the requests the fake answered, in arrival order, to the lifecycle
+// steps they belong to — "lookup" (the status comment lookup before anything was written),
+// "start" (the started comment created or edited), "acquire" (the snapshot's reads), "status"
+// (the completion edit), "receipt" (a POST after the start) — with repeats collapsed. from
+// skips the requests served before the run (len(w.fake.Served()) then).
+func (w *world) lifecycleOrder(from int) []string {
+	var out []string
+	started := false
+	for _, k := range w.fake.Served()[from:] {
+		m, _, _ := strings.Cut(k, " ")
+		step := "acquire"
+		switch {
+		case !started && m == "GET" && strings.Contains(k, w.commentsPath()):
+			step = "lookup"
+		case !started && (m == "POST" || m == "PATCH") && !strings.Contains(k, "/graphql"):
+			step, started = "start", true
+		case m == "PATCH":
+			step = "status"
+		case m == "POST" && !strings.Contains(k, "/graphql"):
+			step = "receipt"
+		}
+		if len(out) == 0 || out[len(out)-1] != step {
+			out = append(out, step)
+		}
+	}
+	return out
 }
 
 // writes lists the comment writes the fake answered, in order ("POST", "PATCH").
@@ -396,6 +446,7 @@ func (w *world) assertNoTrees() {
 	for _, e := range ents {
 		w.t.Errorf("cleanup: stage state %s left behind", e.Name())
 	}
+	w.assertNoMounts()
 }
 
 // assertLogHygiene checks the structured log and the job log never carry the token or the

@@ -25,6 +25,7 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	w.expectAcquisition()
 	w.expectFinish(status.Success, "", run.StatusSuccess, want)
 
+	before := len(w.fake.Served())
 	res, err := w.run()
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -32,8 +33,13 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	if res.Status != run.StatusSuccess || res.ExitCode() != run.ExitOK || !res.AgentRan {
 		t.Fatalf("result = %+v", res)
 	}
-	if got := w.writes(); !reflect.DeepEqual(got, []string{"POST", "POST", "PATCH"}) {
-		t.Errorf("comment writes = %v, want start POST, receipt POST, completion PATCH", got)
+	if got := w.writes(); !reflect.DeepEqual(got, []string{"POST", "PATCH", "POST"}) {
+		t.Errorf("comment writes = %v, want start POST, completion PATCH, receipt POST", got)
+	}
+	// Issue 8's order: start status comment, then the snapshot, then the completion status
+	// comment and the receipt.
+	if got := w.lifecycleOrder(before); !reflect.DeepEqual(got, []string{"lookup", "start", "acquire", "status", "receipt"}) {
+		t.Errorf("lifecycle order = %v", got)
 	}
 	// The agent consumed exactly the assembled index: the receipt's input_revision.
 	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != want || res.InputRevision != want {
@@ -53,6 +59,16 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	}
 	if strings.Contains(env, "TOKEN_COPY") {
 		t.Error("a harness-listed variable carrying the forge token reached the agent")
+	}
+	// No forge credential under any of its common names, nor a copy of one or of the
+	// registered secret under a harness-listed name.
+	for name, copyName := range forgeCredentials {
+		if strings.Contains(env, credentialValue(name)) || strings.Contains(env, name+"=") || strings.Contains(env, copyName+"=") {
+			t.Errorf("the agent environment carries %s (or its copy %s)", name, copyName)
+		}
+	}
+	if strings.Contains(env, "COPY_SECRET=") {
+		t.Error("a harness-listed copy of the registered secret reached the agent")
 	}
 	for _, required := range []string{run.EnvContextDir + "=", run.EnvEventExcerpt + "=", "AGENT_OUT=", "MODEL_API_KEY=model-key-the-agent-needs-0123456789"} {
 		if !strings.Contains(env, required) {
