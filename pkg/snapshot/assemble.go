@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -150,6 +149,9 @@ type asm struct {
 
 	collection []byte
 	profileSum string
+
+	// validated names the documents already validated (in chunks) where they were built.
+	validated map[string]bool
 }
 
 // threadView is what the order views need of a retained thread.
@@ -191,7 +193,7 @@ func Assemble(ctx context.Context, acq *acquisition.Acquisition, cfg Config) (*T
 		gaps: map[gapKey]int{}, actors: map[string]*actorInfo{}, referenced: map[string]bool{},
 		sources: map[string]*SourceSummary{}, all: findings{}, idxFind: findings{}, runsFind: findings{},
 		commentContent: map[string]retained{}, reviewContent: map[string]retained{},
-		reviewKept: map[string]string{}, reviewTimes: map[string]time.Time{},
+		reviewKept: map[string]string{}, reviewTimes: map[string]time.Time{}, validated: map[string]bool{},
 	}
 	for _, b := range cfg.Bots {
 		a.bots[b.ID] = b
@@ -526,23 +528,20 @@ func quote(s string) string {
 // recordFile renders a self-contained record: the fixed four-line header, a blank line, the
 // filtered body.
 func recordFile(kind, id string, authorID *string, created string, body []byte) []byte {
-	var b bytes.Buffer
-	b.Grow(160 + len(id) + len(body))
-	b.WriteString("Fullsend-Record: ")
-	b.WriteString(quote(kind))
-	b.WriteString("\nSource-ID: ")
-	b.WriteString(quote(id))
-	b.WriteString("\nAuthor-ID: ")
-	if authorID == nil {
-		b.WriteString("null")
-	} else {
-		b.WriteString(quote(*authorID))
+	author := "null"
+	if authorID != nil {
+		author = quote(*authorID)
 	}
-	b.WriteString("\nCreated-At: ")
-	b.WriteString(quote(created))
-	b.WriteString("\n\n")
-	b.Write(body)
-	return b.Bytes()
+	k, i, c := quote(kind), quote(id), quote(created)
+	const h1, h2, h3, h4 = "Fullsend-Record: ", "\nSource-ID: ", "\nAuthor-ID: ", "\nCreated-At: "
+	// Exactly sized: 100k records are held until the tree is written.
+	b := make([]byte, 0, len(h1)+len(k)+len(h2)+len(i)+len(h3)+len(author)+len(h4)+len(c)+2+len(body))
+	b = append(append(b, h1...), k...)
+	b = append(append(b, h2...), i...)
+	b = append(append(b, h3...), author...)
+	b = append(append(b, h4...), c...)
+	b = append(b, '\n', '\n')
+	return append(b, body...)
 }
 
 func recordPath(orderKey, key string) string { return "records/" + orderKey + "-" + key + ".md" }

@@ -120,11 +120,6 @@ type threadRelJSON struct {
 	OriginalSide      string      `json:"original_side,omitempty"`
 }
 
-type reviewsJSON struct {
-	Reviews []reviewRelJSON `json:"reviews"`
-	Threads []threadRelJSON `json:"threads"`
-}
-
 type threadStateJSON struct {
 	ID                string          `json:"id"`
 	ThreadKey         string          `json:"thread_key"`

@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -54,17 +56,12 @@ func (a *asm) finish() (*Tree, error) {
 		}
 	}
 
-	// Files sort by path; records by real created_at, then record key.
-	order := make([]int, len(a.files))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(i, j int) bool { return a.files[order[i]].Path < a.files[order[j]].Path })
-	files := make([]File, len(order))
-	entries := make([]fileJSON, len(order))
-	for i, k := range order {
-		files[i], entries[i] = a.files[k], a.entries[k]
-		if i > 0 && files[i].Path == files[i-1].Path {
+	// Files sort by path (in place, files and their manifest entries together); records by
+	// real created_at, then record key.
+	sort.Sort(byPath{a.files, a.entries})
+	files, entries := a.files, a.entries
+	for i := 1; i < len(files); i++ {
+		if files[i].Path == files[i-1].Path {
 			return nil, abortf("schema", AbortSchemaInvalid, "two files share one path")
 		}
 	}
@@ -92,7 +89,7 @@ func (a *asm) finish() (*Tree, error) {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
 	for _, f := range files {
-		if name := schemaFor(f.Path); name != "" {
+		if name := schemaFor(f.Path); name != "" && !a.validated[f.Path] {
 			if err := b.Validate(name, f.Data); err != nil {
 				return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
 			}
@@ -120,94 +117,297 @@ func (a *asm) finish() (*Tree, error) {
 	return t, nil
 }
 
+// byPath sorts the staged files and their manifest entries (same index) by path.
+type byPath struct {
+	files   []File
+	entries []fileJSON
+}
+
+func (b byPath) Len() int           { return len(b.files) }
+func (b byPath) Less(i, j int) bool { return b.files[i].Path < b.files[j].Path }
+func (b byPath) Swap(i, j int) {
+	b.files[i], b.files[j] = b.files[j], b.files[i]
+	b.entries[i], b.entries[j] = b.entries[j], b.entries[i]
+}
+
 // indexChunk is how many files[] and records[] items one validation document carries.
 const indexChunk = 1000
+
+// indexMembers are index.json's top-level members in RFC 8785 order (ASCII keys: byte order is
+// UTF-16 order).
+var indexMembers = []string{"collection_profile", "entity", "files", "filter", "filter_version", "gaps", "records", "schema_version", "source"}
+
+// indexWriter renders index.json, or a validation chunk of it, straight to RFC 8785 bytes.
+type indexWriter struct {
+	idx     *indexJSON
+	scalars map[string][]byte
+	// items counts the bytes of the array items rendered so far (commas excluded).
+	items int
+}
+
+func (w *indexWriter) render(out []byte, f0, f1, r0, r1 int) ([]byte, error) {
+	for m, k := range indexMembers {
+		if m == 0 {
+			out = append(out, '{')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, '"', ':')
+		switch k {
+		case "files":
+			out = append(out, '[')
+			for i := f0; i < f1; i++ {
+				if i > f0 {
+					out = append(out, ',')
+				}
+				n := len(out)
+				out = w.idx.Files[i].appendCanonical(out)
+				w.items += len(out) - n
+			}
+			out = append(out, ']')
+		case "records":
+			out = append(out, '[')
+			for i := r0; i < r1; i++ {
+				if i > r0 {
+					out = append(out, ',')
+				}
+				n := len(out)
+				switch r := w.idx.Records[i].(type) {
+				case recordJSON:
+					out = r.appendCanonical(out)
+				case checkRecordJSON:
+					out = r.appendCanonical(out)
+				default:
+					return nil, fmt.Errorf("snapshot: records[%d]: unexpected record type %T", i, r)
+				}
+				w.items += len(out) - n
+			}
+			out = append(out, ']')
+		default:
+			out = append(out, w.scalars[k]...)
+		}
+	}
+	return append(out, '}'), nil
+}
 
 // buildIndex serialises index.json as RFC 8785 bytes and validates it against the index schema.
 //
 // A 100k-record index would be one huge JCS parse tree and one huge validator instance tree at
-// the same time, so both are done in pieces with identical results. Bytes: each array element
-// and each top-level member value is canonicalised by JCS on its own, and the members are
-// joined in RFC 8785 order (the top-level keys are ASCII, so byte order is UTF-16 order) — the
-// concatenation is exactly the canonical form of the whole object (a test re-canonicalises
-// every emitted index and compares). Validation: every constraint of index.schema.json on
-// files[], records[] and gaps[] applies to each item on its own (no uniqueItems, contains or
-// size keywords), so validating the document with the arrays cut into chunks — every chunk
-// carrying all other members unchanged — accepts exactly what validating the whole accepts.
+// the same time, so neither is built. Bytes: the array items are written directly in RFC 8785
+// form by their appendCanonical methods (TestDirectIndexEncodersEqualJCS proves them equal to
+// JCS over encoding/json), the small top-level members through canon.JSON, and the members are
+// joined in RFC 8785 order — exactly the canonical form of the whole object (a test
+// re-canonicalises every emitted index and compares). Validation: every constraint of
+// index.schema.json on files[], records[] and gaps[] applies to each item on its own (no
+// uniqueItems, contains or size keywords), so validating the document with the arrays cut into
+// chunks — every chunk carrying all other members unchanged — accepts exactly what validating
+// the whole accepts. The first pass renders and validates the chunks in one reused buffer and
+// measures the items; the second writes the index once into an exactly sized buffer, so the
+// only index-sized allocation is the index itself.
 func buildIndex(idx indexJSON, b *schema.Bundle) ([]byte, error) {
-	enc := func(v any) ([]byte, error) { return canon.JSON(v) }
-	files := make([][]byte, len(idx.Files))
-	records := make([][]byte, len(idx.Records))
-	var err error
-	for i := range idx.Files {
-		if files[i], err = enc(idx.Files[i]); err != nil {
-			return nil, err
-		}
-	}
-	for i := range idx.Records {
-		if records[i], err = enc(idx.Records[i]); err != nil {
-			return nil, err
-		}
-	}
-	scalars := map[string][]byte{}
+	w := &indexWriter{idx: &idx, scalars: map[string][]byte{}}
 	for k, v := range map[string]any{
 		"collection_profile": idx.CollectionProfile, "entity": idx.Entity, "filter": idx.Filter,
 		"filter_version": idx.FilterVersion, "gaps": idx.Gaps, "schema_version": idx.SchemaVersion, "source": idx.Source,
 	} {
-		if scalars[k], err = enc(v); err != nil {
+		var err error
+		if w.scalars[k], err = canon.JSON(v); err != nil {
 			return nil, err
 		}
 	}
-	render := func(files, records [][]byte) []byte {
-		n := 256
-		for _, x := range files {
-			n += len(x) + 1
+	nf, nr := len(idx.Files), len(idx.Records)
+	var buf []byte
+	var err error
+	for start := 0; start == 0 || start < nf || start < nr; start += indexChunk {
+		f0, r0 := min(start, nf), min(start, nr)
+		if buf, err = w.render(buf[:0], f0, min(start+indexChunk, nf), r0, min(start+indexChunk, nr)); err != nil {
+			return nil, err
 		}
-		for _, x := range records {
-			n += len(x) + 1
+		if err := b.Validate(schema.Index, buf); err != nil {
+			return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
 		}
-		out := make([]byte, 0, n)
-		array := func(items [][]byte) {
-			out = append(out, '[')
-			for i, x := range items {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = append(out, x...)
-			}
-			out = append(out, ']')
+	}
+	empty, err := w.render(nil, 0, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	size := len(empty) + w.items + max(nf-1, 0) + max(nr-1, 0)
+	return w.render(make([]byte, 0, size), 0, nf, 0, nr)
+}
+
+// appendString appends s as an RFC 8785 JSON string: printable ASCII without '"' or '\' is
+// written as is; anything else goes through the canonical encoder.
+func appendString(b []byte, s string) []byte {
+	if jsonSafeASCII(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	return append(b, quote(s)...)
+}
+
+func appendNullable(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+// appendCanonical appends the RFC 8785 bytes of a filter object (members in byte order:
+// findings, status; finding members code, count).
+func (f filterJSON) appendCanonical(b []byte) []byte {
+	b = append(b, `{"findings":[`...)
+	for i, x := range f.Findings {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		// Members in RFC 8785 order.
-		for i, k := range []string{"collection_profile", "entity", "files", "filter", "filter_version", "gaps", "records", "schema_version", "source"} {
-			if i == 0 {
+		b = append(b, `{"code":`...)
+		b = appendString(b, x.Code)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, int64(x.Count), 10)
+		b = append(b, '}')
+	}
+	b = append(b, `],"status":`...)
+	b = appendString(b, string(f.Status))
+	return append(b, '}')
+}
+
+// appendCanonical appends the RFC 8785 bytes of a files[] item (members in byte order).
+func (f fileJSON) appendCanonical(b []byte) []byte {
+	b = append(b, `{"bytes":`...)
+	b = strconv.AppendInt(b, int64(f.Bytes), 10)
+	if f.Filter != nil {
+		b = append(b, `,"filter":`...)
+		b = f.Filter.appendCanonical(b)
+	}
+	b = append(b, `,"media_type":`...)
+	b = appendString(b, f.MediaType)
+	b = append(b, `,"path":`...)
+	b = appendString(b, f.Path)
+	b = append(b, `,"role":`...)
+	b = appendString(b, f.Role)
+	b = append(b, `,"sha256":`...)
+	b = appendString(b, f.SHA256)
+	return append(b, '}')
+}
+
+// appendCanonical appends the RFC 8785 bytes of an entity, comment or review records[] item.
+func (r recordJSON) appendCanonical(b []byte) []byte {
+	b = append(b, `{"author":`...)
+	b = appendNullable(b, r.Author)
+	b = append(b, `,"author_id":`...)
+	b = appendNullable(b, r.AuthorID)
+	if r.ContentPath != "" {
+		b = append(b, `,"content_path":`...)
+		b = appendString(b, r.ContentPath)
+	}
+	b = append(b, `,"created_at":`...)
+	b = appendString(b, r.CreatedAt)
+	b = append(b, `,"filter":`...)
+	b = r.Filter.appendCanonical(b)
+	b = append(b, `,"id":`...)
+	b = appendString(b, r.ID)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, r.Kind)
+	b = append(b, `,"record_key":`...)
+	b = appendString(b, r.RecordKey)
+	if r.UpdatedAt != "" {
+		b = append(b, `,"updated_at":`...)
+		b = appendString(b, r.UpdatedAt)
+	}
+	return append(b, '}')
+}
+
+// appendCanonical appends the RFC 8785 bytes of a check records[] item.
+func (r checkRecordJSON) appendCanonical(b []byte) []byte {
+	b = append(b, `{"created_at":`...)
+	b = appendString(b, r.CreatedAt)
+	b = append(b, `,"filter":`...)
+	b = r.Filter.appendCanonical(b)
+	b = append(b, `,"id":`...)
+	b = appendString(b, r.ID)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, r.Kind)
+	if r.LogPath != "" {
+		b = append(b, `,"log_path":`...)
+		b = appendString(b, r.LogPath)
+	}
+	if r.MetadataPath != "" {
+		b = append(b, `,"metadata_path":`...)
+		b = appendString(b, r.MetadataPath)
+	}
+	b = append(b, `,"record_key":`...)
+	b = appendString(b, r.RecordKey)
+	return append(b, '}')
+}
+
+// arrayMember is one array-valued top-level member of a JSON document, as the RFC 8785 bytes
+// of each item.
+type arrayMember struct {
+	key   string
+	items [][]byte
+}
+
+// arrayDocument assembles a JSON object whose members are all arrays (relations/reviews.json,
+// state/threads.json) from per-item canonical bytes, and validates it against the named schema
+// in chunks of indexChunk items per array, exactly as buildIndex does and for the same reason:
+// a document of 30k threads would otherwise be one JCS parse tree and one validator instance
+// tree of its whole size. The members must be given in RFC 8785 (byte) order, and the schema
+// must constrain the arrays only item by item (no uniqueItems, contains or size keywords on
+// them), so that the chunks together accept exactly what the whole accepts.
+func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte, error) {
+	render := func(out []byte, start, end int) []byte {
+		for m, mem := range members {
+			if m == 0 {
 				out = append(out, '{')
 			} else {
 				out = append(out, ',')
 			}
 			out = append(out, '"')
-			out = append(out, k...)
-			out = append(out, '"', ':')
-			switch k {
-			case "files":
-				array(files)
-			case "records":
-				array(records)
-			default:
-				out = append(out, scalars[k]...)
+			out = append(out, mem.key...)
+			out = append(out, '"', ':', '[')
+			for i := min(start, len(mem.items)); i < min(end, len(mem.items)); i++ {
+				if i > start {
+					out = append(out, ',')
+				}
+				out = append(out, mem.items[i]...)
 			}
+			out = append(out, ']')
+		}
+		if len(members) == 0 {
+			out = append(out, '{')
 		}
 		return append(out, '}')
 	}
-	for start := 0; start == 0 || start < len(files) || start < len(records); start += indexChunk {
-		chunk := func(items [][]byte) [][]byte {
-			if start >= len(items) {
-				return nil
-			}
-			return items[start:min(start+indexChunk, len(items))]
-		}
-		if err := b.Validate(schema.Index, render(chunk(files), chunk(records))); err != nil {
-			return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+	longest, size := 0, 2
+	for _, mem := range members {
+		longest = max(longest, len(mem.items))
+		size += len(mem.key) + 5 + max(len(mem.items)-1, 0)
+		for _, x := range mem.items {
+			size += len(x)
 		}
 	}
-	return render(files, records), nil
+	var buf []byte
+	for start := 0; start == 0 || start < longest; start += indexChunk {
+		buf = render(buf[:0], start, start+indexChunk)
+		if err := b.Validate(name, buf); err != nil {
+			return nil, err
+		}
+	}
+	return render(make([]byte, 0, size), 0, longest), nil
+}
+
+// canonItems returns the RFC 8785 bytes of each item.
+func canonItems[T any](items []T) ([][]byte, error) {
+	out := make([][]byte, len(items))
+	for i := range items {
+		b, err := canon.JSON(items[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
 }

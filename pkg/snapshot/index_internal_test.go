@@ -46,6 +46,9 @@ func TestIndexValidationFailureAbortsInAnyChunk(t *testing.T) {
 	if err != nil || string(whole) != string(out) {
 		t.Fatal("piecewise index bytes differ from RFC 8785 over the whole document")
 	}
+	if cap(out) != len(out) {
+		t.Errorf("index buffer %d bytes with capacity %d: the measured size is wrong", len(out), cap(out))
+	}
 	for _, at := range []int{0, indexChunk + 3, n - 1} {
 		bad := sampleIndex(n)
 		r := bad.Records[at].(recordJSON)
@@ -66,5 +69,93 @@ func TestIndexValidationFailureAbortsInAnyChunk(t *testing.T) {
 	empty.Files, empty.Records = []fileJSON{}, []any{}
 	if _, err := buildIndex(empty, b); err != nil {
 		t.Fatalf("empty arrays: %v", err)
+	}
+}
+
+// Canonical bytes: the direct encoders of index.json items produce exactly what RFC 8785 (JCS
+// over encoding/json) produces, for every field shape — escapes, control characters, non-ASCII,
+// invalid UTF-8, null and absent optional members, findings.
+func TestDirectIndexEncodersEqualJCS(t *testing.T) {
+	strs := []string{"", "alice", `q"uote`, `back\slash`, "tab\tnl\nctl\x01\x1f\x7f", "ünï\u2028\u2029😀", "bad\xffutf8", "<&>", "/slash"}
+	finds := [][]filter.Finding{{}, {{Code: "a.b", Count: 1}, {Code: "redact.github-token", Count: 1 << 40}}}
+	var items []any
+	for i, s := range strs {
+		str := s
+		f := filterJSON{Status: filter.StatusModified, Findings: finds[i%2]}
+		items = append(items,
+			fileJSON{Path: s, Role: s, MediaType: s, Bytes: i * 1000, SHA256: s},
+			fileJSON{Path: s, Role: "r", MediaType: "m", Bytes: 0, SHA256: "x", Filter: &f},
+			recordJSON{Kind: s, ID: s, RecordKey: s, AuthorID: &str, Author: &str, CreatedAt: s, Filter: f},
+			recordJSON{Kind: "k", ID: "i", RecordKey: "r", ContentPath: s, CreatedAt: "c", UpdatedAt: s, Filter: f},
+			recordJSON{Kind: "k", ID: "i", RecordKey: "r", ContentPath: "p", CreatedAt: "c", UpdatedAt: "u", Filter: f},
+			checkRecordJSON{Kind: s, ID: s, RecordKey: s, CreatedAt: s, Filter: f},
+			checkRecordJSON{Kind: "check", ID: "i", RecordKey: "r", MetadataPath: s + "m", LogPath: s + "l", CreatedAt: "c", Filter: f},
+		)
+	}
+	for i, it := range items {
+		want, err := canon.JSON(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		switch v := it.(type) {
+		case fileJSON:
+			got = v.appendCanonical(nil)
+		case recordJSON:
+			got = v.appendCanonical(nil)
+		case checkRecordJSON:
+			got = v.appendCanonical(nil)
+		}
+		if string(got) != string(want) {
+			t.Errorf("item %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// relations/reviews.json and state/threads.json are built item by item and validated in
+// chunks: the bytes equal RFC 8785 over the whole document, and an invalid row in any chunk
+// fails validation.
+func TestArrayDocumentsEqualJCSAndValidateEveryChunk(t *testing.T) {
+	b, err := schema.Project()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(n, bad int) threadsJSON {
+		var d threadsJSON
+		for i := 0; i < n; i++ {
+			st := threadStateJSON{ID: fmt.Sprintf("T_%d", i), ThreadKey: canon.SHA256Hex([]byte(fmt.Sprint(i))), Resolved: i%2 == 0, Outdated: i%3 == 0}
+			if st.Resolved {
+				st.ResolvedByActorID = nullable(nil)
+			}
+			if i == bad {
+				st.ThreadKey = "not-a-key"
+			}
+			d.Threads = append(d.Threads, st)
+		}
+		if d.Threads == nil {
+			d.Threads = []threadStateJSON{}
+		}
+		return d
+	}
+	for _, n := range []int{0, 1, indexChunk, indexChunk*2 + 5} {
+		d := mk(n, -1)
+		items, err := canonItems(d.Threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := arrayDocument(b, schema.Threads, []arrayMember{{"threads", items}})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		want, _ := canon.JSON(d)
+		if string(got) != string(want) || cap(got) != len(got) {
+			t.Fatalf("n=%d: chunked document differs from RFC 8785 over the whole (or is not exactly sized)", n)
+		}
+	}
+	for _, at := range []int{0, indexChunk + 1, indexChunk*2 + 4} {
+		items, _ := canonItems(mk(indexChunk*2+5, at).Threads)
+		if _, err := arrayDocument(b, schema.Threads, []arrayMember{{"threads", items}}); err == nil {
+			t.Errorf("invalid row %d accepted", at)
+		}
 	}
 }

@@ -521,18 +521,18 @@ func TestBoundsTruncateBodiesAndDisplayStrings(t *testing.T) {
 		if len(body) > 40 || !bytes.HasSuffix(body, []byte("\n")) || bytes.HasSuffix(body, []byte("\n\n")) || r.Filter.Status != "truncated" {
 			t.Errorf("%s: body %q (%d bytes), status %s", r.ID, body, len(body), r.Filter.Status)
 		}
-		if r.Author == nil || len(*r.Author) > 24 {
+		if r.Author == nil || len(*r.Author) > 40 {
 			t.Errorf("%s: author %v not bounded", r.ID, r.Author)
 		}
 	}
 	var e struct{ Title string }
 	fileJSON(t, tree, "entity/metadata.json", &e)
-	if len(e.Title) > 24 || e.Title == "" {
-		t.Errorf("title %q not bounded to 24 bytes", e.Title)
+	if len(e.Title) > 40 || e.Title == "" {
+		t.Errorf("title %q not bounded to 40 bytes", e.Title)
 	}
 	// An ID longer than max_metadata_string_bytes is invalid, never truncated.
 	a := clone(t, sc.acq)
-	a.Comments[0].ID = "IC_" + strings.Repeat("x", 30)
+	a.Comments[0].ID = "IC_" + strings.Repeat("x", 40)
 	if gapCount(index(t, assemble(t, a, sc.cfg)), "comments", "invalid_metadata") != 1 {
 		t.Error("over-long structural ID not invalid_metadata")
 	}

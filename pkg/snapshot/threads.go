@@ -6,6 +6,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
 
 func sideOK(s string) bool { return s == "" || s == "left" || s == "right" }
@@ -204,28 +205,38 @@ func (a *asm) orderViews() error {
 		a.addFile("views/reviews/"+rc.key+".order", "review_view", mediaText, orderBytes(lines), nil)
 	}
 
-	reviews := reviewsJSON{Reviews: a.reviewOrder, Threads: a.threadRels}
-	if reviews.Reviews == nil {
-		reviews.Reviews = []reviewRelJSON{}
+	// relations/reviews.json and state/threads.json grow with the conversation (one row per
+	// review and thread): they are serialised item by item and validated in chunks here, and
+	// finish() does not validate them again.
+	bundle, err := schema.Project()
+	if err != nil {
+		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	if reviews.Threads == nil {
-		reviews.Threads = []threadRelJSON{}
-	}
-	doc, err := canon.JSON(reviews)
+	revItems, err := canonItems(a.reviewOrder)
 	if err != nil {
 		return err
 	}
-	// Review paths are structural (checked, never rewritten): the document has no display text.
-	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
-
-	states := threadsJSON{Threads: a.threadStates}
-	if states.Threads == nil {
-		states.Threads = []threadStateJSON{}
-	}
-	if doc, err = canon.JSON(states); err != nil {
+	thrItems, err := canonItems(a.threadRels)
+	if err != nil {
 		return err
 	}
+	doc, err := arrayDocument(bundle, schema.Reviews, []arrayMember{{"reviews", revItems}, {"threads", thrItems}})
+	if err != nil {
+		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "relations/reviews.json does not validate against " + schema.Reviews, Err: err}
+	}
+	// Review paths are structural (checked, never rewritten): the document has no display text.
+	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
+	a.validated["relations/reviews.json"] = true
+
+	stItems, err := canonItems(a.threadStates)
+	if err != nil {
+		return err
+	}
+	if doc, err = arrayDocument(bundle, schema.Threads, []arrayMember{{"threads", stItems}}); err != nil {
+		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "state/threads.json does not validate against " + schema.Threads, Err: err}
+	}
 	a.addFile("state/threads.json", "thread_state", mediaJSON, doc, nil)
+	a.validated["state/threads.json"] = true
 
 	runs := runsJSON{Runs: a.runs}
 	if runs.Runs == nil {
