@@ -15,6 +15,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/test/acqcorpus"
 )
 
 // Trees the assembler (pkg/snapshot) builds from edited demo acquisitions. Each case exercises
@@ -385,5 +386,45 @@ func TestAssembledFixtureScenariosVerify(t *testing.T) {
 	}
 	if n < 5 {
 		t.Fatalf("only %d fixture scenarios found", n)
+	}
+}
+
+// corpusTree assembles and writes the synthetic busy pull request of test/acqcorpus with n
+// records (comments in review threads, reviews, checks with failed logs).
+func corpusTree(tb testing.TB, n int) (string, *snapshot.Tree) {
+	tb.Helper()
+	tree, err := snapshot.Assemble(context.Background(), acqcorpus.Make(n), snapshot.Config{Profile: acqcorpus.Profile(n), Category: snapshot.CategoryObservation, Filter: filter.New(nil)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(tb.TempDir(), "ctx")
+	if err := tree.WriteDir(dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir, tree
+}
+
+func TestAssembledCorpusVerifies(t *testing.T) {
+	dir, tree := corpusTree(t, 200)
+	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+	if err != nil || !rep.OK() {
+		t.Fatalf("%v %v", err, rep.Violations)
+	}
+	if rep.Records < 200 || rep.Threads == 0 {
+		t.Fatalf("records=%d threads=%d: the corpus did not produce a busy tree", rep.Records, rep.Threads)
+	}
+}
+
+func BenchmarkLoadCorpus(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			dir, tree := corpusTree(b, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, rep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256}); err != nil || !rep.OK() {
+					b.Fatal(err, rep.Violations)
+				}
+			}
+		})
 	}
 }
