@@ -92,6 +92,7 @@ sha256sum "$FORGECTX_CONTEXT_DIR/index.json" | cut -d' ' -f1 > "$out/index.sha"
 cp "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" "$out/agent-runs.json"
 printf '%s' "$FORGECTX_EVENT_EXCERPT" > "$out/excerpt.json"
 env > "$out/env"
+find "$FORGECTX_CONTEXT_DIR" -type f -exec cat {} + > "$out/all-files"
 stat -c '%a' "$FORGECTX_CONTEXT_DIR" "$FORGECTX_CONTEXT_DIR/index.json" "$FORGECTX_CONTEXT_DIR/history" > "$out/modes"
 if ( : >> "$FORGECTX_CONTEXT_DIR/index.json" ) 2>/dev/null || mkdir "$FORGECTX_CONTEXT_DIR/x" 2>/dev/null; then echo writable; else echo readonly; fi > "$out/ro"
 id -u > "$out/uid"
@@ -454,15 +455,21 @@ func (w *world) assertNoTrees() {
 func (w *world) assertLogHygiene() {
 	w.t.Helper()
 	for name, s := range map[string]string{"log": w.logBuf.String(), "job log": w.jobLog.String(), "summary": readFile(w.t, w.env["GITHUB_STEP_SUMMARY"])} {
-		for _, secret := range []string{token, w.env["ANTHROPIC_API_KEY"]} {
+		secrets := []string{token, w.env["ANTHROPIC_API_KEY"]}
+		for n := range forgeCredentials {
+			secrets = append(secrets, credentialValue(n))
+		}
+		for _, secret := range secrets {
 			if strings.Contains(s, secret) {
 				w.t.Errorf("%s contains a credential", name)
 			}
 		}
 	}
 	for _, c := range w.sc.Comments {
-		if strings.Contains(w.logBuf.String(), c.Body) {
-			w.t.Errorf("log contains a comment body")
+		for name, s := range map[string]string{"log": w.logBuf.String(), "summary": readFile(w.t, w.env["GITHUB_STEP_SUMMARY"])} {
+			if strings.Contains(s, c.Body) {
+				w.t.Errorf("%s contains a comment body", name)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,9 +8,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/status"
@@ -41,11 +43,11 @@ func TestHelperProcess(t *testing.T) {
 	w := &world{env: cfg.Env, jobLog: &syncBuffer{}, logBuf: &syncBuffer{}}
 	o := w.options()
 	o.HarnessPath = cfg.Harness
-	o.Stdout, o.Stderr = os.Stderr, os.Stderr
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	// As in cmd/forgectx: the structured log and the job log both go to stderr.
+	o.Stdout, o.Stderr, o.Log = os.Stderr, os.Stderr, zerolog.New(os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	res, err := run.Run(ctx, o)
 	stop()
-	os.Stderr.WriteString(w.logBuf.String())
 	switch {
 	case run.IsConfigError(err):
 		os.Exit(run.ExitConfig)
@@ -55,11 +57,24 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(res.ExitCode())
 }
 
-// SIGTERM mid-agent (a cancelled GitHub Actions job): the agent's process group receives
-// SIGTERM, the status comment becomes ⚠️ cancelled, a cancelled receipt is posted, every tree
-// is removed and forgectx exits 1.
+// distinctiveBody is planted in an admitted comment: the agent sees it, no log line may.
+const distinctiveBody = "zebra-quartz-7731 distinctive comment text"
+
+// SIGTERM or SIGINT mid-agent (a cancelled GitHub Actions job; the runner sends SIGINT first,
+// then SIGTERM): the agent's process group receives SIGTERM, the status comment becomes
+// ⚠️ cancelled, a cancelled receipt is posted, every tree is removed and forgectx exits 1. All
+// of forgectx's stderr (structured log and job log) is then searched for the forge token,
+// the planted forge credentials, the registered secret and a distinctive comment body: none
+// may appear.
 func TestRunSIGTERMMidAgent(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { testSignalMidAgent(t, sig) })
+	}
+}
+
+func testSignalMidAgent(t *testing.T, sig syscall.Signal) {
 	w := newWorld(t, worldOpts{agentMode: "sleep"})
+	w.sc.Comments[0].Body = w.sc.Comments[0].Body + " " + distinctiveBody
 	want := w.expectedIndex()
 	w.expectStartCreate()
 	w.expectAcquisition()
@@ -70,7 +85,7 @@ func TestRunSIGTERMMidAgent(t *testing.T) {
 	must(t, os.WriteFile(cfgPath, b, 0o600))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), "FORGECTX_E2E_HELPER=1", "FORGECTX_E2E_HELPER_CONFIG="+cfgPath)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	must(t, cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)
@@ -82,8 +97,12 @@ func TestRunSIGTERMMidAgent(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The agent saw the planted comment (so the log check below is not vacuous).
+	if !strings.Contains(readFile(t, filepath.Join(w.out, "all-files")), distinctiveBody) {
+		t.Fatal("test premise: the agent's snapshot lacks the planted comment body")
+	}
 	// Only forgectx gets the signal, as from the runner; it must pass it on to the agent.
-	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	must(t, cmd.Process.Signal(sig))
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != run.ExitFailed {
@@ -96,4 +115,18 @@ func TestRunSIGTERMMidAgent(t *testing.T) {
 		t.Error("the agent ran to completion despite the cancellation")
 	}
 	w.assertNoTrees()
+
+	all := stderr.String()
+	if !strings.Contains(all, `"phase":"cleanup"`) || !strings.Contains(all, `"status":"cancelled"`) {
+		t.Fatalf("stderr lacks the structured log of the run:\n%s", all)
+	}
+	planted := map[string]string{"forge token": token, "registered secret": w.env["ANTHROPIC_API_KEY"], "comment body": distinctiveBody}
+	for name := range forgeCredentials {
+		planted[name] = credentialValue(name)
+	}
+	for what, s := range planted {
+		if strings.Contains(all, s) {
+			t.Errorf("forgectx's stderr contains the %s", what)
+		}
+	}
 }
