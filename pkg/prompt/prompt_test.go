@@ -349,3 +349,52 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// Every view the tree has renders, and its record blocks are exactly the order file's lines,
+// in order, each once; the trailing blocks are the same for every view.
+func TestEveryViewRendersItsOrderFile(t *testing.T) {
+	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
+		snap := load(t, name)
+		views := []string{ViewTimeline, ViewUnresolvedReview}
+		for _, p := range snap.Paths() {
+			if k, ok := strings.CutPrefix(p, "threads/"); ok {
+				views = append(views, "threads/"+strings.TrimSuffix(k, ".order"))
+			}
+			if k, ok := strings.CutPrefix(p, "views/reviews/"); ok {
+				views = append(views, "reviews/"+strings.TrimSuffix(k, ".order"))
+			}
+		}
+		if len(views) < 6 {
+			t.Fatalf("%s: only %d views", name, len(views))
+		}
+		var tail []string
+		for _, v := range views {
+			blocks, err := Render(snap, Options{View: v})
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, v, err)
+			}
+			op, _ := ViewPath(v)
+			order, _ := snap.File(op)
+			var want []string
+			if len(order) > 0 {
+				want = strings.Split(strings.TrimSuffix(string(order), "\n"), "\n")
+			}
+			var got, rest []string
+			for _, b := range blocks {
+				if b.Kind == KindRecord {
+					got = append(got, b.Path)
+				} else {
+					rest = append(rest, b.Path)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s %s: record blocks %v, order file %v", name, v, got, want)
+			}
+			if tail == nil {
+				tail = rest
+			} else if strings.Join(rest, " ") != strings.Join(tail, " ") {
+				t.Errorf("%s %s: trailing blocks %v differ from %v", name, v, rest, tail)
+			}
+		}
+	}
+}
