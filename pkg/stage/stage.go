@@ -55,7 +55,9 @@ type Source interface {
 // Options place the staging directories.
 type Options struct {
 	// Base is the directory the host tree and the sandbox copy are created in; default
-	// os.TempDir(). It must be searchable by the agent user (the sandbox copy lives in it).
+	// os.TempDir(). It must be searchable by the agent user (the sandbox copy lives in it) and
+	// should not be writable by it: in ownership mode a copy under an agent-writable Base is
+	// placed in os.TempDir() instead.
 	Base string
 	// StateDir is the host-private state root (0700, owned by this user); default
 	// <os.TempDir()>/forgectx-stage-<euid>.
@@ -146,7 +148,9 @@ type Stage struct {
 	ID string
 	// HostDir is the host tree the pre-script may read (0700/0600).
 	HostDir string
-	// SandboxDir is where Seal puts the agent-facing copy.
+	// SandboxDir is where Seal puts the agent-facing copy. In ownership mode Seal moves it to
+	// the temporary directory when the agent could replace it under Base (see placeSandbox);
+	// hand the agent Sealed.Dir, which is always the final path.
 	SandboxDir string
 	// IndexSHA256 is the retained root index digest.
 	IndexSHA256 string
