@@ -26,18 +26,39 @@ func FuzzAssemble(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	cfgs := map[string]snapshot.Config{
-		acquisition.KindChangeProposal: loadScenario(f, "rejected-records").cfg,
-		acquisition.KindWorkItem:       loadScenario(f, "work-item").cfg,
+	// Every hostile case is a seed too, so the seed run (plain `go test`) already proves the
+	// property for each of them.
+	base := loadScenario(f, "change-proposal").acq
+	for _, hc := range hostileCases {
+		a := clone(f, base)
+		hc.mutate(a)
+		var buf bytes.Buffer
+		if err := acquisition.Write(&buf, a); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	// The configuration of the scenario with the same forge and entity kind (its bot
+	// registry names that forge's bots), else any of the same kind.
+	cfgs := map[string]snapshot.Config{}
+	for _, name := range scenarios {
+		sc := loadScenario(f, name)
+		for _, k := range []string{sc.acq.Source.Forge + "/" + sc.acq.Entity.Kind, sc.acq.Entity.Kind} {
+			if _, ok := cfgs[k]; !ok {
+				cfgs[k] = sc.cfg
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		acq, err := acquisition.Read(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		cfg, ok := cfgs[acq.Entity.Kind]
+		cfg, ok := cfgs[acq.Source.Forge+"/"+acq.Entity.Kind]
 		if !ok {
-			cfg = cfgs[acquisition.KindChangeProposal] // an unknown kind must abort
+			if cfg, ok = cfgs[acq.Entity.Kind]; !ok {
+				cfg = cfgs[acquisition.KindChangeProposal] // an unknown kind must abort
+			}
 		}
 		cfg.Filter = filter.New(nil)
 		tree, err := snapshot.Assemble(context.Background(), acq, cfg)
