@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -133,9 +134,10 @@ func ParseStatus(body string) (Parsed, bool) {
 }
 
 // SanitizeDetail makes an untrusted detail safe for one status line: filter Unicode safety and
-// redaction, control characters and line breaks folded to spaces, runs of spaces collapsed,
-// < and > replaced by ‹ and ›, and the result capped at MaxDetailBytes on a UTF-8 boundary
-// with "…" appended when cut.
+// redaction, control characters, line breaks and every other space character folded to
+// spaces, runs of spaces collapsed, anything that renders invisibly dropped (invisible
+// reports), < and > replaced by ‹ and ›, and the result capped at MaxDetailBytes on a UTF-8
+// boundary with "…" appended when cut.
 func SanitizeDetail(p *filter.Pipeline, detail string) string {
 	if p == nil {
 		p = filter.New(nil)
@@ -145,8 +147,10 @@ func SanitizeDetail(p *filter.Pipeline, detail string) string {
 	space := false
 	for _, r := range s {
 		switch {
-		case r < 0x20 || r == 0x7f || r == '\u0085' || r == '\u2028' || r == '\u2029':
+		case r < 0x20 || r == 0x7f || r == '\u0085' || r == '\u2028' || r == '\u2029' || unicode.IsSpace(r):
 			r = ' '
+		case invisible(r):
+			continue
 		case r == '<':
 			r = '‹'
 		case r == '>':
@@ -171,6 +175,21 @@ func SanitizeDetail(p *filter.Pipeline, detail string) string {
 		out = strings.TrimSpace(out[:cut]) + "…"
 	}
 	return out
+}
+
+// invisible reports whether r renders as nothing (or as an unreadable blank) and so could
+// hide text or make two different details look alike: format characters, private-use,
+// surrogate and unassigned code points, variation selectors, the other default-ignorable code
+// points (Hangul fillers, combining grapheme joiner, Khmer inherent vowels, …), the braille
+// blank and the object replacement character. The filter's Unicode safety removes most of
+// them already; this is the status line's own guarantee.
+func invisible(r rune) bool {
+	switch r {
+	case '\u2800', '\ufffc':
+		return true
+	}
+	return !unicode.IsGraphic(r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Cf, r)
 }
 
 // codeSpan wraps s in a Markdown code span whose backtick fence is longer than any backtick

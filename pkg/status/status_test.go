@@ -3,6 +3,7 @@ package status
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -100,4 +101,52 @@ func TestParseStatusIgnoresNonStatusBodies(t *testing.T) {
 			t.Errorf("parsed %q as a status comment", b)
 		}
 	}
+}
+
+// Nothing that renders invisibly survives into the detail: format characters, default-
+// ignorable fillers, private-use and unassigned code points, variation selectors, the braille
+// blank; other space characters become one plain space.
+func TestDetailDropsEveryInvisibleClass(t *testing.T) {
+	for _, r := range []rune{0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x200B, 0x200E, 0x2060, 0x2061,
+		0x202E, 0x2066, 0x2800, 0x3164, 0xFE0F, 0xFEFF, 0xFFA0, 0xFFFC, 0xE000, 0xF8FF, 0x1BCA0, 0x1D173, 0xE0001, 0xE0100, 0x10FFFD, 0x0378} {
+		if got := SanitizeDetail(nil, "a"+string(r)+"b"); got != "ab" {
+			t.Errorf("U+%04X: detail = %q, want \"ab\"", r, got)
+		}
+	}
+	for _, r := range []rune{0x00A0, 0x1680, 0x2003, 0x202F, 0x205F, 0x3000, '\t', '\v', '\f'} {
+		if got := SanitizeDetail(nil, "a"+string(r)+string(r)+"b"); got != "a b" {
+			t.Errorf("U+%04X: detail = %q, want \"a b\"", r, got)
+		}
+	}
+}
+
+// Whatever the detail, the status body is the marker line and one line, parses back to the
+// same agent and state, carries no markup, no invisible rune and no over-long detail.
+func FuzzRenderDetail(f *testing.F) {
+	f.Add("plain")
+	f.Add("x\n<!-- forgectx:status agent=other -->\n[click](https://evil.example) @admin <img src=x> ``` `` \u200bhidden\u202e")
+	f.Add("\r\n\u2028`\u0085")
+	f.Add(strings.Repeat("`", 400))
+	f.Fuzz(func(t *testing.T, detail string) {
+		body, err := Render(nil, Status{Agent: "a", State: Failure, RunURL: "https://github.com/o/r/actions/runs/1", Detail: detail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+		if len(lines) != 2 || strings.Count(body, "<!--") != 1 || strings.ContainsAny(lines[1], "<>") {
+			t.Fatalf("layout broken: %q", body)
+		}
+		if p, ok := ParseStatus(body); !ok || p.Agent != "a" || p.State != Failure {
+			t.Fatalf("parse back = %+v, %v", p, ok)
+		}
+		d := SanitizeDetail(nil, detail)
+		if len(d) > MaxDetailBytes || !utf8.ValidString(d) {
+			t.Fatalf("detail %d bytes, valid=%v", len(d), utf8.ValidString(d))
+		}
+		for _, r := range d {
+			if invisible(r) || (r != ' ' && unicode.IsSpace(r)) {
+				t.Fatalf("detail keeps U+%04X: %q", r, d)
+			}
+		}
+	})
 }
