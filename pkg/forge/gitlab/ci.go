@@ -1,8 +1,12 @@
 package gitlab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -18,25 +22,72 @@ type CIEnv struct {
 	Kind      string // change_proposal, or "" when no merge request is in scope
 	ServerURL string // CI_SERVER_URL
 	JobURL    string // CI_JOB_URL
-	CommitSHA string // the revision the job checked out
+	// CommitSHA is the revision the job checked out (CI_COMMIT_SHA; in a merged-results
+	// pipeline that is the merge commit GitLab built, which is what the job ran on).
+	CommitSHA string
+	// MergeRequestHeadSHA is the merge request's source-branch head in merged-results and
+	// merge-train pipelines (CI_MERGE_REQUEST_SOURCE_BRANCH_SHA); empty otherwise.
+	MergeRequestHeadSHA string
+	// Trigger is the webhook event kind (issue, merge_request, note) when the entity came from
+	// a webhook-triggered pipeline's TRIGGER_PAYLOAD; empty otherwise.
+	Trigger string
 	// TokenEnv names the variable to read the token from: GITLAB_TOKEN when it is set (an
 	// access token the user configured), else CI_JOB_TOKEN when present; never the value.
 	TokenEnv string
 }
 
-// CIDefaults derives the defaults from GitLab CI variables. It is pure: getenv is the only
-// input. Rules:
-//   - API URL: CI_API_V4_URL, else CI_SERVER_URL + "/api/v4";
+// CIDefaults derives the defaults from GitLab CI variables. getenv is its input, plus the
+// file TRIGGER_PAYLOAD names in a webhook-triggered pipeline (read bounded, see
+// CIDefaultsWith). Rules:
+//   - API URL: CI_API_V4_URL, else CI_SERVER_URL + "/api/v4" (a sub-path install keeps its
+//     path: https://example.com/gitlab/api/v4);
 //   - project: in a merge-request pipeline CI_MERGE_REQUEST_PROJECT_ID (the MR's target
 //     project, which differs from CI_PROJECT_ID for fork pipelines), else CI_PROJECT_ID, else
 //     CI_PROJECT_PATH; numeric ids are preferred because they survive renames;
-//   - number: CI_MERGE_REQUEST_IID (kind change_proposal);
-//   - commit: CI_MERGE_REQUEST_SOURCE_BRANCH_SHA when set (merged-results pipelines check out
-//     a merge commit), else CI_COMMIT_SHA.
+//   - number: CI_MERGE_REQUEST_IID (kind change_proposal); without it, a pipeline triggered by
+//     a webhook (TRIGGER_PAYLOAD) names the entity of an issue, merge request or note event
+//     and its project (the webhook's project may differ from the pipeline's);
+//   - commit: CI_COMMIT_SHA, the revision the job checked out; MergeRequestHeadSHA carries
+//     CI_MERGE_REQUEST_SOURCE_BRANCH_SHA.
 //
 // It fails when GITLAB_CI is not "true" or when a present value is malformed, naming the
 // variable.
 func CIDefaults(getenv func(string) string) (CIEnv, error) {
+	return CIDefaultsWith(getenv, readTriggerPayload)
+}
+
+// maxTriggerPayload bounds the webhook payload read from TRIGGER_PAYLOAD.
+const maxTriggerPayload = 4 << 20
+
+// readTriggerPayload reads the TRIGGER_PAYLOAD file: a regular file, at most
+// maxTriggerPayload bytes.
+func readTriggerPayload(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTriggerPayload+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxTriggerPayload {
+		return nil, fmt.Errorf("larger than %d bytes", maxTriggerPayload)
+	}
+	return b, nil
+}
+
+// CIDefaultsWith is CIDefaults with the TRIGGER_PAYLOAD file reader supplied (tests pass the
+// payload bytes). GitLab defines TRIGGER_PAYLOAD as a file variable, so its value is a path;
+// a value starting with "{" is taken as the JSON itself.
+func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, error)) (CIEnv, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	if get("GITLAB_CI") != "true" {
 		return CIEnv{}, errors.New("gitlab ci: GITLAB_CI is not \"true\": not running in a GitLab CI job")
@@ -78,13 +129,36 @@ func CIDefaults(getenv func(string) string) (CIEnv, error) {
 	if e.Ref.Repo == "" {
 		return CIEnv{}, errors.New("gitlab ci: CI_PROJECT_ID and CI_PROJECT_PATH: both unset")
 	}
-	e.JobURL = get("CI_JOB_URL")
-	e.CommitSHA = get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA")
-	if e.CommitSHA == "" {
-		e.CommitSHA = get("CI_COMMIT_SHA")
+	if iid == "" {
+		if tp := getenv("TRIGGER_PAYLOAD"); strings.TrimSpace(tp) != "" {
+			raw := []byte(tp)
+			if !strings.HasPrefix(strings.TrimSpace(tp), "{") {
+				b, err := readFile(tp)
+				if err != nil {
+					return CIEnv{}, fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: unreadable: %w", err)
+				}
+				raw = b
+			}
+			ev, err := triggerEntity(raw)
+			if err != nil {
+				return CIEnv{}, fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: %w", err)
+			}
+			if ev.kind != "" {
+				e.Ref.Number, e.Kind, e.Trigger = ev.iid, ev.kind, ev.event
+				e.Ref.Repo = strconv.FormatInt(ev.project, 10)
+			}
+		}
 	}
+	e.JobURL = get("CI_JOB_URL")
+	e.CommitSHA = get("CI_COMMIT_SHA")
 	if e.CommitSHA != "" && !validSHA(e.CommitSHA) {
-		return CIEnv{}, fmt.Errorf("gitlab ci: commit sha %q: must be a lowercase Git object id", e.CommitSHA)
+		return CIEnv{}, fmt.Errorf("gitlab ci: CI_COMMIT_SHA %q: must be a lowercase Git object id", e.CommitSHA)
+	}
+	if iid != "" {
+		e.MergeRequestHeadSHA = get("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA")
+		if e.MergeRequestHeadSHA != "" && !validSHA(e.MergeRequestHeadSHA) {
+			return CIEnv{}, fmt.Errorf("gitlab ci: CI_MERGE_REQUEST_SOURCE_BRANCH_SHA %q: must be a lowercase Git object id", e.MergeRequestHeadSHA)
+		}
 	}
 	switch {
 	case getenv("GITLAB_TOKEN") != "":
@@ -100,4 +174,101 @@ func projectVars(mr bool) []string {
 		return []string{"CI_MERGE_REQUEST_PROJECT_ID", "CI_PROJECT_ID", "CI_PROJECT_PATH"}
 	}
 	return []string{"CI_PROJECT_ID", "CI_PROJECT_PATH"}
+}
+
+// triggered is the entity a webhook payload names.
+type triggered struct {
+	event   string // issue, merge_request or note
+	kind    string // work_item, change_proposal, or "" when the event names no entity
+	iid     int
+	project int64
+}
+
+// triggerEntity reads the entity of a GitLab webhook payload (untrusted JSON): an issue or
+// work item event (object_attributes.iid in object_attributes.project_id), a merge request
+// event (object_attributes.iid in object_attributes.target_project_id), or a note event on an
+// issue or merge request (issue.iid / merge_request.iid in its project). Other events (push,
+// pipeline, …) name no entity and give a zero result. A named entity with a missing or
+// non-positive iid or project id is an error naming the field.
+func triggerEntity(raw []byte) (triggered, error) {
+	var p struct {
+		ObjectKind string `json:"object_kind"`
+		ProjectID  int64  `json:"project_id"`
+		Project    *struct {
+			ID int64 `json:"id"`
+		} `json:"project"`
+		Attrs *struct {
+			IID             int64  `json:"iid"`
+			ProjectID       int64  `json:"project_id"`
+			TargetProjectID int64  `json:"target_project_id"`
+			NoteableType    string `json:"noteable_type"`
+		} `json:"object_attributes"`
+		Issue *struct {
+			IID       int64 `json:"iid"`
+			ProjectID int64 `json:"project_id"`
+		} `json:"issue"`
+		MergeRequest *struct {
+			IID             int64 `json:"iid"`
+			TargetProjectID int64 `json:"target_project_id"`
+		} `json:"merge_request"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return triggered{}, fmt.Errorf("not a GitLab webhook payload: %w", err)
+	}
+	project := p.ProjectID
+	if p.Project != nil && p.Project.ID > 0 {
+		project = p.Project.ID
+	}
+	var t triggered
+	switch p.ObjectKind {
+	case "issue", "work_item":
+		if p.Attrs == nil {
+			return t, fmt.Errorf("%s event: object_attributes: missing", p.ObjectKind)
+		}
+		if p.Attrs.ProjectID > 0 {
+			project = p.Attrs.ProjectID
+		}
+		t = triggered{event: p.ObjectKind, kind: acquisition.KindWorkItem, iid: int(p.Attrs.IID), project: project}
+		if p.Attrs.IID < 1 || p.Attrs.IID > math.MaxInt32 {
+			return triggered{}, fmt.Errorf("%s event: object_attributes.iid %d: must be a positive integer", p.ObjectKind, p.Attrs.IID)
+		}
+	case "merge_request":
+		if p.Attrs == nil {
+			return t, errors.New("merge_request event: object_attributes: missing")
+		}
+		if p.Attrs.TargetProjectID > 0 {
+			project = p.Attrs.TargetProjectID
+		}
+		t = triggered{event: "merge_request", kind: acquisition.KindChangeProposal, iid: int(p.Attrs.IID), project: project}
+		if p.Attrs.IID < 1 || p.Attrs.IID > math.MaxInt32 {
+			return triggered{}, fmt.Errorf("merge_request event: object_attributes.iid %d: must be a positive integer", p.Attrs.IID)
+		}
+	case "note":
+		switch {
+		case p.Attrs != nil && p.Attrs.NoteableType == "Issue" && p.Issue != nil:
+			if p.Issue.ProjectID > 0 {
+				project = p.Issue.ProjectID
+			}
+			t = triggered{event: "note", kind: acquisition.KindWorkItem, iid: int(p.Issue.IID), project: project}
+			if p.Issue.IID < 1 || p.Issue.IID > math.MaxInt32 {
+				return triggered{}, fmt.Errorf("note event: issue.iid %d: must be a positive integer", p.Issue.IID)
+			}
+		case p.Attrs != nil && p.Attrs.NoteableType == "MergeRequest" && p.MergeRequest != nil:
+			if p.MergeRequest.TargetProjectID > 0 {
+				project = p.MergeRequest.TargetProjectID
+			}
+			t = triggered{event: "note", kind: acquisition.KindChangeProposal, iid: int(p.MergeRequest.IID), project: project}
+			if p.MergeRequest.IID < 1 || p.MergeRequest.IID > math.MaxInt32 {
+				return triggered{}, fmt.Errorf("note event: merge_request.iid %d: must be a positive integer", p.MergeRequest.IID)
+			}
+		default:
+			return triggered{}, nil // a note on a commit or snippet: no entity
+		}
+	default:
+		return triggered{}, nil
+	}
+	if t.project < 1 {
+		return triggered{}, fmt.Errorf("%s event: project id: missing or not a positive integer", t.event)
+	}
+	return t, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,9 +161,16 @@ func TestGitLabCIDefaults(t *testing.T) {
 		{"fork pipeline addresses the target project", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_PROJECT_ID", "40"), CIEnv{
 			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "40", Number: 7},
 			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
-		{"merged-results pipeline uses the source branch sha", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", other, "GITLAB_TOKEN", "glpat-x"), CIEnv{
+		{"merged-results pipeline: the checked-out merge commit is CI_COMMIT_SHA, the MR head is kept apart", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", other, "GITLAB_TOKEN", "glpat-x"), CIEnv{
 			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42", Number: 7},
-			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: other, TokenEnv: "GITLAB_TOKEN"}, ""},
+			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, MergeRequestHeadSHA: other, TokenEnv: "GITLAB_TOKEN"}, ""},
+		{"detached MR pipeline: CI_MERGE_REQUEST_SOURCE_BRANCH_SHA is set but empty", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", "", "CI_MERGE_REQUEST_EVENT_TYPE", "detached", "CI_PIPELINE_SOURCE", "merge_request_event"), CIEnv{
+			Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42", Number: 7},
+			Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"sub-path install: CI_SERVER_URL carries the relative root", with("CI_API_V4_URL", "", "CI_SERVER_URL", "https://example.com/gitlab"), CIEnv{
+			Ref:       forge.Ref{Forge: "gitlab", APIURL: "https://example.com/gitlab/api/v4", Repo: "42"},
+			ServerURL: "https://example.com/gitlab", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
+		{"bad merge-request head", with("CI_MERGE_REQUEST_IID", "7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", "HEAD"), CIEnv{}, "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"},
 		{"branch pipeline has no entity", with("CI_API_V4_URL", ""), CIEnv{
 			Ref:       forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/api/v4", Repo: "42"},
 			ServerURL: "https://gitlab.example.com:8443", JobURL: base["CI_JOB_URL"], CommitSHA: headSHA, TokenEnv: "CI_JOB_TOKEN"}, ""},
@@ -173,7 +182,7 @@ func TestGitLabCIDefaults(t *testing.T) {
 		{"bad iid", with("CI_MERGE_REQUEST_IID", "07"), CIEnv{}, "CI_MERGE_REQUEST_IID"},
 		{"bad project id", with("CI_PROJECT_ID", "4x2"), CIEnv{}, "CI_PROJECT_ID"},
 		{"no project", with("CI_PROJECT_ID", "", "CI_PROJECT_PATH", ""), CIEnv{}, "CI_PROJECT_PATH"},
-		{"bad sha", with("CI_COMMIT_SHA", "HEAD"), CIEnv{}, "commit sha"},
+		{"bad sha", with("CI_COMMIT_SHA", "HEAD"), CIEnv{}, "CI_COMMIT_SHA"},
 		{"bad api url", with("CI_API_V4_URL", "gitlab.example.com"), CIEnv{}, "api url"},
 	} {
 		got, err := CIDefaults(tc.env)
@@ -201,6 +210,105 @@ func FuzzCIDefaults(f *testing.F) {
 		}
 		if e.Ref.Repo == "" || (iid != "" && e.Ref.Number < 1) || (e.CommitSHA != "" && !validSHA(e.CommitSHA)) {
 			t.Fatalf("accepted malformed defaults %+v", e)
+		}
+	})
+}
+
+// TestGitLabCIDefaultsFromTriggerPayload: a pipeline triggered by a webhook (GitLab's
+// TRIGGER_PAYLOAD file variable) names the issue or merge request of an issue, merge request or
+// note event, in the project the event came from; other events name none; a payload that is
+// not a webhook, or names an entity without an iid, is an error naming TRIGGER_PAYLOAD.
+func TestGitLabCIDefaultsFromTriggerPayload(t *testing.T) {
+	dir := t.TempDir()
+	env := func(payload string) func(string) string {
+		m := map[string]string{
+			"GITLAB_CI": "true", "CI_API_V4_URL": "https://gitlab.example.com/api/v4", "CI_PROJECT_ID": "99",
+			"CI_PIPELINE_SOURCE": "trigger", "CI_COMMIT_SHA": headSHA, "TRIGGER_PAYLOAD": payload,
+		}
+		return func(k string) string { return m[k] }
+	}
+	read := func(path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		return b, err
+	}
+	for _, tc := range []struct {
+		file, event, kind, repo string
+		number                  int
+		err                     string
+	}{
+		{"issue.json", "issue", "work_item", "14", 23, ""},
+		{"merge_request.json", "merge_request", "change_proposal", "14", 1, ""},
+		{"note_merge_request.json", "note", "change_proposal", "5", 1, ""},
+		{"note_issue.json", "note", "work_item", "5", 17, ""},
+		{"push.json", "", "", "99", 0, ""},
+	} {
+		path := filepath.Join(fixtureDir(t), "webhooks", tc.file)
+		got, err := CIDefaultsWith(env(path), read)
+		if err != nil || got.Trigger != tc.event || got.Kind != tc.kind || got.Ref.Repo != tc.repo || got.Ref.Number != tc.number || got.CommitSHA != headSHA {
+			t.Errorf("%s: %+v %v", tc.file, got, err)
+		}
+	}
+	// The production reader reads the file variable too.
+	if got, err := CIDefaults(env(filepath.Join(fixtureDir(t), "webhooks", "issue.json"))); err != nil || got.Ref.Number != 23 {
+		t.Errorf("CIDefaults with a payload file: %+v %v", got, err)
+	}
+	// An MR pipeline's own variables win over a payload.
+	mr := func(k string) string {
+		if k == "CI_MERGE_REQUEST_IID" {
+			return "7"
+		}
+		return env(filepath.Join(fixtureDir(t), "webhooks", "issue.json"))(k)
+	}
+	if got, err := CIDefaultsWith(mr, read); err != nil || got.Ref.Number != 7 || got.Ref.Repo != "99" || got.Trigger != "" {
+		t.Errorf("MR variables and a payload: %+v %v", got, err)
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, payload := range map[string]string{
+		"not json":              write("a", "object_kind=issue"),
+		"iid missing":           write("b", `{"object_kind":"issue","project":{"id":1},"object_attributes":{"id":3}}`),
+		"iid a string":          write("c", `{"object_kind":"merge_request","project":{"id":1},"object_attributes":{"iid":"1"}}`),
+		"iid negative":          write("d", `{"object_kind":"merge_request","project":{"id":1},"object_attributes":{"iid":-1,"target_project_id":1}}`),
+		"no project":            write("e", `{"object_kind":"issue","object_attributes":{"iid":3}}`),
+		"attributes missing":    write("f", `{"object_kind":"merge_request","project":{"id":1}}`),
+		"missing file":          filepath.Join(dir, "nope"),
+		"a directory":           dir,
+		"deeply nested":         write("g", strings.Repeat("[", 100000)),
+		"inline but broken":     `{"object_kind":`,
+		"iid beyond int32":      write("h", `{"object_kind":"issue","project":{"id":1},"object_attributes":{"iid":4294967296}}`),
+		"huge number":           write("i", `{"object_kind":"issue","project":{"id":1},"object_attributes":{"iid":1e400}}`),
+		"note on an issue, bad": write("j", `{"object_kind":"note","project":{"id":1},"object_attributes":{"noteable_type":"Issue"},"issue":{"iid":0}}`),
+	} {
+		_, err := CIDefaults(env(payload))
+		if err == nil || !strings.Contains(err.Error(), "TRIGGER_PAYLOAD") {
+			t.Errorf("%s: err = %v, want a TRIGGER_PAYLOAD error", name, err)
+		}
+	}
+	// Inline JSON (a non-file variable) is accepted.
+	if got, err := CIDefaults(env(`{"object_kind":"issue","project":{"id":3},"object_attributes":{"iid":4}}`)); err != nil || got.Ref.Number != 4 || got.Ref.Repo != "3" {
+		t.Errorf("inline payload: %+v %v", got, err)
+	}
+}
+
+// FuzzTriggerPayload: an arbitrary webhook payload never panics, and a named entity always
+// has a positive iid and project.
+func FuzzTriggerPayload(f *testing.F) {
+	for _, name := range []string{"issue.json", "merge_request.json", "note_merge_request.json", "note_issue.json", "push.json"} {
+		f.Add(fixture(f, filepath.Join("webhooks", name)))
+	}
+	f.Add([]byte(`{"object_kind":"note","object_attributes":{"noteable_type":"MergeRequest"},"merge_request":null}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ev, err := triggerEntity(raw)
+		if err != nil || ev.kind == "" {
+			return
+		}
+		if ev.iid < 1 || ev.project < 1 {
+			t.Fatalf("accepted %+v", ev)
 		}
 	})
 }
