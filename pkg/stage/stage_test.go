@@ -43,6 +43,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperAttemptWrites())
 	case "seal-unprivileged":
 		os.Exit(helperSealUnprivileged())
+	case "cleanup-locked":
+		os.Exit(helperCleanupLocked())
 	}
 	os.Exit(3)
 }
@@ -180,6 +182,49 @@ func helperSealUnprivileged() int {
 	default:
 		fmt.Println("other", err)
 	}
+	return 0
+}
+
+// helperCleanupLocked runs as an unprivileged user: it stages a tree, then acts as a pre-script
+// that locks directories (mode 0, 0500) and plants a symlink to a directory outside, and
+// cleans up. Owner permission bits bind a non-root user, so this proves makeRemovable.
+func helperCleanupLocked() int {
+	ctx := context.Background()
+	snap, err := helperSource(ctx)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	st, err := stage.Create(ctx, helperOpts(), snap, snap.IndexSHA256)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	os.Symlink(os.Getenv("STAGE_OUTSIDE"), filepath.Join(st.HostDir, "records", "escape"))
+	for _, l := range []struct {
+		p string
+		m os.FileMode
+	}{{"threads", 0}, {"records", 0o500}, {"views/reviews", 0}, {".", 0}} { // the root last
+		if err := os.Chmod(filepath.Join(st.HostDir, l.p), l.m); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+	}
+	if err := os.WriteFile(filepath.Join(st.HostDir, "records", "probe"), nil, 0o600); err == nil {
+		fmt.Println("not-locked")
+		return 1
+	}
+	if err := st.Cleanup(); err != nil {
+		fmt.Println("cleanup-error", err)
+		return 1
+	}
+	for _, p := range []string{st.HostDir, st.SandboxDir, st.StateDirOf()} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			fmt.Println("left", p)
+			return 1
+		}
+	}
+	fmt.Println("gone")
 	return 0
 }
 
@@ -728,6 +773,29 @@ func TestCleanupIsIdempotentAndNeverFollowsLinks(t *testing.T) {
 		t.Fatalf("second cleanup: %v", err)
 	}
 	gone(t, st.HostDir, st.SandboxDir, st.StateDirOf())
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("cleanup followed a symlink out of the tree: %v", err)
+	}
+}
+
+// The same as an unprivileged runner, where locked directories really bind the owner.
+func TestCleanupAsUnprivilegedRunnerEmptiesLockedDirectories(t *testing.T) {
+	requireRoot(t)
+	base := sharedBase(t)
+	work := filepath.Join(base, "work")
+	src := filepath.Join(work, "src")
+	verifytest.WriteFiles(t, src, verifytest.Files(t, verifytest.Demo))
+	outside := filepath.Join(work, "outside")
+	os.Mkdir(outside, 0o700)
+	keep := filepath.Join(outside, "keep")
+	os.WriteFile(keep, []byte("keep"), 0o600)
+	filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error { return os.Lchown(p, nobody, nobody) })
+	bin := unprivilegedBinary(t, base)
+	out := runHelper(t, bin, "cleanup-locked", &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}},
+		"STAGE_BASE="+work, "STAGE_STATE="+filepath.Join(work, "state"), "STAGE_SRC="+src, "STAGE_OUTSIDE="+outside)
+	if strings.TrimSpace(out) != "gone" {
+		t.Fatalf("unprivileged cleanup: %s", out)
+	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("cleanup followed a symlink out of the tree: %v", err)
 	}

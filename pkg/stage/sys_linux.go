@@ -2,6 +2,7 @@ package stage
 
 import (
 	"errors"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,11 +45,26 @@ func unmount(dir string) error {
 // parent's descriptor, so a symlink planted in the tree is never followed out of it. The depth
 // is bounded (the v1 tree is three levels deep).
 func makeRemovable(root string) {
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openRemovableDir(unix.AT_FDCWD, root)
 	if err != nil {
 		return
 	}
 	makeRemovableFD(fd, 0)
+}
+
+// openRemovableDir opens name (relative to dirfd) as a directory without following a symlink
+// and makes it 0700 first, so that a directory a pre-script locked completely (mode 0: not
+// even listable by its owner) can still be emptied. The chmod goes through an O_PATH handle
+// (/proc/self/fd/N), which needs no permission on the directory and names exactly the inode
+// that was opened: a name swapped for a symlink in between is never chmodded or entered.
+func openRemovableDir(dirfd int, name string) (int, error) {
+	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	_ = unix.Chmod("/proc/self/fd/"+strconv.Itoa(pfd), 0o700)
+	return unix.Openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
 
 func makeRemovableFD(fd, depth int) {
@@ -71,7 +87,7 @@ func makeRemovableFD(fd, depth int) {
 		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue
 		}
-		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		sub, err := openRemovableDir(fd, name)
 		if err != nil {
 			continue
 		}
