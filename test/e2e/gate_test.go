@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/run"
@@ -155,5 +157,74 @@ func TestRunHostileDiagnosticIsInert(t *testing.T) {
 	}
 	if i < 0 || !strings.HasSuffix(lines[1], "`") || !strings.Contains(lines[1][i:], "@octo-org/admins") {
 		t.Errorf("the mention and link are not inside the detail's code span: %q", lines[1])
+	}
+}
+
+// A relay target that exists but cannot be written fails the run (a workflow gate that
+// disagrees with the CLI's decision is what the relay exists to prevent): ❌, failure receipt,
+// no agent, no tree.
+func TestRunRelayWriteFailureFailsBeforeAgent(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	w.env["GITHUB_OUTPUT"] = w.dir // a directory: appending to it fails
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Failure, "the decision could not be relayed to the CI system", run.StatusFailure, want)
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || res.AgentRan || exists(filepath.Join(w.out, "env")) {
+		t.Fatalf("run = %+v, %v; want a failure with no agent", res, err)
+	}
+	w.assertNoTrees()
+}
+
+// The harness's total timeout ends the run wherever it is (here: mid-agent): ⚠️ timed out,
+// a timed_out receipt, exit 1, the agent stopped and every tree removed.
+func TestRunTotalTimeoutIsTimedOut(t *testing.T) {
+	w := newWorld(t, worldOpts{agentMode: "sleep"})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.TimedOut, "the run exceeded its total timeout", run.StatusTimedOut, want)
+	h := *w.h
+	h.TotalTimeout = 1500 * time.Millisecond
+	o := w.options()
+	o.Harness = &h
+	res, err := runWith(o)
+	if err == nil || res.Status != run.StatusTimedOut || res.ExitCode() != run.ExitFailed {
+		t.Fatalf("run = %+v, %v; want timed_out", res, err)
+	}
+	if !exists(filepath.Join(w.out, "term")) || exists(filepath.Join(w.out, "done")) {
+		t.Error("the agent was not stopped by SIGTERM")
+	}
+	w.assertNoTrees()
+}
+
+// The skip and pre-script-failure paths keep issue 8's order too: start status comment, the
+// snapshot, then the completion status comment and the receipt.
+func TestRunSkipAndFailureKeepTheLifecycleOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name, pre, detail string
+		st                status.State
+		rs                string
+	}{
+		{"skip", "exit 78\n", "the pre-script requested a skip", status.Skipped, run.StatusSkipped},
+		{"pre-script failure", "echo '::error::broken' >&2\nexit 1\n", "pre-script: broken", status.Failure, run.StatusFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{pre: tc.pre})
+			want := w.expectedIndex()
+			w.expectStartCreate()
+			w.expectAcquisition()
+			w.expectFinish(tc.st, tc.detail, tc.rs, want)
+			before := len(w.fake.Served())
+			res, _ := w.run()
+			if res == nil || res.Status != tc.rs {
+				t.Fatalf("result = %+v", res)
+			}
+			if got := w.lifecycleOrder(before); !reflect.DeepEqual(got, []string{"lookup", "start", "acquire", "status", "receipt"}) {
+				t.Errorf("lifecycle order = %v", got)
+			}
+			w.assertNoTrees()
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,6 +21,8 @@ import (
 // requests, in this order.
 func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	w := newWorld(t, worldOpts{})
+	// A zero-width space in an admitted comment: a filter finding the job summary must list.
+	w.sc.Comments[0].Body = "Confirmed\u200b on main."
 	want := w.expectedIndex()
 	w.expectStartCreate()
 	w.expectAcquisition()
@@ -88,6 +91,26 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 		"| source | acquired | records |", "| comments | 5 |", "authorization_failed", "| receipt | `" + receiptID + "` (posted) |"} {
 		if !strings.Contains(sum, s) {
 			t.Errorf("job summary lacks %q:\n%s", s, sum)
+		}
+	}
+	// Every source's record counts, every gap with its usability and count, every filter
+	// finding with its count.
+	rows := []string{}
+	for _, src := range res.Summary.Sources {
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d |", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted))
+	}
+	for _, g := range res.Summary.Gaps {
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", g.Scope, g.Code, g.Usability, g.Count))
+	}
+	for _, f := range res.Summary.Findings {
+		rows = append(rows, fmt.Sprintf("| %s | %d |", f.Code, f.Count))
+	}
+	if len(res.Summary.Sources) != 3 || len(res.Summary.Gaps) == 0 || len(res.Summary.Findings) == 0 {
+		t.Fatalf("test premise: sources, gaps and findings: %+v", res.Summary)
+	}
+	for _, row := range rows {
+		if !strings.Contains(sum, row+"\n") {
+			t.Errorf("job summary lacks the row %q:\n%s", row, sum)
 		}
 	}
 	w.assertNoTrees()
