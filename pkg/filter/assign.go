@@ -316,8 +316,7 @@ func detectCurlUser(b []byte, i, v int) (span, bool) {
 	if i > 0 && b[i-1] != ' ' && b[i-1] != '\t' {
 		return span{}, false
 	}
-	ls := bytes.LastIndexByte(b[max(0, i-512):i], '\n') + 1 + max(0, i-512)
-	if !bytes.Contains(b[ls:i], curlWord) {
+	if !sameCommand(b, i, curlWord) {
 		return span{}, false
 	}
 	for v < len(b) && b[v] == ' ' {
@@ -473,13 +472,11 @@ func detectPasswordFlag(b []byte, i int) (span, bool) {
 	if i > 0 && b[i-1] != ' ' && b[i-1] != '\t' {
 		return span{}, false
 	}
-	ls := bytes.LastIndexByte(b[max(0, i-512):i], '\n') + 1 + max(0, i-512)
-	line := b[ls:i]
 	var vs, ve int
 	switch {
-	case i+2 < len(b) && b[i+2] == ' ' && bytes.Contains(line, loginWord):
+	case i+2 < len(b) && b[i+2] == ' ' && sameCommand(b, i, loginWord):
 		vs, ve = flagValue(b, i+3)
-	case i+2 < len(b) && b[i+2] != ' ' && b[i+2] != '\t' && b[i+2] != '=' && bytes.Contains(line, mysqlWord):
+	case i+2 < len(b) && b[i+2] != ' ' && b[i+2] != '\t' && b[i+2] != '=' && sameCommand(b, i, mysqlWord):
 		vs, ve = flagValue(b, i+2)
 	default:
 		return span{}, false
@@ -489,4 +486,17 @@ func detectPasswordFlag(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	return span{vs, ve, cSecretAssignment}, true
+}
+
+// sameCommand reports whether word occurs before i on the same line and in the same shell
+// command: no "|", ";" or "&" lies between its last occurrence and i ("docker login … &&
+// docker run -p 8080:80" is two commands).
+func sameCommand(b []byte, i int, word []byte) bool {
+	from := max(0, i-512)
+	ls := bytes.LastIndexByte(b[from:i], '\n') + 1 + from
+	k := bytes.LastIndex(b[ls:i], word)
+	if k < 0 {
+		return false
+	}
+	return !bytes.ContainsAny(b[ls+k:i], "|;&")
 }

@@ -238,6 +238,9 @@ var rules = []rule{
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)},
 	{code: cHiddenHTML, hidden: true, lineLead: true, starts: aiStarts,
 		re: regexp.MustCompile(`^(?:` + aiNoun + `s?(?:` + sep + `(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)` + sep + `(?:this|these|the)[a-z ]{0,24})?\s*[:,])`)},
+	// a privileged forge action requested where no human reader sees it
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"approve", "merge", "auto-merge", "add", "invite", "push", "grant", "give"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:(?:approve and )?merge|auto-merge|approve) (?:this|the) (?:pr|pull request|mr|merge request|change)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:add|invite) (?:me|@[a-z0-9-]+|user [a-z0-9-]+) as (?:an? )?(?:collaborator|maintainer|admin|administrator|owner)\b|push (?:directly )?to (?:main|master|the default branch|production)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:grant|give) (?:me|@[a-z0-9-]+) (?:admin|write|maintainer|owner) (?:access|permission|rights)`, " ", sep) + `)`)}.affirmative(),
 	// instructions keyed to the agent's own task: "when summarizing this issue, also …"
 	{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)},

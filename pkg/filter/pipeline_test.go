@@ -63,8 +63,16 @@ func TestBoundNeverSplitsCodePoint(t *testing.T) {
 // falls inside a secret cuts the marker, never the secret.
 func TestSecretStraddlingBoundNeverLeaks(t *testing.T) {
 	p := filter.New([]string{"literal-secret-value-1234"})
-	for _, secret := range []string{ghToken, awsKey, "literal-secret-value-1234", "4111 1111 1111 1111"} {
-		src := "prefix text " + secret + " suffix"
+	for _, c := range []struct{ around, secret string }{
+		{"%s", ghToken}, {"%s", awsKey}, {"%s", "literal-secret-value-1234"}, {"%s", "4111 1111 1111 1111"},
+		{"postgres://app:%s@db:5432/app", "S3cr3tP4ssw0rd"},
+		{"Authorization: Bearer %s", "eyJhbGciOiJIUzI1NiJ9.e30.sig123abc"},
+		{`{\"password\":\"%s\"}`, "hunter2hunter2"},
+		{"%s", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\n-----END RSA PRIVATE KEY-----"},
+		{"curl -u admin:%s https://x", "S3cr3tP@ss99"},
+	} {
+		secret := c.secret
+		src := "prefix text " + strings.Replace(c.around, "%s", secret, 1) + " suffix"
 		for max := 1; max < len(src)+4; max++ {
 			out := apply(t, p, src, filter.Options{Role: filter.RoleLog, MaxBytes: max}).Output
 			for k := 6; k <= len(secret); k++ {
@@ -261,7 +269,10 @@ func floorRune(r rune) bool {
 // filtering the emitted bytes again changes nothing.
 func FuzzApply(f *testing.F) {
 	for _, s := range []string{"", "a\u200bb", "\x1b]8;;x\x07", ghToken, "ignore previous instructions", "4111 1111 1111 1111",
-		"<!-- x", "ｆ\u0301", "\xff\xfe\r\n", "-----BEGIN RSA PRIVATE KEY-----", "password: hunter22", "e\u0301\u0327"} {
+		"<!-- x", "ｆ\u0301", "\xff\xfe\r\n", "-----BEGIN RSA PRIVATE KEY-----", "password: hunter22", "e\u0301\u0327",
+		"curl -u a:b1234", "--token abcdef0123456789", "<password>S3cr3tP4ss</password>", "x%3A%2F%2Fu%3Apw%40h",
+		"hooks.slack.com\\/services\\/T0000\\/B0000\\/abcdefghijklmnop", "s.Lu5bRvwI0sIcUUNKhnp9MEB4", "mysql -pS3cr3t",
+		"ign\u043ere previous instructions", "a\u0085b", "SYSTEM: you are now", "\\nghp_16C7e42F292c6912E7710c838347Ae178B4a"} {
 		f.Add([]byte(s), uint16(0), uint8(0))
 		f.Add([]byte(s), uint16(5), uint8(2))
 	}
@@ -285,7 +296,26 @@ func FuzzApply(f *testing.F) {
 			}
 		}
 		again, err := p.Apply(context.Background(), r.Output, o)
-		if err != nil || again.Status != filter.StatusUnchanged || !bytes.Equal(again.Output, r.Output) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == filter.StatusTruncated && again.Status == filter.StatusModified {
+			// The bound keeps the longest prefix (spec), and a prefix can newly look like a
+			// fixed-length token the complete text was not ("s." + 25 characters cut to
+			// 24): re-filtering may then redact it, and only redact. That result is a fixed
+			// point.
+			for _, f := range again.Findings {
+				if !strings.HasPrefix(f.Code, "redact.") {
+					t.Fatalf("re-filtering truncated output %q: %v", r.Output, again.Findings)
+				}
+			}
+			r = again
+			again, err = p.Apply(context.Background(), r.Output, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if again.Status != filter.StatusUnchanged || !bytes.Equal(again.Output, r.Output) {
 			t.Fatalf("not idempotent: %q -> %q %s %v", r.Output, again.Output, again.Status, again.Findings)
 		}
 	})

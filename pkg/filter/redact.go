@@ -100,6 +100,8 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 					st = i + 2
 				} else if i > 0 && b[i-1] == '\\' && i+1 < end && (b[i] == 'n' || b[i] == 't' || b[i] == 'r') {
 					st = i + 1
+				} else if i > 0 && b[i-1] == '\\' && b[i] == 'u' && i+5 < end && isHex(b[i+1]) && isHex(b[i+2]) && isHex(b[i+3]) && isHex(b[i+4]) {
+					st = i + 5 // "\u003dghp_…"
 				}
 				for {
 					var s span

@@ -77,6 +77,7 @@ func TestRedactionFloorPositives(t *testing.T) {
 		{"github all prefixes", "gho_16C7e42F292c6912E7710c838347Ae178B4a ghu_16C7e42F292c6912E7710c838347Ae178B4a ghs_16C7e42F292c6912E7710c838347Ae178B4a ghr_16C7e42F292c6912E7710c838347Ae178B4a",
 			"[REDACTED:github-token] [REDACTED:github-token] [REDACTED:github-token] [REDACTED:github-token]"},
 		{"github token after a JSON \\n escape", `{"body":"my token\nghp_16C7e42F292c6912E7710c838347Ae178B4a\nthanks"}`, `{"body":"my token\n[REDACTED:github-token]\nthanks"}`},
+		{"github token after a JSON \\u escape", `"q":"token\u003dghp_16C7e42F292c6912E7710c838347Ae178B4a\u0026a=1"`, `"q":"token\u003d[REDACTED:github-token]\u0026a=1"`},
 		{"github token URL-encoded", "state=token%3Dghp_16C7e42F292c6912E7710c838347Ae178B4a%26x", "state=token%3D[REDACTED:github-token]%26x"},
 		{"gitlab other prefixes", "gldt-AbCdEfGhIjKlMnOpQrSt glrt-t1_AbCdEfGhIjKlMnOpQrSt glcbt-64_AbCdEfGhIjKlMnOpQrSt",
 			"[REDACTED:gitlab-token] [REDACTED:gitlab-token] [REDACTED:gitlab-token]"},
@@ -177,6 +178,8 @@ func TestRedactionFloorNegatives(t *testing.T) {
 		"curl -u \"$USER:$PASS\" https://x; docker build --secret id=npm,src=$HOME/.npmrc .",
 		"--password-file /run/secrets/pw <password>${env.MAVEN_PASSWORD}</password> <passwordPolicy>strict</passwordPolicy>",
 		"TOKEN=GITHUB_TOKEN NODE_ENV=production",
+		"curl -fsS https://x -o a && docker run -u 1000:1000 img; docker login -u u --password-stdin && docker run -p 8080:80 app",
+		"mysql --version | tee v.txt; ls -pla",
 		"Incorrect API key provided: sk-proj-********************************************abcd",
 	} {
 		got, findings := p.Sanitize(in)

@@ -19,7 +19,7 @@ var Families = []string{
 	"run-credential", "private-key", "anthropic-key", "openai-key", "github-token", "gitlab-token",
 	"slack-token", "slack-webhook", "google-api-key", "aws-access-key", "stripe-key", "sendgrid-key",
 	"huggingface-token", "npm-token", "pypi-token", "vault-token", "age-secret-key", "url-password",
-	"authorization", "secret-assignment", "ssn", "payment-card", "iban",
+	"authorization", "secret-assignment", "ssn", "payment-card", "iban", "api-key-header", "google-oauth",
 }
 
 // Secret is one planted secret: Value is the exact secret text that must not survive
@@ -136,9 +136,9 @@ func (g *gen) secretValue(family string) string {
 		if g.r.IntN(3) == 0 {
 			return "github_pat_11" + g.mixed(alnum, 20) + "_" + g.mixed(alnum, 59)
 		}
-		return g.pick("ghp_", "gho_", "ghs_", "ghu_") + g.mixed(alnum, 36)
+		return g.pick("ghp_", "gho_", "ghs_", "ghu_", "ghr_") + g.mixed(alnum, 36)
 	case "gitlab-token":
-		return "glpat-" + g.mixed(alnum, 20)
+		return g.pick("glpat-", "glpat-", "gldt-", "glrt-t1_", "glcbt-64_") + g.mixed(alnum, 20)
 	case "slack-token":
 		return g.pick("xoxb-", "xoxp-") + g.str("0123456789", 12) + "-" + g.str("0123456789", 13) + "-" + g.mixed(alnum, 24)
 	case "slack-webhook":
@@ -146,7 +146,11 @@ func (g *gen) secretValue(family string) string {
 	case "google-api-key":
 		return "AIza" + g.mixed(urlB64, 35)
 	case "aws-access-key":
-		return "AKIA" + g.str(upper, 16)
+		return g.pick("AKIA", "AKIA", "ASIA") + g.str(upper, 16)
+	case "api-key-header":
+		return g.mixed(alnum, 32)
+	case "google-oauth":
+		return "GOCSPX-" + g.mixed(urlB64, 28)
 	case "stripe-key":
 		return g.pick("sk_live_", "rk_live_", "sk_test_") + g.mixed(alnum, 24)
 	case "sendgrid-key":
@@ -158,6 +162,9 @@ func (g *gen) secretValue(family string) string {
 	case "pypi-token":
 		return "pypi-AgEIcHlwaS5vcmc" + g.mixed(urlB64, 70)
 	case "vault-token":
+		if g.r.IntN(3) == 0 {
+			return "s." + g.mixed(alnum, 24)
+		}
 		return "hvs." + g.mixed(urlB64, 90)
 	case "age-secret-key":
 		return "AGE-SECRET-KEY-1" + g.str(bech32, 58)
@@ -167,13 +174,25 @@ func (g *gen) secretValue(family string) string {
 		area := 1 + g.r.IntN(665)
 		return fmt.Sprintf("%03d-%02d-%04d", area, 1+g.r.IntN(99), 1+g.r.IntN(9999))
 	case "payment-card":
-		d := "4" + g.str("0123456789", 14)
+		if g.r.IntN(4) == 0 { // American Express, 15 digits, printed 4-6-5
+			d := g.pick("34", "37") + g.str("0123456789", 12)
+			d += string(luhnDigit(d))
+			return d[0:4] + " " + d[4:10] + " " + d[10:15]
+		}
+		d := g.pick("4", "51", "55") + g.str("0123456789", 14)
+		d = d[:15]
 		d += string(luhnDigit(d))
-		if g.r.IntN(2) == 0 {
+		switch g.r.IntN(3) {
+		case 0:
 			return d[0:4] + " " + d[4:8] + " " + d[8:12] + " " + d[12:16]
+		case 1:
+			return d[0:4] + "-" + d[4:8] + "-" + d[8:12] + "-" + d[12:16]
 		}
 		return d
 	case "iban":
+		if g.r.IntN(2) == 0 {
+			return ibanCheck("GB", g.str("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 4)+g.str("0123456789", 14))
+		}
 		return ibanCheck("DE", g.str("0123456789", 18))
 	}
 	panic("corpus: unknown family " + family)
@@ -188,17 +207,48 @@ func (g *gen) plant(family string) string {
 	}
 	switch family {
 	case "private-key":
+		if g.r.IntN(3) == 0 { // a service-account JSON key as a log prints it: escaped newlines
+			v = strings.ReplaceAll(v, "\n", `\n`)
+			g.c.Secrets[len(g.c.Secrets)-1].Value = v
+			return `{"type": "service_account", "private_key": "` + v + `\n", "client_email": "ci@example.iam.gserviceaccount.com"}`
+		}
 		return "Loaded deploy key:\n" + v
 	case "slack-webhook":
+		if g.r.IntN(3) == 0 { // JSON with escaped slashes
+			v = strings.ReplaceAll(v, "/", `\/`)
+			g.c.Secrets[len(g.c.Secrets)-1].Value = v
+			return `{"webhook_url":"https:\/\/hooks.slack.com\/services\/` + v + `"}`
+		}
 		return "POST https://hooks.slack.com/services/" + v + " -> 200"
+	case "github-token":
+		switch g.r.IntN(4) {
+		case 0:
+			return "remote: https://x-access-token:" + v + "@github.com/example/project.git"
+		case 1:
+			return `{\"token\":\"` + v + `\",\"expires_at\":\"2026-12-01T00:00:00Z\"}`
+		case 2:
+			return "GET /oauth/callback?state=abc&redirect=%2Fhome%3Ftoken%3D" + v + "%26x%3D1"
+		}
 	case "url-password":
+		switch g.r.IntN(4) {
+		case 0:
+			return `{"database_url":"postgres:\/\/app:` + v + `@db.internal:5432\/app"}`
+		case 1:
+			return "next=postgres%3A%2F%2Fapp%3A" + v + "%40db.internal%3A5432%2Fapp"
+		}
 		return "Connecting to " + g.pick("postgres", "mysql", "redis", "amqp", "mongodb") + "://app:" + v + "@db.internal:5432/app"
 	case "authorization":
-		return `curl -sS -H "Authorization: Bearer ` + v + `" https://api.example.com/v1/items`
+		return g.pick(`curl -sS -H "Authorization: Bearer `+v+`" https://api.example.com/v1/items`,
+			`git -c http.extraheader="AUTHORIZATION: basic `+v+`" fetch origin`,
+			`{"headers":{"Authorization":"token `+v+`"}}`,
+			"> Proxy-Authorization: Basic "+v)
+	case "api-key-header":
+		return g.pick("curl -H 'X-API-Key: "+v+"' https://api.example.com", "PRIVATE-TOKEN: "+v, `"x-api-key": "`+v+`"`)
 	case "secret-assignment":
-		return g.pick("DB_PASSWORD=", "export SERVICE_SECRET=", "  client_secret: ", `{"password": "`) + v + g.pick("", "", "", `"}`)
+		return g.pick("DB_PASSWORD=", "export SERVICE_SECRET=", "  client_secret: ", `{"password": "`, "curl -fsS -u deploy:",
+			"+ ./release --token ", "<password>", `\"aws_secret_access_key\": \"`) + v + g.pick("", "", "", `"}`, " https://example.com")
 	case "ssn":
-		return "customer ssn=" + v + " flagged by validation"
+		return g.pick("customer ssn=", `{"ssn":"`, "SSN: ") + v + " flagged by validation"
 	case "payment-card":
 		return "charge failed for card " + v + " (declined)"
 	case "iban":
@@ -211,7 +261,7 @@ func (g *gen) plant(family string) string {
 
 // lookalike returns a line of non-secret data that must stay byte-identical.
 func (g *gen) lookalike() string {
-	switch g.r.IntN(12) {
+	switch g.r.IntN(17) {
 	case 0:
 		return "HEAD is now at " + g.str(hexd, 40) + " Merge pull request #" + fmt.Sprint(1+g.r.IntN(9999))
 	case 1:
@@ -234,8 +284,18 @@ func (g *gen) lookalike() string {
 		return "token_count=" + fmt.Sprint(g.r.IntN(9000)) + " max_tokens=4096 next_page_token=" + g.str(hexd, 16)
 	case 10:
 		return "phone: 555-867-5309 ext 12, ticket #" + fmt.Sprint(100000+g.r.IntN(900000))
+	case 11:
+		return "npm integrity sha512-" + g.str(b64, 86) + "=="
+	case 12:
+		return "Pulled docker.io/library/alpine@sha256:" + g.str(hexd, 64) + ` "integrity": "sha512-` + g.str(b64, 86) + `=="`
+	case 13:
+		return `{"id":"` + g.str(hexd, 8) + "-" + g.str(hexd, 4) + "-4" + g.str(hexd, 3) + "-8" + g.str(hexd, 3) + "-" + g.str(hexd, 12) + `","created_at":"2026-11-30T06:05:30.123456789Z","sha":"` + g.str(hexd, 40) + `"}`
+	case 14:
+		return `echo "$REGISTRY_PASSWORD" | docker login ghcr.io -u bot --password-stdin && mkdir -p dist && docker run -p 8080:80 -u 1000:1000 app`
+	case 15:
+		return "s.TrimSpace(line) s.Contains(key) token: ${{ secrets.GITHUB_TOKEN }} password: $DB_PASSWORD api_key: <your-api-key>"
 	}
-	return "npm integrity sha512-" + g.str(b64, 86) + "=="
+	return "go.sum: golang.org/x/text v0.14.0 h1:" + g.str(b64, 43) + "= and request " + g.str(hexd, 32)
 }
 
 var ansi = []string{"\x1b[36;1m", "\x1b[0m", "\x1b[32m", "\x1b[31;1m", "\x1b[1m", "\x1b[33m", "\x1b[2K"}
