@@ -33,8 +33,8 @@ func lookup(getenv func(string) string, name string) string {
 
 // ActionsEnvironmentDefaults derives the Ref and job URL from a Forgejo Actions environment.
 // It is pure: getenv supplies the variables and event is the content of the file named by
-// FORGEJO_EVENT_PATH / GITHUB_EVENT_PATH (nil when unreadable). The API URL is the server URL
-// plus /api/v1; the entity number comes from the event payload (pull_request.number, else
+// FORGEJO_EVENT_PATH / GITHUB_EVENT_PATH (nil when unreadable). The API URL is
+// FORGEJO_API_URL / GITHUB_API_URL when set, else the server URL plus /api/v1; the entity number comes from the event payload (pull_request.number, else
 // issue.number) or, failing that, from a refs/pull/<n>/… ref. Every missing or malformed
 // value is an error naming the variable.
 func ActionsEnvironmentDefaults(getenv func(string) string, event []byte) (ActionsDefaults, error) {
@@ -51,7 +51,17 @@ func ActionsEnvironmentDefaults(getenv func(string) string, event []byte) (Actio
 		return d, fmt.Errorf("forgejo actions: FORGEJO_REPOSITORY / GITHUB_REPOSITORY: %w", err)
 	}
 	d.ServerURL = server
-	d.Ref = forge.Ref{Forge: Forge, APIURL: server + "/api/v1", Repo: repo}
+	api := server + "/api/v1"
+	// The runner states the API URL itself (GITHUB_API_URL, the server URL + /api/v1 on every
+	// Forgejo runner); it wins because it is the address the instance gave the job, and it
+	// must be a URL New accepts.
+	if v := strings.TrimRight(lookup(getenv, "API_URL"), "/"); v != "" {
+		if _, err := New(Options{APIURL: v}); err != nil {
+			return d, fmt.Errorf("forgejo actions: FORGEJO_API_URL / GITHUB_API_URL %q: must be an http(s) URL ending in /api/v1", v)
+		}
+		api = v
+	}
+	d.Ref = forge.Ref{Forge: Forge, APIURL: api, Repo: repo}
 
 	number, kind, head, err := eventEntity(event)
 	if err != nil {

@@ -1,6 +1,7 @@
 package forgejo
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,24 @@ func TestActionsEnvironmentDefaults(t *testing.T) {
 			env:   map[string]string{"GITHUB_SERVER_URL": "https://code.example", "GITHUB_REPOSITORY": "a/b", "GITHUB_REF": "refs/pull/5/head"},
 			event: nil, api: "https://code.example/api/v1", repo: "a/b", number: 5, kind: "change_proposal",
 		},
+		{
+			// The variable set a Forgejo runner gives a pull_request job on a sub-path install.
+			name: "real runner variables on a sub-path install: GITHUB_API_URL is used",
+			env: map[string]string{"GITHUB_SERVER_URL": "https://example.com/forgejo", "GITHUB_API_URL": "https://example.com/forgejo/api/v1",
+				"GITHUB_REPOSITORY": "Acme/Widgets", "GITHUB_REPOSITORY_OWNER": "Acme", "GITHUB_EVENT_NAME": "pull_request",
+				"GITHUB_REF": "refs/pull/12/head", "GITHUB_REF_NAME": "12/head", "GITHUB_SHA": headSHA, "GITHUB_RUN_ID": "118",
+				"GITHUB_RUN_NUMBER": "9", "GITHUB_ACTIONS": "true", "GITHUB_ACTOR": "alice", "GITHUB_TOKEN": "x",
+				"FORGEJO_TOKEN": "", "GITEA_ACTIONS": "true", "FORGEJO_ACTIONS": "true"},
+			event: prEvent, api: "https://example.com/forgejo/api/v1", repo: "Acme/Widgets", number: 12, kind: "change_proposal", head: headSHA,
+			job: "https://example.com/forgejo/Acme/Widgets/actions/runs/9", token: "GITHUB_TOKEN",
+		},
+		{
+			name: "FORGEJO_API_URL wins over GITHUB_API_URL, non-default port",
+			env: map[string]string{"FORGEJO_SERVER_URL": "https://code.example:3443", "FORGEJO_API_URL": "https://code.example:3443/api/v1/",
+				"GITHUB_API_URL": "https://wrong.example/api/v1", "FORGEJO_REPOSITORY": "a/b"},
+			event: issueEvent, api: "https://code.example:3443/api/v1", repo: "a/b", number: 7, kind: "work_item",
+		},
+		{name: "bad api url", env: map[string]string{"GITHUB_SERVER_URL": "https://x.example", "GITHUB_API_URL": "https://x.example/api/v3", "GITHUB_REPOSITORY": "a/b"}, event: issueEvent, wantErr: "GITHUB_API_URL"},
 		{name: "no server", env: map[string]string{"GITHUB_REPOSITORY": "a/b"}, event: issueEvent, wantErr: "SERVER_URL"},
 		{name: "bad server", env: map[string]string{"GITHUB_SERVER_URL": "code.example", "GITHUB_REPOSITORY": "a/b"}, event: issueEvent, wantErr: "http(s)"},
 		{name: "bad repo", env: map[string]string{"GITHUB_SERVER_URL": "https://x.example", "GITHUB_REPOSITORY": "ab"}, event: issueEvent, wantErr: "REPOSITORY"},
@@ -71,8 +90,13 @@ func TestActionsEnvironmentDefaults(t *testing.T) {
 				d.EntityKind != tc.kind || d.HeadSHA != tc.head || d.JobURL != tc.job || d.TokenEnv != tc.token {
 				t.Errorf("defaults = %+v", d)
 			}
-			if _, err := New(Options{APIURL: d.Ref.APIURL}); err != nil {
-				t.Errorf("derived API URL is not accepted by New: %v", err)
+			c, err := New(Options{APIURL: d.Ref.APIURL})
+			if err != nil {
+				t.Fatalf("derived API URL is not accepted by New: %v", err)
+			}
+			u, _ := url.Parse(d.Ref.APIURL)
+			if c.Host() != strings.ToLower(u.Host) {
+				t.Errorf("source.host %q for %s", c.Host(), d.Ref.APIURL)
 			}
 		})
 	}

@@ -126,7 +126,7 @@ func New(opts Options) (*Client, error) {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}, Timeout: timeout}
+	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}, Timeout: timeout, CheckRedirect: innerRedirect}
 	switch {
 	case opts.RetryMax < 0:
 		rc.RetryMax = 0
@@ -159,12 +159,46 @@ func New(opts Options) (*Client, error) {
 		rootURL:  strings.TrimSuffix(api, "/api/v1"),
 		host:     host,
 		token:    opts.Token,
-		http:     &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}},
+		http:     &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect},
 		pageSize: pageSize,
 		log:      opts.Log,
 		stats:    stats,
 		selfID:   opts.SelfID,
 	}, nil
+}
+
+// ErrCrossOriginRedirect is returned (wrapped) when the instance redirects a request to another
+// scheme, host or port.
+var ErrCrossOriginRedirect = errors.New("forgejo: redirect to another origin refused")
+
+// sameOriginRedirect refuses a redirect that leaves the first request's scheme and host:port.
+// net/http drops Authorization only when the new host is not the old one or a subdomain of
+// it, so a hop to evil.git.example.com would still carry the token; and content fetched from
+// another origin must never be staged as the instance's. No endpoint forgectx reads redirects
+// elsewhere; same-origin hops (a renamed repository) are followed up to 10 times.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("forgejo: stopped after 10 redirects")
+	}
+	if len(via) > 0 {
+		first := via[0].URL
+		if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
+			return ErrCrossOriginRedirect
+		}
+	}
+	return nil
+}
+
+// innerRedirect is the redirect policy of the retrying client inside the transport: a
+// cross-origin hop is handed back unfollowed (a 3xx, not an error that would be retried), and
+// the outer client's sameOriginRedirect then refuses it with ErrCrossOriginRedirect.
+func innerRedirect(req *http.Request, via []*http.Request) error {
+	if err := sameOriginRedirect(req, via); errors.Is(err, ErrCrossOriginRedirect) {
+		return http.ErrUseLastResponse
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // retryPolicy retries idempotent requests on transport errors, 429 and 5xx (not 501), the
@@ -180,6 +214,9 @@ func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, err
 	}
 	if req != nil && req.Method == http.MethodPost {
 		return false, nil
+	}
+	if errors.Is(err, ErrCrossOriginRedirect) {
+		return false, nil // a policy refusal, not a transient failure
 	}
 	retry, perr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	if perr != nil {

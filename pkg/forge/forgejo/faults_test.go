@@ -7,15 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -623,5 +626,36 @@ func TestHTTPErrorTextNeverQuotesTheBody(t *testing.T) {
 	_, err = cl.Acquire(context.Background(), ref, pullScenario().profile)
 	if err == nil || !strings.Contains(err.Error(), "The target couldn't be found.") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestRedirectToAnotherOriginIsRefused: a redirect leaving the API origin is not followed (not
+// even to a subdomain, where net/http would still send Authorization), not retried, and the
+// entity read fails closed.
+func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
+	var leaked atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+		w.Write([]byte(`{"id":1,"full_name":"evil/evil"}`))
+	}))
+	defer evil.Close()
+	evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
+	var hits atomic.Int32
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, evilURL+r.URL.Path, http.StatusFound)
+	}))
+	defer home.Close()
+	cl, err := New(Options{APIURL: home.URL + "/api/v1", Token: "secret-token", RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cl.Acquire(context.Background(), forge.Ref{Repo: "Acme/Widgets", Number: 7}, acquisition.Profile{EntityKind: acquisition.KindWorkItem, IncludedSources: []string{"entity"}})
+	var ee *EntityError
+	if !errors.As(err, &ee) || ee.Code != acquisition.GapFetchFailed || !errors.Is(err, ErrCrossOriginRedirect) {
+		t.Errorf("err = %v", err)
+	}
+	if leaked.Load() != 0 || hits.Load() != 1 {
+		t.Errorf("other origin got %d requests, home %d (want 0 and 1: no retry)", leaked.Load(), hits.Load())
 	}
 }

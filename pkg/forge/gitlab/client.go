@@ -183,18 +183,22 @@ func (c *Client) API() *gl.Client { return c.gl }
 // Host is the normalised source.host of the configured instance.
 func (c *Client) Host() string { return c.host }
 
-// ErrCrossOriginRedirect is returned (wrapped) when the instance redirects a request to
-// another scheme, host or port.
+// ErrCrossOriginRedirect names the refusal of a redirect to another scheme, host or port in
+// logs and docs; the request itself ends with the unfollowed 3xx answer.
 var ErrCrossOriginRedirect = errors.New("gitlab: redirect to another origin refused (the token is never sent there)")
 
-// sameOriginRedirect returns a redirect policy that refuses any hop leaving the origin of the
-// first request and otherwise defers to next (net/http's default when nil).
+// sameOriginRedirect returns a redirect policy that does not follow any hop leaving the
+// origin of the first request (the 3xx answer is returned as the result) and otherwise
+// defers to next (net/http's default when nil).
 func sameOriginRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 {
 			first := via[0].URL
 			if !strings.EqualFold(req.URL.Scheme, first.Scheme) || !strings.EqualFold(req.URL.Host, first.Host) {
-				return ErrCrossOriginRedirect
+				// Hand the 3xx back unfollowed: an HTTP error client-go does not retry (a
+				// transport error would be retried five times) and the caller reports as
+				// fetch_failed.
+				return http.ErrUseLastResponse
 			}
 		}
 		if next != nil {
@@ -328,6 +332,9 @@ func retryableGET(ctx context.Context, resp *http.Response, err error) (bool, er
 		return false, ctx.Err()
 	}
 	if err != nil {
+		if errors.Is(err, ErrCrossOriginRedirect) {
+			return false, err // a policy refusal, not a transient failure
+		}
 		var nerr net.Error
 		if errors.As(err, &nerr) || strings.Contains(err.Error(), "connection") {
 			return true, nil

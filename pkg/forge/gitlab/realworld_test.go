@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -300,23 +301,29 @@ func TestGitLabRedirectToAnotherOriginIsRefused(t *testing.T) {
 	defer evil.Close()
 	// localhost vs 127.0.0.1: another host for net/http, the same machine for the test.
 	evilURL := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
+	var homeHits atomic.Int32
 	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		homeHits.Add(1)
 		http.Redirect(w, r, evilURL+r.URL.Path, http.StatusFound)
 	}))
 	defer home.Close()
 	for _, kind := range []TokenKind{TokenAccess, TokenJob} {
-		c, err := New(Options{APIURL: home.URL + "/api/v4", Token: testToken, TokenKind: kind, RetryMax: -1})
+		// Default retries: a refused redirect is not retried (the test would take 15 s).
+		c, err := New(Options{APIURL: home.URL + "/api/v4", Token: testToken, TokenKind: kind})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = c.Acquire(context.Background(), forge.Ref{Repo: "42", Number: 1}, profileMR())
 		var ee *EntityError
-		if !errors.As(err, &ee) || !errors.Is(err, ErrCrossOriginRedirect) {
+		if !errors.As(err, &ee) || ee.Code != acquisition.GapFetchFailed || statusOf(err) != http.StatusFound {
 			t.Errorf("redirected project read: %v", err)
 		}
 		if l := c.Trace(context.Background(), 42, 1, 100); l.Outcome != acquisition.LogFetchFailed {
 			t.Errorf("redirected trace: %+v", l)
 		}
+	}
+	if n := homeHits.Load(); n != 4 {
+		t.Errorf("%d requests for 2 reads and 2 traces: a refused redirect must not be retried", n)
 	}
 	if len(leaked) != 0 {
 		t.Errorf("the other origin received %d requests (%q)", len(leaked), leaked)
