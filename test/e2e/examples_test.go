@@ -122,3 +122,31 @@ func TestExampleWorkflowLints(t *testing.T) {
 		}
 	}
 }
+
+// The README's complete workflow is examples/github/forgectx.yml byte for byte (after the
+// file's three header comment lines), so what the tests run is what the README shows.
+func TestReadmeShowsTheExampleWorkflow(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	must(t, err)
+	file, err := os.ReadFile("../../examples/github/forgectx.yml")
+	must(t, err)
+	lines := strings.SplitAfterN(string(file), "\n", 4)
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "#") || !strings.HasPrefix(lines[2], "#") {
+		t.Fatalf("examples/github/forgectx.yml no longer starts with its three comment lines")
+	}
+	want := lines[3]
+	s := string(readme)
+	i := strings.Index(s, "### A complete GitHub workflow")
+	if i < 0 {
+		t.Fatal("README has no complete GitHub workflow section")
+	}
+	j := strings.Index(s[i:], "```yaml\n")
+	if j < 0 {
+		t.Fatal("the section has no yaml block")
+	}
+	block := s[i+j+len("```yaml\n"):]
+	block = block[:strings.Index(block, "```\n")]
+	if block != want {
+		t.Errorf("README workflow differs from examples/github/forgectx.yml:\n%s", block)
+	}
+}
