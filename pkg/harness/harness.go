@@ -169,7 +169,7 @@ var credentialWords = map[string]bool{
 //
 // The agent never receives such a variable: Load refuses it in agent.env, and `forgectx run`
 // withholds the value of every such variable of its environment from the agent, under any
-// name (docs/harness.md, "What the agent never receives").
+// name (docs/run.md, "What the agent never receives").
 func IsForgeCredentialName(name string) bool {
 	n := strings.ToUpper(name)
 	if forgeCredentialNames[n] {
