@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,10 +23,19 @@ const (
 	DemoReply = "demo-reply" // the same conversation plus one later issue comment
 )
 
-// IndexSHA256 is the root index digest of each stored tree, as the assembler retained it.
-var IndexSHA256 = map[string]string{
-	Demo:      "3ea46995c8c631991b2f5b7f407aa69e4c601a1d1b3ee1abff81f2b93ad1cd4b",
-	DemoReply: "584c693912bebe26526a99ddbd7d09d9c27653ae1342e32746e67cd37f8e0888",
+// IndexSHA256 is the root index digest of each stored tree, as the assembler retained it
+// (testdata/<name>.index.sha256, written with the tree by pkg/verify's
+// TestStoredTreesAreTheAssemblers -update).
+var IndexSHA256 = map[string]string{}
+
+func init() {
+	for _, name := range []string{Demo, DemoReply} {
+		b, err := trees.ReadFile("testdata/" + name + ".index.sha256")
+		if err != nil { // embedded at build time: cannot fail
+			panic(err)
+		}
+		IndexSHA256[name] = strings.TrimSpace(string(b))
+	}
 }
 
 // Files returns every file of a stored tree (index.json included) by tree-relative path.
