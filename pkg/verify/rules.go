@@ -71,7 +71,12 @@ func (c *checker) check(idx []byte) {
 	}
 	var fv string
 	if json.Unmarshal(probe["filter_version"], &fv) != nil || !supportedFilter(fv) {
-		c.add("index.json", RuleFilterVersion, "filter_version must be one of "+strings.Join(SupportedFilterVersions, ", "))
+		// Naming the tree's version makes version skew (a tree from another forgectx build)
+		// obvious; the value is escaped and bounded like every violation text.
+		if len(fv) > 64 {
+			fv = fv[:64] + "..."
+		}
+		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
 	c.validateJSON("index.json", schema.Index, idx)
