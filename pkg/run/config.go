@@ -43,7 +43,6 @@ type config struct {
 }
 
 var (
-	repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 	gitOID      = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 	digits      = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
 )
@@ -167,7 +166,7 @@ func resolveGitHub(o *Options, c *config, start time.Time) error {
 	getenv := o.Getenv
 	ev := readEvent(getenv("GITHUB_EVENT_PATH"))
 	c.ref.Repo = firstOf(o.Repo, getenv("GITHUB_REPOSITORY"))
-	if !repoPattern.MatchString(c.ref.Repo) {
+	if !validRepo(c.ref.Repo) {
 		return &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default $GITHUB_REPOSITORY)"}
 	}
 	c.ref.Number = o.Number
@@ -262,7 +261,7 @@ func resolveForgejo(o *Options, c *config, start time.Time) error {
 	}
 	c.ref.Forge = "forgejo"
 	c.ref.Repo = firstOf(o.Repo, c.ref.Repo)
-	if !repoPattern.MatchString(c.ref.Repo) {
+	if !validRepo(c.ref.Repo) {
 		return &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default from Forgejo Actions)"}
 	}
 	if o.Number != 0 {
@@ -274,6 +273,14 @@ func resolveForgejo(o *Options, c *config, start time.Time) error {
 	}
 	c.selfID = o.CommentAuthorID
 	return nil
+}
+
+// validRepo accepts OWNER/NAME as GitHub and Forgejo spell them: two segments of letters,
+// digits, '-', '_' and '.', neither "." nor ".." (github.ParseRepo), so a repository argument
+// or $GITHUB_REPOSITORY can never steer a request path or the run link.
+func validRepo(repo string) bool {
+	_, _, err := github.ParseRepo(repo)
+	return err == nil
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -322,7 +329,7 @@ func ciIdentity(getenv func(string) string, start time.Time) (string, string) {
 	}
 	link := ""
 	server, repo := strings.TrimRight(getenv("GITHUB_SERVER_URL"), "/"), getenv("GITHUB_REPOSITORY")
-	if server != "" && repoPattern.MatchString(repo) {
+	if server != "" && validRepo(repo) {
 		link = server + "/" + repo + "/actions/runs/" + runID
 	}
 	return link, "gha-" + runID + "-" + attempt

@@ -94,7 +94,7 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error
 	if ref.Repo == "" {
 		ref.Repo = getenv("GITHUB_REPOSITORY")
 	}
-	if !repoPattern.MatchString(ref.Repo) {
+	if !validRepo(ref.Repo) {
 		return nil, &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default $GITHUB_REPOSITORY)"}
 	}
 	if ref.Number == 0 {

@@ -442,3 +442,24 @@ func TestWithheldValuesCoverEveryForgeCredentialVariable(t *testing.T) {
 		}
 	}
 }
+
+// A repository argument (or $GITHUB_REPOSITORY) cannot steer a request path: "." and ".."
+// segments and anything outside GitHub's owner/name alphabet are configuration errors.
+func TestRepoCannotSteerRequestPaths(t *testing.T) {
+	h := &harness.Harness{Agent: harness.Agent{Name: "triage", Category: "observation", Command: []string{"true"}},
+		Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}}}
+	env := map[string]string{"GITHUB_TOKEN": "x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "FORGEJO_TOKEN": "y"}
+	getenv := func(k string) string { return env[k] }
+	for _, repo := range []string{"../..", "o/..", "./r", "o/r/x", "o/r?x=1", "o/r#x", "o%2F/r", "o /r", "o/", "/r"} {
+		for _, fg := range []string{"github", "forgejo"} {
+			o := Options{Harness: h, Forge: fg, Repo: repo, Number: 1, APIURL: "https://forge.example/api/v1", Getenv: getenv}
+			if _, err := resolve(&o, time.Now()); !IsConfigError(err) || !strings.Contains(err.Error(), "--repo") {
+				t.Errorf("%s --repo %q: err = %v, want a --repo configuration error", fg, repo, err)
+			}
+		}
+		_, err := Reconcile(context.Background(), ReconcileOptions{Agent: "triage", Repo: repo, Number: 1, Getenv: getenv})
+		if !IsConfigError(err) {
+			t.Errorf("reconcile --repo %q: err = %v", repo, err)
+		}
+	}
+}

@@ -57,10 +57,12 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 // Login is the identity the commenter treats as its own.
 func (m *Commenter) Login() string { return m.login }
 
+// splitRef checks the reference with ParseRepo's alphabet (no "." or ".." segment), so a
+// comment write can never be steered to another API path.
 func splitRef(ref forge.Ref) (string, string, error) {
-	owner, name, ok := strings.Cut(ref.Repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", fmt.Errorf("github: repo %q: must be OWNER/NAME", ref.Repo)
+	owner, name, err := ParseRepo(ref.Repo)
+	if err != nil {
+		return "", "", fmt.Errorf("github: %w", err)
 	}
 	if ref.Number < 1 {
 		return "", "", fmt.Errorf("github: number %d: must be positive", ref.Number)
@@ -199,8 +201,8 @@ type RunState struct {
 // WorkflowRunState reads GET /repos/{owner}/{repo}/actions/runs/{run_id} (needs actions: read),
 // used by `forgectx status reconcile` to tell a dead job from a running one.
 func (c *Client) WorkflowRunState(ctx context.Context, repo string, runID int64) (RunState, error) {
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" || runID <= 0 {
+	owner, name, err := ParseRepo(repo)
+	if err != nil || runID <= 0 {
 		return RunState{}, fmt.Errorf("github: workflow run: repo %q and run id %d: must be OWNER/NAME and positive", repo, runID)
 	}
 	ctx = withEndpoint(ctx, "GET /repos/{owner}/{repo}/actions/runs/{run_id}")

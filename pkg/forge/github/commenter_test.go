@@ -239,3 +239,26 @@ func TestReceiptsFromCommentsReadsEveryReceiptWithItsAuthor(t *testing.T) {
 		t.Error("ReceiptsFromComments read outside Acquire")
 	}
 }
+
+// No comment request can be steered off the entity's comment paths: a reference with a "."
+// or ".." segment, an extra segment or a character outside GitHub's alphabet is refused
+// before any request (the fake fails on any request at all).
+func TestCommenterRefusesSteeringReferences(t *testing.T) {
+	fake := httpfake.New(t)
+	c, cm := newCommenter(t, fake, github.ActionsBotLogin)
+	for _, repo := range []string{"../..", "octo-org/..", "./x", "o/r/issues", "o/r?x=1", "o%2Fr/x", ""} {
+		ref := forge.Ref{Forge: "github", Repo: repo, Number: 7}
+		if _, err := cm.FindComments(context.Background(), ref, cmMarker); err == nil {
+			t.Errorf("FindComments %q accepted", repo)
+		}
+		if _, err := cm.CreateComment(context.Background(), ref, "x"); err == nil {
+			t.Errorf("CreateComment %q accepted", repo)
+		}
+		if err := cm.UpdateComment(context.Background(), ref, "1", "x"); err == nil {
+			t.Errorf("UpdateComment %q accepted", repo)
+		}
+		if _, err := c.WorkflowRunState(context.Background(), repo, 1); err == nil {
+			t.Errorf("WorkflowRunState %q accepted", repo)
+		}
+	}
+}
