@@ -43,8 +43,8 @@ type config struct {
 }
 
 var (
-	gitOID      = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-	digits      = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
+	gitOID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+	digits = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
 )
 
 // maxEventBytes bounds the event payload read for defaults (GitHub caps deliveries at 25 MB).
