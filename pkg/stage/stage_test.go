@@ -973,7 +973,10 @@ func BenchmarkCreateSealCleanup(b *testing.B) {
 		b.Skip("needs root for the ownership seal")
 	}
 	dir := verifytest.Write(b, verifytest.Demo)
-	snap, _, _ := verify.Load(context.Background(), dir, verify.Options{})
+	snap, rep, err := verify.Load(context.Background(), dir, verify.Options{})
+	if err != nil || snap == nil {
+		b.Fatal(err, rep.Violations)
+	}
 	base := b.TempDir()
 	o := stage.Options{Base: base, StateDir: filepath.Join(b.TempDir(), "state"), WorkDir: base, Getenv: func(string) string { return "" }}
 	b.ResetTimer()
