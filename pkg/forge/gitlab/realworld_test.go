@@ -343,3 +343,36 @@ func TestGitLabRedirectToAnotherOriginIsRefused(t *testing.T) {
 		t.Errorf("same-origin redirect: %v %v", u, err)
 	}
 }
+
+// TestGitLabResponseBodiesAreCapped: an endless list page fails the source (fetch_failed)
+// after the cap instead of growing memory without bound; a body of exactly the cap decodes.
+func TestGitLabResponseBodiesAreCapped(t *testing.T) {
+	old := responseCap
+	responseCap = 1 << 16
+	defer func() { responseCap = old }()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v4/users/1" {
+			body := `{"id":1,"username":"` + strings.Repeat("a", int(responseCap)-len(`{"id":1,"username":""}`)) + `"}`
+			w.Write([]byte(body))
+			return
+		}
+		w.Write([]byte("["))
+		for i := 0; i < 1<<20; i++ {
+			if _, err := w.Write([]byte(`{"id":"x","notes":[]},`)); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, err := New(Options{APIURL: srv.URL + "/api/v4", RetryMax: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.discussions(context.Background(), int64(1), 1, true); !errors.Is(err, ErrResponseTooLarge) {
+		t.Errorf("endless page: %v", err)
+	}
+	if u, _, err := c.API().Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {
+		t.Errorf("body of exactly the cap: %v", err)
+	}
+}
