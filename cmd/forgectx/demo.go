@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 )
@@ -29,6 +30,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	// Same rule and exit code as forgectx snapshot: a non-empty --out is a usage error.
+	if o.Out != "" {
+		if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
+			return usagef("--out %s: directory is not empty", o.Out)
+		}
 	}
 	res, err := demo.Run(ctx, demo.Options{Out: o.Out})
 	if err != nil {

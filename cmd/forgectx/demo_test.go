@@ -58,4 +58,15 @@ func TestDemoRejectsArguments(t *testing.T) {
 	if code, _, _ := runCLI(t, nil, "", "demo", "extra"); code != exitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
+	// A non-empty --out is a usage error, as for forgectx snapshot; nothing is written into it.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := runCLI(t, nil, "", "demo", "--out", dir); code != exitUsage {
+		t.Fatalf("non-empty --out: exit %d, want 2", code)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("demo wrote into a non-empty --out")
+	}
 }
