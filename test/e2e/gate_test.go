@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -223,6 +225,48 @@ func TestRunSkipAndFailureKeepTheLifecycleOrder(t *testing.T) {
 			}
 			if got := w.lifecycleOrder(before); !reflect.DeepEqual(got, []string{"lookup", "start", "acquire", "status", "receipt"}) {
 				t.Errorf("lifecycle order = %v", got)
+			}
+			w.assertNoTrees()
+		})
+	}
+}
+
+// A malformed output file after exit 0 fails closed before the decision (nothing relayed, no
+// agent); after exit 78 the exit code is authoritative and the run skips, relaying
+// skipped=true.
+func TestRunMalformedOutputFileFailsClosedUnlessExit78(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		skip         bool
+	}{
+		{"exit 0", "echo 'skipped=maybe' >> \"$FULLSEND_PRESCRIPT_OUTPUT\"\n", false},
+		{"exit 78", "echo 'skipped=maybe' >> \"$FULLSEND_PRESCRIPT_OUTPUT\"\necho 'nothing to do'\nexit 78\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{pre: tc.script})
+			want := w.expectedIndex()
+			w.expectStartCreate()
+			w.expectAcquisition()
+			if tc.skip {
+				w.expectFinish(status.Skipped, "nothing to do", run.StatusSkipped, want)
+			} else {
+				_, perr := prescript.Parse(strings.NewReader("skipped=maybe\n"))
+				var pe *prescript.ProtocolError
+				if !errors.As(perr, &pe) {
+					t.Fatalf("test premise: %v", perr)
+				}
+				w.expectFinish(status.Failure, "pre-script output file: "+pe.Error(), run.StatusFailure, want)
+			}
+			res, _ := w.run()
+			if res == nil || res.AgentRan || (res.Status == run.StatusSkipped) != tc.skip {
+				t.Fatalf("result = %+v", res)
+			}
+			out := readFile(t, w.env["GITHUB_OUTPUT"])
+			if tc.skip && !strings.Contains(out, "skipped<<_GitHubActionsFileCommandDelimeter_\ntrue\n") {
+				t.Errorf("GITHUB_OUTPUT = %q, want skipped=true", out)
+			}
+			if !tc.skip && out != "" {
+				t.Errorf("GITHUB_OUTPUT = %q; nothing may be relayed before a decision", out)
 			}
 			w.assertNoTrees()
 		})
