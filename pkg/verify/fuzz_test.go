@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
 
@@ -55,10 +56,10 @@ func FuzzOrderFile(f *testing.F) {
 // FuzzIndex: any index.json bytes in an otherwise empty tree give a report, never a panic, and
 // never a passing verification.
 func FuzzIndex(f *testing.F) {
-	f.Add([]byte(`{"schema_version":1,"filter_version":"forgectx-filter-v1.0.0","files":[],"records":[],"gaps":[]}`))
+	f.Add([]byte(`{"schema_version":1,"filter_version":"` + filter.Version + `","files":[],"records":[],"gaps":[]}`))
 	f.Add([]byte(`{"schema_version":2}`))
 	f.Add([]byte(`[]`))
-	f.Add([]byte(`{"schema_version":1,"filter_version":"forgectx-filter-v1.0.0","files":[{"path":"collection.json"}]}`))
+	f.Add([]byte(`{"schema_version":1,"filter_version":"` + filter.Version + `","files":[{"path":"collection.json"}]}`))
 	bundle, err := schema.Project()
 	if err != nil {
 		f.Fatal(err)
