@@ -224,8 +224,8 @@ func TestRetriesRecoverTransientFailures(t *testing.T) {
 	if len(a.Comments) != 7 || len(a.AgentRuns) != 2 || len(a.Outcomes.Comments) != 0 {
 		t.Fatalf("comments = %d, gaps %+v", len(a.Comments), a.Outcomes.Comments)
 	}
-	if st := cl.Stats(); st.Retries != 3 {
-		t.Errorf("retries = %d, want 3", st.Retries)
+	if st := cl.Stats(); st.Retries != 3 || st.Requests != 10 || st.LowerBound != 7 {
+		t.Errorf("stats = %+v, want 3 retries, 10 requests against a lower bound of 7 (ratio 1.43)", st)
 	}
 }
 
