@@ -68,13 +68,25 @@ var hostileCases = []struct {
 	{"reply whose parent is in another thread", func(a *acquisition.Acquisition) {
 		a.Threads[0].Replies = append(a.Threads[0].Replies, acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0002", ParentID: "PRRC_kwDOLxDemo01r0004"})
 	}, want{}},
-	{"reply cycle", func(a *acquisition.Acquisition) {
+	{"reply cycle makes the thread invalid, never repaired", func(a *acquisition.Acquisition) {
 		a.Threads[0].Replies = append(a.Threads[0].Replies, acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0001", ParentID: "PRRC_kwDOLxDemo01r0002"})
-	}, want{}},
-	{"self reply", func(a *acquisition.Acquisition) {
+	}, want{scope: "reviews", code: "invalid_metadata", count: 1}},
+	{"longer reply cycle through missing comments", func(a *acquisition.Acquisition) {
+		a.Threads[0].Replies = append(a.Threads[0].Replies,
+			acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0001", ParentID: "PRRC_gone1"},
+			acquisition.Reply{ID: "PRRC_gone1", ParentID: "PRRC_gone2"},
+			acquisition.Reply{ID: "PRRC_gone2", ParentID: "PRRC_kwDOLxDemo01r0002"})
+	}, want{scope: "reviews", code: "invalid_metadata", count: 1}},
+	{"self reply makes the thread invalid", func(a *acquisition.Acquisition) {
 		a.Threads[0].Replies = append(a.Threads[0].Replies, acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0001", ParentID: "PRRC_kwDOLxDemo01r0001"})
+	}, want{scope: "reviews", code: "invalid_metadata", count: 1}},
+	{"a repeated identical reply edge is one edge", func(a *acquisition.Acquisition) {
+		a.Threads[0].Replies = append(a.Threads[0].Replies, a.Threads[0].Replies[0])
 	}, want{}},
-	{"a reply with two parents and a repeated edge", func(a *acquisition.Acquisition) {
+	{"a reply to a deleted comment keeps the thread", func(a *acquisition.Acquisition) {
+		a.Threads[0].Replies = append(a.Threads[0].Replies, acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0001", ParentID: "PRRC_deleted"})
+	}, want{}},
+	{"a reply with two parents makes the thread invalid", func(a *acquisition.Acquisition) {
 		a.Threads[0].CommentIDs = append(a.Threads[0].CommentIDs, "PRRC_kwDOLxDemo01r0003")
 		a.Threads[1].CommentIDs = []string{"PRRC_kwDOLxDemo01r0005"}
 		a.Threads[2].CommentIDs = []string{"PRRC_kwDOLxDemo01r0004"}
@@ -83,7 +95,7 @@ var hostileCases = []struct {
 			acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0003", ParentID: "PRRC_kwDOLxDemo01r0001"},
 			acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0003", ParentID: "PRRC_kwDOLxDemo01r0002"},
 			acquisition.Reply{ID: "PRRC_kwDOLxDemo01r0002", ParentID: "PRRC_kwDOLxDemo01r0001"})
-	}, want{}},
+	}, want{scope: "reviews", code: "invalid_metadata", count: 1}},
 	{"a thread listing a comment twice", func(a *acquisition.Acquisition) {
 		a.Threads[0].CommentIDs = append(a.Threads[0].CommentIDs, a.Threads[0].CommentIDs[0])
 	}, want{scope: "reviews", code: "invalid_metadata", count: 1}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
@@ -157,5 +158,22 @@ func TestArrayDocumentsEqualJCSAndValidateEveryChunk(t *testing.T) {
 		if _, err := arrayDocument(b, schema.Threads, []arrayMember{{"threads", items}}); err == nil {
 			t.Errorf("invalid row %d accepted", at)
 		}
+	}
+}
+
+// Relationships: reply edges must form a forest; the check is linear, so a hostile thread of a
+// 200k-long reply chain (or one closing into a cycle at its end) costs no more than its size.
+func TestReplyForestIsLinearAndFindsLongCycles(t *testing.T) {
+	const n = 200000
+	chain := make([]acquisition.Reply, n)
+	for i := range chain {
+		chain[i] = acquisition.Reply{ID: fmt.Sprint("c", i+1), ParentID: fmt.Sprint("c", i)}
+	}
+	if !replyForest(chain) {
+		t.Fatal("a chain is a forest")
+	}
+	cyc := append(chain, acquisition.Reply{ID: "c0", ParentID: fmt.Sprint("c", n)})
+	if replyForest(cyc) {
+		t.Fatal("a chain closed into a cycle was accepted")
 	}
 }

@@ -43,6 +43,7 @@ func (a *asm) threads() error {
 				}
 				inThread[id] = true
 			}
+			valid = valid && replyForest(th.Replies)
 		}
 		if valid && th.Path != "" {
 			unsafe, err := a.structural(th.Path)
@@ -247,4 +248,49 @@ func (a *asm) orderViews() error {
 	}
 	a.addFile("history/agent-runs.json", "agent_runs", mediaJSON, doc, &filterJSON{Status: a.runsStatus.get(), Findings: a.runsFind.list()})
 	return nil
+}
+
+// replyForest reports whether a thread's reply edges form a forest, as forge reply data
+// always does: no self-reply, no record with two different parents, no cycle. Anything else
+// is not forge data and makes the thread invalid_metadata rather than being repaired (an
+// exact duplicate edge is the same edge and is emitted once). Linear in the number of edges.
+func replyForest(replies []acquisition.Reply) bool {
+	parent := make(map[string]string, len(replies))
+	for _, r := range replies {
+		if r.ID == r.ParentID {
+			return false
+		}
+		if p, ok := parent[r.ID]; ok && p != r.ParentID {
+			return false
+		}
+		parent[r.ID] = r.ParentID
+	}
+	const (
+		walking = 1
+		done    = 2
+	)
+	state := make(map[string]int, len(parent))
+	var path []string
+	for start := range parent {
+		path = path[:0]
+		n := start
+		for {
+			if st := state[n]; st == done {
+				break
+			} else if st == walking {
+				return false // back on this walk's own path: a cycle
+			}
+			p, ok := parent[n]
+			if !ok {
+				break // a root
+			}
+			state[n] = walking
+			path = append(path, n)
+			n = p
+		}
+		for _, x := range path {
+			state[x] = done
+		}
+	}
+	return true
 }
