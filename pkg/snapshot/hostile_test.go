@@ -159,6 +159,15 @@ var hostileCases = []struct {
 		a.Outcomes.Add("comments", "fetch_failed", 1<<50)
 		a.Outcomes.Comments = append(a.Outcomes.Comments, acquisition.Gap{Code: "fetch_failed", Count: 1 << 50})
 	}, want{scope: "comments", code: "fetch_failed", count: 1 << 51}},
+	{"zero adapter gap count", func(a *acquisition.Acquisition) {
+		a.Outcomes.Checks = []acquisition.Gap{{Code: "fetch_failed", Count: 0}}
+	}, want{err: "outcomes.checks[0].count"}},
+	{"negative adapter gap count", func(a *acquisition.Acquisition) {
+		a.Outcomes.Actors = []acquisition.Gap{{Code: "fetch_failed", Count: -3}}
+	}, want{err: "outcomes.actors[0].count"}},
+	{"unknown adapter gap code", func(a *acquisition.Acquisition) {
+		a.Outcomes.Reviews = []acquisition.Gap{{Code: "Fetch_Failed", Count: 1}}
+	}, want{err: "outcomes.reviews[0].code"}},
 	{"adapter gap counts summing beyond 2^53-1", func(a *acquisition.Acquisition) {
 		for i := 0; i < 16; i++ {
 			a.Outcomes.Comments = append(a.Outcomes.Comments, acquisition.Gap{Code: "fetch_failed", Count: 1 << 50})
