@@ -275,6 +275,14 @@ func FuzzMapJob(f *testing.F) {
 	f.Add([]byte(`{"id":2,"status":"canceled","created_at":"2026-01-01T00:00:00Z","started_at":null,"finished_at":"2026-01-01T00:00:01Z","pipeline":{"sha":"` + headSHA + `"}}`))
 	f.Add([]byte(`{"id":3,"status":"running","created_at":"2026-01-01T00:00:00Z","started_at":"2026-01-01T00:00:00Z"}`))
 	f.Add([]byte(`{"id":-4,"status":"manual"}`))
+	// Real job objects (test/fixtures/gitlab/real/jobs.json), one seed each.
+	var real []json.RawMessage
+	if err := json.Unmarshal(fixture(f, "real/jobs.json"), &real); err != nil {
+		f.Fatal(err)
+	}
+	for _, j := range real {
+		f.Add([]byte(strings.ReplaceAll(string(j), realHead, headSHA)))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var j gl.Job
 		if json.Unmarshal(data, &j) != nil {
@@ -323,6 +331,8 @@ func FuzzMapDiscussions(f *testing.F) {
 	f.Add([]byte(`[{"id":"abc","individual_note":false,"notes":[{"id":1,"created_at":"2026-01-01T00:00:00Z","author":{"id":2},"position":{"new_path":"a","new_line":3}},{"id":2,"system":true}]}]`))
 	f.Add([]byte(`[{"id":"x y","notes":[{"id":1,"created_at":"2026-01-01T00:00:00Z","resolvable":true,"resolved":true,"resolved_by":{"id":9}}]}]`))
 	f.Add([]byte(`[null,{"notes":[null]}]`))
+	f.Add(fixture(f, "real/discussions_page1.json"))
+	f.Add(fixture(f, "real/discussions_page2.json"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var ds []*gl.Discussion
 		if json.Unmarshal(data, &ds) != nil {
