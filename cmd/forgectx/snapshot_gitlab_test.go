@@ -14,6 +14,8 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 )
 
@@ -132,5 +134,81 @@ func TestSnapshotForgeGitLabReplayCLI(t *testing.T) {
 	code, stdout, stderr = runCLI(t, nil, "", "verify", out)
 	if code != exitOK {
 		t.Errorf("verify exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestSnapshotGitLabRecordKeepsTheTokenOut: recording a live GitLab run (--record, --stats,
+// --token-env) against a server that echoes the token in a response body, a response header
+// and a Link header: the token reaches neither the cassette, the stats, the logs nor the
+// acquisition, and the cassette replays into the same acquisition.
+func TestSnapshotGitLabRecordKeepsTheTokenOut(t *testing.T) {
+	const token = "glpat-Echo0123456789abcdefXYZ"
+	c, err := cassette.Load(gitlabCassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		if strings.HasSuffix(in.Request.URL, "/merge_requests/7") {
+			in.Response.Header.Set("X-Debug-Token", token)
+			in.Response.Header.Set("Link", `<https://gitlab.example.com:8443/api/v4/x?private_token=`+token+`>; rel="first"`)
+		}
+		if strings.HasSuffix(in.Request.URL, "/projects/Acme%2FPlatform%2Fwidgets") {
+			var p map[string]any
+			if err := json.Unmarshal(in.Response.Body.JSON, &p); err != nil {
+				t.Fatal(err)
+			}
+			p["description"] = "token " + token
+			b, _ := json.Marshal(p)
+			in.Response.Body = cassette.NewBody(b)
+		}
+	}
+	fake := httpfake.New(t)
+	fake.ExpectCassette(c)
+	dir := t.TempDir()
+	rec, stats := filepath.Join(dir, "rec"), filepath.Join(dir, "stats.json")
+	var logs bytes.Buffer
+	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, APIURL: fake.URL + "/api/v4", TokenEnv: "GITLAB_TOKEN", Record: rec, Stats: stats}
+	live, err := acquireGitlab(context.Background(), testEnv(map[string]string{"GITLAB_TOKEN": token}, &logs), o, gitlabProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files, redacted int
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(path)
+		if bytes.Contains(b, []byte(token)) {
+			t.Errorf("%s contains the token", path)
+		}
+		redacted += bytes.Count(b, []byte("REDACTED"))
+		return err
+	})
+	// The echoed body and the Link header are recorded with the value replaced (the
+	// X-Debug-Token header is not on the recorder's allow-list at all).
+	if err != nil || files < 22 || redacted < 2 {
+		t.Fatalf("walk: %v (%d files, %d redactions)", err, files, redacted)
+	}
+	var acq bytes.Buffer
+	if err := acquisition.Write(&acq, live); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), token) || strings.Contains(acq.String(), token) {
+		t.Error("the token reached the logs or the acquisition")
+	}
+	replayed, err := acquireGitlab(context.Background(), testEnv(nil, &logs),
+		forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, Replay: rec}, gitlabProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replayed host is the fake's (the recorded API URL); everything else is identical.
+	var again bytes.Buffer
+	if err := acquisition.Write(&again, replayed); err != nil {
+		t.Fatal(err)
+	}
+	if acq.String() != again.String() {
+		t.Error("replay of the recorded cassette differs from the live run")
 	}
 }
