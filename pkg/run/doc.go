@@ -9,7 +9,8 @@
 //   - "Relationships, history, and collection profiles" for receipts: every run posts one
 //     immutable receipt (pkg/status) whose input_revision is the SHA-256 of the index.json bytes
 //     it consumed, read back by the next snapshot's agent_runs source
-//     (github.ReceiptsFromComments), admitted only for registered bots;
+//     (github.ReceiptsFromCommentsBy: only receipts by forgectx's own comment identity are read,
+//     others counted as authorization_failed), admitted only for registered bots;
 //   - pre-script output v1 (pkg/prescript) and its "CI relay" section (pkg/cirelay).
 //
 // Run is the entry point; Reconcile finalises a status comment a killed job left started.

@@ -113,7 +113,7 @@ func (r *runner) connect() error {
 	var cm forge.Commenter
 	switch r.c.ref.Forge {
 	case "github":
-		gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromComments, Log: r.log})
+		gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromCommentsBy(r.c.author), Log: r.log})
 		if err != nil {
 			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 		}

@@ -331,7 +331,7 @@ func (w *world) expectCommentList(c *cassette.Cassette) {
 func (w *world) expectedIndex() string {
 	w.t.Helper()
 	w.expectAcquisition()
-	gc, err := github.New(github.Options{APIURL: w.fake.URL, Token: token, Receipts: github.ReceiptsFromComments})
+	gc, err := github.New(github.Options{APIURL: w.fake.URL, Token: token, Receipts: github.ReceiptsFromCommentsBy(github.ActionsBotLogin)})
 	must(w.t, err)
 	p, err := w.h.ProfileFor("work_item")
 	must(w.t, err)

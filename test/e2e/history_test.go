@@ -24,8 +24,9 @@ func (w *world) expectStartUpdate() {
 
 // Receipt round trip: the receipt the first run posts is read back by the second run's
 // snapshot into history/agent-runs.json (as the receipt comment's node ID, with the first
-// run's status, input revision and times), while a receipt-shaped comment forged by a
-// non-bot user is left out and counted as an agent_runs authorization_failed gap. The second
+// run's status, input revision and times), while receipt-shaped comments forged by a non-bot
+// user and by a registered bot that is not forgectx's identity are left out and counted as
+// agent_runs authorization_failed. The second
 // run finds the sticky comment by its marker and author and edits it instead of posting a new
 // one.
 func TestRunReceiptRoundTripAndForgedReceiptIgnored(t *testing.T) {
@@ -44,6 +45,8 @@ func TestRunReceiptRoundTripAndForgedReceiptIgnored(t *testing.T) {
 		ghscenario.Comment{ID: statusID, NodeID: statusNode, User: ghscenario.Actions, Body: render(t, status.Success, ""), CreatedAt: clock, UpdatedAt: clock},
 		ghscenario.Comment{ID: receiptID1, NodeID: receiptNode, User: ghscenario.Actions, Body: receiptBody(t, run.StatusSuccess, first), CreatedAt: clock.Add(time.Minute), UpdatedAt: clock.Add(time.Minute)},
 		ghscenario.Comment{ID: 9003, NodeID: "IC_kwDOLq3Xz86AACMr", User: ghscenario.Mallory, Body: forged, CreatedAt: clock.Add(2 * time.Minute), UpdatedAt: clock.Add(2 * time.Minute)},
+		// A registered bot that is not forgectx's identity cannot forge history either.
+		ghscenario.Comment{ID: 9004, NodeID: "IC_kwDOLq3Xz86AACMs", User: ghscenario.Renovate, Body: forged, CreatedAt: clock.Add(3 * time.Minute), UpdatedAt: clock.Add(3 * time.Minute)},
 	)
 	second := w.expectedIndex()
 	if second == first {
@@ -76,16 +79,16 @@ func TestRunReceiptRoundTripAndForgedReceiptIgnored(t *testing.T) {
 	}
 	gap := false
 	for _, g := range res.Summary.Gaps {
-		if g.Scope == "agent_runs" && g.Code == "authorization_failed" && g.Count == 1 {
+		if g.Scope == "agent_runs" && g.Code == "authorization_failed" && g.Count == 2 {
 			gap = true
 		}
 	}
 	if !gap {
-		t.Errorf("the forged receipt was not counted as agent_runs authorization_failed: %+v", res.Summary.Gaps)
+		t.Errorf("the two forged receipts were not counted as agent_runs authorization_failed: %+v", res.Summary.Gaps)
 	}
 	for _, s := range res.Summary.Sources {
-		if s.Source == "agent_runs" && (s.Acquired != 2 || s.Records != 1) {
-			t.Errorf("agent_runs source = %+v, want 2 acquired, 1 record", s)
+		if s.Source == "agent_runs" && (s.Acquired != 1 || s.Records != 1) {
+			t.Errorf("agent_runs source = %+v, want 1 acquired (only forgectx's own receipts are read), 1 record", s)
 		}
 	}
 }

@@ -71,11 +71,16 @@ func splitRef(ref forge.Ref) (string, string, error) {
 }
 
 // own reports whether u is the commenter's identity.
-func (m *Commenter) own(u *gh.User) bool {
-	if u == nil || !strings.EqualFold(u.GetLogin(), m.login) {
+func (m *Commenter) own(u *gh.User) bool { return isIdentity(u, m.login) }
+
+// isIdentity reports whether u is the account login names: the login compared
+// case-insensitively (GitHub logins are) and, for a "[bot]" login, GitHub reporting the
+// account as type Bot (no user account can take a "[bot]" login, so the pair is unique).
+func isIdentity(u *gh.User, login string) bool {
+	if u == nil || login == "" || !strings.EqualFold(u.GetLogin(), login) {
 		return false
 	}
-	if strings.HasSuffix(strings.ToLower(m.login), "[bot]") {
+	if strings.HasSuffix(strings.ToLower(login), "[bot]") {
 		return u.GetType() == "Bot"
 	}
 	return true

@@ -262,3 +262,55 @@ func TestCommenterRefusesSteeringReferences(t *testing.T) {
 		}
 	}
 }
+
+// ReceiptsFromCommentsBy reads only the receipts of forgectx's own identity: a receipt-marked
+// comment by a human, by another (even registered) bot or by a user account that merely
+// carries the bot's login is counted as authorization_failed and is not an agent run.
+func TestReceiptsFromCommentsByReadsOnlyTheOwnIdentity(t *testing.T) {
+	rc := status.Receipt{ID: "gha-1-1", Agent: "triage", Status: "success", InputRevision: strings.Repeat("a", 64),
+		ResultRecordKeys: []string{}, CompletedAt: "2026-09-08T12:00:00.000000000Z"}
+	body, err := status.RenderReceipt(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ghscenario.Issue()
+	at := s.UpdatedAt
+	impostor := &ghscenario.User{Login: "github-actions[bot]", ID: 99, NodeID: "U_kgDOImpost", Bot: false}
+	s.Comments = append(s.Comments,
+		ghscenario.Comment{ID: 3001, NodeID: "IC_kwDOLq3Xz86AAAr1", User: ghscenario.Actions, Body: body, CreatedAt: at, UpdatedAt: at},
+		ghscenario.Comment{ID: 3002, NodeID: "IC_kwDOLq3Xz86AAAr2", User: ghscenario.Bob, Body: body, CreatedAt: at, UpdatedAt: at},
+		ghscenario.Comment{ID: 3003, NodeID: "IC_kwDOLq3Xz86AAAr3", User: ghscenario.Renovate, Body: body, CreatedAt: at, UpdatedAt: at},
+		ghscenario.Comment{ID: 3004, NodeID: "IC_kwDOLq3Xz86AAAr4", User: ghscenario.Actions, Body: status.ReceiptMarker + "\nnot json", CreatedAt: at, UpdatedAt: at},
+		ghscenario.Comment{ID: 3005, NodeID: "IC_kwDOLq3Xz86AAAr5", User: impostor, Body: body, CreatedAt: at, UpdatedAt: at},
+	)
+	c := build(t, s)
+	fake := httpfake.New(t)
+	fake.ExpectCassette(c)
+	extra := &cassette.Cassette{Meta: c.Meta}
+	for _, in := range c.Interactions {
+		if strings.Contains(in.Request.URL, "/issues/7/comments") {
+			extra.Interactions = append(extra.Interactions, in)
+		}
+	}
+	fake.ExpectCassette(extra)
+	o := fastOptions(fake.URL)
+	o.Receipts = github.ReceiptsFromCommentsBy(github.ActionsBotLogin)
+	cl, err := github.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq, err := cl.Acquire(context.Background(), refOf(s), testProfile(acquisition.KindWorkItem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acq.AgentRuns) != 1 || acq.AgentRuns[0].ID != "IC_kwDOLq3Xz86AAAr1" {
+		t.Fatalf("agent runs = %+v, want only the own identity's receipt", acq.AgentRuns)
+	}
+	gaps := map[string]int{}
+	for _, g := range acq.Outcomes.AgentRuns {
+		gaps[g.Code] += g.Count
+	}
+	if want := map[string]int{acquisition.GapAuthorizationFailed: 3, acquisition.GapInvalidMetadata: 1}; !reflect.DeepEqual(gaps, want) {
+		t.Errorf("agent_runs outcomes = %v, want %v", gaps, want)
+	}
+}

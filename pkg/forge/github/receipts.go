@@ -29,7 +29,8 @@ func (noReceipts) ReadReceipts(context.Context, string, string, int) ([]acquisit
 // commentReceipts is the receipt reader over the entity's conversation comments
 // (docs/receipts.md). It needs the acquisition run (to register receipt authors as actors with
 // GitHub's positive bot signal), so Acquire handles it itself; called directly it refuses.
-type commentReceipts struct{}
+// login, when set, is the only identity whose receipts are read (ReceiptsFromCommentsBy).
+type commentReceipts struct{ login string }
 
 // ReceiptsFromComments reads receipts (docs/receipts.md) from the issue or pull request's
 // conversation comments: every comment whose first line is status.ReceiptMarker is parsed
@@ -42,6 +43,15 @@ type commentReceipts struct{}
 // invalid_metadata gap. Set it as Options.Receipts.
 var ReceiptsFromComments ReceiptReader = commentReceipts{}
 
+// ReceiptsFromCommentsBy is ReceiptsFromComments restricted to the identity forgectx posts its
+// receipts as (the commenter's login, matched like Commenter's own-identity rule: login
+// case-insensitive, GitHub's type Bot for a "[bot]" login). A receipt-marked comment by anyone
+// else — a human, another registered bot such as a dependency updater, a user account that
+// merely carries the bot's login — is not read: it is counted as an agent_runs
+// authorization_failed gap, and this reader does not register its author as an actor. The assembler's bot-registry admission still applies to what is read. `forgectx run`
+// uses it with --comment-author.
+func ReceiptsFromCommentsBy(login string) ReceiptReader { return commentReceipts{login: login} }
+
 func (commentReceipts) ReadReceipts(context.Context, string, string, int) ([]acquisition.AgentRun, error) {
 	return nil, errors.New("github: ReceiptsFromComments reads receipts only inside Client.Acquire")
 }
@@ -53,8 +63,8 @@ func (r *run) readReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList
 	if rr == nil {
 		rr = noReceipts{}
 	}
-	if _, ok := rr.(commentReceipts); ok {
-		return r.readCommentReceipts(ctx)
+	if cr, ok := rr.(commentReceipts); ok {
+		return r.readCommentReceipts(ctx, cr.login)
 	}
 	runs, err := rr.ReadReceipts(ctx, r.owner, r.name, r.number)
 	if err != nil {
@@ -67,7 +77,7 @@ func (r *run) readReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList
 // readCommentReceipts lists the entity's conversation comments (every page) and maps each
 // receipt comment to an AgentRun. A failed page is a fetch_failed gap: the history is then
 // incomplete and must not be taken for an empty one.
-func (r *run) readCommentReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList) {
+func (r *run) readCommentReceipts(ctx context.Context, login string) ([]acquisition.AgentRun, gapList) {
 	var gaps gapList
 	items, err := listREST(ctx, r, acquisition.SourceAgentRuns, "GET /repos/{owner}/{repo}/issues/{number}/comments",
 		func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
@@ -84,6 +94,10 @@ func (r *run) readCommentReceipts(ctx context.Context) ([]acquisition.AgentRun, 
 			continue
 		}
 		seen[c.GetNodeID()] = true
+		if login != "" && !isIdentity(c.User, login) {
+			gaps.add(acquisition.GapAuthorizationFailed, 1)
+			continue
+		}
 		rc, perr := status.ParseReceipt(c.GetBody())
 		author, ok := r.refREST(c.User)
 		if perr != nil || !ok || !validNodeID(c.GetNodeID()) {
