@@ -312,3 +312,42 @@ func FuzzTriggerPayload(f *testing.F) {
 		}
 	})
 }
+
+// TestGitLabCIDefaultsFromARealMergedResultsJob: the predefined variables GitLab sets for a
+// merged-results merge-request pipeline on a self-managed instance on port 8443 under a
+// sub-path, verbatim in shape; the derived API URL gives the right source.host.
+func TestGitLabCIDefaultsFromARealMergedResultsJob(t *testing.T) {
+	mergeCommit := strings.Repeat("d", 40)
+	vars := map[string]string{
+		"CI": "true", "GITLAB_CI": "true", "CI_SERVER": "yes",
+		"CI_SERVER_URL": "https://gitlab.example.com:8443/gitlab", "CI_SERVER_HOST": "gitlab.example.com", "CI_SERVER_PORT": "8443",
+		"CI_SERVER_PROTOCOL": "https", "CI_SERVER_FQDN": "gitlab.example.com:8443",
+		"CI_API_V4_URL": "https://gitlab.example.com:8443/gitlab/api/v4", "CI_API_GRAPHQL_URL": "https://gitlab.example.com:8443/gitlab/api/graphql",
+		"CI_PROJECT_ID": "42", "CI_PROJECT_PATH": "acme/platform/widgets", "CI_PROJECT_NAMESPACE": "acme/platform",
+		"CI_PIPELINE_ID": "1001", "CI_PIPELINE_IID": "77", "CI_PIPELINE_SOURCE": "merge_request_event",
+		"CI_JOB_ID": "9001", "CI_JOB_NAME": "forgectx", "CI_JOB_URL": "https://gitlab.example.com:8443/gitlab/acme/platform/widgets/-/jobs/9001",
+		"CI_JOB_TOKEN": "glcbt-64_AbCdEf0123456789", "CI_COMMIT_SHA": mergeCommit, "CI_COMMIT_REF_NAME": "refs/merge-requests/7/merge",
+		"CI_MERGE_REQUEST_ID": "9007", "CI_MERGE_REQUEST_IID": "7", "CI_MERGE_REQUEST_PROJECT_ID": "42",
+		"CI_MERGE_REQUEST_PROJECT_PATH": "acme/platform/widgets", "CI_MERGE_REQUEST_SOURCE_PROJECT_ID": "42",
+		"CI_MERGE_REQUEST_EVENT_TYPE": "merged_result", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": headSHA,
+		"CI_MERGE_REQUEST_TARGET_BRANCH_SHA": strings.Repeat("e", 40), "CI_MERGE_REQUEST_DIFF_BASE_SHA": strings.Repeat("f", 40),
+		"CI_MERGE_REQUEST_TITLE": "Add widget caching", "CI_MERGE_REQUEST_LABELS": "backend,performance",
+		"GITLAB_USER_ID": "101", "GITLAB_USER_LOGIN": "alice",
+	}
+	e, err := CIDefaults(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CIEnv{
+		Ref:  forge.Ref{Forge: "gitlab", APIURL: "https://gitlab.example.com:8443/gitlab/api/v4", Repo: "42", Number: 7},
+		Kind: "change_proposal", ServerURL: "https://gitlab.example.com:8443/gitlab", JobURL: vars["CI_JOB_URL"],
+		CommitSHA: mergeCommit, MergeRequestHeadSHA: headSHA, TokenEnv: "CI_JOB_TOKEN",
+	}
+	if e != want {
+		t.Errorf("got  %+v\nwant %+v", e, want)
+	}
+	c, err := New(Options{APIURL: e.Ref.APIURL, Token: vars[e.TokenEnv], TokenKind: KindForToken(e.TokenEnv, vars[e.TokenEnv])})
+	if err != nil || c.Host() != "gitlab.example.com:8443" || c.base.Path != "/gitlab/api/v4/" || c.opts.TokenKind != TokenJob {
+		t.Errorf("client from the CI defaults: %v %+v", err, c)
+	}
+}
