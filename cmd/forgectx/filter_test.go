@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -97,5 +100,73 @@ func TestFilterCLIUsageErrors(t *testing.T) {
 		if code, _, errOut := runCLI(t, nil, "", args...); code != exitUsage || !strings.Contains(errOut, "--help") {
 			t.Errorf("%q: exit %d %q", args, code, errOut)
 		}
+	}
+}
+
+// TestFilterCLIReadsFilesAndPipesWhole: stdin redirected from a regular file is read into one
+// buffer of its size, a pipe in chunks joined once; both give every byte, and the source bound
+// still reads at most one byte past the bound.
+func TestFilterCLIReadsFilesAndPipesWhole(t *testing.T) {
+	data := []byte(strings.Repeat("0123456789abcdef", 200000)) // 3.2 MB: several pipe chunks
+	path := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, maxSource := range []int{0, 1000} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in io.Reader = f
+		if maxSource > 0 {
+			in = io.LimitReader(f, int64(maxSource)+1)
+		}
+		got, err := readInput(f, in, maxSource)
+		f.Close()
+		want := data
+		if maxSource > 0 {
+			want = data[:maxSource+1]
+		}
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("file, max %d: %d bytes, err %v", maxSource, len(got), err)
+		}
+		var pipe io.Reader = bytes.NewReader(data)
+		if maxSource > 0 {
+			pipe = io.LimitReader(pipe, int64(maxSource)+1)
+		}
+		got, err = readInput(pipe, pipe, maxSource)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("pipe, max %d: %d bytes, err %v", maxSource, len(got), err)
+		}
+	}
+	f, err := os.Open(filepath.Join(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := readInput(f, f, 0); err == nil {
+		t.Error("reading a directory as stdin succeeded")
+	}
+}
+
+// TestFilterCLIRealWorldShapes drives the CLI with shapes from CI logs, escaped JSON and
+// URL-encoded text, and checks the report names the kinds and never the values.
+func TestFilterCLIRealWorldShapes(t *testing.T) {
+	in := "curl -u admin:S3cr3tP@ss https://x\n" +
+		`{"url":"https:\/\/hooks.slack.com\/services\/TABC12345\/BABC12345\/abcdefGHIJKLmnop12345678"}` + "\n" +
+		"next=postgres%3A%2F%2Fapp%3AS3cr3tP4ss%40db%2Fapp\n"
+	code, out, errOut := runCLI(t, nil, in, "filter", "--role", "log")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, secret := range []string{"S3cr3tP@ss", "abcdefGHIJKLmnop12345678", "S3cr3tP4ss"} {
+		if strings.Contains(out, secret) || strings.Contains(errOut, secret) {
+			t.Errorf("%q survived: %q %q", secret, out, errOut)
+		}
+	}
+	r := decodeReport(t, errOut)
+	want := []filter.Finding{{Code: "redact.secret-assignment", Count: 1}, {Code: "redact.slack-webhook", Count: 1}, {Code: "redact.url-password", Count: 1}}
+	if r.Status != filter.StatusModified || !reflect.DeepEqual(r.Findings, want) {
+		t.Errorf("report %+v", r)
 	}
 }

@@ -216,20 +216,29 @@ func redactSpans(b []byte, spans []span, c *counts, owned bool) []byte {
 		}
 		merged = append(merged, s)
 	}
-	grow, ahead := 0, false
+	// g is the furthest the write position ever runs ahead of the read position (the largest
+	// prefix growth). When b is the pipeline's own buffer and has g bytes of spare capacity,
+	// the text is shifted right by g once and rewritten in place: no second copy of the
+	// input's size.
+	grow, g := 0, 0
 	for _, s := range merged {
 		grow += len(replacements[s.kind]) - (s.end - s.start)
-		ahead = ahead || grow > 0
+		g = max(g, grow)
 	}
-	if owned && !ahead {
+	if owned && cap(b) >= len(b)+g {
+		n := len(b)
+		b = b[:n+g]
+		if g > 0 {
+			copy(b[g:], b[:n]) // memmove
+		}
 		w, last := 0, 0
 		for _, s := range merged {
-			w += copy(b[w:], b[last:s.start]) // memmove: w <= last always
+			w += copy(b[w:], b[g+last:g+s.start]) // w <= g+last always
 			w += copy(b[w:], replacements[s.kind])
 			c[s.kind]++
 			last = s.end
 		}
-		w += copy(b[w:], b[last:])
+		w += copy(b[w:], b[g+last:g+n])
 		return b[:w]
 	}
 	out := make([]byte, 0, len(b)+max(grow, 0))

@@ -63,7 +63,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 				continue
 			}
 			if out == nil {
-				out = make([]byte, 0, len(b))
+				out = make([]byte, 0, headroom(len(b)))
 			}
 			out = append(out, b[last:i]...)
 			switch ch {
@@ -93,7 +93,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {
 			if out == nil {
-				out = make([]byte, 0, len(b)+len(b)/8)
+				out = make([]byte, 0, headroom(len(b)+len(b)/8))
 			}
 			out = append(out, b[last:i]...)
 			out = append(out, "\uFFFD"...)
@@ -108,7 +108,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, len(b))
+			out = make([]byte, 0, headroom(len(b)))
 		}
 		out = append(out, b[last:i]...)
 		i += n
@@ -132,6 +132,10 @@ func stripUnsafe(b []byte, c *counts) []byte {
 	}
 	return append(out, b[last:]...)
 }
+
+// headroom is the capacity of a copy of n bytes: a little spare room lets redaction rewrite
+// the copy in place even where a replacement is longer than the secret it replaces.
+func headroom(n int) int { return n + n/64 + 64 }
 
 // skipEscape returns the index just past the escape sequence whose ESC was at i-1.
 func skipEscape(b []byte, i int) int {
