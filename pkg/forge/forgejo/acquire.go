@@ -206,6 +206,9 @@ func (r *run) issue() error {
 	if is.ID <= 0 {
 		return entityInvalid("issue id %d: must be a positive integer", is.ID)
 	}
+	if is.Index != r.number {
+		return entityInvalid("issue number %d: the answer is not #%d", is.Index, r.number)
+	}
 	state, ok := mapEntityState(string(is.State), false, false)
 	if !ok {
 		return entityInvalid("issue state %q: not in the Forgejo state table (open, closed)", is.State)
@@ -235,6 +238,9 @@ func (r *run) pull() error {
 	}
 	if pr.ID <= 0 {
 		return entityInvalid("pull request id %d: must be a positive integer", pr.ID)
+	}
+	if pr.Index != r.number {
+		return entityInvalid("pull request number %d: the answer is not #%d", pr.Index, r.number)
 	}
 	state, ok := mapEntityState(string(pr.State), true, pr.HasMerged)
 	if !ok {

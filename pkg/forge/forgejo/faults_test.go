@@ -387,6 +387,8 @@ func TestEntityMappingRows(t *testing.T) {
 		{"malformed head sha aborts", pr(func(m map[string]any) { m["head"].(map[string]any)["sha"] = "main" }), "pulls/12", "change_proposal", "", "invalid_metadata"},
 		{"issue that is a pull request", map[string]any{"id": 5012, "number": 12, "state": "open", "title": "t", "created_at": "2026-09-08T14:00:00Z",
 			"pull_request": map[string]any{"merged": false, "merged_at": nil}}, "issues/12", "work_item", "", "invalid_metadata"},
+		{"an answer for another pull request aborts", pr(func(m map[string]any) { m["number"] = 13 }), "pulls/12", "change_proposal", "", "invalid_metadata"},
+		{"an answer for another issue aborts", map[string]any{"id": 5012, "number": 7, "state": "open", "title": "t", "created_at": "2026-09-08T14:00:00Z", "pull_request": nil}, "issues/12", "work_item", "", "invalid_metadata"},
 		{"closed issue", map[string]any{"id": 5012, "number": 12, "state": "closed", "title": "t", "created_at": "2026-09-08T14:00:00Z", "pull_request": nil}, "issues/12", "work_item", "closed", ""},
 	}
 	for _, tc := range cases {
