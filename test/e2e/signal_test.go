@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,17 +70,31 @@ const distinctiveBody = "zebra-quartz-7731 distinctive comment text"
 // may appear.
 func TestRunSIGTERMMidAgent(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) { testSignalMidAgent(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			testSignal(t, sig, worldOpts{agentMode: "sleep"}, "the run was cancelled while the agent ran", true)
+		})
 	}
 }
 
-func testSignalMidAgent(t *testing.T, sig syscall.Signal) {
-	w := newWorld(t, worldOpts{agentMode: "sleep"})
+// SIGTERM while the pre-script runs: the script's process group is stopped (pkg/prescript
+// kills it outright), ⚠️ cancelled, a cancelled receipt over the index the script was shown,
+// nothing relayed (no decision), no agent, no tree.
+func TestRunSIGTERMMidPrescript(t *testing.T) {
+	pre := `sleep 30 &
+echo $! > "{{DIR}}/agent-out/sleep.pid"
+echo started > "{{DIR}}/agent-out/started"
+wait
+`
+	testSignal(t, syscall.SIGTERM, worldOpts{pre: pre}, "the run was cancelled", false)
+}
+
+func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, agent bool) {
+	w := newWorld(t, wo)
 	w.sc.Comments[0].Body = w.sc.Comments[0].Body + " " + distinctiveBody
 	want := w.expectedIndex()
 	w.expectStartCreate()
 	w.expectAcquisition()
-	w.expectFinish(status.Cancelled, "the run was cancelled while the agent ran", run.StatusCancelled, want)
+	w.expectFinish(status.Cancelled, detail, run.StatusCancelled, want)
 
 	cfgPath := filepath.Join(w.dir, "helper.json")
 	b, _ := json.Marshal(helperConfig{Env: w.env, Harness: filepath.Join(w.dir, "harness.yml")})
@@ -98,7 +114,7 @@ func testSignalMidAgent(t *testing.T, sig syscall.Signal) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The agent saw the planted comment (so the log check below is not vacuous).
-	if !strings.Contains(readFile(t, filepath.Join(w.out, "all-files")), distinctiveBody) {
+	if agent && !strings.Contains(readFile(t, filepath.Join(w.out, "all-files")), distinctiveBody) {
 		t.Fatal("test premise: the agent's snapshot lacks the planted comment body")
 	}
 	// Only forgectx gets the signal, as from the runner; it must pass it on to the agent.
@@ -108,11 +124,26 @@ func testSignalMidAgent(t *testing.T, sig syscall.Signal) {
 	if !errors.As(err, &ee) || ee.ExitCode() != run.ExitFailed {
 		t.Fatalf("helper exit = %v, want exit %d; stderr:\n%s", err, run.ExitFailed, stderr.String())
 	}
-	if !exists(filepath.Join(w.out, "term")) {
+	if agent && !exists(filepath.Join(w.out, "term")) {
 		t.Error("the agent did not receive SIGTERM")
 	}
 	if exists(filepath.Join(w.out, "done")) {
 		t.Error("the agent ran to completion despite the cancellation")
+	}
+	if !agent {
+		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.out, "sleep.pid"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive(pid) {
+			t.Errorf("the pre-script's child %d outlived the run", pid)
+		}
+		if exists(filepath.Join(w.out, "env")) {
+			t.Error("the agent started after a cancelled pre-script")
+		}
+		if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != "" {
+			t.Errorf("GITHUB_OUTPUT = %q; a cancelled pre-script reached no decision", out)
+		}
 	}
 	w.assertNoTrees()
 
@@ -129,4 +160,16 @@ func testSignalMidAgent(t *testing.T, sig syscall.Signal) {
 			t.Errorf("forgectx's stderr contains the %s", what)
 		}
 	}
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil && !errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
