@@ -253,6 +253,7 @@ func yamlErr(err error) string {
 var (
 	lineRe    = regexp.MustCompile(`line [0-9]+`)
 	unknownRe = regexp.MustCompile(`field ([A-Za-z0-9_]+) not found`)
+	dupRe     = regexp.MustCompile(`mapping key "([A-Za-z0-9_]+)" already defined`)
 )
 
 // lineOf reduces a yaml.v3 message to its line number and, for an unknown key, the key name
@@ -264,6 +265,9 @@ func lineOf(msg string) string {
 	}
 	if u := unknownRe.FindStringSubmatch(msg); u != nil {
 		return m + ": unknown key " + u[1]
+	}
+	if u := dupRe.FindStringSubmatch(msg); u != nil {
+		return m + ": duplicate key " + u[1]
 	}
 	return m
 }

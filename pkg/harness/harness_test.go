@@ -81,6 +81,8 @@ func TestValidationErrorsNameFieldAndRule(t *testing.T) {
 		{"bad total", minimal + "timeouts: {total: -1m}\n", "timeouts.total"},
 		{"bot without role", minimal + "bots: [{id: B_1, login: x}]\n", "bots[0]"},
 		{"two documents", minimal + "---\nversion: 1\n", "exactly one"},
+		{"duplicate key", minimal + "version: 1\n", "duplicate key version"},
+		{"duplicate nested key", strings.Replace(minimal, "name: a", "name: a\n  name: "+secretish, 1), "duplicate key name"},
 		{"empty", "", "empty"},
 	}
 	for _, c := range cases {
