@@ -192,6 +192,18 @@ var hostileCases = []struct {
 		a.Comments[0].Body = "\ufeffa\x00b\xff\xfe\r\nc\rd"
 		a.Entity.Body = "\xc3\x28 body\r\n\r\n"
 	}, want{}},
+	{"bodies of only line breaks or spaces", func(a *acquisition.Acquisition) {
+		a.Entity.Body = "\r\n\r\n"
+		a.Comments[0].Body = "\n\n\n"
+		a.Comments[1].Body = "   "
+		a.Reviews[0].Body = "\r"
+	}, want{}},
+	{"a body over max_source_bytes is never decoded: rejected, no prefix", func(a *acquisition.Acquisition) {
+		a.Comments[0].Body = strings.Repeat("x", 1<<20+1)
+	}, want{scope: "comments", code: "source_too_large", count: 1}},
+	{"an entity body over max_source_bytes aborts", func(a *acquisition.Acquisition) {
+		a.Entity.Body = strings.Repeat("x", 1<<20+1)
+	}, want{abort: "source_too_large"}},
 	{"invisible-only comment body becomes empty", func(a *acquisition.Acquisition) {
 		a.Comments[0].Body = "\u200b\u200d\ufeff\U000e0041"
 	}, want{}},
