@@ -113,7 +113,8 @@ const MaxReceiptBytes = 64 << 10
 
 // ParseReceipt reads a receipt comment body back. It accepts exactly the layout RenderReceipt
 // writes (marker on the first line, one fenced json block) with strict JSON (no unknown
-// fields) and validates every field. Whether the receipt is trusted (authored by the
+// fields, and the block byte-identical to the canonical RFC 8785 form of what it decodes to)
+// and validates every field. Whether the receipt is trusted (authored by the
 // registered bot identity) is the caller's decision.
 func ParseReceipt(body string) (Receipt, error) {
 	var r Receipt
@@ -144,6 +145,14 @@ func ParseReceipt(body string) (Receipt, error) {
 	}
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err
+	}
+	// The block must be exactly the RFC 8785 bytes RenderReceipt writes: encoding/json keeps
+	// the last of duplicated members and matches member names case-insensitively, so a block
+	// like {"status":"failure","Status":"success"} would otherwise mean something other than
+	// what a reader of the comment sees.
+	js, err := canon.JSON(r)
+	if err != nil || !bytes.Equal(js, []byte(block[:end])) {
+		return Receipt{}, errors.New("receipt: json block: not the canonical RFC 8785 form (duplicated, re-cased or reordered members, whitespace, unsorted result_record_keys)")
 	}
 	return r, nil
 }

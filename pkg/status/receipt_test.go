@@ -71,14 +71,22 @@ func TestReceiptValidationNamesTheField(t *testing.T) {
 func TestParseReceiptRejectsForgeries(t *testing.T) {
 	good, _ := RenderReceipt(validReceipt())
 	cases := map[string]string{
-		"not first line":  "hi\n" + good,
-		"unknown field":   strings.Replace(good, `{"agent"`, `{"extra":1,"agent"`, 1),
-		"no block":        ReceiptMarker + "\nnothing",
-		"unterminated":    strings.TrimSuffix(good, "```\n"),
-		"invalid content": strings.Replace(good, `"success"`, `"won"`, 1),
-		"trailing data":   strings.Replace(good, "}\n```", "}{}\n```", 1),
+		"not first line":       "hi\n" + good,
+		"unknown field":        strings.Replace(good, `{"agent"`, `{"extra":1,"agent"`, 1),
+		"no block":             ReceiptMarker + "\nnothing",
+		"unterminated":         strings.TrimSuffix(good, "```\n"),
+		"invalid content":      strings.Replace(good, `"success"`, `"won"`, 1),
+		"trailing data":        strings.Replace(good, "}\n```", "}{}\n```", 1),
+		"duplicated member":    strings.Replace(good, `"status":"success"`, `"status":"failure","status":"success"`, 1),
+		"re-cased member":      strings.Replace(good, `"status":"success"`, `"Status":"success"`, 1),
+		"whitespace":           strings.Replace(good, `{"agent"`, `{ "agent"`, 1),
+		"reordered members":    strings.Replace(strings.Replace(good, `"agent":"triage",`, ``, 1), `"status"`, `"agent":"triage","status"`, 1),
+		"unsorted result keys": strings.Replace(good, `"`+strings.Repeat("c", 64)+`","`+strings.Repeat("d", 64)+`"`, `"`+strings.Repeat("d", 64)+`","`+strings.Repeat("c", 64)+`"`, 1),
 	}
 	for name, body := range cases {
+		if body == good {
+			t.Fatalf("%s: test premise: the forgery equals the genuine receipt", name)
+		}
 		if _, err := ParseReceipt(body); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
