@@ -129,12 +129,23 @@ func withheldNames(environ []string, tokenEnv string, secrets []string) []string
 	return names
 }
 
-// pickValues returns the non-empty values of the named variables.
+// pickValues returns the non-empty values of the named variables and, for a multi-line value
+// (a private key), each of its lines of at least filter.MinSecretEnvBytes, so a variable
+// carrying one line of it is caught too.
 func pickValues(environ []string, names []string) []string {
 	var out []string
 	for _, kv := range pickEnv(environ, names) {
-		if _, v, _ := strings.Cut(kv, "="); v != "" {
-			out = append(out, v)
+		_, v, _ := strings.Cut(kv, "=")
+		if v == "" {
+			continue
+		}
+		out = append(out, v)
+		if strings.ContainsAny(v, "\r\n") {
+			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+				if line = strings.TrimSpace(line); len(line) >= filter.MinSecretEnvBytes {
+					out = append(out, line)
+				}
+			}
 		}
 	}
 	return out

@@ -429,12 +429,13 @@ func TestWithheldValuesCoverEveryForgeCredentialVariable(t *testing.T) {
 		"CI_JOB_TOKEN=glcbt-job-token-0006", "FORGEJO_TOKEN=forgejo_token_0007", "MODEL_SECRET=model_secret_0008",
 		"PATH=/bin", "INPUT_HARNESS=.github/forgectx/triage.yml",
 		"A=ghp_other_pat_0002", "B=x ghs_input_copy_0003 y", "C=runtime_token_0004", "D=https://token.example/req_0005",
-		"E=glcbt-job-token-0006", "F=forgejo_token_0007", "G=model_secret_0008", "H=ghs_token_value_0001", "I=keep"}
-	names := withheldNames(environ, "GITHUB_TOKEN", []string{"MODEL_SECRET"})
+		"E=glcbt-job-token-0006", "F=forgejo_token_0007", "G=model_secret_0008", "H=ghs_token_value_0001", "I=keep",
+		"DEPLOY_KEY=-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END KEY-----", "J=MIIEvQIBADANBgkqhkiG9w0B"}
+	names := withheldNames(environ, "GITHUB_TOKEN", []string{"MODEL_SECRET", "DEPLOY_KEY"})
 	withheld := pickValues(environ, names)
-	env, dropped := scrub(pickEnv(environ, []string{"PATH", "A", "B", "C", "D", "E", "F", "G", "H", "I"}), withheld)
-	if want := []string{"PATH=/bin", "I=keep"}; !reflect.DeepEqual(env, want) || dropped != 8 {
-		t.Errorf("agent env = %v (dropped %d), want %v (dropped 8)", env, dropped, want)
+	env, dropped := scrub(pickEnv(environ, []string{"PATH", "A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}), withheld)
+	if want := []string{"PATH=/bin", "I=keep"}; !reflect.DeepEqual(env, want) || dropped != 9 {
+		t.Errorf("agent env = %v (dropped %d), want %v (dropped 9: J carries one line of a multi-line secret)", env, dropped, want)
 	}
 	for _, v := range withheld {
 		if v == ".github/forgectx/triage.yml" {
