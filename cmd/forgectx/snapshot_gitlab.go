@@ -26,6 +26,9 @@ func acquireGitlab(ctx context.Context, e *env, o forgeOptions, p acquisition.Pr
 	if o.Record != "" && o.Replay != "" {
 		return nil, usagef("--record and --replay are mutually exclusive")
 	}
+	if err := gitlab.ValidateRepo(o.Repo); err != nil {
+		return nil, usagef("--repo: %v", err)
+	}
 	opts := gitlab.Options{APIURL: o.APIURL, Log: e.Log}
 	var replayer *cassette.Replayer
 	switch {

@@ -87,6 +87,8 @@ func TestSnapshotGitLabFlagErrors(t *testing.T) {
 		{"record and replay together", forgeOptions{Repo: "42", Number: 7, Record: "a", Replay: "b"}, nil, "mutually exclusive"},
 		{"empty token variable", forgeOptions{Repo: "42", Number: 7, TokenEnv: "GITLAB_TOKEN"}, nil, "--token-env GITLAB_TOKEN"},
 		{"missing cassette", forgeOptions{Repo: "42", Number: 7, Replay: "/nonexistent"}, nil, "--replay"},
+		{"repo that steers the path", forgeOptions{Repo: "group/../users", Number: 7, Replay: gitlabCassette}, nil, "--repo"},
+		{"repo without a namespace", forgeOptions{Repo: "project", Number: 7, Replay: gitlabCassette}, nil, "--repo"},
 		{"bad api url", forgeOptions{Repo: "42", Number: 7, TokenEnv: "T", APIURL: "ftp://x"}, map[string]string{"T": "glpat-x"}, "--api-url"},
 	} {
 		var logs bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
@@ -75,6 +76,14 @@ func statusOf(err error) int {
 	return 0
 }
 
+// ValidateRepo reports whether repo is usable as Ref.Repo: a numeric project id (base 10,
+// no leading zero) or a full path namespace/project in GitLab's path alphabet. Callers check
+// it up front to report a usage error before any request.
+func ValidateRepo(repo string) error {
+	_, err := projectID(repo)
+	return err
+}
+
 // projectID turns Ref.Repo into what client-go accepts: a numeric id or a full path.
 func projectID(repo string) (any, error) {
 	if repo == "" {
@@ -86,7 +95,40 @@ func projectID(repo string) (any, error) {
 			return n, nil
 		}
 	}
+	if err := validProjectPath(repo); err != nil {
+		return nil, err
+	}
 	return repo, nil
+}
+
+// validProjectPath checks a full project path against GitLab's path alphabet: at least two
+// '/'-separated segments (namespace/project) of letters, digits, '_', '-' and '.', none empty,
+// "." or "..", none starting with '-', at most 255 bytes each (GitLab's limits). The path becomes one URL-encoded segment, but an input outside the
+// alphabet is refused up front so that no flag value can steer a request (a ".." project,
+// an encoded slash, a query) or reach the API as something the forge never names.
+func validProjectPath(repo string) error {
+	bad := func() error {
+		return fmt.Errorf("gitlab: repo %q: must be a numeric project id or a full path namespace/project of segments made of A-Z a-z 0-9 _ - . (not . or .., not starting with -)", repo)
+	}
+	if len(repo) > 4096 {
+		return bad()
+	}
+	segs := strings.Split(repo, "/")
+	if len(segs) < 2 {
+		return bad() // a project always lives in a namespace: group/project
+	}
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." || len(seg) > 255 || seg[0] == '-' {
+			return bad()
+		}
+		for i := 0; i < len(seg); i++ {
+			c := seg[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+				return bad()
+			}
+		}
+	}
+	return nil
 }
 
 // Acquire reads the entity named by ref and the sources profile selects. ref.Number is the

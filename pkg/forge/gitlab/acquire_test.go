@@ -415,6 +415,16 @@ func TestGitLabRejectsBadRefsBeforeFetching(t *testing.T) {
 		{forge.Ref{Forge: "github", Repo: "42", Number: 1}, "change_proposal", "ref.forge"},
 		{forge.Ref{Repo: "42", Number: 1, APIURL: "https://other.example.com/api/v4"}, "change_proposal", "ref.api_url"},
 		{forge.Ref{Repo: "42", Number: 1}, "pull_request", "entity_kind"},
+		{forge.Ref{Repo: "..", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "group/../users", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "group/project?private_token=x", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "group//project", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "/group/project", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "group/pro ject", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "group%2Fproject", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "grüppe/project", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "-42", Number: 1}, "change_proposal", "repo"},
+		{forge.Ref{Repo: "042", Number: 1}, "change_proposal", "repo"},
 	} {
 		p := profileMR()
 		p.EntityKind = tc.kind

@@ -123,6 +123,11 @@ func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, e
 		if k != "CI_PROJECT_PATH" && !numericID.MatchString(v) {
 			return CIEnv{}, fmt.Errorf("gitlab ci: %s %q: must be a positive integer", k, v)
 		}
+		if k == "CI_PROJECT_PATH" {
+			if err := validProjectPath(v); err != nil {
+				return CIEnv{}, fmt.Errorf("gitlab ci: CI_PROJECT_PATH: %w", err)
+			}
+		}
 		e.Ref.Repo = v
 		break
 	}

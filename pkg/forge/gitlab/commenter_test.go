@@ -181,6 +181,7 @@ func TestGitLabCIDefaults(t *testing.T) {
 		{"no server", with("CI_API_V4_URL", "", "CI_SERVER_URL", ""), CIEnv{}, "CI_SERVER_URL"},
 		{"bad iid", with("CI_MERGE_REQUEST_IID", "07"), CIEnv{}, "CI_MERGE_REQUEST_IID"},
 		{"bad project id", with("CI_PROJECT_ID", "4x2"), CIEnv{}, "CI_PROJECT_ID"},
+		{"bad project path", with("CI_PROJECT_ID", "", "CI_PROJECT_PATH", "acme/../x"), CIEnv{}, "CI_PROJECT_PATH"},
 		{"no project", with("CI_PROJECT_ID", "", "CI_PROJECT_PATH", ""), CIEnv{}, "CI_PROJECT_PATH"},
 		{"bad sha", with("CI_COMMIT_SHA", "HEAD"), CIEnv{}, "CI_COMMIT_SHA"},
 		{"bad api url", with("CI_API_V4_URL", "gitlab.example.com"), CIEnv{}, "api url"},
