@@ -2,13 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
 // githubStub answers the status-reconcile and run requests these CLI tests make: every issue
@@ -127,5 +132,111 @@ func TestRunForgeFailureExits1(t *testing.T) {
 		if e.Name() != "forgectx-stage" {
 			t.Errorf("%s left in the tree base", e.Name())
 		}
+	}
+}
+
+// forgeReplay answers from a ghscenario cassette (every recorded exchange, as often as asked)
+// and accepts the comment writes of forgectx run; anything else is a test failure.
+type forgeReplay struct {
+	t       *testing.T
+	replies map[string]*cassette.Response
+	mu      sync.Mutex
+	writes  []string
+}
+
+func newForgeReplay(t *testing.T, c *cassette.Cassette) *forgeReplay {
+	f := &forgeReplay{t: t, replies: map[string]*cassette.Response{}}
+	for _, in := range c.Interactions {
+		body, err := in.Request.Body.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(in.Request.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := cassette.Key(in.Request.Method, "http://fake"+u.RequestURI(), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.replies[k] = in.Response
+	}
+	return f
+}
+
+func (f *forgeReplay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if (r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/issues/7/comments")) ||
+		(r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/issues/comments/9001")) {
+		f.mu.Lock()
+		f.writes = append(f.writes, r.Method)
+		f.mu.Unlock()
+		var in struct{ Body string }
+		_ = json.Unmarshal(body, &in)
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": 9001, "node_id": "IC_kwDOLq3Xz86AACMp", "body": in.Body,
+			"user": map[string]any{"login": "github-actions[bot]", "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=", "type": "Bot"}})
+		return
+	}
+	k, err := cassette.Key(r.Method, "http://fake"+r.URL.RequestURI(), body)
+	resp := f.replies[k]
+	if err != nil || resp == nil {
+		f.t.Errorf("unexpected request %s %s", r.Method, r.URL.RequestURI())
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	rb, _ := resp.Body.Bytes()
+	for name, vs := range resp.Header {
+		if name != "Content-Length" {
+			w.Header()[name] = vs
+		}
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(rb)
+}
+
+// Exit 0 through the CLI: a run the pre-script skips (exit 78) and a run whose agent succeeds.
+func TestRunExit0SkipAndProceed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the proceed case seals the agent's copy with a read-only bind mount or ownership, which need root")
+	}
+	c, err := ghscenario.Build(ghscenario.Issue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, pre string }{
+		{"skip", "pre_script:\n  command: [\"sh\", \"-c\", \"exit 78\"]\n"},
+		{"proceed", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			replay := newForgeReplay(t, c)
+			srv := httptest.NewServer(replay)
+			defer srv.Close()
+			dir := t.TempDir()
+			h := filepath.Join(dir, "h.yml")
+			if err := os.WriteFile(h, []byte(cliHarness+tc.pre), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tmp := filepath.Join(dir, "runner-temp")
+			if err := os.Mkdir(tmp, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"GITHUB_TOKEN": "ghs_cliExit0TokenValue0123456789abcdef", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": tmp,
+				"PATH": os.Getenv("PATH")}
+			code, stdout, stderr := runCLI(t, env, "", "run", "--harness", h, "--repo", "octo-org/Hello-World", "--number", "7", "--api-url", srv.URL)
+			if code != exitOK || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want exit 0 and no output; stderr:\n%s", code, stdout, stderr)
+			}
+			// Start comment, completion edit, receipt.
+			if got := strings.Join(replay.writes, ","); got != "POST,PATCH,POST" {
+				t.Errorf("comment writes = %s", got)
+			}
+			if !strings.Contains(stderr, "phase=done") || strings.Contains(stderr, "ghs_cliExit0TokenValue") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
 	}
 }
