@@ -31,6 +31,10 @@ type CIEnv struct {
 	// Trigger is the webhook event kind (issue, merge_request, note) when the entity came from
 	// a webhook-triggered pipeline's TRIGGER_PAYLOAD; empty otherwise.
 	Trigger string
+	// TriggerError says why a present TRIGGER_PAYLOAD named no entity (unreadable, not a
+	// webhook payload, an entity without a valid iid or project). It does not fail CIDefaults:
+	// the other defaults stand and no entity is guessed.
+	TriggerError error
 	// TokenEnv names the variable to read the token from: GITLAB_TOKEN when it is set (an
 	// access token the user configured), else CI_JOB_TOKEN when present; never the value.
 	TokenEnv string
@@ -46,7 +50,8 @@ type CIEnv struct {
 //     CI_PROJECT_PATH; numeric ids are preferred because they survive renames;
 //   - number: CI_MERGE_REQUEST_IID (kind change_proposal); without it, a pipeline triggered by
 //     a webhook (TRIGGER_PAYLOAD) names the entity of an issue, merge request or note event
-//     and its project (the webhook's project may differ from the pipeline's);
+//     and its project (the webhook's project may differ from the pipeline's); a payload that
+//     cannot be used names no entity and is reported in TriggerError, not as a failure;
 //   - commit: CI_COMMIT_SHA, the revision the job checked out; MergeRequestHeadSHA carries
 //     CI_MERGE_REQUEST_SOURCE_BRANCH_SHA.
 //
@@ -137,18 +142,24 @@ func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, e
 	if iid == "" {
 		if tp := getenv("TRIGGER_PAYLOAD"); strings.TrimSpace(tp) != "" {
 			raw := []byte(tp)
+			var err error
 			if !strings.HasPrefix(strings.TrimSpace(tp), "{") {
-				b, err := readFile(tp)
-				if err != nil {
-					return CIEnv{}, fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: unreadable: %w", err)
+				if raw, err = readFile(tp); err != nil {
+					err = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: unreadable: %w", err)
 				}
-				raw = b
 			}
-			ev, err := triggerEntity(raw)
-			if err != nil {
-				return CIEnv{}, fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: %w", err)
+			var ev triggered
+			if err == nil {
+				if ev, err = triggerEntity(raw); err != nil {
+					err = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: %w", err)
+				}
 			}
-			if ev.kind != "" {
+			switch {
+			case err != nil:
+				// No entity is guessed from a payload that cannot be read: the caller needs an
+				// explicit --number (and fails for lack of one), and can report why.
+				e.TriggerError = err
+			case ev.kind != "":
 				e.Ref.Number, e.Kind, e.Trigger = ev.iid, ev.kind, ev.event
 				e.Ref.Repo = strconv.FormatInt(ev.project, 10)
 			}

@@ -218,7 +218,8 @@ func FuzzCIDefaults(f *testing.F) {
 // TestGitLabCIDefaultsFromTriggerPayload: a pipeline triggered by a webhook (GitLab's
 // TRIGGER_PAYLOAD file variable) names the issue or merge request of an issue, merge request or
 // note event, in the project the event came from; other events name none; a payload that is
-// not a webhook, or names an entity without an iid, is an error naming TRIGGER_PAYLOAD.
+// not a webhook, or names an entity without an iid, names no entity and is reported in
+// TriggerError (naming TRIGGER_PAYLOAD) without failing the other defaults.
 func TestGitLabCIDefaultsFromTriggerPayload(t *testing.T) {
 	dir := t.TempDir()
 	env := func(payload string) func(string) string {
@@ -285,9 +286,9 @@ func TestGitLabCIDefaultsFromTriggerPayload(t *testing.T) {
 		"huge number":           write("i", `{"object_kind":"issue","project":{"id":1},"object_attributes":{"iid":1e400}}`),
 		"note on an issue, bad": write("j", `{"object_kind":"note","project":{"id":1},"object_attributes":{"noteable_type":"Issue"},"issue":{"iid":0}}`),
 	} {
-		_, err := CIDefaults(env(payload))
-		if err == nil || !strings.Contains(err.Error(), "TRIGGER_PAYLOAD") {
-			t.Errorf("%s: err = %v, want a TRIGGER_PAYLOAD error", name, err)
+		got, err := CIDefaults(env(payload))
+		if err != nil || got.Kind != "" || got.Ref.Number != 0 || got.Ref.Repo != "99" || got.TriggerError == nil || !strings.Contains(got.TriggerError.Error(), "TRIGGER_PAYLOAD") {
+			t.Errorf("%s: %+v %v, want no entity and a TRIGGER_PAYLOAD TriggerError", name, got, err)
 		}
 	}
 	// Inline JSON (a non-file variable) is accepted.
