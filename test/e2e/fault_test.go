@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -122,4 +123,27 @@ func (w *world) assertNoMounts() {
 			w.t.Errorf("cleanup: mount %s survived the run", fields[4])
 		}
 	}
+}
+
+// A receipt the forge refuses (a 500: never retried, the comment may exist) turns a success
+// into a failure: the status comment, already ✅, is corrected to ❌ and forgectx exits 1.
+func TestRunReceiptRefusedCorrectsTheStatus(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	ok := render(t, status.Success, "")
+	failed := render(t, status.Failure, "the run receipt could not be posted")
+	path := fmt.Sprintf("/repos/octo-org/Hello-World/issues/comments/%d", statusID)
+	w.fake.ExpectBody("PATCH", path, bodyJSON(t, ok), httpfake200(w, ok))
+	w.fake.ExpectBody("POST", w.commentsPath(), bodyJSON(t, receiptBody(t, run.StatusSuccess, want)), httpfake.ServerError())
+	w.fake.ExpectBody("PATCH", path, bodyJSON(t, failed), httpfake200(w, failed))
+	res, err := w.run()
+	if err == nil || res.Status != run.StatusFailure || res.ExitCode() != run.ExitFailed || res.ReceiptPosted || !res.StatusPosted {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if got := w.writes(); strings.Join(got, ",") != "POST,PATCH,POST,PATCH" {
+		t.Errorf("comment writes = %v, want start, ✅, receipt, ❌", got)
+	}
+	w.assertNoTrees()
 }
