@@ -120,7 +120,12 @@ func resolve(o *Options, start time.Time) (*config, error) {
 		return nil, err
 	}
 	if o.HeadSHA != "" {
-		c.headSHA = o.HeadSHA
+		// An explicit --head-sha must be a Git object ID (either hex case); a CI default that
+		// is not one is omitted from the receipt.
+		c.headSHA = strings.ToLower(o.HeadSHA)
+		if !gitOID.MatchString(c.headSHA) {
+			return nil, &ConfigError{Field: "--head-sha", Rule: "must be a 40- or 64-digit hex Git object ID"}
+		}
 	}
 	if !gitOID.MatchString(c.headSHA) {
 		c.headSHA = ""

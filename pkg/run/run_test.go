@@ -464,3 +464,25 @@ func TestRepoCannotSteerRequestPaths(t *testing.T) {
 		}
 	}
 }
+
+// An explicit --head-sha is a Git object ID in either hex case (recorded lowercase); anything
+// else is a configuration error. A CI default that is not one is omitted.
+func TestHeadSHARule(t *testing.T) {
+	h := &harness.Harness{Agent: harness.Agent{Name: "triage", Category: "observation", Command: []string{"true"}},
+		Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}}}
+	env := map[string]string{"GITHUB_TOKEN": "x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "GITHUB_SHA": "not-a-sha"}
+	getenv := func(k string) string { return env[k] }
+	o := Options{Harness: h, Repo: "o/r", Number: 1, Getenv: getenv, HeadSHA: strings.Repeat("AB", 20)}
+	c, err := resolve(&o, time.Now())
+	if err != nil || c.headSHA != strings.Repeat("ab", 20) {
+		t.Errorf("upper-case head sha: %v, %q", err, c.headSHA)
+	}
+	o.HeadSHA = "abc123"
+	if _, err := resolve(&o, time.Now()); !IsConfigError(err) || !strings.Contains(err.Error(), "--head-sha") {
+		t.Errorf("malformed head sha: %v", err)
+	}
+	o.HeadSHA = ""
+	if c, err := resolve(&o, time.Now()); err != nil || c.headSHA != "" {
+		t.Errorf("malformed $GITHUB_SHA: %v, %q (want omitted)", err, c.headSHA)
+	}
+}
