@@ -199,6 +199,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	if wantComments || wantRuns {
 		// One discussions read serves both sources: receipts are notes too.
 		ds, err := c.discussions(ctx, pid, int64(ref.Number), change)
+		ds = uniqueDiscussions(ds)
 		switch {
 		case err != nil:
 			c.opts.Log.Warn().Int("status", statusOf(err)).Msg("discussions fetch failed")
@@ -358,6 +359,24 @@ func (c *Client) discussions(ctx context.Context, pid any, iid int64, change boo
 	})
 }
 
+// uniqueDiscussions keeps the first listing of each discussion id: offset pages can repeat a
+// discussion when the list shifts while it is read, and a repeated copy would make every copy
+// of its notes a duplicate record.
+func uniqueDiscussions(ds []*gl.Discussion) []*gl.Discussion {
+	seen := map[string]bool{}
+	out := ds[:0:0]
+	for _, d := range ds {
+		if d != nil && d.ID != "" {
+			if seen[d.ID] {
+				continue
+			}
+			seen[d.ID] = true
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 func fetchGap(err error) string {
 	if s := statusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden {
 		return acquisition.GapAuthorizationFailed
@@ -479,6 +498,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 	}
 	var checks []acquisition.Check
 	invalid := 0
+	seenJob := map[int64]bool{}
 	for _, p := range pipes {
 		if p == nil {
 			continue
@@ -497,6 +517,12 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 			if j == nil {
 				continue
 			}
+			if j.ID > 0 && seenJob[j.ID] {
+				// Listed again on a later page (a job added while paging shifts the offsets):
+				// one record, not two copies the assembler would have to drop.
+				continue
+			}
+			seenJob[j.ID] = true
 			ck, err := MapJob(j, p.SHA, head)
 			if err != nil {
 				invalid++

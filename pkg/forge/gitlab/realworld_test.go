@@ -3,6 +3,7 @@ package gitlab
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -374,5 +375,59 @@ func TestGitLabResponseBodiesAreCapped(t *testing.T) {
 	}
 	if u, _, err := c.API().Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {
 		t.Errorf("body of exactly the cap: %v", err)
+	}
+}
+
+// TestGitLabPageShiftRepeatsAreOneRecord: a discussion or a job listed again on the next page
+// (the list shifted while it was read) is one record, not a duplicate the assembler would drop.
+func TestGitLabPageShiftRepeatsAreOneRecord(t *testing.T) {
+	f := httpfake.New(t)
+	const p = "/api/v4/projects/278964"
+	f.Expect("GET", p, httpfake.JSON(200, fixture(t, "real/project.json")))
+	f.Expect("GET", p+"/merge_requests/14656", httpfake.JSON(200, fixture(t, "real/merge_request.json")))
+	page1 := fixture(t, "real/discussions_page1.json")
+	var d1 []json.RawMessage
+	if err := json.Unmarshal(page1, &d1); err != nil {
+		t.Fatal(err)
+	}
+	// Page 2 starts with page 1's last discussion again.
+	var d2 []json.RawMessage
+	if err := json.Unmarshal(fixture(t, "real/discussions_page2.json"), &d2); err != nil {
+		t.Fatal(err)
+	}
+	d2 = append([]json.RawMessage{d1[len(d1)-1]}, d2...)
+	b2, _ := json.Marshal(d2)
+	r1 := httpfake.JSON(200, page1)
+	r1.Header.Set("X-Next-Page", "2")
+	f.Expect("GET", p+"/merge_requests/14656/discussions?per_page=100", r1)
+	f.Expect("GET", p+"/merge_requests/14656/discussions?page=2&per_page=100", httpfake.JSON(200, b2))
+	f.Expect("GET", p+"/pipelines?order_by=id&per_page=100&sha="+realHead+"&sort=asc", httpfake.JSON(200, fixture(t, "real/pipelines.json")))
+	var jobs []json.RawMessage
+	if err := json.Unmarshal(fixture(t, "real/jobs.json"), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	j1, _ := json.Marshal(jobs[:5])
+	j2, _ := json.Marshal(jobs[4:]) // job 305 twice
+	r := httpfake.JSON(200, j1)
+	r.Header.Set("X-Next-Page", "2")
+	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&per_page=100", r)
+	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&page=2&per_page=100", httpfake.JSON(200, j2))
+	f.Expect("GET", p+"/jobs/301/trace", httpfake.Reply{Status: 200, Body: fixture(t, "real/trace_301.txt")})
+	for _, id := range []string{"1", "2", "3614858"} {
+		f.Expect("GET", "/api/v4/users/"+id, httpfake.JSON(200, fixture(t, "real/user_"+id+".json")))
+	}
+	for _, id := range []string{"1", "3614858"} {
+		f.Expect("GET", p+"/members/all/"+id, httpfake.JSON(200, fixture(t, "real/member_"+id+".json")))
+	}
+	a, err := testClient(t, f).Acquire(context.Background(), forge.Ref{Repo: "278964", Number: 14656}, profileMR())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Comments) != 5 || len(a.Checks) != 8 || gapCount(a.Outcomes.Checks, "invalid_metadata") != 1 {
+		t.Errorf("%d comments, %d checks, gaps %v", len(a.Comments), len(a.Checks), a.Outcomes.Checks)
+	}
+	tree := assemble(t, a, profileMR(), "observation")
+	if gapOf(tree, "comments", "invalid_metadata") != 0 || gapOf(tree, "checks", "invalid_metadata") != 1 {
+		t.Errorf("gaps %+v", tree.Summary.Gaps)
 	}
 }
