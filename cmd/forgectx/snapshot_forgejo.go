@@ -27,6 +27,9 @@ func acquireForgejo(ctx context.Context, e *env, o forgeOptions, profile acquisi
 	if o.Record != "" && o.Replay != "" {
 		return nil, usagef("--record and --replay are mutually exclusive")
 	}
+	if err := forgejo.ValidateRepo(o.Repo); err != nil {
+		return nil, usagef("--repo: %v", err)
+	}
 	opts := forgejo.Options{APIURL: o.APIURL, Log: e.Log}
 	var replayer *cassette.Replayer
 	if o.Replay != "" {

@@ -89,6 +89,8 @@ func TestAcquireForgejoUsageErrors(t *testing.T) {
 		"bad api url":       {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, APIURL: "https://x.example"}, map[string]string{"FORGEJO_TOKEN": "s3cr3t"}, "/api/v1"},
 		"missing cassette":  {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, Replay: "/nonexistent"}, nil, "--replay"},
 		"github cassette":   {forgeOptions{Forge: "forgejo", Repo: "a/b", Number: 1, Replay: githubCassetteDir(t)}, nil, "not forgejo"},
+		"repo steering":     {forgeOptions{Forge: "forgejo", Repo: "a/../b", Number: 1, APIURL: "https://x.example/api/v1"}, map[string]string{"FORGEJO_TOKEN": "s3cr3t"}, "--repo"},
+		"repo with query":   {forgeOptions{Forge: "forgejo", Repo: "a/b?token=x", Number: 1, APIURL: "https://x.example/api/v1"}, map[string]string{"FORGEJO_TOKEN": "s3cr3t"}, "--repo"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs bytes.Buffer

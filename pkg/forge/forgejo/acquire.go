@@ -47,6 +47,13 @@ func splitRepo(repo string) (string, string, error) {
 	return owner, name, nil
 }
 
+// ValidateRepo reports whether repo is a usable owner/name (see splitRepo); callers check it
+// up front to report a usage error before any request.
+func ValidateRepo(repo string) error {
+	_, _, err := splitRepo(repo)
+	return err
+}
+
 func nameSegment(s string) bool {
 	if s == "" || s == "." || s == ".." || len(s) > 255 {
 		return false
