@@ -336,7 +336,8 @@ func detectCurlUser(b []byte, i, v int) (span, bool) {
 
 // detectXMLElement matches a secret-named XML element whose start tag ends at the '>' at i
 // (<password>VALUE</password>, <token>VALUE</token> in Maven or NuGet settings): the text up
-// to the next '<' on the same line is the value.
+// to the closing tag on the same line is the value; with no closing tag, the text up to the
+// next '<' or the line end when it holds no space.
 func detectXMLElement(b []byte, i int) (span, bool) {
 	if i == 0 || !isAlnum(b[i-1]) || !keyLastByte[b[i-1]] {
 		return span{}, false
@@ -365,10 +366,13 @@ func detectXMLElement(b []byte, i int) (span, bool) {
 	for e < len(b) && e-v < 4096 && b[e] != '<' && b[e] != '\n' {
 		e++
 	}
-	if e >= len(b) || b[e] != '<' {
+	val := b[v:e]
+	closed := e+1 < len(b) && b[e] == '<' && b[e+1] == '/'
+	if !closed && bytes.ContainsAny(val, " \t") {
+		// no closing tag on the line: only a value with no space (a cut or unclosed
+		// element), never prose such as "<password> is required"
 		return span{}, false
 	}
-	val := b[v:e]
 	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val))) {
 		return span{}, false
 	}

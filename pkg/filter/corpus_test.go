@@ -14,8 +14,8 @@ import (
 // UUIDs, digests, base64 images, timestamps, phone numbers, order IDs, versions — are kept).
 func TestCorpusRecallAndPrecision(t *testing.T) {
 	for name, c := range map[string]corpus.Corpus{
-		"ci-log": corpus.CILog(1, 400<<10),
-		"thread": corpus.Thread(2, 400<<10),
+		"ci-log": corpus.CILog(1, 1<<20),
+		"thread": corpus.Thread(2, 1<<20),
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filter.New(c.RunCredentials)

@@ -125,6 +125,9 @@ func init() {
 	// not followed by '(' or '.' (code such as s.TrimSpace(…) or s.someLongFieldName.x).
 	add(prefixRule{prefix: "s.", set: &setAlnum, min: 24, max: 24, kind: cVaultToken, check: mixed, noFollow: "(."})
 	add(prefixRule{prefix: "npm_", set: &setAlnum, min: 36, kind: cNPMToken})
+	// JSON Web Tokens (bearer credentials in logs and cookies): base64url header "eyJ…", a
+	// payload that is JSON too, and a signature (JWS), or the five parts of a JWE.
+	add(prefixRule{prefix: "eyJ", set: &setAlnumUDDot, min: 30, kind: cJWT, check: jwtParts})
 	add(prefixRule{prefix: "pypi-AgE", set: &setAlnumUD, min: 60, kind: cPyPIToken})
 }
 
@@ -372,4 +375,18 @@ func detectSlackWebhook(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	return span{start, e, cSlackWebhook}, true
+}
+
+// jwtParts validates the body of a JWT after its "eyJ": three dot-separated parts (JWS) whose
+// payload also starts "eyJ" and whose signature has 16 or more characters, or five parts
+// (JWE); every part but a JWE's empty key part has 8 or more characters.
+func jwtParts(body []byte) bool {
+	parts := bytes.Split(body, []byte("."))
+	switch len(parts) {
+	case 3:
+		return len(parts[0]) >= 5 && len(parts[1]) >= 8 && bytes.HasPrefix(parts[1], []byte("eyJ")) && len(parts[2]) >= 16
+	case 5:
+		return len(parts[0]) >= 5 && len(parts[2]) >= 8 && len(parts[3]) >= 8 && len(parts[4]) >= 8
+	}
+	return false
 }

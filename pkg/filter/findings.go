@@ -47,6 +47,7 @@ const (
 	cAuthorization
 	cAPIKeyHeader
 	cSecretAssignment
+	cJWT
 	cSSN
 	cPaymentCard
 	cIBAN
@@ -105,6 +106,7 @@ var codeNames = [numCodes]string{
 	cAuthorization:    "redact.authorization",
 	cAPIKeyHeader:     "redact.api-key-header",
 	cSecretAssignment: "redact.secret-assignment",
+	cJWT:              "redact.jwt",
 	cSSN:              "redact.ssn",
 	cPaymentCard:      "redact.payment-card",
 	cIBAN:             "redact.iban",

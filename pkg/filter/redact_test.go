@@ -100,6 +100,9 @@ func TestRedactionFloorPositives(t *testing.T) {
 		{"docker login -p", "docker login -u user -p S3cr3tP@ssw0rd registry.example.com", "docker login -u user -p [REDACTED:secret-assignment] registry.example.com"},
 		{"mysql -p", "mysql -uroot -pS3cr3tP@ssw0rd app", "mysql -uroot -p[REDACTED:secret-assignment] app"},
 		{"maven settings password", "<password>S3cr3tP@ssw0rd</password>", "<password>[REDACTED:secret-assignment]</password>"},
+		{"unclosed settings element", "      <password>S3cr3tP4ss\n", "      <password>[REDACTED:secret-assignment]\n"},
+		{"jwt in a cookie", "Set-Cookie: session=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c; Path=/",
+			"Set-Cookie: session=[REDACTED:jwt]; Path=/"},
 		{".env lower-case word value", "JWT_SECRET=supersecretvalue", "JWT_SECRET=[REDACTED:secret-assignment]"},
 		{"rails secret_key_base", "SECRET_KEY_BASE=0123456789abcdef0123456789abcdef", "SECRET_KEY_BASE=[REDACTED:secret-assignment]"},
 		{"_pwd suffix", "DB_PWD=S3cr3tP4ss", "DB_PWD=[REDACTED:secret-assignment]"},
@@ -181,6 +184,8 @@ func TestRedactionFloorNegatives(t *testing.T) {
 		"curl -fsS https://x -o a && docker run -u 1000:1000 img; docker login -u u --password-stdin && docker run -p 8080:80 app",
 		"mysql --version | tee v.txt; ls -pla",
 		"Incorrect API key provided: sk-proj-********************************************abcd",
+		"<password> is required; use <token> here",
+		"the JWT header eyJhbGciOiJIUzI1NiJ9 decodes to {\"alg\":\"HS256\"}; eyJhbGciOiJIUzI1NiJ9.e30.abc is unsigned",
 	} {
 		got, findings := p.Sanitize(in)
 		if got != in || len(findings) != 0 {

@@ -19,7 +19,7 @@ var Families = []string{
 	"run-credential", "private-key", "anthropic-key", "openai-key", "github-token", "gitlab-token",
 	"slack-token", "slack-webhook", "google-api-key", "aws-access-key", "stripe-key", "sendgrid-key",
 	"huggingface-token", "npm-token", "pypi-token", "vault-token", "age-secret-key", "url-password",
-	"authorization", "secret-assignment", "ssn", "payment-card", "iban", "api-key-header", "google-oauth",
+	"authorization", "secret-assignment", "ssn", "payment-card", "iban", "api-key-header", "google-oauth", "jwt",
 }
 
 // Secret is one planted secret: Value is the exact secret text that must not survive
@@ -151,6 +151,8 @@ func (g *gen) secretValue(family string) string {
 		return g.mixed(alnum, 32)
 	case "google-oauth":
 		return "GOCSPX-" + g.mixed(urlB64, 28)
+	case "jwt":
+		return "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJ" + g.mixed(urlB64, 120) + "." + g.mixed(urlB64, 86)
 	case "stripe-key":
 		return g.pick("sk_live_", "rk_live_", "sk_test_") + g.mixed(alnum, 24)
 	case "sendgrid-key":
@@ -242,11 +244,16 @@ func (g *gen) plant(family string) string {
 			`git -c http.extraheader="AUTHORIZATION: basic `+v+`" fetch origin`,
 			`{"headers":{"Authorization":"token `+v+`"}}`,
 			"> Proxy-Authorization: Basic "+v)
+	case "jwt":
+		return g.pick("Set-Cookie: session="+v+"; Path=/; HttpOnly", `{"access_token_jwt_claims":null,"session":"`+v+`"}`, "debug: verifying "+v)
 	case "api-key-header":
 		return g.pick("curl -H 'X-API-Key: "+v+"' https://api.example.com", "PRIVATE-TOKEN: "+v, `"x-api-key": "`+v+`"`)
 	case "secret-assignment":
+		if g.r.IntN(8) == 0 {
+			return "      <password>" + v + "</password>"
+		}
 		return g.pick("DB_PASSWORD=", "export SERVICE_SECRET=", "  client_secret: ", `{"password": "`, "curl -fsS -u deploy:",
-			"+ ./release --token ", "<password>", `\"aws_secret_access_key\": \"`) + v + g.pick("", "", "", `"}`, " https://example.com")
+			"+ ./release --token ", `\"aws_secret_access_key\": \"`) + v + g.pick("", "", "", `"}`, " https://example.com")
 	case "ssn":
 		return g.pick("customer ssn=", `{"ssn":"`, "SSN: ") + v + " flagged by validation"
 	case "payment-card":
