@@ -93,6 +93,7 @@ cp "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" "$out/agent-runs.json"
 printf '%s' "$FORGECTX_EVENT_EXCERPT" > "$out/excerpt.json"
 env > "$out/env"
 find "$FORGECTX_CONTEXT_DIR" -type f -exec cat {} + > "$out/all-files"
+grep -F " $FORGECTX_CONTEXT_DIR " /proc/self/mountinfo > "$out/mounts" 2>/dev/null || true
 stat -c '%a' "$FORGECTX_CONTEXT_DIR" "$FORGECTX_CONTEXT_DIR/index.json" "$FORGECTX_CONTEXT_DIR/history" > "$out/modes"
 if ( : >> "$FORGECTX_CONTEXT_DIR/index.json" ) 2>/dev/null || mkdir "$FORGECTX_CONTEXT_DIR/x" 2>/dev/null; then echo writable; else echo readonly; fi > "$out/ro"
 id -u > "$out/uid"

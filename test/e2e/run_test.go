@@ -54,6 +54,11 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "ro"))); got != "readonly" {
 		t.Errorf("the agent could write its snapshot copy (%s)", got)
 	}
+	// In bind-mount mode the agent's copy was a mount point while it ran (so the "no mount
+	// survives" check of assertNoTrees below is not vacuous).
+	if strings.Contains(w.logBuf.String(), `"mode":"bind-mount"`) && strings.TrimSpace(readFile(t, filepath.Join(w.out, "mounts"))) == "" {
+		t.Error("bind-mount mode, but the agent's copy was not a mount point")
+	}
 	env := readFile(t, filepath.Join(w.out, "env"))
 	for _, forbidden := range []string{token, "GITHUB_TOKEN", w.env["ANTHROPIC_API_KEY"], "GITHUB_OUTPUT", "RUNNER_TEMP"} {
 		if strings.Contains(env, forbidden) {
