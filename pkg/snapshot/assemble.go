@@ -10,6 +10,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/status"
 )
 
 // File roles and media types (index.schema.json file.role; closed by role).
@@ -774,6 +775,15 @@ func (a *asm) comments() error {
 	cands := make([]candidate, 0, len(list))
 	for i := range list {
 		c := &list[i]
+		if status.IsOwnComment(c.Body) {
+			// forgectx's own status and receipt comments are not conversation: the sticky
+			// status is a mutable summary (staging it would change the agent's context every
+			// run and defeat prompt-cache reuse) and receipts are read back into
+			// history/agent-runs.json. They are left out whoever wrote them and count in no
+			// gap: leaving one out grants nothing.
+			s.Own++
+			continue
+		}
 		t, cts, ok := ts(c.CreatedAt)
 		upd, uok := optTS(c.UpdatedAt)
 		if dup[c.ID] || !forgeRecordID(a.forge, c.ID) || !a.boundOK(c.ID) || !ok || !uok {
@@ -807,7 +817,7 @@ func (a *asm) comments() error {
 			s.Rejected++
 		}
 	}
-	s.Omitted = s.Acquired - s.Records
+	s.Omitted = s.Acquired - s.Own - s.Records
 	return nil
 }
 

@@ -122,6 +122,9 @@ type SourceSummary struct {
 	WithContent int    `json:"with_content"`
 	Rejected    int    `json:"rejected"`
 	Omitted     int    `json:"omitted"`
+	// Own counts forgectx's own status and receipt comments left out of the comments source
+	// (not conversation records; never a gap).
+	Own int `json:"own_comments,omitempty"`
 }
 
 // Gap is one index.json gaps[] row.
