@@ -431,3 +431,37 @@ func TestGitLabPageShiftRepeatsAreOneRecord(t *testing.T) {
 		t.Errorf("gaps %+v", tree.Summary.Gaps)
 	}
 }
+
+// TestGitLabRealIssueShape: a real single-issue body (milestone, _links, references, epic: null,
+// type ISSUE) and issue discussions map to a work item whose author is a verified Developer;
+// the system label note is not a comment; the snapshot verifies.
+func TestGitLabRealIssueShape(t *testing.T) {
+	f := httpfake.New(t)
+	const p = "/api/v4/projects/278964"
+	f.Expect("GET", p, httpfake.JSON(200, fixture(t, "real/project.json")))
+	f.Expect("GET", p+"/issues/14", httpfake.JSON(200, fixture(t, "real/issue.json")))
+	f.Expect("GET", p+"/issues/14/discussions?per_page=100", realPage(t, "real/issue_discussions.json", 1, 1,
+		"https://gitlab.example.com/api/v4/projects/278964/issues/14/discussions?id=278964&noteable_id=14"))
+	for _, id := range []string{"1", "3614858"} {
+		f.Expect("GET", "/api/v4/users/"+id, httpfake.JSON(200, fixture(t, "real/user_"+id+".json")))
+		f.Expect("GET", p+"/members/all/"+id, httpfake.JSON(200, fixture(t, "real/member_"+id+".json")))
+	}
+	a, err := testClient(t, f).Acquire(context.Background(), forge.Ref{Repo: "278964", Number: 14}, profileIssue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := a.Entity
+	if e.Kind != "work_item" || e.ID != "84" || e.Number != 14 || e.State != "open" || e.HeadSHA != "" ||
+		strings.Join(e.Labels, ",") != "bug,priority::1" || str(e.Author.ID) != "3614858" || e.CreatedAt != "2016-01-04T15:31:51.081Z" {
+		t.Errorf("entity = %+v", e)
+	}
+	if len(a.Comments) != 1 || a.Comments[0].ID != "1226" || len(a.Threads) != 0 {
+		t.Errorf("comments %+v threads %+v", a.Comments, a.Threads)
+	}
+	if ac := actorByID(a, "3614858"); ac == nil || str(ac.Role) != "write" || !ac.RoleVerified {
+		t.Errorf("author = %+v", ac)
+	}
+	tree := assemble(t, a, profileIssue(), "observation")
+	validateTree(t, tree)
+	verifyTree(t, tree)
+}
