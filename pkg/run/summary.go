@@ -35,7 +35,8 @@ func (r *runner) writeSummary(out outcome) {
 }
 
 // renderSummary writes the Markdown summary: decision, agent status and duration, records per
-// source, gaps and filter findings. It holds counts, codes, digests and the sanitised one-line
+// source (with forgectx's own status and receipt comments left out of the comments source),
+// gaps and filter findings. It holds counts, codes, digests and the sanitised one-line
 // detail only — never snapshot content.
 func (r *runner) renderSummary(w io.Writer, out outcome) error {
 	var b strings.Builder
@@ -70,9 +71,9 @@ func (r *runner) renderSummary(w io.Writer, out outcome) error {
 		return err
 	}
 	fmt.Fprintf(&b, "**What the agent saw** (%s #%d, %d files, %d bytes, index `%s`)\n\n", s.EntityKind, s.EntityNumber, s.Files, s.Bytes, s.IndexSHA256)
-	b.WriteString("| source | acquired | records | with file | rejected | omitted |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| source | acquired | records | with file | rejected | omitted | forgectx's own |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, src := range s.Sources {
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d |\n", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted, src.Own)
 	}
 	b.WriteString("\n**What was withheld**\n\n")
 	if len(s.Gaps) == 0 {

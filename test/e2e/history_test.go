@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,18 @@ func TestRunReceiptRoundTripAndForgedReceiptIgnored(t *testing.T) {
 	for _, s := range res.Summary.Sources {
 		if s.Source == "agent_runs" && (s.Acquired != 1 || s.Records != 1) {
 			t.Errorf("agent_runs source = %+v, want 1 acquired (only forgectx's own receipts are read), 1 record", s)
+		}
+		// The status comment, the receipt and both receipt-marked forgeries are not
+		// conversation records (status.IsOwnComment): the agent's comments are exactly the
+		// first run's, so its context does not change with the sticky status.
+		if s.Source == "comments" && s.Own != 4 {
+			t.Errorf("comments source = %+v, want 4 of forgectx's own comments left out", s)
+		}
+	}
+	all := readFile(t, filepath.Join(w.out, "all-files"))
+	for _, s := range []string{"**forgectx** agent", "forgectx:status", "forgectx:receipt", "forgectx run receipt"} {
+		if strings.Contains(all, s) {
+			t.Errorf("the agent's snapshot carries forgectx's own comment text %q", s)
 		}
 	}
 }

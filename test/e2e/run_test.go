@@ -102,7 +102,7 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	// finding with its count.
 	rows := []string{}
 	for _, src := range res.Summary.Sources {
-		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d |", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted))
+		rows = append(rows, fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d |", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted, src.Own))
 	}
 	for _, g := range res.Summary.Gaps {
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", g.Scope, g.Code, g.Usability, g.Count))
