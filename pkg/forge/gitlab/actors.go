@@ -136,7 +136,12 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 	if (m.State != "" && m.State != "active") || (m.MembershipState != "" && m.MembershipState != "active") {
 		return out
 	}
-	role, ok := Role(m.AccessLevel)
+	if m.AccessLevel == nil {
+		// A membership without an access level says nothing: not "No access" (0).
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	role, ok := Role(*m.AccessLevel)
 	if !ok {
 		out.gap = acquisition.GapInvalidMetadata
 		return out
@@ -149,10 +154,10 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 // member is the members API row forgectx reads. client-go's ProjectMember has no
 // membership_state, which decides whether an awaiting member holds its access level.
 type member struct {
-	ID              int64               `json:"id"`
-	State           string              `json:"state"`
-	MembershipState string              `json:"membership_state"`
-	AccessLevel     gl.AccessLevelValue `json:"access_level"`
+	ID              int64                `json:"id"`
+	State           string               `json:"state"`
+	MembershipState string               `json:"membership_state"`
+	AccessLevel     *gl.AccessLevelValue `json:"access_level"`
 }
 
 // inheritedMember reads GET /projects/:id/members/all/:user_id (direct, inherited from

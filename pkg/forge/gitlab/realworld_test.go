@@ -465,3 +465,40 @@ func TestGitLabRealIssueShape(t *testing.T) {
 	validateTree(t, tree)
 	verifyTree(t, tree)
 }
+
+// TestGitLabMembershipFieldRules: the members/all answer decides a verified role only when it
+// is complete and about the asked user: a missing or null access_level, an answer for another
+// id, an awaiting membership or a blocked user leave the role null and unverified.
+func TestGitLabMembershipFieldRules(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		member string
+		role   string
+		gap    string
+	}{
+		{"developer", `{"id":3614858,"state":"active","access_level":30,"membership_state":"active"}`, "write", ""},
+		{"no membership_state (older GitLab)", `{"id":3614858,"state":"active","access_level":20}`, "triage", ""},
+		{"access level 0 is No access", `{"id":3614858,"state":"active","access_level":0}`, "none", ""},
+		{"access level missing", `{"id":3614858,"state":"active"}`, "", "invalid_metadata"},
+		{"access level null", `{"id":3614858,"state":"active","access_level":null}`, "", "invalid_metadata"},
+		{"access level 60 (admin) is outside the table", `{"id":3614858,"state":"active","access_level":60}`, "", "invalid_metadata"},
+		{"another account", `{"id":1,"state":"active","access_level":50}`, "", "invalid_metadata"},
+		{"awaiting", `{"id":3614858,"state":"active","access_level":50,"membership_state":"awaiting"}`, "", ""},
+		{"blocked user", `{"id":3614858,"state":"blocked","access_level":50,"membership_state":"active"}`, "", ""},
+		{"access level a string", `{"id":3614858,"state":"active","access_level":"50"}`, "", "fetch_failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := httpfake.New(t)
+			f.Expect("GET", "/api/v4/users/3614858", httpfake.JSON(200, fixture(t, "real/user_3614858.json")))
+			f.Expect("GET", "/api/v4/projects/278964/members/all/3614858", httpfake.JSON(200, tc.member))
+			out := testClient(t, f).actor(context.Background(), int64(278964), "3614858", nil)
+			want := tc.role
+			if want == "" {
+				want = "<nil>"
+			}
+			if str(out.actor.Role) != want || out.actor.RoleVerified != (tc.role != "") || out.gap != tc.gap {
+				t.Errorf("actor %+v role %s gap %q, want role %q gap %q", out.actor, str(out.actor.Role), out.gap, tc.role, tc.gap)
+			}
+		})
+	}
+}
