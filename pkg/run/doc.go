@@ -13,6 +13,10 @@
 //     others counted as authorization_failed), admitted only for registered bots;
 //   - pre-script output v1 (pkg/prescript) and its "CI relay" section (pkg/cirelay).
 //
+// The agent never receives a forge credential (harness.IsForgeCredentialName, refused by name
+// and withheld by value) or a registered secret. A panic in any phase is an internal failure
+// that still finishes the status comment and receipt and removes every tree.
+//
 // Run is the entry point; Reconcile finalises a status comment a killed job left started.
 // Exit codes: 0 success or skip, 1 failure, cancellation or time-out, 2 configuration error.
 package run
