@@ -502,3 +502,26 @@ func TestGitLabMembershipFieldRules(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSanitizeLink: whatever Link header a server sends, what client-go sees parses under
+// client-go's own unchecked indexing (every ','-entry has a ';'-part containing '=').
+func FuzzSanitizeLink(f *testing.F) {
+	f.Add(`<https://h/api/v4/x?page=2&per_page=100>; rel="next", <https://h/api/v4/x?page=9>; rel="last"`)
+	f.Add(`<http://x/?page=2>; rel`)
+	f.Add(`<a;b>; rel="next"`)
+	f.Add(`,,;;==<>`)
+	f.Fuzz(func(t *testing.T, link string) {
+		h := http.Header{"Link": {link}}
+		sanitizeLink(h)
+		v := h.Get("Link")
+		if v == "" {
+			return
+		}
+		for _, entry := range strings.Split(v, ",") {
+			parts := strings.Split(entry, ";")
+			if len(parts) < 2 || len(strings.Split(parts[1], "=")) < 2 {
+				t.Fatalf("entry %q of %q would panic client-go", entry, v)
+			}
+		}
+	})
+}
