@@ -486,3 +486,38 @@ func TestHeadSHARule(t *testing.T) {
 		t.Errorf("malformed $GITHUB_SHA: %v, %q (want omitted)", err, c.headSHA)
 	}
 }
+
+// The post-script's result file is untrusted: whatever it holds, readResults never panics, a
+// refusal names a rule and never the file's text, and what it accepts is strict.
+func FuzzReadResults(f *testing.F) {
+	f.Add("resulting_commit_sha=" + strings.Repeat("a", 40) + "\nresult_record_keys=" + strings.Repeat("b", 64) + "\n")
+	f.Add("skipped=true\n")
+	f.Add("result_record_keys=x,,y\r\n")
+	f.Add("\ufeffa=b")
+	dir := f.TempDir()
+	p := filepath.Join(dir, "result")
+	f.Fuzz(func(t *testing.T, body string) {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := readResults(p)
+		if err != nil {
+			var re *ResultError
+			if !errors.As(err, &re) {
+				t.Fatalf("error %T is not a *ResultError", err)
+			}
+			if len(body) >= 12 && strings.Contains(err.Error(), body) {
+				t.Fatalf("the refusal echoes the file: %v", err)
+			}
+			return
+		}
+		if res.commit != "" && !gitOID.MatchString(res.commit) {
+			t.Fatalf("accepted commit %q", res.commit)
+		}
+		for i, k := range res.keys {
+			if !recordKey.MatchString(k) || (i > 0 && res.keys[i-1] >= k) {
+				t.Fatalf("accepted keys %v", res.keys)
+			}
+		}
+	})
+}
