@@ -55,11 +55,16 @@ func readResults(path string) (runResults, error) {
 	if !st.Mode().IsRegular() {
 		return res, &ResultError{Rule: "not a regular file"}
 	}
-	f, err := os.Open(path)
+	// Opened without following a symlink and without blocking on a FIFO swapped in after the
+	// Lstat, then checked again on the open handle.
+	f, err := openNoFollow(path)
 	if err != nil {
-		return res, &ResultError{Rule: "unreadable"}
+		return res, &ResultError{Rule: "unreadable or not a regular file"}
 	}
 	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return res, &ResultError{Rule: "not a regular file"}
+	}
 	pf, err := prescript.Parse(f)
 	if err != nil {
 		var pe *prescript.ProtocolError

@@ -521,3 +521,33 @@ func FuzzReadResults(f *testing.F) {
 		}
 	})
 }
+
+// A result file swapped for a FIFO or a symlink is refused without blocking or following it.
+func TestReadResultsRefusesFIFOAndSymlink(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := readResults(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a FIFO was accepted")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("readResults blocked on a FIFO")
+	}
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("resulting_commit_sha="+strings.Repeat("a", 40)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readResults(link); err == nil {
+		t.Error("a symlink was followed")
+	}
+}
