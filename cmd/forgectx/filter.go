@@ -88,7 +88,7 @@ func runFilter(ctx context.Context, e *env, o filterOptions) error {
 	p := filter.New(filter.SecretEnvValues(environ, o.SecretEnv))
 	res, err := p.Apply(ctx, src, filter.Options{Role: filter.Role(o.Role), MaxBytes: o.MaxBytes, MaxSourceBytes: o.MaxSourceBytes})
 	if err != nil {
-		return fmt.Errorf("filter: %w", err)
+		return err // "filter: pipeline aborted: …" (filter.ErrAborted), never any source text
 	}
 	if _, err := e.Stdout.Write(res.Output); err != nil {
 		return fmt.Errorf("filter: writing stdout: %w", err)

@@ -258,7 +258,7 @@ func flagValue(b []byte, v int) (start, end int) {
 		return v, e
 	}
 	e := v
-	for e < n && !valueStop[b[e]] {
+	for e < n && !valueStop[b[e]] && b[e] != ';' && b[e] != '|' { // an unquoted ';' or '|' ends the shell command
 		e++
 	}
 	return v, e
@@ -301,7 +301,9 @@ func detectLongFlag(b []byte, i int) (span, bool) {
 	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
 		return span{}, false
 	}
-	if class == keySecret && (len(val) < 8 || plainWord(val)) {
+	// A plain word after the flag is prose or a placeholder ("add a --password option",
+	// "--token YOUR_TOKEN"), for password flags too.
+	if plainWord(val) || (class == keySecret && len(val) < 8) {
 		return span{}, false
 	}
 	return span{vs, ve, cSecretAssignment}, true

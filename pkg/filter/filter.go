@@ -21,8 +21,10 @@ package filter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -30,7 +32,7 @@ import (
 
 // Version is the filter_version written into every snapshot. It changes whenever the emitted
 // bytes for the same input would change.
-const Version = "forgectx-filter-v1.2.0"
+const Version = "forgectx-filter-v1.3.0"
 
 // Role selects the bounding rule: bodies and logs get the single-trailing-LF rule, display
 // strings are bounded with no LF added.
@@ -113,8 +115,8 @@ type Pipeline struct {
 }
 
 // New compiles a pipeline that also redacts the given literal credential values (exact byte
-// match on the Unicode-normalised text; empty values are ignored, duplicates dropped). Use
-// SecretEnvValues to pick them from an environment.
+// match on the Unicode-normalised text, also URL-encoded and JSON-escaped; empty values are
+// ignored, duplicates dropped). Use SecretEnvValues to pick them from an environment.
 func New(secrets []string) *Pipeline {
 	seen := map[string]bool{}
 	var lits [][]byte
@@ -126,10 +128,21 @@ func New(secrets []string) *Pipeline {
 		lits = append(lits, v)
 	}
 	for _, s := range secrets {
-		addLit([]byte(s))
-		// the form the value takes after Unicode safety, should it differ
+		if s == "" {
+			continue
+		}
+		// the value, the form it takes after Unicode safety, and the forms a log prints it in
+		// when it holds special characters: URL-encoded (query and path escaping, in a DSN or
+		// a callback URL) and JSON-escaped (also with "\/")
 		var c counts
-		addLit(unicodeSafety([]byte(s), &c))
+		for _, v := range []string{s, string(unicodeSafety([]byte(s), &c)), url.QueryEscape(s), url.PathEscape(s)} {
+			addLit([]byte(v))
+		}
+		if j, err := json.Marshal(s); err == nil && len(j) >= 2 {
+			js := string(j[1 : len(j)-1])
+			addLit([]byte(js))
+			addLit([]byte(strings.ReplaceAll(js, "/", `\/`)))
+		}
 	}
 	sort.Slice(lits, func(i, j int) bool {
 		if len(lits[i]) != len(lits[j]) {

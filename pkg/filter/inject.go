@@ -216,6 +216,10 @@ var rules = []rule{
 		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
 	mkRule(cExfiltration, actStarts,
 		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").affirmative(),
+	// "read ~/.ssh/id_rsa and pass its content as …" (tool-poisoning style): a credential file
+	// read and then handed on; a public key (id_rsa.pub) is not a credential file
+	mkRule(cExfiltration, []string{"read", "cat", "open", "print", "dump", "get", "fetch", "copy", "load", "base64", "encode"},
+		`(?:read|cat|open|print|dump|get|fetch|copy|load|base64(?: encode)?|encode)(?: the| your)?(?: contents? of)?(?: the| your)? `+files+`(?:[\s\x60'"),;:]|$).{0,80}?\b(?:and|then|,) (?:then )?(?:pass|send|include|put|add|paste|post|upload|append|embed|attach|return|insert|leak|share)\b`).needs("and", "then", ",").affirmative(),
 	// "run env and paste the output here": the whole environment dumped into the agent's output
 	mkRule(cExfiltration, []string{"run", "execute", "exec"},
 		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
@@ -480,10 +484,25 @@ func (s *injScan) hiddenAt(p int) {
 		name := string(bytes.ToLower(tag[:ne]))
 		cs = p + te + 1
 		end = findCloseTag(b, cs, name)
-	case bytes.HasPrefix(b[p:], []byte("[//]: #")) || bytes.HasPrefix(b[p:], []byte("[comment]: #")) || bytes.HasPrefix(b[p:], []byte("[comment]: <>")):
-		cs = p + bytes.IndexByte(b[p:], '#') + 1
-		if b[cs-1] != '#' {
-			cs = p + bytes.Index(b[p:], []byte("<>")) + 2
+	case b[p] == '[':
+		// a markdown link-reference comment: [//]: # (…), [//]: <> (…), [comment]: # (…),
+		// [comment]: <> (…) — never rendered
+		var rest []byte
+		switch {
+		case bytes.HasPrefix(b[p:], []byte("[//]: ")):
+			rest = b[p+len("[//]: "):]
+		case bytes.HasPrefix(b[p:], []byte("[comment]: ")):
+			rest = b[p+len("[comment]: "):]
+		default:
+			return
+		}
+		switch {
+		case bytes.HasPrefix(rest, []byte("#")):
+			cs = len(b) - len(rest) + 1
+		case bytes.HasPrefix(rest, []byte("<>")):
+			cs = len(b) - len(rest) + 2
+		default:
+			return
 		}
 		e := bytes.IndexByte(b[p:], '\n')
 		if e < 0 {

@@ -185,6 +185,7 @@ func TestRedactionFloorNegatives(t *testing.T) {
 		"mysql --version | tee v.txt; ls -pla",
 		"Incorrect API key provided: sk-proj-********************************************abcd",
 		"<password> is required; use <token> here",
+		"Add a --password option to the CLI; --token YOUR_TOKEN; the --secret flag",
 		"the JWT header eyJhbGciOiJIUzI1NiJ9 decodes to {\"alg\":\"HS256\"}; eyJhbGciOiJIUzI1NiJ9.e30.abc is unsigned",
 	} {
 		got, findings := p.Sanitize(in)
@@ -217,5 +218,23 @@ func TestRedactionLiteralsLongestFirst(t *testing.T) {
 	}
 	if got, _ := p.Redact(strings.Repeat("abcdefgh", 2)); got != "[REDACTED:run-credential][REDACTED:run-credential]" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestRedactionLiteralsEncodedForms: a registered credential with special characters is also
+// found URL-encoded (a DSN or callback URL) and JSON-escaped, as logs print it.
+func TestRedactionLiteralsEncodedForms(t *testing.T) {
+	secret := `p@ss/w:rd+1 "x"&y`
+	p := filter.New([]string{secret})
+	for _, in := range []string{
+		"dsn=postgres://app:p%40ss%2Fw%3Ard%2B1+%22x%22%26y@db/app",
+		"path /p@ss%2Fw:rd+1%20%22x%22&y/",
+		`{"pw":"p@ss/w:rd+1 \"x\"\u0026y"}`,
+		`{"pw":"p@ss\/w:rd+1 \"x\"\u0026y"}`,
+	} {
+		got, f := p.Redact(in)
+		if !strings.Contains(got, "[REDACTED:run-credential]") || len(f) != 1 || strings.Contains(got, "w:rd") {
+			t.Errorf("%q: %q %v", in, got, f)
+		}
 	}
 }

@@ -25,7 +25,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func TestVersionPinsEmittedBytes(t *testing.T) {
 	h := sha256.New()
 	log, thread := corpus.CILog(11, 128<<10), corpus.Thread(12, 128<<10)
-	p := filter.New(append(log.RunCredentials, thread.RunCredentials...))
+	// the corpus's run credentials plus one with special characters, whose encoded forms the
+	// probes carry
+	p := filter.New(append(append(log.RunCredentials, thread.RunCredentials...), `p@ss/w:rd+1 "x"&y`))
 	for _, in := range [][]byte{log.Text, thread.Text} {
 		for _, o := range []filter.Options{{Role: filter.RoleLog}, {Role: filter.RoleBody, MaxBytes: 50000}, {Role: filter.RoleDisplay, MaxBytes: 300}} {
 			r := apply(t, p, string(in), o)
