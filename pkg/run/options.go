@@ -22,7 +22,8 @@ const (
 	EnvEventExcerpt = "FORGECTX_EVENT_EXCERPT"
 	// EnvSnapshotDir is the host tree the pre- and post-script read.
 	EnvSnapshotDir = "FORGECTX_SNAPSHOT_DIR"
-	// EnvAgentStatus tells the post-script how the agent ended: success, failure, timed_out.
+	// EnvAgentStatus tells the post-script how the agent ended: success or failure (after a
+	// time-out or a cancellation the post-script does not run).
 	EnvAgentStatus = "FORGECTX_AGENT_STATUS"
 )
 
