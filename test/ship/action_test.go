@@ -241,16 +241,16 @@ func TestCompositeActionFromSource(t *testing.T) {
 		forgejo    bool // a Forgejo Actions job: forge forgejo, defaults from its environment
 	}{
 		{name: "proceed: the agent runs, status success", wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"},
-			wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+			wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 		{name: "skip via the pre-script output file: status skipped, reason relayed",
 			pre:     `"echo skipped=true >> \"$FULLSEND_PRESCRIPT_OUTPUT\"; echo reason=the issue is labelled no-agent >> \"$FULLSEND_PRESCRIPT_OUTPUT\""`,
-			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "POST", "PATCH"}},
+			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "PATCH", "POST"}},
 		{name: "agent failure: the step fails, status failure", agentExit: "3", wantExit: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 		{name: "Forgejo Actions: forge forgejo takes repository, number and API from the job environment", forgejo: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 		{name: "sudo: true runs forgectx through sudo -n -E with the runner user as the agent", sudo: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "POST", "PATCH"}, agentRan: true},
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -303,11 +303,13 @@ func TestCompositeActionFromSource(t *testing.T) {
 				t.Errorf("comment writes = %v, want %v", got, c.wantWrites)
 			}
 			ws := f.Writes()
-			if c.forgejo && len(ws) == 3 && !strings.Contains(ws[1].Body, "fja-77-1") {
-				t.Errorf("the receipt has no Forgejo Actions receipt id fja-77-1:\n%s", ws[1].Body)
+			// Start status, completion status, then the receipt (docs/run.md, "Receipts": it is
+			// posted right after the completion status).
+			if c.forgejo && len(ws) == 3 && !strings.Contains(ws[2].Body, "fja-77-1") {
+				t.Errorf("the receipt has no Forgejo Actions receipt id fja-77-1:\n%s", ws[2].Body)
 			}
-			if len(ws) == 3 && !strings.Contains(ws[1].Body, "\"status\": \""+c.wantOut["status"]+"\"") && !strings.Contains(ws[1].Body, `"status":"`+c.wantOut["status"]+`"`) {
-				t.Errorf("the receipt does not record status %s:\n%s", c.wantOut["status"], ws[1].Body)
+			if len(ws) == 3 && !strings.Contains(ws[2].Body, "\"status\": \""+c.wantOut["status"]+"\"") && !strings.Contains(ws[2].Body, `"status":"`+c.wantOut["status"]+`"`) {
+				t.Errorf("the receipt does not record status %s:\n%s", c.wantOut["status"], ws[2].Body)
 			}
 			envFile := filepath.Join(r.env["AGENT_OUT"], "env")
 			_, err := os.Stat(envFile)

@@ -67,7 +67,7 @@ agent:
 // with typed inputs, and runs the job with gitlab-ci-local's shell executor: the inputs become
 // job variables, the script passes them as `forgectx run --forge gitlab` flags, and the run
 // reads merge request !7 from a loopback GitLab API, posts its status note, runs the agent (or
-// skips it), posts the receipt note, edits the status note, and writes the decision to the
+// skips it), edits the status note to its completion, posts the receipt note, and writes the decision to the
 // job's dotenv report.
 func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	for _, b := range []string{"git", "bash", "rsync"} { // gitlab-ci-local copies with rsync
@@ -132,11 +132,11 @@ stages: [agents]
 				t.Error("the stage input did not reach the job")
 			}
 			ws := f.Writes()
-			if got := methods(ws); !reflect.DeepEqual(got, []string{"POST", "POST", "PUT"}) {
-				t.Fatalf("note writes = %v, want start POST, receipt POST, completion PUT", got)
+			if got := methods(ws); !reflect.DeepEqual(got, []string{"POST", "PUT", "POST"}) {
+				t.Fatalf("note writes = %v, want start POST, completion PUT, receipt POST", got)
 			}
-			if !strings.Contains(ws[1].Body, "glci-") {
-				t.Errorf("the receipt note has no GitLab CI receipt id:\n%s", ws[1].Body)
+			if !strings.Contains(ws[2].Body, "glci-") {
+				t.Errorf("the receipt note has no GitLab CI receipt id:\n%s", ws[2].Body)
 			}
 			if got := readFile(t, filepath.Join(repo, "forgectx.env")); got != c.dotenv {
 				t.Errorf("dotenv report = %q, want %q", got, c.dotenv)
