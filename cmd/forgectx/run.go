@@ -22,7 +22,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}
 	fs := newFlagSet(e, "run", runSynopsis)
 	fs.StringVar(&o.HarnessPath, "harness", "", "harness file (docs/harness.md)")
-	fs.StringVar(&o.Forge, "forge", "github", "forge: github, gitlab or forgejo")
+	fs.StringVar(&o.Forge, "forge", "", "forge: github, gitlab or forgejo (default: forgejo under Forgejo Actions, gitlab under GitLab CI, else github)")
 	fs.StringVar(&o.Repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.Number, "number", 0, "issue or pull request number (default: from the event payload)")
 	fs.StringVar(&o.Kind, "kind", "", "work_item or change_proposal (default: from the event, else the harness's only profile)")

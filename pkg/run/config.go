@@ -67,7 +67,7 @@ func resolve(o *Options, start time.Time) (*config, error) {
 	c.h = h
 	fg := o.Forge
 	if fg == "" {
-		fg = "github"
+		fg = DetectForge(getenv)
 	}
 	c.ref.Forge = fg
 	var err error
@@ -210,6 +210,10 @@ func resolveGitLab(o *Options, c *config, start time.Time) error {
 		if err != nil {
 			return &ConfigError{Field: "GitLab CI variables", Rule: "unusable", Err: err}
 		}
+		if ci.TriggerError != nil {
+			// A code only: the error's text may quote the trigger payload.
+			o.Log.Warn().Str("code", "trigger_payload_unusable").Msg("forgectx run: TRIGGER_PAYLOAD names no entity; --number and --kind are needed")
+		}
 		c.ref, c.kind, c.runURL, c.headSHA = ci.Ref, ci.Kind, ci.JobURL, ci.CommitSHA
 		if ci.TokenEnv != "" {
 			c.tokenEnv = ci.TokenEnv
@@ -239,7 +243,7 @@ func resolveForgejo(o *Options, c *config, start time.Time) error {
 	getenv := o.Getenv
 	c.tokenEnv = "FORGEJO_TOKEN"
 	c.receipt = localReceipt(start)
-	if getenv("FORGEJO_ACTIONS") == "true" || getenv("GITEA_ACTIONS") == "true" {
+	if forgejoActions(getenv) {
 		path := firstOf(getenv("FORGEJO_EVENT_PATH"), getenv("GITHUB_EVENT_PATH"))
 		var ev []byte
 		if path != "" {
@@ -278,6 +282,25 @@ func resolveForgejo(o *Options, c *config, start time.Time) error {
 	}
 	c.selfID = o.CommentAuthorID
 	return nil
+}
+
+// DetectForge is the forge `forgectx run` assumes when --forge is not given: forgejo under
+// Forgejo Actions (FORGEJO_ACTIONS or GITEA_ACTIONS is "true", the variables the Forgejo and
+// Gitea runners set and resolveForgejo and pkg/distill recognise), gitlab under GitLab CI
+// (GITLAB_CI is "true"), else github. Forgejo is tested first: its runners also set
+// GITHUB_ACTIONS=true for compatibility.
+func DetectForge(getenv func(string) string) string {
+	switch {
+	case forgejoActions(getenv):
+		return "forgejo"
+	case getenv("GITLAB_CI") == "true":
+		return "gitlab"
+	}
+	return "github"
+}
+
+func forgejoActions(getenv func(string) string) bool {
+	return getenv("FORGEJO_ACTIONS") == "true" || getenv("GITEA_ACTIONS") == "true"
 }
 
 // validRepo accepts OWNER/NAME as GitHub and Forgejo spell them: two segments of letters,

@@ -46,9 +46,9 @@ func TestRunPanicInAPhaseStillFinishesAndCleansUp(t *testing.T) {
 	}{
 		// The relay reads $GITHUB_OUTPUT: the host tree and the stage state exist.
 		{"relay", "GITHUB_OUTPUT", 1, "relay"},
-		// The event distillation reads GITLAB_CI first, after the read-only copy was sealed:
-		// the sandbox copy exists too.
-		{"agent", "GITLAB_CI", 1, "agent"},
+		// Forge detection reads GITLAB_CI once (no --forge); the event distillation reads it
+		// next, after the read-only copy was sealed: the sandbox copy exists too.
+		{"agent", "GITLAB_CI", 2, "agent"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
