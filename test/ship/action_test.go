@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -18,9 +19,11 @@ import (
 // written to a file and run with `bash --noprofile --norc -eo pipefail FILE` in the workspace;
 // `${{ }}` expressions in `env:` are evaluated against the inputs (with their defaults), the
 // github context and earlier steps' outputs; each step gets its own $GITHUB_OUTPUT file, parsed
-// afterwards in both of GitHub's forms (key=value and key<<DELIMITER); a failing step stops the
-// action. Expressions other than plain context references fail the test, which keeps
-// action.yml within what this harness can prove.
+// afterwards in both of GitHub's forms (key=value and key<<DELIMITER); after a failing step only
+// `if: always()` steps run, and the action has failed (at the first failing step); each step's
+// outcome is `steps.<id>.outcome` (success, failure, or skipped for a step that did not run).
+// Expressions other than plain context references, and any other `if:`, fail the test, which
+// keeps action.yml within what this harness can prove.
 type actionRunner struct {
 	t        *testing.T
 	a        actionFile
@@ -30,6 +33,7 @@ type actionRunner struct {
 	temp     string            // $RUNNER_TEMP
 	work     string            // $GITHUB_WORKSPACE
 	steps    map[string]map[string]string
+	outcome  map[string]string // steps.<id>.outcome
 	log      strings.Builder
 	failedAt string
 	exitCode int
@@ -62,6 +66,11 @@ func (r *actionRunner) eval(s string) string {
 			return v
 		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs":
 			return r.steps[parts[1]][parts[3]]
+		case len(parts) == 3 && parts[0] == "steps" && parts[2] == "outcome":
+			if _, ok := r.outcome[parts[1]]; !ok {
+				r.t.Fatalf("action.yml reads steps.%s.outcome before that step", parts[1])
+			}
+			return r.outcome[parts[1]]
 		}
 		r.t.Fatalf("action.yml uses expression %q; only context references are supported", ref)
 		return ""
@@ -108,9 +117,14 @@ func parseOutputFile(t testing.TB, p string) map[string]string {
 func (r *actionRunner) run() map[string]string {
 	r.t.Helper()
 	r.steps = map[string]map[string]string{}
+	r.outcome = map[string]string{}
 	for i, s := range r.a.Runs.Steps {
-		if s.Uses != "" || s.If != "" {
-			r.t.Fatalf("step %d: uses/if are not supported by this harness", i)
+		if s.Uses != "" || (s.If != "" && s.If != "always()") {
+			r.t.Fatalf("step %d: uses, and if other than always(), are not supported by this harness", i)
+		}
+		if r.failedAt != "" && s.If != "always()" {
+			r.outcome[s.ID] = "skipped"
+			continue
 		}
 		dir := filepath.Join(r.temp, fmt.Sprintf("_step%d", i))
 		must(r.t, os.MkdirAll(dir, 0o700))
@@ -133,9 +147,12 @@ func (r *actionRunner) run() map[string]string {
 		out, code := runCmd(r.t, 5*time.Minute, r.work, envList, "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 		fmt.Fprintf(&r.log, "== step %s (exit %d)\n%s\n", s.ID, code, out)
 		r.steps[s.ID] = parseOutputFile(r.t, outFile)
+		r.outcome[s.ID] = "success"
 		if code != 0 {
-			r.failedAt, r.exitCode = s.ID, code
-			break
+			r.outcome[s.ID] = "failure"
+			if r.failedAt == "" {
+				r.failedAt, r.exitCode = s.ID, code
+			}
 		}
 	}
 	outputs := map[string]string{}
@@ -173,16 +190,32 @@ func newActionRunner(t *testing.T, forgeURL, harness string, inputs map[string]s
 	}
 	must(t, os.MkdirAll(r.env["HOME"], 0o700))
 	must(t, os.MkdirAll(r.env["AGENT_OUT"], 0o700))
+	// The agent sources this probe: it lists the agent's ancestors (command names), from its
+	// parent up to this test process, which started the step's shell.
+	r.env["AGENT_PROBE"] = filepath.Join(dir, "ancestors.sh")
+	r.env["SHIP_TEST_PID"] = fmt.Sprint(os.Getpid())
+	must(t, os.WriteFile(r.env["AGENT_PROBE"], []byte(ancestorsProbe), 0o644))
 	return r
 }
+
+// ancestorsProbe prints one command name per ancestor of the sourcing shell, nearest first,
+// stopping below $SHIP_TEST_PID; "unreached" when the walk hits PID 1 (or /proc is missing)
+// without meeting it.
+const ancestorsProbe = `p=$PPID
+while [ "$p" != "$SHIP_TEST_PID" ]; do
+  if [ "$p" -le 1 ] || [ ! -r "/proc/$p/status" ]; then echo unreached; break; fi
+  cat "/proc/$p/comm"
+  p=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status")
+done
+`
 
 // shipHarness is a harness whose agent records that it ran and what it was given.
 const shipHarness = `version: 1
 agent:
   name: triage
   category: observation
-  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && exit ${AGENT_EXIT:-0}"]
-  env: [PATH, AGENT_OUT, AGENT_EXIT]
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && exit ${AGENT_EXIT:-0}"]
+  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_PROBE, SHIP_TEST_PID]
   timeout: 60s
 {{PRE}}profiles:
   work_item:
@@ -249,7 +282,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 		{name: "Forgejo Actions: forge forgejo takes repository, number and API from the job environment", forgejo: true,
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
-		{name: "sudo: true runs forgectx through sudo -n -E with the runner user as the agent", sudo: true,
+		{name: "sudo: true execs sudo -n -E forgectx with the runner user as the agent", sudo: true,
 			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
 	}
 	for _, c := range cases {
@@ -282,7 +315,9 @@ func TestCompositeActionFromSource(t *testing.T) {
 				// The shim records its arguments and runs the command without -n -E: this
 				// process's user stands in for root.
 				shim := filepath.Join(t.TempDir(), "sudo")
-				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
+				// Its parent PID shows whether the step's shell exec'd it (the parent is
+				// then this test process) or is still alive waiting for it.
+				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
 				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
 				r.inputs["sudo"] = "true"
 			}
@@ -320,6 +355,14 @@ func TestCompositeActionFromSource(t *testing.T) {
 				if env := readFile(t, envFile); strings.Contains(env, actionToken) || strings.Contains(env, "FORGECTX_TOKEN") {
 					t.Error("the agent's environment carries the forge token")
 				}
+				// The step's shell ran as the agent's user with FORGECTX_TOKEN in its
+				// environment; it must have exec'd forgectx (through sudo or not), so
+				// forgectx is the agent's only ancestor below the runner (this test).
+				if runtime.GOOS == "linux" {
+					if got := strings.Fields(readFile(t, filepath.Join(r.env["AGENT_OUT"], "ancestors"))); !reflect.DeepEqual(got, []string{"forgectx"}) {
+						t.Errorf("the agent's ancestors below the runner are %q, want only forgectx: the step's shell (holding the token) is still alive", got)
+					}
+				}
 			}
 			if strings.Contains(r.log.String(), actionToken) {
 				t.Error("the job log carries the forge token")
@@ -337,6 +380,9 @@ func TestCompositeActionFromSource(t *testing.T) {
 				if len(args) < 4 || args[2] != r.steps["install"]["bin"] || args[3] != "run" ||
 					!strings.Contains(strings.Join(args, " "), "--agent-uid "+uid+" --agent-gid "+gid) {
 					t.Errorf("sudo was called with %q, want -n -E BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+				}
+				if ppid := strings.TrimSpace(readFile(t, sudoLog+".ppid")); ppid != fmt.Sprint(os.Getpid()) {
+					t.Errorf("sudo's parent is PID %s, not the runner (%d): the step's shell did not exec sudo and keeps the token", ppid, os.Getpid())
 				}
 			}
 			if after := snapshotDir(t, r.work); !reflect.DeepEqual(before, after) {
@@ -357,7 +403,11 @@ func TestCompositeActionRefusesBadVersion(t *testing.T) {
 	for _, c := range cases {
 		r := newActionRunner(t, "http://127.0.0.1:9", harnessWith(""), map[string]string{"harness": ".forgectx/harness.yml", "version": c.version})
 		r.env["GITHUB_ACTION_REF"] = c.ref
-		r.run()
+		out := r.run()
+		// The status step still runs (if: always()) and reports the failure.
+		if out["status"] != "failure" || r.outcome["run"] != "skipped" {
+			t.Errorf("version %q: status = %q with the run step %q, want failure with it skipped", c.version, out["status"], r.outcome["run"])
+		}
 		if r.failedAt != "install" {
 			t.Fatalf("version %q ref %q: failed at %q, want install", c.version, c.ref, r.failedAt)
 		}
@@ -366,6 +416,37 @@ func TestCompositeActionRefusesBadVersion(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(r.temp, "forgectx-bin", "forgectx")); err == nil {
 			t.Errorf("version %q: a binary was installed", c.version)
+		}
+	}
+}
+
+// TestActionRunStepExecsForgectx: structurally, the only step given the token ends by exec'ing
+// forgectx (through sudo or not), so no shell of the runner user — the agent's user under sudo —
+// outlives the start of forgectx holding FORGECTX_TOKEN in its /proc/<pid>/environ.
+func TestActionRunStepExecsForgectx(t *testing.T) {
+	a := loadAction(t)
+	for _, s := range a.Runs.Steps {
+		_, hasToken := s.Env["FORGECTX_TOKEN"]
+		if s.ID != "run" {
+			if hasToken {
+				t.Errorf("step %q is given FORGECTX_TOKEN; only the run step may be", s.ID)
+			}
+			continue
+		}
+		if !hasToken {
+			t.Error("the run step is not given FORGECTX_TOKEN")
+		}
+		var last string
+		for _, line := range strings.Split(s.Run, "\n") {
+			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+				last = l
+			}
+		}
+		if last != `exec "${runner[@]}" "$FORGECTX_BIN" "${args[@]}"` {
+			t.Errorf("the run step's last command is %q, want it to exec forgectx", last)
+		}
+		if n := strings.Count(s.Run, "$FORGECTX_BIN"); n != 1 {
+			t.Errorf("the run step starts forgectx %d times, want once (the exec)", n)
 		}
 	}
 }
