@@ -10,7 +10,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
 // Without --forge, forgectx run picks forgejo under Forgejo Actions (FORGEJO_ACTIONS or
@@ -99,3 +101,17 @@ func TestGitLabTriggerErrorLoggedAsCode(t *testing.T) {
 }
 
 func writeFileString(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// The dotenv report keeps the decision's entries, drops a script output that would shadow the
+// run's own keys (the run's value wins), and omits an empty context directory.
+func TestDotenvReportRunKeysWin(t *testing.T) {
+	d := prescript.Decision{Reason: "r", Outputs: []prescript.KV{{Key: "FORGECTX_STATUS", Value: "forged"}, {Key: "a", Value: "1"}}}
+	got, err := cirelay.RenderDotenv(DotenvReport(&d, StatusSuccess, "/tmp/ctx"), cirelay.DotenvLimits{})
+	if want := "reason=r\na=1\nskipped=false\nFORGECTX_STATUS=success\nFORGECTX_CONTEXT_DIR=/tmp/ctx\n"; err != nil || string(got) != want {
+		t.Errorf("report = %q, %v; want %q", got, err, want)
+	}
+	got, err = cirelay.RenderDotenv(DotenvReport(nil, StatusCancelled, ""), cirelay.DotenvLimits{})
+	if want := "FORGECTX_STATUS=cancelled\n"; err != nil || string(got) != want {
+		t.Errorf("report without a decision = %q, %v; want %q", got, err, want)
+	}
+}

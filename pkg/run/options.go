@@ -115,8 +115,13 @@ type Result struct {
 	ReceiptPosted bool
 	StatusPosted  bool
 	AgentRan      bool
-	AgentDuration time.Duration
-	Summary       *snapshot.Summary
+	// ContextDir is the verified read-only copy the agent was given ("" when it was not
+	// launched); it no longer exists when Run returns. OutputsRelayed says whether status and
+	// context-dir reached every relay target.
+	ContextDir     string
+	OutputsRelayed bool
+	AgentDuration  time.Duration
+	Summary        *snapshot.Summary
 	// Cleanup lists cleanup failures (paths are run-private; no content).
 	Cleanup []string
 	// Scavenged counts abandoned run directories removed at start.

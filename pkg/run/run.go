@@ -56,6 +56,7 @@ type runner struct {
 	decision    *prescript.Decision
 	results     runResults
 	agentStatus string
+	contextDir  string // the sealed copy handed to the agent
 	cur         string // the lifecycle phase running (for an internal error)
 }
 
@@ -195,6 +196,7 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 		r.res.Status, r.res.Detail = out.status, out.detail
 		r.guard("status", func() { r.finishStatus(fctx, out) })
 	}
+	r.guard("outputs", func() { r.relayOutputs(out) })
 	r.guard("cleanup", clean)
 	r.guard("summary", func() { r.writeSummary(out) })
 	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
@@ -438,6 +440,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	aout.Flush()
 	aerr.Flush()
 	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
+	r.contextDir = sealed.Dir
 	if ap.CheckErr != nil {
 		r.log.Error().Err(ap.CheckErr).Msg("forgectx run: agent process is not unprivileged; stopped")
 		return outcome{StatusFailure, "the agent process was not unprivileged and was stopped"}

@@ -66,8 +66,8 @@ func TestRunPanicInAPhaseStillFinishesAndCleansUp(t *testing.T) {
 			if res.AgentRan || exists(filepath.Join(w.out, "env")) {
 				t.Error("the agent ran after an internal failure")
 			}
-			if out := readFile(t, w.env["GITHUB_OUTPUT"]); tc.phase == "relay" && out != "" {
-				t.Errorf("GITHUB_OUTPUT = %q after a relay that never completed", out)
+			if out := readFile(t, w.env["GITHUB_OUTPUT"]); tc.phase == "relay" && out != runOutputs("failure", "") {
+				t.Errorf("GITHUB_OUTPUT = %q after a relay that never completed (only the run's status may be there)", out)
 			}
 			if !strings.Contains(w.logBuf.String(), `"phase":"`+tc.phase+`"`) || !strings.Contains(w.logBuf.String(), "internal error") {
 				t.Errorf("the internal error is not logged with its phase:\n%s", w.logBuf.String())

@@ -93,8 +93,8 @@ func TestRunPrescriptHardFailureShowsRedactedDiagnostic(t *testing.T) {
 	if res.AgentRan {
 		t.Error("the agent was launched after a pre-script failure")
 	}
-	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != "" {
-		t.Errorf("GITHUB_OUTPUT = %q; nothing may be relayed before a decision", out)
+	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != runOutputs("failure", "") {
+		t.Errorf("GITHUB_OUTPUT = %q; no decision may be relayed before one was reached, only the run's status", out)
 	}
 	w.assertNoTrees()
 	w.assertLogHygiene()
@@ -265,8 +265,8 @@ func TestRunMalformedOutputFileFailsClosedUnlessExit78(t *testing.T) {
 			if tc.skip && !strings.Contains(out, "skipped<<_GitHubActionsFileCommandDelimeter_\ntrue\n") {
 				t.Errorf("GITHUB_OUTPUT = %q, want skipped=true", out)
 			}
-			if !tc.skip && out != "" {
-				t.Errorf("GITHUB_OUTPUT = %q; nothing may be relayed before a decision", out)
+			if !tc.skip && out != runOutputs("failure", "") {
+				t.Errorf("GITHUB_OUTPUT = %q; no decision may be relayed before one was reached, only the run's status", out)
 			}
 			w.assertNoTrees()
 		})

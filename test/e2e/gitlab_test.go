@@ -94,7 +94,10 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != tree.IndexSHA256 {
 		t.Errorf("agent index sha %s, want %s", got, tree.IndexSHA256)
 	}
-	if got := readFile(t, o.DotenvPath); got != "skipped=false\n" {
+	if res.ContextDir == "" {
+		t.Error("Result.ContextDir is empty after the agent ran")
+	}
+	if got := readFile(t, o.DotenvPath); got != "skipped=false\nFORGECTX_STATUS=success\nFORGECTX_CONTEXT_DIR="+res.ContextDir+"\n" {
 		t.Errorf("dotenv report = %q", got)
 	}
 	w.assertNoTrees()

@@ -478,3 +478,10 @@ func (w *world) assertLogHygiene() {
 func httpfake200(w *world, body string) httpfake.Reply {
 	return httpfake.JSON(200, w.restComment(statusID, statusNode, ghscenario.Actions, body, clock))
 }
+
+// runOutputs is the exact $GITHUB_OUTPUT text of the run's own outputs (status, context-dir),
+// appended after the decision on every path that reaches a terminal state.
+func runOutputs(st, contextDir string) string {
+	const d = "_GitHubActionsFileCommandDelimeter_"
+	return "status<<" + d + "\n" + st + "\n" + d + "\ncontext-dir<<" + d + "\n" + contextDir + "\n" + d + "\n"
+}

@@ -61,8 +61,8 @@ func TestRunAcquisitionFailureReceiptConsumedNothing(t *testing.T) {
 	if err == nil || res.Status != run.StatusFailure || res.AgentRan || res.Decision != "" || exists(filepath.Join(w.dir, "pre-ran")) {
 		t.Fatalf("run = %+v, %v", res, err)
 	}
-	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != "" {
-		t.Errorf("GITHUB_OUTPUT = %q", out)
+	if out := readFile(t, w.env["GITHUB_OUTPUT"]); out != runOutputs("failure", "") {
+		t.Errorf("GITHUB_OUTPUT = %q, want only the run's status", out)
 	}
 	if !strings.Contains(readFile(t, w.env["GITHUB_STEP_SUMMARY"]), "No snapshot was assembled.") {
 		t.Error("job summary does not say that no snapshot was assembled")
