@@ -441,6 +441,13 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	aerr.Flush()
 	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
 	r.contextDir = sealed.Dir
+	// Spec "Lifecycle and access": the sandbox copy goes right after the runtime's last use;
+	// the host tree stays for the post-script. A failure is retried by the final cleanup.
+	if err := r.st.RemoveSandbox(); err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: sandbox copy not removed after the agent; retried at cleanup")
+	} else {
+		r.phase("agent").Msg("forgectx run: sandbox copy removed")
+	}
 	if ap.CheckErr != nil {
 		r.log.Error().Err(ap.CheckErr).Msg("forgectx run: agent process is not unprivileged; stopped")
 		return outcome{StatusFailure, "the agent process was not unprivileged and was stopped"}

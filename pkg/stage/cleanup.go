@@ -42,6 +42,33 @@ func (s *Stage) removeSandbox() error {
 	return errors.Join(errs...)
 }
 
+// RemoveSandbox removes the agent-facing copy — unmounting it first in bind-mount mode — and
+// its private bind source, and leaves the host tree and the state. Spec "Lifecycle and
+// access": the copy goes right after the runtime's last use (the agent has exited), the host
+// tree after the post-script (Cleanup). It is idempotent, a no-op after Cleanup and before
+// Seal; a failure is returned (naming staging paths only) and Cleanup retries it. Cleanup
+// still removes everything, the copy included.
+func (s *Stage) RemoveSandbox() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cleaned {
+		return nil
+	}
+	if err := s.removeSandbox(); err != nil {
+		s.log.Warn().Str("stage_id", s.ID).Msg("stage: sandbox copy not removed")
+		return err
+	}
+	if s.st.Mounted {
+		// Nothing is mounted any more: a scavenger reading the state has nothing to undo.
+		s.st.Mounted = false
+		if err := s.saveState(); err != nil {
+			return err
+		}
+	}
+	s.log.Info().Str("stage_id", s.ID).Msg("stage: sandbox copy removed")
+	return nil
+}
+
 // Cleanup removes the sandbox copy, the host tree and the stage's state, in that order (the
 // state goes last so an interrupted cleanup is finished by the scavenger). It is idempotent
 // and safe to call from a defer on every exit path; a second call after a partial failure

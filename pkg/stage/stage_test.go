@@ -1007,3 +1007,55 @@ func TestStagingPathsAreSymlinkFree(t *testing.T) {
 		t.Fatalf("staging paths %s, %s are not under the resolved base %s", st.HostDir, st.SandboxDir, real)
 	}
 }
+
+// Spec "Lifecycle and access": the sandbox copy is removed right after the runtime's last use
+// and the host tree after the post-script. RemoveSandbox removes the copy (unmounted first in
+// bind-mount mode) and leaves the host tree and the state; it is idempotent, and Cleanup still
+// removes everything.
+func TestRemoveSandboxLeavesTheHostTree(t *testing.T) {
+	requireRoot(t)
+	for _, so := range []stage.SealOptions{
+		{Mode: stage.ModeOwnership, AgentUID: nobody, AgentGID: nobody},
+		{Mode: stage.ModeBindMount},
+	} {
+		t.Run(string(so.Mode), func(t *testing.T) {
+			o := testOpts(t)
+			st := create(t, o)
+			if err := st.RemoveSandbox(); err != nil {
+				t.Fatalf("RemoveSandbox before Seal: %v", err)
+			}
+			sealed, err := st.Seal(context.Background(), so)
+			var ie *stage.ImmutabilityError
+			if errors.As(err, &ie) {
+				t.Skipf("%s is not available here: %v", so.Mode, err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(sealed.Dir, "index.json")); err != nil {
+				t.Fatalf("test premise: sealed copy: %v", err)
+			}
+			for i := 0; i < 2; i++ {
+				if err := st.RemoveSandbox(); err != nil {
+					t.Fatalf("RemoveSandbox #%d: %v", i+1, err)
+				}
+			}
+			gone(t, sealed.Dir)
+			if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), " "+sealed.Dir+" ") {
+				t.Errorf("the copy is still mounted after RemoveSandbox")
+			}
+			for _, p := range []string{filepath.Join(st.HostDir, "index.json"), st.StateDirOf()} {
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("RemoveSandbox removed %s: %v", p, err)
+				}
+			}
+			if err := st.Cleanup(); err != nil {
+				t.Fatal(err)
+			}
+			gone(t, sealed.Dir, st.HostDir, st.StateDirOf())
+			if err := st.RemoveSandbox(); err != nil {
+				t.Errorf("RemoveSandbox after Cleanup: %v", err)
+			}
+		})
+	}
+}

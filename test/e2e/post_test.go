@@ -91,3 +91,33 @@ func TestRunPostScriptResultsReachTheReceipt(t *testing.T) {
 	}
 	w.assertNoTrees()
 }
+
+// Spec "Lifecycle and access": the agent's sandbox copy is removed right after the agent
+// exits — it is gone (and no longer mounted) while the post-script runs — and the host tree
+// is removed after the post-script: it still exists then.
+func TestRunSandboxCopyGoneDuringPostScriptHostTreeKept(t *testing.T) {
+	post := `ctx=$(sed -n 's/^FORGECTX_CONTEXT_DIR=//p' "{{DIR}}/agent-out/env")
+test -n "$ctx" || exit 9
+if [ -e "$ctx" ]; then echo present; else echo gone; fi > "{{DIR}}/sandbox-during-post"
+if grep -qF " $ctx " /proc/self/mountinfo 2>/dev/null; then echo mounted; else echo unmounted; fi > "{{DIR}}/mount-during-post"
+if [ -f "$FORGECTX_SNAPSHOT_DIR/index.json" ]; then echo present; else echo gone; fi > "{{DIR}}/host-during-post"
+`
+	w := newWorld(t, worldOpts{post: post})
+	want := w.expectedIndex()
+	w.expectStartCreate()
+	w.expectAcquisition()
+	w.expectFinish(status.Success, "", run.StatusSuccess, want)
+	res, err := w.run()
+	if err != nil || res.Status != run.StatusSuccess || !res.AgentRan {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != want {
+		t.Fatalf("test premise: the agent read its copy (index sha %q)", got)
+	}
+	for file, wantState := range map[string]string{"sandbox-during-post": "gone", "mount-during-post": "unmounted", "host-during-post": "present"} {
+		if got := strings.TrimSpace(readFile(t, filepath.Join(w.dir, file))); got != wantState {
+			t.Errorf("%s = %q, want %q", file, got, wantState)
+		}
+	}
+	w.assertNoTrees()
+}
