@@ -214,8 +214,8 @@ const shipHarness = `version: 1
 agent:
   name: triage
   category: observation
-  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && exit ${AGENT_EXIT:-0}"]
-  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_PROBE, SHIP_TEST_PID]
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && sleep ${AGENT_SLEEP:-0} && exit ${AGENT_EXIT:-0}"]
+  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_SLEEP, AGENT_PROBE, SHIP_TEST_PID]
   timeout: 60s
 {{PRE}}profiles:
   work_item:
@@ -262,40 +262,62 @@ func TestCompositeActionFromSource(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("SKIP: version: source needs Go on PATH")
 	}
+	finished := []string{"POST", "PATCH", "POST"} // start, completion, receipt
 	cases := []struct {
-		name       string
-		pre        string
-		agentExit  string
-		wantExit   bool
-		wantOut    map[string]string
-		wantWrites []string
-		agentRan   bool
-		sudo       bool // run with sudo: "true" through a recording sudo shim
-		forgejo    bool // a Forgejo Actions job: forge forgejo, defaults from its environment
+		name         string
+		pre          string
+		agentExit    string
+		agentSleep   string
+		agentTimeout string // replaces the harness's agent timeout (60s)
+		harness      string // the harness input, when not the workspace's .forgectx/harness.yml
+		wantCode     int    // the run step's exit code; 0: no step fails
+		wantOut      map[string]string
+		wantWrites   []string
+		agentRan     bool
+		sudo         bool   // run with sudo: "true" through a recording sudo shim
+		forgejo      bool   // a Forgejo Actions job: defaults from its environment
+		forge        string // the forge input (a Forgejo job leaves it to forgectx's detection)
 	}{
 		{name: "proceed: the agent runs, status success", wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"},
-			wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
+			wantWrites: finished, agentRan: true},
 		{name: "skip via the pre-script output file: status skipped, reason relayed",
 			pre:     `"echo skipped=true >> \"$FULLSEND_PRESCRIPT_OUTPUT\"; echo reason=the issue is labelled no-agent >> \"$FULLSEND_PRESCRIPT_OUTPUT\""`,
-			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: []string{"POST", "PATCH", "POST"}},
-		{name: "agent failure: the step fails, status failure", agentExit: "3", wantExit: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
-		{name: "Forgejo Actions: forge forgejo takes repository, number and API from the job environment", forgejo: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
+			wantOut: map[string]string{"skipped": "true", "skip-reason": "the issue is labelled no-agent", "status": "skipped"}, wantWrites: finished},
+		{name: "agent failure: the step fails, status failure", agentExit: "3", wantCode: 1,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "failure"}, wantWrites: finished, agentRan: true},
+		// The run step fails with exit 1 as for any failure: only forgectx's own status output
+		// can say timed_out, so this proves the action re-exports it instead of deriving it.
+		{name: "agent time-out: status timed_out is forgectx's, not derived from the exit code", agentSleep: "30", agentTimeout: "1s", wantCode: 1,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "timed_out"}, wantWrites: finished, agentRan: true},
+		// A configuration error stops forgectx before its run begins: it posts and writes
+		// nothing, so status falls back to the run step's outcome.
+		{name: "configuration error: forgectx writes no outputs, status falls back to failure", harness: ".forgectx/missing.yml", wantCode: 2,
+			wantOut: map[string]string{"skipped": "", "skip-reason": "", "status": "failure"}, wantWrites: []string{}},
+		{name: "Forgejo Actions: forgectx detects Forgejo and takes repository, number and API from the job environment", forgejo: true,
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: finished, agentRan: true},
+		{name: "Forgejo Actions with the explicit forge: forgejo", forgejo: true, forge: "forgejo",
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: finished, agentRan: true},
 		{name: "sudo: true execs sudo -n -E forgectx with the runner user as the agent", sudo: true,
-			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: []string{"POST", "PATCH", "POST"}, agentRan: true},
+			wantOut: map[string]string{"skipped": "false", "skip-reason": "", "status": "success"}, wantWrites: finished, agentRan: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var f *fakeForge
 			var r *actionRunner
+			h := harnessWith(c.pre)
+			if c.agentTimeout != "" {
+				h = strings.Replace(h, "  timeout: 60s\n", "  timeout: "+c.agentTimeout+"\n", 1)
+			}
 			if c.forgejo {
-				// Only what Forgejo's runner provides: the forge and the automatic token's
-				// identity are the only inputs besides the harness.
+				// Only what Forgejo's runner provides: the token's identity is the only input
+				// besides the harness (and, in one case, the explicit forge).
 				f = newForgejoFake(t)
-				r = newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
-					"harness": ".forgectx/harness.yml", "version": "source", "forge": "forgejo", "comment-author-id": "-2",
+				r = newActionRunner(t, f.URL(), h, map[string]string{
+					"harness": ".forgectx/harness.yml", "version": "source", "comment-author-id": "-2",
 				})
+				if c.forge != "" {
+					r.inputs["forge"] = c.forge
+				}
 				event := filepath.Join(r.temp, "event.json")
 				must(t, os.WriteFile(event, []byte(`{"action":"opened","issue":{"number":7,"pull_request":null}}`), 0o600))
 				for k, v := range map[string]string{"FORGEJO_ACTIONS": "true", "GITHUB_SERVER_URL": f.URL(), "GITHUB_REPOSITORY": "Acme/Widgets",
@@ -304,12 +326,16 @@ func TestCompositeActionFromSource(t *testing.T) {
 				}
 			} else {
 				f = newFakeForge(t)
-				r = newActionRunner(t, f.URL(), harnessWith(c.pre), map[string]string{
+				r = newActionRunner(t, f.URL(), h, map[string]string{
 					"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
 					"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
 				})
 			}
-			r.env["AGENT_EXIT"] = c.agentExit
+			r.env["AGENT_EXIT"], r.env["AGENT_SLEEP"] = c.agentExit, c.agentSleep
+			if c.harness != "" {
+				r.inputs["harness"] = c.harness
+				f.expectNoRequests()
+			}
 			sudoLog := filepath.Join(r.temp, "sudo.log")
 			if c.sudo {
 				// The shim records its arguments and runs the command without -n -E: this
@@ -324,12 +350,18 @@ func TestCompositeActionFromSource(t *testing.T) {
 			before := snapshotDir(t, r.work)
 			out := r.run()
 			t.Log(r.log.String())
-			if c.wantExit {
-				if r.failedAt != "run" || r.exitCode != 1 {
-					t.Fatalf("failed at step %q with exit %d, want the run step with exit 1", r.failedAt, r.exitCode)
+			if c.wantCode != 0 {
+				if r.failedAt != "run" || r.exitCode != c.wantCode {
+					t.Fatalf("failed at step %q with exit %d, want the run step with exit %d", r.failedAt, r.exitCode, c.wantCode)
 				}
 			} else if r.failedAt != "" {
 				t.Fatalf("step %q failed with exit %d", r.failedAt, r.exitCode)
+			}
+			// context-dir is the copy the agent was given (checked below); the rest exactly.
+			ctxDir, hasCtxDir := out["context-dir"]
+			delete(out, "context-dir")
+			if !hasCtxDir {
+				t.Error("the action has no context-dir output")
 			}
 			if !reflect.DeepEqual(out, c.wantOut) {
 				t.Errorf("outputs = %v, want %v", out, c.wantOut)
@@ -352,8 +384,16 @@ func TestCompositeActionFromSource(t *testing.T) {
 				t.Fatalf("agent ran = %v, want %v", ran, c.agentRan)
 			}
 			if c.agentRan {
-				if env := readFile(t, envFile); strings.Contains(env, actionToken) || strings.Contains(env, "FORGECTX_TOKEN") {
+				env := readFile(t, envFile)
+				if strings.Contains(env, actionToken) || strings.Contains(env, "FORGECTX_TOKEN") {
 					t.Error("the agent's environment carries the forge token")
+				}
+				// context-dir is the FORGECTX_CONTEXT_DIR the agent was given, already removed.
+				if want := envValue(env, "FORGECTX_CONTEXT_DIR"); want == "" || ctxDir != want {
+					t.Errorf("output context-dir = %q, want the agent's FORGECTX_CONTEXT_DIR %q", ctxDir, want)
+				}
+				if _, err := os.Lstat(ctxDir); !os.IsNotExist(err) {
+					t.Errorf("context-dir %q still exists after the step (err %v)", ctxDir, err)
 				}
 				// The step's shell ran as the agent's user with FORGECTX_TOKEN in its
 				// environment; it must have exec'd forgectx (through sudo or not), so
@@ -363,6 +403,9 @@ func TestCompositeActionFromSource(t *testing.T) {
 						t.Errorf("the agent's ancestors below the runner are %q, want only forgectx: the step's shell (holding the token) is still alive", got)
 					}
 				}
+			}
+			if !c.agentRan && ctxDir != "" {
+				t.Errorf("output context-dir = %q, want empty: no agent was launched", ctxDir)
 			}
 			if strings.Contains(r.log.String(), actionToken) {
 				t.Error("the job log carries the forge token")
@@ -449,4 +492,14 @@ func TestActionRunStepExecsForgectx(t *testing.T) {
 			t.Errorf("the run step starts forgectx %d times, want once (the exec)", n)
 		}
 	}
+}
+
+// envValue returns NAME's value in `env` output (NAME=VALUE lines), "" when absent.
+func envValue(env, name string) string {
+	for _, line := range strings.Split(env, "\n") {
+		if v, ok := strings.CutPrefix(line, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

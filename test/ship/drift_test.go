@@ -229,9 +229,10 @@ func TestActionInputsMatchRunFlags(t *testing.T) {
 	}
 }
 
-// relayedKeys are the $GITHUB_OUTPUT keys forgectx run writes itself (docs/prescript.md,
-// "Relay formats"; pkg/cirelay).
-var relayedKeys = []string{"reason", "skip-reason", "skipped"}
+// relayedKeys are the $GITHUB_OUTPUT keys forgectx run writes itself: the decision
+// (docs/prescript.md, "Relay formats"; pkg/cirelay) and the run's own outputs (docs/run.md,
+// "Outputs"; run.OutputStatus, run.OutputContextDir).
+var relayedKeys = []string{"context-dir", "reason", "skip-reason", "skipped", "status"}
 
 var (
 	outputRef = regexp.MustCompile(`^\$\{\{ steps\.([a-z-]+)\.outputs\.([a-z-]+) \}\}$`)
@@ -244,7 +245,7 @@ func TestActionOutputsAreRelayedOrWritten(t *testing.T) {
 	for _, s := range a.Runs.Steps {
 		steps[s.ID] = s
 	}
-	for _, want := range []string{"skipped", "skip-reason", "status"} {
+	for _, want := range []string{"skipped", "skip-reason", "status", "context-dir"} {
 		if _, ok := a.Outputs[want]; !ok {
 			t.Errorf("action.yml lacks output %q", want)
 		}

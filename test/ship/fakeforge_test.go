@@ -158,6 +158,14 @@ func (f *fakeForge) start(c *cassette.Cassette) {
 
 func (f *fakeForge) URL() string { return f.srv.URL }
 
+// expectNoRequests drops every recorded read: the run under test must not call the forge at
+// all, and any request it makes fails the test as unexpected.
+func (f *fakeForge) expectNoRequests() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads = map[string]cassette.Interaction{}
+}
+
 func (f *fakeForge) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	k, err := cassette.Key(r.Method, r.URL.String(), body)

@@ -77,26 +77,41 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	}
 	gcl := gitlabCILocal(t)
 	bin := forgectxBin(t)
+	// dotenv is the report's exact content; {{CONTEXT_DIR}} stands for the FORGECTX_CONTEXT_DIR
+	// the agent was given.
 	cases := []struct {
 		name     string
 		pre      string
+		harness  string // the harness input, when not the committed .gitlab/forgectx/triage.yml
 		dotenv   string
+		writes   []string
+		jobFails bool
 		agentRan bool
 	}{
-		{name: "proceed: the agent runs; dotenv skipped=false", dotenv: "skipped=false\n", agentRan: true},
-		{name: "skip: the pre-script's decision reaches the dotenv report",
+		{name: "proceed: the agent runs; dotenv skipped=false, FORGECTX_STATUS=success and the context directory",
+			dotenv: "skipped=false\nFORGECTX_STATUS=success\nFORGECTX_CONTEXT_DIR={{CONTEXT_DIR}}\n", writes: []string{"POST", "PUT", "POST"}, agentRan: true},
+		{name: "skip: the pre-script's decision and FORGECTX_STATUS=skipped reach the dotenv report (no context directory)",
 			pre:    "pre_script:\n  command: [\"bash\", \"-c\", \"echo skipped=true >> $FULLSEND_PRESCRIPT_OUTPUT; echo reason=already triaged >> $FULLSEND_PRESCRIPT_OUTPUT\"]\n  env: [PATH]\n",
-			dotenv: "reason=already triaged\nskipped=true\n"},
+			dotenv: "reason=already triaged\nskipped=true\nFORGECTX_STATUS=skipped\n", writes: []string{"POST", "PUT", "POST"}},
+		// forgectx stops at configuration (exit 2), posting and writing nothing: the job
+		// fails and the component's fallback reports FORGECTX_STATUS=failure.
+		{name: "configuration error: forgectx writes no report, the job's fallback says FORGECTX_STATUS=failure",
+			harness: ".gitlab/forgectx/missing.yml", dotenv: "FORGECTX_STATUS=failure\n", writes: []string{}, jobFails: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newGitLabFake(t)
+			harness := ".gitlab/forgectx/triage.yml"
+			if c.harness != "" {
+				harness = c.harness
+				f.expectNoRequests()
+			}
 			dir := t.TempDir()
 			pipeline := fmt.Sprintf(`include:
   - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
     inputs:
       stage: agents
-      harness: .gitlab/forgectx/triage.yml
+      harness: %s
       forge: gitlab
       repo: Acme/Platform/widgets
       number: "7"
@@ -105,7 +120,7 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
       token-env: SHIP_GITLAB_TOKEN
 
 stages: [agents]
-`, f.URL())
+`, harness, f.URL())
 			repo, _ := newGitLabRepo(t, map[string]string{
 				componentPath:                 readFile(t, filepath.Join(root, componentPath)),
 				".gitlab/forgectx/triage.yml": strings.Replace(gitlabHarness, "{{PRE}}", c.pre, 1),
@@ -122,28 +137,42 @@ stages: [agents]
 			out, code := runCmd(t, 5*time.Minute, repo, env, gcl, "--cwd", ".", "--force-shell-executor", "--no-color",
 				"--home", home, "--variable", "GITLAB_CI=true", "--variable", "SHIP_GITLAB_TOKEN="+gitlabToken, "--variable", "AGENT_OUT="+agentOut, "forgectx")
 			t.Log(out)
-			if code != 0 {
-				t.Fatalf("gitlab-ci-local exited %d", code)
-			}
-			if !strings.Contains(out, "PASS  forgectx") {
-				t.Error("gitlab-ci-local did not report the forgectx job as passed")
+			if c.jobFails {
+				if code == 0 || !strings.Contains(out, "FAIL  forgectx") {
+					t.Fatalf("gitlab-ci-local exited %d; want the forgectx job to fail", code)
+				}
+			} else {
+				if code != 0 {
+					t.Fatalf("gitlab-ci-local exited %d", code)
+				}
+				if !strings.Contains(out, "PASS  forgectx") {
+					t.Error("gitlab-ci-local did not report the forgectx job as passed")
+				}
 			}
 			if !strings.Contains(out, "starting shell (agents)") {
 				t.Error("the stage input did not reach the job")
 			}
 			ws := f.Writes()
-			if got := methods(ws); !reflect.DeepEqual(got, []string{"POST", "PUT", "POST"}) {
-				t.Fatalf("note writes = %v, want start POST, completion PUT, receipt POST", got)
+			if got := methods(ws); !reflect.DeepEqual(got, c.writes) {
+				t.Fatalf("note writes = %v, want %v (start POST, completion PUT, receipt POST)", got, c.writes)
 			}
-			if !strings.Contains(ws[2].Body, "glci-") {
+			if len(ws) == 3 && !strings.Contains(ws[2].Body, "glci-") {
 				t.Errorf("the receipt note has no GitLab CI receipt id:\n%s", ws[2].Body)
-			}
-			if got := readFile(t, filepath.Join(repo, "forgectx.env")); got != c.dotenv {
-				t.Errorf("dotenv report = %q, want %q", got, c.dotenv)
 			}
 			_, err := os.Stat(filepath.Join(agentOut, "env"))
 			if ran := err == nil; ran != c.agentRan {
 				t.Fatalf("agent ran = %v, want %v", ran, c.agentRan)
+			}
+			want := c.dotenv
+			if c.agentRan {
+				ctxDir := envValue(readFile(t, filepath.Join(agentOut, "env")), "FORGECTX_CONTEXT_DIR")
+				if ctxDir == "" {
+					t.Fatal("the agent was given no FORGECTX_CONTEXT_DIR")
+				}
+				want = strings.Replace(want, "{{CONTEXT_DIR}}", ctxDir, 1)
+			}
+			if got := readFile(t, filepath.Join(repo, "forgectx.env")); got != want {
+				t.Errorf("dotenv report = %q, want %q", got, want)
 			}
 			if c.agentRan && strings.Contains(readFile(t, filepath.Join(agentOut, "env")), gitlabToken) {
 				t.Error("the agent's environment carries the forge token")
@@ -208,7 +237,7 @@ func TestGitLabPipelinesValidate(t *testing.T) {
 		{".gitlab-ci.yml", readFile(t, filepath.Join(root, ".gitlab-ci.yml")),
 			[]string{"forgectx never", "test on_success", "component-selftest on_success", "binaries never", "release never"}},
 		{"examples/gitlab/.gitlab-ci.yml", readFile(t, filepath.Join(root, "examples", "gitlab", ".gitlab-ci.yml")),
-			[]string{"forgectx never"}},
+			[]string{"forgectx never", "forgectx-report never"}},
 		{"README.md ### GitLab", readmeBlock(t, "### GitLab"), []string{"forgectx never"}},
 		{"README.md ### forgectx (Components)", readmeBlock(t, "### forgectx"), []string{"forgectx on_success"}},
 	}
