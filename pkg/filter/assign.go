@@ -269,7 +269,7 @@ func flagValue(b []byte, v int) (start, end int) {
 // an assignment. Values that are references, paths or key=value pairs (docker's
 // "--secret id=x,src=y") stay.
 func detectLongFlag(b []byte, i int) (span, bool) {
-	if i > 0 && !(b[i-1] == ' ' || b[i-1] == '\t' || b[i-1] == '"' || b[i-1] == '\'') {
+	if i > 0 && !(b[i-1] == ' ' || b[i-1] == '\t' || b[i-1] == '\n' || b[i-1] == '"' || b[i-1] == '\'') {
 		return span{}, false
 	}
 	ks := i + 2

@@ -109,7 +109,7 @@ func init() {
 	add(prefixRule{prefix: "rk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "whsec_", set: &setAlnum, min: 32, kind: cStripeKey})
 	add(prefixRule{prefix: "xoxe.", set: &setAlnumUD, min: 20, kind: cSlackToken, check: hasDigit})
-	for _, p := range []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"} {
+	for _, p := range []string{"xoxa-", "xoxb-", "xoxc-", "xoxd-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-"} {
 		add(prefixRule{prefix: p, set: &setAlnumUD, min: 10, kind: cSlackToken, check: hasDigit})
 	}
 	add(prefixRule{prefix: "SG.", set: &setAlnumUDDot, min: 66, max: 66, kind: cSendGridKey,

@@ -472,7 +472,7 @@ func (s *injScan) atWord(i int) {
 var (
 	commentOpen  = []byte("<!--")
 	commentClose = []byte("-->")
-	hiddenAttr   = regexp.MustCompile(`\shidden(?:\s|=|/|$)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:[^.0-9]|$)|opacity\s*:\s*0(?:[^.0-9]|$)|(?:^|[^-])color\s*:\s*(?:transparent|white|#fff\b|#ffffff)`)
+	hiddenAttr   = regexp.MustCompile(`\shidden(?:\s|=|/|$)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:[^.0-9]|$)|opacity\s*:\s*0(?:\.0+)?(?:[^.0-9]|$)|(?:^|[^-])color\s*:\s*(?:transparent|white|#fff\b|#ffffff)`)
 )
 
 // hiddenAt inspects a hidden region starting at '<' (HTML comment or hidden element) or '['

@@ -97,6 +97,8 @@ func TestRedactionFloorPositives(t *testing.T) {
 		{"curl -u", "curl -fsS -u admin:S3cr3tP@ss https://example.com", "curl -fsS -u admin:[REDACTED:secret-assignment] https://example.com"},
 		{"curl --user", "curl --user admin:S3cr3tP@ss https://example.com", "curl --user admin:[REDACTED:secret-assignment] https://example.com"},
 		{"long flag with a space", "gh api --token abcdef0123456789abcdef /user", "gh api --token [REDACTED:secret-assignment] /user"},
+		{"long flag at a line start", "./release \\\n--token abcdef0123456789abcdef", "./release \\\n--token [REDACTED:secret-assignment]"},
+		{"slack session token", "xoxc-1234567890-1234567890-abcdefabcdef", "[REDACTED:slack-token]"},
 		{"docker login -p", "docker login -u user -p S3cr3tP@ssw0rd registry.example.com", "docker login -u user -p [REDACTED:secret-assignment] registry.example.com"},
 		{"mysql -p", "mysql -uroot -pS3cr3tP@ssw0rd app", "mysql -uroot -p[REDACTED:secret-assignment] app"},
 		{"maven settings password", "<password>S3cr3tP@ssw0rd</password>", "<password>[REDACTED:secret-assignment]</password>"},
