@@ -36,8 +36,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")
 	var mode string
 	fs.StringVar(&mode, "immutability", "auto", "how the agent's copy is made read-only: auto, ownership (root forgectx, unprivileged agent) or bind-mount")
-	fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged UID the agent runs as (ownership mode; forgectx must run as root)")
-	fs.IntVar(&o.AgentGID, "agent-gid", 0, "unprivileged GID the agent runs as (ownership mode)")
+	fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged UID the agent runs as (forgectx must run as root; required for ownership mode, and for bind-mount mode as root)")
+	fs.IntVar(&o.AgentGID, "agent-gid", 0, "unprivileged GID the agent runs as (with --agent-uid)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

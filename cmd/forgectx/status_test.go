@@ -226,7 +226,9 @@ func TestRunExit0SkipAndProceed(t *testing.T) {
 			}
 			env := map[string]string{"GITHUB_TOKEN": "ghs_cliExit0TokenValue0123456789abcdef", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": tmp,
 				"PATH": os.Getenv("PATH")}
-			code, stdout, stderr := runCLI(t, env, "", "run", "--harness", h, "--repo", "octo-org/Hello-World", "--number", "7", "--api-url", srv.URL)
+			// The agent runs unprivileged: forgectx stops an agent with UID 0 in every mode.
+			code, stdout, stderr := runCLI(t, env, "", "run", "--harness", h, "--repo", "octo-org/Hello-World", "--number", "7", "--api-url", srv.URL,
+				"--immutability", "bind-mount", "--agent-uid", "65534", "--agent-gid", "65534")
 			if code != exitOK || stdout != "" {
 				t.Fatalf("exit %d, stdout %q; want exit 0 and no output; stderr:\n%s", code, stdout, stderr)
 			}

@@ -423,15 +423,19 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		r.log.Warn().Int("dropped", dropped).Msg("forgectx run: agent variables carrying a withheld credential were dropped")
 	}
 	env = append(env, EnvContextDir+"="+sealed.Dir, EnvEventExcerpt+"="+string(excerpt))
-	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace}
-	if sealed.Mode == stage.ModeOwnership {
-		// The agent runs unprivileged: no capability can override the root-owned copy's modes.
+	// In both modes the launched agent must be unprivileged: with a write-overriding
+	// capability or UID 0 it could rewrite the root-owned copy (ownership) or remount the
+	// read-only bind mount writable (bind-mount). stage.CheckAgentProcess runs right after the
+	// start; a refused agent is killed and the run fails (docs/run.md, "Agent privileges").
+	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace, afterStart: stage.CheckAgentProcess}
+	if sealed.Mode == stage.ModeOwnership || sealed.AgentUID > 0 && os.Geteuid() == 0 {
+		// The agent runs as the agent UID with no supplementary groups, so the kernel clears
+		// every capability at execve — unless the binary grants some back.
 		if err := checkAgentExecutable(h.Agent.Command[0], env); err != nil {
 			r.log.Error().Err(err).Msg("forgectx run: agent executable could regain privileges")
 			return outcome{StatusFailure, "the agent executable could regain privileges (set-ID bit or file capabilities); the agent was not started"}
 		}
 		spec.attr = sealed.SysProcAttr()
-		spec.afterStart = stage.CheckAgentProcess
 	}
 	r.phase("agent").Str("mode", string(sealed.Mode)).Msg("forgectx run: agent starting")
 	aout, aerr := newRedactLines(r.o.Stdout, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
@@ -449,7 +453,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		r.phase("agent").Msg("forgectx run: sandbox copy removed")
 	}
 	if ap.CheckErr != nil {
-		r.log.Error().Err(ap.CheckErr).Msg("forgectx run: agent process is not unprivileged; stopped")
+		r.log.Error().Err(ap.CheckErr).Str("mode", string(sealed.Mode)).Msg("forgectx run: agent process is not unprivileged; stopped")
 		return outcome{StatusFailure, "the agent process was not unprivileged and was stopped"}
 	}
 	r.phase("agent").Int("exit_code", ap.ExitCode).Int64("duration_ms", ap.Duration.Milliseconds()).

@@ -128,7 +128,7 @@ func TestRunUnenforceableImmutabilityAbortsBeforeAgent(t *testing.T) {
 	w.expectAcquisition()
 	w.expectFinish(status.Failure, "the agent's snapshot copy cannot be made read-only here (ownership); the agent was not started", run.StatusFailure, want)
 	o := w.options()
-	o.Immutability = "ownership"
+	o.Immutability, o.AgentUID, o.AgentGID = "ownership", 0, 0
 	res, err := run.Run(context.Background(), o)
 	if err == nil || res.Status != run.StatusFailure || res.AgentRan {
 		t.Fatalf("run = %+v, %v; want a failure with no agent", res, err)

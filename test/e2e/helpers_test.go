@@ -28,6 +28,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
@@ -89,7 +90,7 @@ func (s *syncBuffer) String() string {
 const agentScript = `set -u
 out="$AGENT_OUT"
 sha256sum "$FORGECTX_CONTEXT_DIR/index.json" | cut -d' ' -f1 > "$out/index.sha"
-cp "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" "$out/agent-runs.json"
+cat "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" > "$out/agent-runs.json"
 printf '%s' "$FORGECTX_EVENT_EXCERPT" > "$out/excerpt.json"
 env > "$out/env"
 find "$FORGECTX_CONTEXT_DIR" -type f -exec cat {} + > "$out/all-files"
@@ -147,6 +148,16 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		logBuf: &syncBuffer{}, jobLog: &syncBuffer{}}
 	must(t, os.Mkdir(w.out, 0o700))
 	must(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(agentScript), 0o600))
+	if os.Geteuid() == 0 {
+		// The agent runs unprivileged (forgectx refuses an agent with UID 0 or a
+		// write-overriding capability in every mode): it must reach its script and its
+		// output directory.
+		for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+			must(t, os.Chmod(d, 0o755))
+		}
+		must(t, os.Chmod(filepath.Join(dir, "agent.sh"), 0o644))
+		must(t, os.Chmod(w.out, 0o777))
+	}
 	pre := ""
 	if wo.pre != "" {
 		wo.pre = strings.ReplaceAll(wo.pre, "{{DIR}}", dir)
@@ -180,7 +191,7 @@ func newWorld(t *testing.T, wo worldOpts) *world {
 		must(t, os.WriteFile(filepath.Join(dir, f), nil, 0o600))
 	}
 	runnerTemp := filepath.Join(dir, "runner-temp")
-	must(t, os.Mkdir(runnerTemp, 0o700))
+	must(t, os.Mkdir(runnerTemp, 0o755)) // the stage base must be searchable by the agent
 	w.env = map[string]string{
 		"PATH": os.Getenv("PATH"), "HOME": dir, "GITHUB_ACTIONS": "true", "GITHUB_TOKEN": token,
 		"GITHUB_RUN_ID": runID, "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SERVER_URL": "https://github.com",
@@ -231,8 +242,11 @@ func (w *world) environ() []string {
 	return out
 }
 
+// agentUID is the unprivileged identity the agent runs as when the tests run as root.
+const agentUID = 65534
+
 func (w *world) options() run.Options {
-	return run.Options{
+	o := run.Options{
 		HarnessPath: filepath.Join(w.dir, "harness.yml"),
 		Getenv:      w.getenv, Environ: w.environ,
 		Stdout: w.jobLog, Stderr: w.jobLog,
@@ -240,6 +254,12 @@ func (w *world) options() run.Options {
 		Now:       func() time.Time { return clock },
 		KillGrace: 500 * time.Millisecond,
 	}
+	if os.Geteuid() == 0 {
+		// A read-only bind mount, with the agent as an unprivileged user (as root it could
+		// remount the copy writable, and forgectx stops it).
+		o.Immutability, o.AgentUID, o.AgentGID = stage.ModeBindMount, agentUID, agentUID
+	}
+	return o
 }
 
 // run runs forgectx run in-process.

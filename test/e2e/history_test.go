@@ -69,6 +69,7 @@ func TestRunReceiptRoundTripAndForgedReceiptIgnored(t *testing.T) {
 	}
 	if len(runs.Runs) != 1 {
 		t.Fatalf("history/agent-runs.json lists %d runs, want exactly the bot's receipt: %v", len(runs.Runs), runs.Runs)
+		t.Log(w.jobLog.String())
 	}
 	got := runs.Runs[0]
 	want := map[string]any{"id": receiptNode, "agent": agentName, "status": "success", "input_revision": first,
