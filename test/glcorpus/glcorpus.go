@@ -15,7 +15,9 @@ const HeadSHA = "8e0b45049b6253b8984cde9241830d2851168142"
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func ts(i int) string { return epoch.Add(time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z") }
+func ts(i int) string {
+	return epoch.Add(time.Duration(i) * time.Minute).Format("2006-01-02T15:04:05.000Z")
+}
 
 // Discussions returns a JSON array of n discussions: individual notes, system notes, and
 // resolvable DiffNote threads of up to five notes with positions on either side.
