@@ -170,7 +170,7 @@ func newActionRunner(t *testing.T, forgeURL, harness string, inputs map[string]s
 	dir := t.TempDir()
 	r := &actionRunner{t: t, a: loadAction(t), inputs: inputs, temp: filepath.Join(dir, "runner-temp"), work: filepath.Join(dir, "workspace")}
 	must(t, os.MkdirAll(filepath.Join(r.work, ".forgectx"), 0o755))
-	must(t, os.MkdirAll(r.temp, 0o700))
+	must(t, os.MkdirAll(r.temp, 0o755)) // forgectx's stage base: the agent must search it
 	must(t, os.WriteFile(filepath.Join(r.work, ".forgectx", "harness.yml"), []byte(harness), 0o644))
 	summary := filepath.Join(dir, "step-summary")
 	must(t, os.WriteFile(summary, nil, 0o600))
@@ -195,6 +195,12 @@ func newActionRunner(t *testing.T, forgeURL, harness string, inputs map[string]s
 	r.env["AGENT_PROBE"] = filepath.Join(dir, "ancestors.sh")
 	r.env["SHIP_TEST_PID"] = fmt.Sprint(os.Getpid())
 	must(t, os.WriteFile(r.env["AGENT_PROBE"], []byte(ancestorsProbe), 0o644))
+	reachableByAgent(t, dir, r.env["AGENT_OUT"])
+	if os.Geteuid() == 0 {
+		// As root, name an unprivileged agent (forgectx refuses a root one), as a root
+		// container job must.
+		r.inputs["agent-uid"], r.inputs["agent-gid"] = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
+	}
 	return r
 }
 
@@ -337,6 +343,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 				f.expectNoRequests()
 			}
 			sudoLog := filepath.Join(r.temp, "sudo.log")
+			runnerUID, runnerGID := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
 			if c.sudo {
 				// The shim records its arguments and runs the command without -n -E: this
 				// process's user stands in for root.
@@ -346,6 +353,15 @@ func TestCompositeActionFromSource(t *testing.T) {
 				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
 				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
 				r.inputs["sudo"] = "true"
+				// The agent's identity defaults to the runner user's, so none is given.
+				delete(r.inputs, "agent-uid")
+				delete(r.inputs, "agent-gid")
+				if os.Geteuid() == 0 {
+					// The step is not root where sudo is used (a hosted runner's user); an
+					// `id` shim makes the root test process look like that user.
+					runnerUID, runnerGID = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
+					must(t, os.WriteFile(filepath.Join(filepath.Dir(shim), "id"), []byte("#!/usr/bin/env bash\ncase \"$1\" in -u|-g) echo "+runnerUID+" ;; *) exit 97 ;; esac\n"), 0o755))
+				}
 			}
 			before := snapshotDir(t, r.work)
 			out := r.run()
@@ -419,7 +435,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 			}
 			if c.sudo {
 				args := strings.Split(strings.TrimSpace(readFile(t, sudoLog)), "\n")
-				uid, gid := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+				uid, gid := runnerUID, runnerGID
 				if len(args) < 4 || args[2] != r.steps["install"]["bin"] || args[3] != "run" ||
 					!strings.Contains(strings.Join(args, " "), "--agent-uid "+uid+" --agent-gid "+gid) {
 					t.Errorf("sudo was called with %q, want -n -E BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)

@@ -118,9 +118,9 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
       kind: change_proposal
       api-url: %s/api/v4
       token-env: SHIP_GITLAB_TOKEN
-
+%s
 stages: [agents]
-`, harness, f.URL())
+`, harness, f.URL(), agentIdentity())
 			repo, _ := newGitLabRepo(t, map[string]string{
 				componentPath:                 readFile(t, filepath.Join(root, componentPath)),
 				".gitlab/forgectx/triage.yml": strings.Replace(gitlabHarness, "{{PRE}}", c.pre, 1),
@@ -130,6 +130,7 @@ stages: [agents]
 			agentOut := filepath.Join(dir, "agent-out")
 			must(t, os.MkdirAll(home, 0o700))
 			must(t, os.MkdirAll(agentOut, 0o700))
+			reachableByAgent(t, dir, agentOut)
 			// GITLAB_CI=true as on GitLab (gitlab-ci-local sets "false"): forgectx then takes its
 			// defaults from the predefined variables (receipt id glci-<CI_JOB_ID>-1), and the
 			// inputs override the rest.
@@ -267,4 +268,13 @@ func TestGitLabPipelinesValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// agentIdentity is the component inputs naming an unprivileged agent when the tests run as root
+// (forgectx refuses a root agent), else nothing: the agent runs as the job's user.
+func agentIdentity() string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	return fmt.Sprintf("      agent-uid: \"%d\"\n      agent-gid: \"%d\"\n", unprivilegedUID, unprivilegedUID)
 }

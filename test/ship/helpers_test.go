@@ -164,6 +164,24 @@ func readFile(t testing.TB, p string) string {
 	return string(b)
 }
 
+// unprivilegedUID is the identity agents run as when the tests run as root: forgectx refuses
+// to launch an agent with UID 0 in every mode (docs/run.md, "Agent privileges").
+const unprivilegedUID = 65534
+
+// reachableByAgent makes dir and its parents up to the temporary directory searchable, and
+// out writable, by an agent running as unprivilegedUID, when the tests run as root (t.TempDir
+// directories are 0700).
+func reachableByAgent(t testing.TB, dir, out string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for d := dir; d != "/" && d != os.TempDir() && d != "."; d = filepath.Dir(d) {
+		must(t, os.Chmod(d, 0o755))
+	}
+	must(t, os.Chmod(out, 0o777))
+}
+
 // goEnv is the environment a child `go build` needs to reuse this machine's caches.
 func goEnv() []string {
 	var out []string
