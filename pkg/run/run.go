@@ -58,6 +58,7 @@ type runner struct {
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
 	cur         string // the lifecycle phase running (for an internal error)
+	forgejo     *forgejo.Client
 }
 
 // Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →
@@ -124,27 +125,53 @@ func (r *runner) connect() error {
 		}
 		r.acquirer, cm = gc, ghc
 	case "gitlab":
-		gc, err := gitlab.New(gitlab.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, TokenKind: gitlab.KindForToken(r.c.tokenEnv, r.c.token), Log: r.log})
+		// Receipts are read back only from notes by forgectx's own identity: the commenter's
+		// GET /user, read once (the status comment lookup already made it).
+		var glc *gitlab.Commenter
+		self := func(ctx context.Context) (int64, error) { return glc.Self(ctx) }
+		gc, err := gitlab.New(gitlab.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, TokenKind: gitlab.KindForToken(r.c.tokenEnv, r.c.token), Log: r.log, ReceiptAuthor: self})
 		if err != nil {
 			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 		}
-		glc, err := gitlab.NewCommenter(gc, r.c.kind)
+		glc, err = gitlab.NewCommenter(gc, r.c.kind)
 		if err != nil {
 			return &ConfigError{Field: "--kind", Rule: "invalid", Err: err}
 		}
 		r.acquirer, cm = gc, glc
 	case "forgejo":
-		fc, err := forgejo.New(forgejo.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, SelfID: r.c.selfID, Log: r.log})
+		// Receipts are read back only from comments by forgectx's own identity (SelfID; see
+		// resolveIdentity), like the status comment lookup.
+		fc, err := forgejo.New(forgejo.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, SelfID: r.c.selfID, ReceiptsBySelf: true, Log: r.log})
 		if err != nil {
 			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 		}
-		r.acquirer, cm = fc, fc
+		r.acquirer, cm, r.forgejo = fc, fc, fc
 	default:
 		return &ConfigError{Field: "--forge", Rule: "must be github, gitlab or forgejo"}
 	}
 	r.commenter = cm
 	r.status = &statusComment{c: cm, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
 	return nil
+}
+
+// resolveIdentity settles the Forgejo comment identity once, before the status comment lookup
+// and the acquisition both need it: without --comment-author-id the token's GET /user, and
+// the client is rebuilt with it as SelfID (forgejo.New makes no request). If it cannot be read,
+// the lookup and the receipt reader each try again and fail on their own terms (a warning; an
+// agent_runs fetch_failed gap).
+func (r *runner) resolveIdentity(ctx context.Context) {
+	if r.forgejo == nil || r.c.selfID != 0 {
+		return
+	}
+	id, err := r.forgejo.Self(ctx)
+	if err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: forgejo token identity unknown")
+		return
+	}
+	r.c.selfID = id
+	if err := r.connect(); err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: forgejo client not rebuilt with its identity")
+	}
 }
 
 // outcome is how the lifecycle ended.
@@ -271,6 +298,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	r.phase("scavenge").Int("scanned", sc.Scanned).Int("removed", sc.Removed).Int("live", sc.Live).Int("errors", len(sc.Errors)).Msg("forgectx run: abandoned trees scavenged")
 
 	r.cur = "status"
+	r.resolveIdentity(ctx)
 	// 2. Start status comment (a failure to post it is logged, never fatal: the receipt is
 	// what history relies on).
 	if err := r.status.start(ctx); err != nil {

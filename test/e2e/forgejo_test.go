@@ -33,6 +33,14 @@ func sdkBody(t testing.TB, body string) []byte {
 // API, the automatic token's pseudo-user (-2) as the comment identity (no GET /user), then the
 // same lifecycle: started comment, agent, receipt, completion edit.
 func TestRunForgejoActionsProceed(t *testing.T) {
+	// -2: the automatic token's pseudo-user via --comment-author-id (no GET /user); 0: the
+	// identity read once from GET /user.
+	for _, authorID := range []int64{-2, 0} {
+		t.Run(fmt.Sprint(authorID), func(t *testing.T) { forgejoProceed(t, authorID) })
+	}
+}
+
+func forgejoProceed(t *testing.T, authorID int64) {
 	w := newWorld(t, worldOpts{})
 	c, err := cassette.Load("../fixtures/forgejo/issue")
 	must(t, err)
@@ -81,7 +89,12 @@ func TestRunForgejoActionsProceed(t *testing.T) {
 	w.fake.ExpectBody("PATCH", "/api/v1/repos/Acme/Widgets/issues/comments/9101", sdkBody(t, finalBody), created(9101, finalBody))
 
 	o := w.options()
-	o.Forge, o.CommentAuthorID = "forgejo", -2
+	o.Forge, o.CommentAuthorID = "forgejo", authorID
+	if authorID == 0 {
+		// One GET /user settles the identity for the status lookup and the receipt reader
+		// alike (the fake fails on a second).
+		w.fake.Expect("GET", "/api/v1/user", httpfake.JSON(200, map[string]any{"id": 150, "login": "release-bot", "full_name": "", "email": ""}))
+	}
 	res, err := run.Run(context.Background(), o)
 	if err != nil || res.Status != run.StatusSuccess || res.ReceiptID != "fja-77-1" {
 		t.Fatalf("run = %+v, %v\n%s", res, err, w.logBuf.String())
@@ -93,4 +106,5 @@ func TestRunForgejoActionsProceed(t *testing.T) {
 		t.Error("the decision was not relayed through Forgejo's GITHUB_OUTPUT")
 	}
 	w.assertNoTrees()
+
 }

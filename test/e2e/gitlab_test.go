@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,10 +51,15 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	api := w.fake.URL + "/api/v4"
 	const glToken = "glpat-e2eGitLabToken0123456789"
 	p, _ := h.ProfileFor("change_proposal")
-	gc, err := gitlab.New(gitlab.Options{APIURL: api, Token: glToken})
+	// The run reads receipts only by its own identity (GET /user: id 150); the recorded
+	// receipts are by the project bot 104, so both are authorization_failed, not history.
+	gc, err := gitlab.New(gitlab.Options{APIURL: api, Token: glToken, ReceiptAuthor: func(context.Context) (int64, error) { return 150, nil }})
 	must(t, err)
 	acq, err := gc.Acquire(context.Background(), forge.Ref{Forge: "gitlab", APIURL: api, Repo: "Acme/Platform/widgets", Number: 7}, p)
 	must(t, err)
+	if len(acq.AgentRuns) != 0 || !hasGap(acq.Outcomes.AgentRuns, "authorization_failed", 2) {
+		t.Fatalf("test premise: agent_runs %d, gaps %+v; want none read and 2 authorization_failed", len(acq.AgentRuns), acq.Outcomes.AgentRuns)
+	}
 	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: p, Category: h.Agent.Category, Filter: filter.New(nil)})
 	must(t, err)
 
@@ -93,6 +99,13 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	}
 	if got := strings.TrimSpace(readFile(t, filepath.Join(w.out, "index.sha"))); got != tree.IndexSHA256 {
 		t.Errorf("agent index sha %s, want %s", got, tree.IndexSHA256)
+	}
+	var hist struct {
+		Runs []any `json:"runs"`
+	}
+	must(t, json.Unmarshal([]byte(readFile(t, filepath.Join(w.out, "agent-runs.json"))), &hist))
+	if len(hist.Runs) != 0 {
+		t.Errorf("the agent was shown %d receipts by another identity as history", len(hist.Runs))
 	}
 	if res.ContextDir == "" {
 		t.Error("Result.ContextDir is empty after the agent ran")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
@@ -504,4 +505,14 @@ func httpfake200(w *world, body string) httpfake.Reply {
 func runOutputs(st, contextDir string) string {
 	const d = "_GitHubActionsFileCommandDelimeter_"
 	return "status<<" + d + "\n" + st + "\n" + d + "\ncontext-dir<<" + d + "\n" + contextDir + "\n" + d + "\n"
+}
+
+// hasGap reports whether gaps holds code with exactly count.
+func hasGap(gaps []acquisition.Gap, code string, count int) bool {
+	for _, g := range gaps {
+		if g.Code == code {
+			return g.Count == count
+		}
+	}
+	return false
 }

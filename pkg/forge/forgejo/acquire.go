@@ -332,9 +332,7 @@ func (r *run) agentRuns() {
 		r.gap(acquisition.ScopeAgentRuns, gapFor(r.issueCommentsErr), r.issueCommentsErr)
 		return
 	}
-	runs, invalid := receiptRuns(r.issueComments)
-	r.a.AgentRuns = append(r.a.AgentRuns, runs...)
-	r.a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapInvalidMetadata, invalid)
+	r.addReceipts()
 }
 
 // nativeReview is one row of GET /repos/{owner}/{repo}/pulls/{n}/reviews. It embeds the SDK's

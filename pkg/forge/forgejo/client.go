@@ -76,6 +76,11 @@ type Options struct {
 	// recognise forgectx's comments. 0 means ask the API (GET /user). The automatic Forgejo
 	// Actions token writes as the Actions pseudo-user, id -2.
 	SelfID int64
+	// ReceiptsBySelf restricts the receipts read into agent_runs to comments posted as the
+	// token's own identity (SelfID, else GET /user during the acquisition), like
+	// FindComments: receipt comments by anyone else are counted as agent_runs
+	// authorization_failed. `forgectx run` sets it. See receiptRuns.
+	ReceiptsBySelf bool
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
 	Log zerolog.Logger
 }
@@ -92,6 +97,8 @@ type Client struct {
 	log      zerolog.Logger
 	stats    *counters
 	selfID   int64
+	// receiptsBySelf: Options.ReceiptsBySelf.
+	receiptsBySelf bool
 }
 
 // New validates opts and builds a client. It makes no request.
@@ -164,6 +171,8 @@ func New(opts Options) (*Client, error) {
 		log:      opts.Log,
 		stats:    stats,
 		selfID:   opts.SelfID,
+
+		receiptsBySelf: opts.ReceiptsBySelf,
 	}, nil
 }
 

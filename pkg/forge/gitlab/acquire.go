@@ -218,9 +218,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 				a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
 			}
 			if wantRuns {
-				runs, invalid := Receipts(ds)
-				a.AgentRuns = append(a.AgentRuns, runs...)
-				a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapInvalidMetadata, invalid)
+				c.agentRuns(ctx, ds, a)
 			}
 		}
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	Log zerolog.Logger
 	// Now is the clock used only to turn RateLimit-Reset / Retry-After dates into waits.
 	Now func() time.Time
+	// ReceiptAuthor, when set, restricts the receipts read into agent_runs to notes authored
+	// by the user id it returns: forgectx's own comment identity (`forgectx run` passes its
+	// Commenter's Self). See ReceiptsBy. Nil reads every author's receipts.
+	ReceiptAuthor func(context.Context) (int64, error)
 }
 
 // Client is a GitLab API client configured for forgectx.
