@@ -56,7 +56,11 @@ func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisit
 	if _, _, err := github.ParseRepo(o.Repo); err != nil {
 		return nil, usagef("--%v", err)
 	}
-	opts := github.Options{APIURL: o.APIURL, Log: e.Log}
+	// Receipts are read from the conversation comments (the same listing as the comments
+	// source when both are selected): without a reader agent_runs would silently report no
+	// history, which the spec forbids. Every author's receipts are read; the bot registry
+	// (--bots) decides admission.
+	opts := github.Options{APIURL: o.APIURL, Log: e.Log, Receipts: github.ReceiptsFromComments}
 	if o.Replay != "" {
 		c, err := cassette.Load(o.Replay)
 		if err != nil {

@@ -115,8 +115,18 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		gChecks, gAgentRuns       gapList
 	)
 	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	if profile.Includes(acquisition.SourceComments) {
-		spawn(func() { comments, gComments = r.readComments(ctx) })
+	// With the comment receipt reader, receipts come from the comments listing: one listing
+	// serves both sources when both are selected; agent_runs alone lists for receipts alone.
+	cr, commentRcpts := r.c.receipts.(commentReceipts)
+	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
+	if wantComments {
+		spawn(func() {
+			l := r.listComments(ctx)
+			comments, gComments = r.readComments(l)
+			if wantRuns && commentRcpts {
+				agentRuns, gAgentRuns = r.receiptsFrom(l, cr.login)
+			}
+		})
 	}
 	if r.isPR && profile.Includes(acquisition.SourceReviews) {
 		spawn(func() { reviews, gReviews = r.readReviews(ctx) })
@@ -129,7 +139,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	if r.isPR && profile.Includes(acquisition.SourceChecks) {
 		spawn(func() { checks, gChecks = r.readChecks(ctx) })
 	}
-	if profile.Includes(acquisition.SourceAgentRuns) {
+	if wantRuns && !(wantComments && commentRcpts) {
 		spawn(func() { agentRuns, gAgentRuns = r.readReceipts(ctx) })
 	}
 	wg.Wait()

@@ -99,7 +99,10 @@ func acquireReplay(t testing.TB, s *ghscenario.Scenario, c *cassette.Cassette) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := github.New(github.Options{APIURL: c.Meta.APIURL, Transport: rp, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond, MaxRateLimitWait: time.Millisecond})
+	// The receipt reader `forgectx snapshot --forge github` uses: receipts from the comments
+	// listing (no extra request when comments are selected).
+	cl, err := github.New(github.Options{APIURL: c.Meta.APIURL, Transport: rp, Receipts: github.ReceiptsFromComments,
+		RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond, MaxRateLimitWait: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,22 +74,29 @@ func (r *run) readReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList
 	return runs, gaps
 }
 
-// readCommentReceipts lists the entity's conversation comments (every page) and maps each
-// receipt comment to an AgentRun. A failed page is a fetch_failed gap: the history is then
-// incomplete and must not be taken for an empty one.
+// readCommentReceipts is the agent_runs source when the comments source is not selected: it
+// lists the entity's conversation comments (every page) for receipts alone. With both
+// selected, Acquire lists once and hands the listing to receiptsFrom.
 func (r *run) readCommentReceipts(ctx context.Context, login string) ([]acquisition.AgentRun, gapList) {
-	var gaps gapList
 	items, err := listREST(ctx, r, acquisition.SourceAgentRuns, "GET /repos/{owner}/{repo}/issues/{number}/comments",
 		func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 			return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
 		})
 	r.needPages("agent_runs", max(len(items), r.totals.Comments))
-	if err != nil {
+	return r.receiptsFrom(commentList{items: items, err: err}, login)
+}
+
+// receiptsFrom maps each receipt comment of a comments listing to an AgentRun. A listing that
+// failed or is incomplete (pages shifted while read, fewer comments than GitHub reported) is a
+// fetch_failed gap: the history is then incomplete and must not be taken for an empty one.
+func (r *run) receiptsFrom(l commentList, login string) ([]acquisition.AgentRun, gapList) {
+	var gaps gapList
+	if l.err != nil || l.dups+l.short > 0 {
 		gaps.add(acquisition.GapFetchFailed, 1)
 	}
 	runs := []acquisition.AgentRun{}
 	seen := map[string]bool{}
-	for _, c := range items {
+	for _, c := range l.items {
 		if !IsReceiptComment(c.GetBody()) || seen[c.GetNodeID()] {
 			continue
 		}

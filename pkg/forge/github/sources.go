@@ -9,10 +9,17 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 )
 
-// readComments reads every issue/PR conversation comment (REST, oldest first), checked
+// commentList is one read of the issue/PR conversation comments (readConsistent's result),
+// shared by the comments source and the comment receipt reader (receipts.go).
+type commentList struct {
+	items       []*gh.IssueComment
+	dups, short int
+	err         error
+}
+
+// listComments reads every issue/PR conversation comment (REST, oldest first), checked
 // against the comment count GitHub reported with the entity.
-func (r *run) readComments(ctx context.Context) ([]acquisition.Comment, gapList) {
-	var gaps gapList
+func (r *run) listComments(ctx context.Context) commentList {
 	read := func() ([]*gh.IssueComment, error) {
 		return listREST(ctx, r, acquisition.SourceComments, "GET /repos/{owner}/{repo}/issues/{number}/comments",
 			func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
@@ -21,6 +28,13 @@ func (r *run) readComments(ctx context.Context) ([]acquisition.Comment, gapList)
 	}
 	items, dups, short, err := readConsistent(read, func(c *gh.IssueComment) string { return c.GetNodeID() }, r.totals.Comments)
 	r.needPages("comments", max(len(items), r.totals.Comments))
+	return commentList{items: items, dups: dups, short: short, err: err}
+}
+
+// readComments maps one comments listing to comment records.
+func (r *run) readComments(l commentList) ([]acquisition.Comment, gapList) {
+	var gaps gapList
+	items, dups, short, err := l.items, l.dups, l.short, l.err
 	if err != nil {
 		gaps.add(acquisition.GapFetchFailed, max(1, r.totals.Comments-len(items)))
 	}
