@@ -52,6 +52,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return usagef("--immutability: must be auto, ownership or bind-mount")
 	}
 	o.Immutability = m
+	// The token stays in this process's /proc/<pid>/environ: make that unreadable to an agent
+	// running as the same user before anything is started.
+	if herr := fxrun.HardenProcess(); herr != nil {
+		e.Log.Warn().Str("code", "process_not_hardened").Msg("could not mark forgectx non-dumpable")
+	}
 	_, err = fxrun.Run(ctx, o)
 	switch {
 	case err == nil:
