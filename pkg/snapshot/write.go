@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"strings"
+
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // WriteDir writes the tree under dir with directory mode 0700 and file mode 0600 (spec
@@ -14,7 +14,7 @@ import (
 // directory; WriteDir refuses a non-empty directory, a symlinked dir, and never follows a
 // symlink below it: every operation goes through an os.Root opened on dir, directories are
 // created with Mkdir and files with O_CREATE|O_EXCL, so nothing pre-existing is reused.
-func (t *Tree) WriteDir(dir string) (err error) {
+func (t *Tree) WriteDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -39,48 +39,12 @@ func (t *Tree) WriteDir(dir string) (err error) {
 			return fmt.Errorf("snapshot: tree directory: %w", err)
 		}
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("snapshot: open tree directory: %w", err)
+	files := make([]treefs.File, len(t.Files))
+	for i, f := range t.Files {
+		files[i] = treefs.File{Path: f.Path, Data: f.Data}
 	}
-	defer func() {
-		if cerr := root.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
-	made := map[string]bool{".": true}
-	write := func(p string, data []byte) error {
-		if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "..") {
-			return fmt.Errorf("snapshot: refusing unsafe tree path")
-		}
-		var parents []string
-		for d := path.Dir(p); !made[d]; d = path.Dir(d) {
-			parents = append(parents, d)
-		}
-		for i := len(parents) - 1; i >= 0; i-- {
-			if err := root.Mkdir(parents[i], 0o700); err != nil {
-				return fmt.Errorf("snapshot: create %s: %w", parents[i], err)
-			}
-			made[parents[i]] = true
-		}
-		f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return fmt.Errorf("snapshot: create %s: %w", p, err)
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return fmt.Errorf("snapshot: write %s: %w", p, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("snapshot: write %s: %w", p, err)
-		}
-		return nil
+	if err := treefs.Write(dir, files, t.Index); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
 	}
-	for _, f := range t.Files {
-		if err := write(f.Path, f.Data); err != nil {
-			return err
-		}
-	}
-	// The root index goes last: a reader that sees it sees a complete tree.
-	return write("index.json", t.Index)
+	return nil
 }
