@@ -206,29 +206,6 @@ func publishedBundle(t testing.TB) *schema.Bundle {
 	return pubBundle
 }
 
-// schemaOf maps a tree path to its schema file name ("" for non-JSON files).
-func schemaOf(path string) string {
-	switch {
-	case path == "index.json":
-		return schema.Index
-	case path == "collection.json":
-		return schema.Collection
-	case path == "entity/metadata.json":
-		return schema.Entity
-	case path == "relations/reviews.json":
-		return schema.Reviews
-	case path == "history/agent-runs.json":
-		return schema.AgentRuns
-	case path == "state/actors.json":
-		return schema.Actors
-	case path == "state/threads.json":
-		return schema.Threads
-	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
-		return schema.Check
-	}
-	return ""
-}
-
 // validateBoth checks every JSON document of a tree against the project bundle and the
 // published bundle; collection.json differs only by admission (the known difference).
 func validateBoth(t testing.TB, tree *snapshot.Tree) {
@@ -240,7 +217,7 @@ func validateBoth(t testing.TB, tree *snapshot.Tree) {
 	pub := publishedBundle(t)
 	all := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
 	for _, f := range all {
-		name := schemaOf(f.Path)
+		name := schema.ForPath(f.Path)
 		if name == "" {
 			continue
 		}

@@ -4,34 +4,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
-
-// schemaFor maps a JSON file path to its schema.
-func schemaFor(path string) string {
-	switch {
-	case path == "collection.json":
-		return schema.Collection
-	case path == "entity/metadata.json":
-		return schema.Entity
-	case path == "relations/reviews.json":
-		return schema.Reviews
-	case path == "history/agent-runs.json":
-		return schema.AgentRuns
-	case path == "state/actors.json":
-		return schema.Actors
-	case path == "state/threads.json":
-		return schema.Threads
-	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
-		return schema.Check
-	}
-	return ""
-}
 
 // finish adds collection.json, builds index.json, validates every JSON document against the
 // project bundle and returns the tree.
@@ -89,7 +67,7 @@ func (a *asm) finish() (*Tree, error) {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
 	for _, f := range files {
-		if name := schemaFor(f.Path); name != "" && !a.validated[f.Path] {
+		if name := schema.ForPath(f.Path); name != "" && !a.validated[f.Path] {
 			if err := b.Validate(name, f.Data); err != nil {
 				return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
 			}

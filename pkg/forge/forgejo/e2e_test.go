@@ -13,29 +13,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
 
-// schemaFor maps a tree path to its schema file name ("" for non-JSON files).
-func schemaFor(path string) string {
-	switch {
-	case path == "index.json":
-		return schema.Index
-	case path == "collection.json":
-		return schema.Collection
-	case path == "entity/metadata.json":
-		return schema.Entity
-	case path == "relations/reviews.json":
-		return schema.Reviews
-	case path == "history/agent-runs.json":
-		return schema.AgentRuns
-	case path == "state/actors.json":
-		return schema.Actors
-	case path == "state/threads.json":
-		return schema.Threads
-	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
-		return schema.Check
-	}
-	return ""
-}
-
 // TestScenariosAssembleIntoValidSnapshots: every replayed Forgejo scenario assembles (for both
 // agent categories) into a tree whose JSON documents validate against the project bundle and
 // the published v1 bundle (collection.json without its admission member, the bundle's known
@@ -66,7 +43,7 @@ func TestScenariosAssembleIntoValidSnapshots(t *testing.T) {
 				all := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
 				validated := 0
 				for _, f := range all {
-					name := schemaFor(f.Path)
+					name := schema.ForPath(f.Path)
 					if name == "" {
 						continue
 					}

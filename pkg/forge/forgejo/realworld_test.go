@@ -251,7 +251,7 @@ func TestRealForgejoShapesMapEveryRow(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
-			name := schemaFor(f.Path)
+			name := schema.ForPath(f.Path)
 			if name == "" {
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -16,28 +15,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
-
-func schemaFor(path string) string {
-	switch {
-	case path == "index.json":
-		return schema.Index
-	case path == "collection.json":
-		return schema.Collection
-	case path == "entity/metadata.json":
-		return schema.Entity
-	case path == "relations/reviews.json":
-		return schema.Reviews
-	case path == "history/agent-runs.json":
-		return schema.AgentRuns
-	case path == "state/actors.json":
-		return schema.Actors
-	case path == "state/threads.json":
-		return schema.Threads
-	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
-		return schema.Check
-	}
-	return ""
-}
 
 // Every replayed scenario (the committed ones and the generated large one) assembles, for
 // both agent categories, into a tree whose JSON documents validate against the project and the
@@ -87,7 +64,7 @@ func TestReplayedScenariosAssembleIntoVerifiedSnapshots(t *testing.T) {
 				}
 				validated := 0
 				for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
-					name := schemaFor(f.Path)
+					name := schema.ForPath(f.Path)
 					if name == "" {
 						continue
 					}

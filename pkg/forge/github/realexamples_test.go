@@ -562,7 +562,7 @@ func assembleAndVerify(t *testing.T, a *acquisition.Acquisition, profile acquisi
 	}
 	validated := 0
 	for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
-		name := schemaFor(f.Path)
+		name := schema.ForPath(f.Path)
 		if name == "" {
 			continue
 		}

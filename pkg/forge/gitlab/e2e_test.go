@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -21,29 +20,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
-
-// schemaFile maps a tree path to its schema ("" for non-JSON files).
-func schemaFile(path string) string {
-	switch {
-	case path == "index.json":
-		return schema.Index
-	case path == "collection.json":
-		return schema.Collection
-	case path == "entity/metadata.json":
-		return schema.Entity
-	case path == "relations/reviews.json":
-		return schema.Reviews
-	case path == "history/agent-runs.json":
-		return schema.AgentRuns
-	case path == "state/actors.json":
-		return schema.Actors
-	case path == "state/threads.json":
-		return schema.Threads
-	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
-		return schema.Check
-	}
-	return ""
-}
 
 // verifyTree writes the tree and runs the consumer-side verification (forgectx verify) with
 // the retained index digest.
@@ -76,7 +52,7 @@ func validateTree(t *testing.T, tree *snapshot.Tree) {
 	}
 	files := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
 	for _, f := range files {
-		name := schemaFile(f.Path)
+		name := schema.ForPath(f.Path)
 		if name == "" {
 			continue
 		}

@@ -175,3 +175,27 @@ func locations(ve *jsonschema.ValidationError) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// ForPath maps a tree path to the schema its document conforms to (spec "Tree"), or "" for a
+// file that is not a JSON document (records, order files, logs).
+func ForPath(path string) string {
+	switch {
+	case path == "index.json":
+		return Index
+	case path == "collection.json":
+		return Collection
+	case path == "entity/metadata.json":
+		return Entity
+	case path == "relations/reviews.json":
+		return Reviews
+	case path == "history/agent-runs.json":
+		return AgentRuns
+	case path == "state/actors.json":
+		return Actors
+	case path == "state/threads.json":
+		return Threads
+	case strings.HasPrefix(path, "checks/") && strings.HasSuffix(path, "/metadata.json"):
+		return Check
+	}
+	return ""
+}
