@@ -762,6 +762,41 @@ func (a *asm) textRecord(scope, kind, id, key string, c candidate, authorID stri
 	return rec, true, nil
 }
 
+// admitRecord applies the admission rule to the author of one comment or review in scope sc:
+// an ID outside the forge mapping counts as invalid metadata, any other refusal as
+// authorization_failed, and the record is left out. Both sources share this rule (the entity
+// body's author aborts instead, see entity).
+func (a *asm) admitRecord(sc string, author acquisition.ActorRef) bool {
+	switch a.admit(author) {
+	case invalidActor:
+		a.gap(sc, acquisition.GapInvalidMetadata, 1)
+		return false
+	case notAuthorized:
+		a.gap(sc, acquisition.GapAuthorizationFailed, 1)
+		return false
+	}
+	return true
+}
+
+// stageText stages one selected comment or review through textRecord, appends its manifest
+// record, updates the source's counts and remembers where a retained body's content went in
+// content (keyed by forge ID; threads and review relationships point at it).
+func (a *asm) stageText(sc, kind, id string, cd candidate, authorID, body string, s *SourceSummary, content map[string]retained) error {
+	rec, ok, err := a.textRecord(sc, kind, id, cd.key, cd, authorID, body)
+	if err != nil {
+		return err
+	}
+	a.records = append(a.records, record{created: cd.t, key: cd.key, entry: rec})
+	s.Records++
+	if ok {
+		s.WithContent++
+		content[id] = retained{key: cd.key, path: rec.ContentPath}
+	} else {
+		s.Rejected++
+	}
+	return nil
+}
+
 // comments stages the comments source (conversation comments and review-thread comments).
 func (a *asm) comments() error {
 	if !a.prof.Includes(acquisition.SourceComments) {
@@ -790,12 +825,7 @@ func (a *asm) comments() error {
 			a.gap(sc, acquisition.GapInvalidMetadata, 1)
 			continue
 		}
-		switch a.admit(c.Author) {
-		case invalidActor:
-			a.gap(sc, acquisition.GapInvalidMetadata, 1)
-			continue
-		case notAuthorized:
-			a.gap(sc, acquisition.GapAuthorizationFailed, 1)
+		if !a.admitRecord(sc, c.Author) {
 			continue
 		}
 		cands = append(cands, candidate{idx: i, t: t, ts: cts, key: a.key(canon.KindComment, c.ID), updated: upd})
@@ -804,17 +834,8 @@ func (a *asm) comments() error {
 	sel := a.selectBound(sc, cands)
 	for _, cd := range sel {
 		c := &list[cd.idx]
-		rec, ok, err := a.textRecord(sc, canon.KindComment, c.ID, cd.key, cd, *c.Author.ID, c.Body)
-		if err != nil {
+		if err := a.stageText(sc, canon.KindComment, c.ID, cd, *c.Author.ID, c.Body, s, a.commentContent); err != nil {
 			return err
-		}
-		a.records = append(a.records, record{created: cd.t, key: cd.key, entry: rec})
-		s.Records++
-		if ok {
-			s.WithContent++
-			a.commentContent[c.ID] = retained{key: cd.key, path: rec.ContentPath}
-		} else {
-			s.Rejected++
 		}
 	}
 	s.Omitted = s.Acquired - s.Own - s.Records
@@ -854,12 +875,7 @@ func (a *asm) reviews() error {
 			a.gap(sc, acquisition.GapInvalidMetadata, 1)
 			continue
 		}
-		switch a.admit(r.Author) {
-		case invalidActor:
-			a.gap(sc, acquisition.GapInvalidMetadata, 1)
-			continue
-		case notAuthorized:
-			a.gap(sc, acquisition.GapAuthorizationFailed, 1)
+		if !a.admitRecord(sc, r.Author) {
 			continue
 		}
 		cands = append(cands, candidate{idx: i, t: t, ts: sts, key: a.key(canon.KindReview, r.ID), updated: upd})
@@ -868,17 +884,8 @@ func (a *asm) reviews() error {
 	sel := a.selectBound(sc, cands)
 	for _, cd := range sel {
 		r := &list[cd.idx]
-		rec, ok, err := a.textRecord(sc, canon.KindReview, r.ID, cd.key, cd, *r.Author.ID, r.Body)
-		if err != nil {
+		if err := a.stageText(sc, canon.KindReview, r.ID, cd, *r.Author.ID, r.Body, s, a.reviewContent); err != nil {
 			return err
-		}
-		a.records = append(a.records, record{created: cd.t, key: cd.key, entry: rec})
-		s.Records++
-		if ok {
-			s.WithContent++
-			a.reviewContent[r.ID] = retained{key: cd.key, path: rec.ContentPath}
-		} else {
-			s.Rejected++
 		}
 		a.reviewKept[r.ID] = cd.key
 		a.reviewTimes[r.ID] = cd.t
