@@ -19,6 +19,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -599,7 +600,7 @@ func TestRetryAfterIsCapped(t *testing.T) {
 // never a silently shorter document.
 func TestResponseBodyLimit(t *testing.T) {
 	read := func(body string, limit int64) (string, error) {
-		b := &limitedBody{rc: io.NopCloser(strings.NewReader(body)), left: limit}
+		b := bodycap.New(io.NopCloser(strings.NewReader(body)), limit, errResponseTooLarge)
 		out, err := io.ReadAll(b)
 		return string(out), err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 )
 
 // Stats are the statistics behind `forgectx snapshot --stats` (run telemetry, never part of
@@ -140,36 +141,10 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if resp != nil && resp.Body != nil {
 		// The SDK reads bodies without a bound; a hostile or broken server cannot make this
 		// process hold more than maxResponseBytes of one answer.
-		resp.Body = &limitedBody{rc: resp.Body, left: maxResponseBytes}
+		resp.Body = bodycap.New(resp.Body, maxResponseBytes, errResponseTooLarge)
 	}
 	return resp, err
 }
 
 // errResponseTooLarge is returned by a response body read past maxResponseBytes.
 var errResponseTooLarge = errors.New("forgejo: response body larger than the adapter's limit")
-
-// limitedBody fails a read past its limit instead of truncating silently (a truncated JSON
-// document must not decode as a shorter valid one).
-type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, errResponseTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }

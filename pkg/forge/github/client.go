@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/version"
 )
@@ -320,7 +321,7 @@ func (q quotaHeaderHider) RoundTrip(req *http.Request) (*http.Response, error) {
 	if endpointOf(req.Context()) != logDownloadEndpoint && resp.Body != nil {
 		// An API page larger than maxAPIBody is refused rather than decoded into memory (log
 		// downloads have their own bound, max_source_bytes).
-		resp.Body = &cappedBody{rc: resp.Body, left: maxAPIBody}
+		resp.Body = bodycap.New(resp.Body, maxAPIBody, errBodyTooLarge)
 	}
 	return resp, nil
 }
@@ -330,31 +331,6 @@ const logDownloadEndpoint = "GET {job log download}"
 
 // errBodyTooLarge is returned by a read past maxAPIBody.
 var errBodyTooLarge = fmt.Errorf("github: response body larger than %d bytes", maxAPIBody)
-
-type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (c *cappedBody) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		// Anything more than the cap is an error, not a silent end of the body.
-		var one [1]byte
-		n, err := c.rc.Read(one[:])
-		if n > 0 {
-			return 0, errBodyTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.rc.Read(p)
-	c.left -= int64(n)
-	return n, err
-}
-
-func (c *cappedBody) Close() error { return c.rc.Close() }
 
 // peekBody returns up to n leading bytes of resp's body and leaves the body readable in full.
 func peekBody(resp *http.Response, n int64) []byte {

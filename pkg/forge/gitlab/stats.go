@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 )
 
 // Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry, never part of
@@ -70,7 +71,7 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		sanitizeLink(resp.Header)
 		if resp.Body != nil {
-			resp.Body = &cappedBody{rc: resp.Body, left: responseCap}
+			resp.Body = bodycap.New(resp.Body, responseCap, ErrResponseTooLarge)
 		}
 	}
 	return resp, err
@@ -87,30 +88,6 @@ var responseCap int64 = MaxResponseBytes
 // ErrResponseTooLarge is the read error past MaxResponseBytes: the page fails (fetch_failed)
 // instead of decoding a truncated document as a shorter valid one.
 var ErrResponseTooLarge = errors.New("gitlab: response body larger than 64 MiB")
-
-type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, ErrResponseTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // sanitizeLink rewrites a response's Link header to the entries client-go can parse safely:
 // client-go indexes the second ';'-part of every ','-separated entry split at '=' without a
