@@ -1,7 +1,6 @@
 package forgejo
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // Stats are the statistics behind `forgectx snapshot --stats` (run telemetry, never part of
@@ -42,11 +42,7 @@ type Stats struct {
 }
 
 // WriteJSON writes s as indented JSON.
-func (s Stats) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
+func (s Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
 
 // counters are the transport-level counts shared by every request of a client.
 type counters struct {
@@ -79,42 +75,27 @@ func (c *Client) Stats() Stats {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
-		ResponseBytes: s.responseBytes, RequestsByEndpoint: map[string]int{}, Pages: map[string]int{},
-		Records: map[string]int{}, Gaps: s.gaps, LowerBound: s.lowerBound}
-	for k, v := range s.byEndpoint {
-		out.RequestsByEndpoint[k] = v
-	}
-	for k, v := range s.pages {
-		out.Pages[k] = v
-	}
-	for k, v := range s.records {
-		out.Records[k] = v
-	}
-	if out.LowerBound > 0 {
-		out.Ratio = float64(out.Requests) / float64(out.LowerBound)
-	}
-	return out
+	return Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
+		ResponseBytes: s.responseBytes, RequestsByEndpoint: stats.Copy(s.byEndpoint), Pages: stats.Copy(s.pages),
+		Records: stats.Copy(s.records), Gaps: s.gaps, LowerBound: s.lowerBound,
+		Ratio: stats.Ratio(s.requests, s.lowerBound)}
 }
 
 // finish records the per-acquisition part of the statistics.
 func (s *counters) finish(a *acquisition.Acquisition, pages map[string]int, lowerBound int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pages = map[string]int{}
-	for k, v := range pages {
-		s.pages[k] = v
-	}
+	s.pages = stats.Copy(pages)
+	// Forgejo's API has no job-log download: every log entry is an unsupported-source marker,
+	// counted under its own key rather than as fetched logs.
 	logs := 0
 	for _, c := range a.Checks {
 		if c.Log != nil {
 			logs++
 		}
 	}
-	s.records = map[string]int{
-		"comments": len(a.Comments), "reviews": len(a.Reviews), "threads": len(a.Threads),
-		"checks": len(a.Checks), "check_logs_unsupported": logs, "agent_runs": len(a.AgentRuns), "actors": len(a.Actors),
-	}
+	s.records = stats.Records(a)
+	s.records["check_logs_unsupported"] = logs
 	s.gaps = a.Outcomes
 	s.lowerBound = lowerBound
 }

@@ -1,10 +1,10 @@
 package github
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry: never part of
@@ -40,11 +40,7 @@ func (c *Client) Stats() *Stats {
 }
 
 // WriteJSON writes s as indented JSON.
-func (s *Stats) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
+func (s *Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
 
 func (c *Client) finishStats(r *run) {
 	total, by := c.counter.snapshot()
@@ -52,38 +48,20 @@ func (c *Client) finishStats(r *run) {
 		Forge:              "github",
 		Requests:           total,
 		RequestsByEndpoint: by,
-		Pages:              map[string]int{},
-		Records:            map[string]int{},
+		Records:            stats.Records(r.acq),
 		Gaps:               r.acq.Outcomes,
 		LowerBoundParts:    map[string]int{},
 	}
 	r.mu.Lock()
-	for k, v := range r.pages {
-		s.Pages[k] = v
-	}
+	s.Pages = stats.Copy(r.pages)
 	// The entity query itself is one request; bound["entity"] already holds its label pages.
 	for k, v := range r.bound {
 		s.LowerBoundParts[k] = v
 		s.LowerBound += v
 	}
 	r.mu.Unlock()
-	a := r.acq
-	s.Records["comments"] = len(a.Comments)
-	s.Records["reviews"] = len(a.Reviews)
-	s.Records["threads"] = len(a.Threads)
-	s.Records["checks"] = len(a.Checks)
-	s.Records["agent_runs"] = len(a.AgentRuns)
-	s.Records["actors"] = len(a.Actors)
-	logs := 0
-	for _, ck := range a.Checks {
-		if ck.Log != nil && ck.Log.Outcome == acquisition.LogFetched {
-			logs++
-		}
-	}
-	s.Records["check_logs"] = logs
-	if s.LowerBound > 0 {
-		s.Ratio = float64(s.Requests) / float64(s.LowerBound)
-	}
+	s.Records["check_logs"] = stats.FetchedLogs(r.acq)
+	s.Ratio = stats.Ratio(s.Requests, s.LowerBound)
 	c.statsMu.Lock()
 	c.stats = s
 	c.statsMu.Unlock()

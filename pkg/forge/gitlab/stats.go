@@ -1,7 +1,6 @@
 package gitlab
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry, never part of
@@ -32,11 +32,7 @@ type Stats struct {
 }
 
 // WriteJSON writes s as indented JSON.
-func (s *Stats) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
-}
+func (s *Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
 
 // Stats returns the statistics of the last Acquire (nil before one ran).
 func (c *Client) Stats() *Stats {
@@ -160,27 +156,10 @@ func (c *Client) finishStats(a *acquisition.Acquisition) {
 	c.counter.mu.Lock()
 	defer c.counter.mu.Unlock()
 	s := &Stats{
-		Requests: c.counter.total, RequestsByEndpoint: map[string]int{}, LowerBound: len(c.counter.distinct),
-		Records: map[string]int{}, Gaps: a.Outcomes,
+		Requests: c.counter.total, RequestsByEndpoint: stats.Copy(c.counter.byEP), LowerBound: len(c.counter.distinct),
+		Records: stats.Records(a), Gaps: a.Outcomes,
 	}
-	for k, v := range c.counter.byEP {
-		s.RequestsByEndpoint[k] = v
-	}
-	if s.LowerBound > 0 {
-		s.Ratio = float64(s.Requests) / float64(s.LowerBound)
-	}
-	logs := 0
-	for _, ck := range a.Checks {
-		if ck.Log != nil && ck.Log.Outcome == acquisition.LogFetched {
-			logs++
-		}
-	}
-	s.Records["comments"] = len(a.Comments)
-	s.Records["threads"] = len(a.Threads)
-	s.Records["reviews"] = len(a.Reviews)
-	s.Records["checks"] = len(a.Checks)
-	s.Records["check_logs"] = logs
-	s.Records["agent_runs"] = len(a.AgentRuns)
-	s.Records["actors"] = len(a.Actors)
+	s.Ratio = stats.Ratio(s.Requests, s.LowerBound)
+	s.Records["check_logs"] = stats.FetchedLogs(a)
 	c.stats = s
 }
