@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -87,7 +86,7 @@ func acquireForgejo(ctx context.Context, e *env, o forgeOptions, profile acquisi
 		}
 	}
 	if o.Stats != "" {
-		if werr := writeForgejoStats(o.Stats, st); werr != nil {
+		if werr := writeStats(o.Stats, 0o600, st); werr != nil {
 			return nil, werr
 		}
 	}
@@ -95,19 +94,4 @@ func acquireForgejo(ctx context.Context, e *env, o forgeOptions, profile acquisi
 		return nil, fmt.Errorf("acquire: %w", err)
 	}
 	return acq, nil
-}
-
-func writeForgejoStats(path string, st forgejo.Stats) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("--stats: %w", err)
-	}
-	if err := st.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--stats: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--stats: %w", err)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -112,16 +111,8 @@ func writeGitlabStats(path string, s *gitlab.Stats) error {
 	if s == nil {
 		return errors.New("gitlab: --stats: no statistics were collected")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("gitlab: --stats: %w", err)
-	}
-	if err := s.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("gitlab: --stats: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("gitlab: --stats: %w", err)
+	if err := writeStats(path, 0o644, s); err != nil {
+		return fmt.Errorf("gitlab: %w", err)
 	}
 	return nil
 }
