@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
@@ -254,31 +255,15 @@ func (c *Client) issue(ctx context.Context, pid any, iid int64, a *acquisition.A
 	if err != nil {
 		return entityFetchError("issue", err)
 	}
-	id, ok := idString(is.ID)
-	if !ok {
-		return invalidEntity("issue.id", "missing or not a positive integer")
-	}
-	if is.IID != iid {
-		return invalidEntity("issue.iid", fmt.Sprintf("answer has iid %d, asked for %d", is.IID, iid))
-	}
-	state, err := IssueState(is.State)
-	if err != nil {
-		return invalidEntity("issue.state", err.Error())
-	}
-	created, ok := timestamp(is.CreatedAt)
-	if !ok {
-		return invalidEntity("issue.created_at", "missing")
-	}
-	updated, ok := timestamp(is.UpdatedAt)
-	if !ok {
-		return invalidEntity("issue.updated_at", "missing")
-	}
-	e := acquisition.Entity{
-		Kind: acquisition.KindWorkItem, ID: id, Number: int(iid), Title: is.Title, State: state,
-		Labels: labels(is.Labels), Body: is.Description, CreatedAt: created, UpdatedAt: updated,
-	}
+	ans := entityAnswer{what: "issue", kind: acquisition.KindWorkItem, stateOf: IssueState,
+		id: is.ID, iid: is.IID, state: is.State, title: is.Title, description: is.Description,
+		labels: is.Labels, created: is.CreatedAt, updated: is.UpdatedAt}
 	if is.Author != nil {
-		e.Author = actorRef(is.Author.ID, is.Author.Username)
+		ans.author = &author{id: is.Author.ID, username: is.Author.Username}
+	}
+	e, err := ans.entity(iid)
+	if err != nil {
+		return err
 	}
 	a.Entity = e
 	return nil
@@ -289,35 +274,74 @@ func (c *Client) mergeRequest(ctx context.Context, pid any, iid int64, a *acquis
 	if err != nil {
 		return entityFetchError("merge_request", err)
 	}
-	id, ok := idString(mr.ID)
-	if !ok {
-		return invalidEntity("merge_request.id", "missing or not a positive integer")
-	}
-	if mr.IID != iid {
-		return invalidEntity("merge_request.iid", fmt.Sprintf("answer has iid %d, asked for %d", mr.IID, iid))
-	}
-	state, err := MergeRequestState(mr.State)
-	if err != nil {
-		return invalidEntity("merge_request.state", err.Error())
-	}
-	created, ok := timestamp(mr.CreatedAt)
-	if !ok {
-		return invalidEntity("merge_request.created_at", "missing")
-	}
-	updated, ok := timestamp(mr.UpdatedAt)
-	if !ok {
-		return invalidEntity("merge_request.updated_at", "missing")
-	}
-	e := acquisition.Entity{
-		Kind: acquisition.KindChangeProposal, ID: id, Number: int(iid), Title: mr.Title, State: state,
-		Labels: labels(mr.Labels), Body: mr.Description, CreatedAt: created, UpdatedAt: updated,
-		HeadSHA: HeadSHA(mr),
-	}
+	ans := entityAnswer{what: "merge_request", kind: acquisition.KindChangeProposal, stateOf: MergeRequestState,
+		id: mr.ID, iid: mr.IID, state: mr.State, title: mr.Title, description: mr.Description,
+		labels: mr.Labels, created: mr.CreatedAt, updated: mr.UpdatedAt}
 	if mr.Author != nil {
-		e.Author = actorRef(mr.Author.ID, mr.Author.Username)
+		ans.author = &author{id: mr.Author.ID, username: mr.Author.Username}
 	}
+	e, err := ans.entity(iid)
+	if err != nil {
+		return err
+	}
+	e.HeadSHA = HeadSHA(mr)
 	a.Entity = e
 	return nil
+}
+
+// entityAnswer is what GitLab's issue and merge request answers share. Both are checked and
+// mapped by the same rules, in the same order; only the field prefix of an error ("issue" or
+// "merge_request"), the entity kind and the state mapping differ.
+type entityAnswer struct {
+	what    string
+	kind    string
+	stateOf func(native string) (string, error)
+
+	id, iid            int64
+	state              string
+	title, description string
+	labels             gl.Labels
+	created, updated   *time.Time
+	author             *author // nil when the answer names no author
+}
+
+// author is an answer's author as GitLab names it (issues and merge requests use different
+// SDK types for it).
+type author struct {
+	id       int64
+	username string
+}
+
+// entity validates the answer for the entity asked for by iid and maps it to the neutral
+// entity; every failure is an entity-scope invalid_metadata error naming the field.
+func (ans entityAnswer) entity(iid int64) (acquisition.Entity, error) {
+	id, ok := idString(ans.id)
+	if !ok {
+		return acquisition.Entity{}, invalidEntity(ans.what+".id", "missing or not a positive integer")
+	}
+	if ans.iid != iid {
+		return acquisition.Entity{}, invalidEntity(ans.what+".iid", fmt.Sprintf("answer has iid %d, asked for %d", ans.iid, iid))
+	}
+	state, err := ans.stateOf(ans.state)
+	if err != nil {
+		return acquisition.Entity{}, invalidEntity(ans.what+".state", err.Error())
+	}
+	created, ok := timestamp(ans.created)
+	if !ok {
+		return acquisition.Entity{}, invalidEntity(ans.what+".created_at", "missing")
+	}
+	updated, ok := timestamp(ans.updated)
+	if !ok {
+		return acquisition.Entity{}, invalidEntity(ans.what+".updated_at", "missing")
+	}
+	e := acquisition.Entity{
+		Kind: ans.kind, ID: id, Number: int(iid), Title: ans.title, State: state,
+		Labels: labels(ans.labels), Body: ans.description, CreatedAt: created, UpdatedAt: updated,
+	}
+	if ans.author != nil {
+		e.Author = actorRef(ans.author.id, ans.author.username)
+	}
+	return e, nil
 }
 
 // HeadSHA is the merge request's head revision as captured at collection start: `sha`, or
