@@ -66,6 +66,21 @@ type Acquisition struct {
 	Outcomes Outcomes `json:"outcomes"`
 }
 
+// New returns an empty acquisition of the current Version, every list empty rather than nil:
+// the interchange encodes each list as an array (never null), and an adapter appends to them
+// as it reads. Each forge adapter starts its Acquire from here.
+func New() *Acquisition {
+	return &Acquisition{
+		Version:   Version,
+		Comments:  []Comment{},
+		Reviews:   []Review{},
+		Threads:   []Thread{},
+		Checks:    []Check{},
+		AgentRuns: []AgentRun{},
+		Actors:    []Actor{},
+	}
+}
+
 // Source identifies the forge repository; it feeds record keys (forge, host, repository_id)
 // and navigation (repository).
 type Source struct {

@@ -101,15 +101,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	if err != nil {
 		return nil, fmt.Errorf("forgejo: client: %w", err)
 	}
-	a := &acquisition.Acquisition{
-		Version:   acquisition.Version,
-		Comments:  []acquisition.Comment{},
-		Reviews:   []acquisition.Review{},
-		Threads:   []acquisition.Thread{},
-		Checks:    []acquisition.Check{},
-		AgentRuns: []acquisition.AgentRun{},
-		Actors:    []acquisition.Actor{},
-	}
+	a := acquisition.New()
 	r := &run{c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2}
 	if err := r.repository(); err != nil {
 		return nil, err

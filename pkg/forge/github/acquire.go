@@ -82,15 +82,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	r := &run{
 		c: c, owner: owner, name: name, number: ref.Number, profile: profile,
 		pages: map[string]int{}, bound: map[string]int{}, actors: map[string]*actorSeen{},
-		acq: &acquisition.Acquisition{
-			Version:   acquisition.Version,
-			Comments:  []acquisition.Comment{},
-			Reviews:   []acquisition.Review{},
-			Threads:   []acquisition.Thread{},
-			Checks:    []acquisition.Check{},
-			AgentRuns: []acquisition.AgentRun{},
-			Actors:    []acquisition.Actor{},
-		},
+		acq: acquisition.New(),
 	}
 	// Statistics are kept for failed runs too (--stats explains a failure).
 	defer c.finishStats(r)

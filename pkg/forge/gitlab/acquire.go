@@ -160,15 +160,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	c.counter.reset()
 	log := c.opts.Log.With().Str("forge", "gitlab").Int("iid", ref.Number).Str("kind", profile.EntityKind).Logger()
 
-	a := &acquisition.Acquisition{
-		Version:   acquisition.Version,
-		Comments:  []acquisition.Comment{},
-		Reviews:   []acquisition.Review{},
-		Threads:   []acquisition.Thread{},
-		Checks:    []acquisition.Check{},
-		AgentRuns: []acquisition.AgentRun{},
-		Actors:    []acquisition.Actor{},
-	}
+	a := acquisition.New()
 	proj, _, err := c.gl.Projects.GetProject(pid, nil, gl.WithContext(ctx))
 	if err != nil {
 		return nil, entityFetchError("project", err)
