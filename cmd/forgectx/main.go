@@ -187,10 +187,15 @@ func newFlagSet(e *env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stderr, "Usage: forgectx %s\n\nFlags:\n", synopsis)
-		fs.SetOutput(e.Stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		fmt.Fprintf(e.Stderr, "Usage: forgectx %s\n", synopsis)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(e.Stderr, "\nFlags:\n")
+			fs.SetOutput(e.Stderr)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
 	}
 	return fs
 }
