@@ -185,8 +185,8 @@ func Relay(opts Options, d prescript.Decision) (Result, error) {
 		res.GitHub = true
 	}
 	if opts.DotenvPath != "" {
-		if err := writeFileAtomic(opts.DotenvPath, dotenv); err != nil {
-			return res, fmt.Errorf("write dotenv report: %w", err)
+		if err := WriteDotenv(opts.DotenvPath, dotenv); err != nil {
+			return res, err
 		}
 		res.Dotenv = true
 	}
@@ -217,7 +217,7 @@ func validateGitHub(entries []prescript.KV) error {
 	for _, e := range entries {
 		refuse := func(rule string) error { return &RefusedError{Target: "GITHUB_OUTPUT", Key: e.Key, Rule: rule} }
 		switch {
-		case !protocolKey(e.Key):
+		case !prescript.ValidKey(e.Key):
 			return refuse("key does not match ^[a-zA-Z_][a-zA-Z0-9_-]*$")
 		case hasControl(e.Value):
 			return refuse("value contains a control character (CR or LF would start a new entry)")
@@ -297,6 +297,16 @@ func RenderDotenv(entries []prescript.KV, limits DotenvLimits) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// WriteDotenv replaces the dotenv report at path with body (as RenderDotenv returns it). It
+// writes through a temporary file in the same directory, so a failed write never leaves a half
+// report for the artifact uploader; errors read "write dotenv report: …".
+func WriteDotenv(path string, body []byte) error {
+	if err := writeFileAtomic(path, body); err != nil {
+		return fmt.Errorf("write dotenv report: %w", err)
+	}
+	return nil
+}
+
 // writeFileAtomic replaces path with data via a temporary file in the same directory, so a
 // failed write never leaves a half report for the artifact uploader.
 func writeFileAtomic(path string, data []byte) (err error) {
@@ -324,23 +334,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	return os.Rename(f.Name(), path)
 }
 
-func protocolKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func dotenvKey(k string) bool { return protocolKey(k) && !strings.Contains(k, "-") }
+func dotenvKey(k string) bool { return prescript.ValidKey(k) && !strings.Contains(k, "-") }
 
 func hasControl(s string) bool {
 	for i := 0; i < len(s); i++ {

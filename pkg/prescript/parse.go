@@ -139,7 +139,7 @@ func parseLine(raw string, f *File, outputs map[string]string) Rule {
 		return RuleNotKeyValue
 	}
 	key, value := trimWS(line[:eq]), trimWS(line[eq+1:])
-	if !validKey(key) {
+	if !ValidKey(key) {
 		return RuleKeyPattern
 	}
 	if key != KeySkipped && key != KeyReason && (strings.EqualFold(key, KeySkipped) || strings.EqualFold(key, KeyReason)) {
@@ -171,8 +171,9 @@ func parseLine(raw string, f *File, outputs map[string]string) Rule {
 	return ""
 }
 
-// validKey reports whether k matches ^[a-zA-Z_][a-zA-Z0-9_-]*$.
-func validKey(k string) bool {
+// ValidKey reports whether k matches ^[a-zA-Z_][a-zA-Z0-9_-]*$, the protocol's key grammar
+// (also what the CI relay checks before writing a key out).
+func ValidKey(k string) bool {
 	if k == "" {
 		return false
 	}
@@ -228,7 +229,7 @@ func (f File) Format() ([]byte, error) {
 		fmt.Fprintf(w, "%s=%s\n", KeyReason, f.Reason)
 	}
 	for i, kv := range f.Outputs {
-		if !validKey(kv.Key) || strings.EqualFold(kv.Key, KeySkipped) || strings.EqualFold(kv.Key, KeyReason) {
+		if !ValidKey(kv.Key) || strings.EqualFold(kv.Key, KeySkipped) || strings.EqualFold(kv.Key, KeyReason) {
 			return nil, fmt.Errorf("output %d: key is not a valid non-reserved key", i)
 		}
 		if err := formattable(kv.Value); err != nil {

@@ -1,10 +1,6 @@
 package run
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
@@ -71,7 +67,7 @@ func (r *runner) relayOutputs(out outcome) {
 	if r.o.DotenvPath != "" {
 		body, err := cirelay.RenderDotenv(DotenvReport(r.decision, out.status, contextDir), cirelay.DotenvLimits{})
 		if err == nil {
-			err = replaceFile(r.o.DotenvPath, body)
+			err = cirelay.WriteDotenv(r.o.DotenvPath, body)
 		}
 		if err != nil {
 			r.log.Error().Err(err).Msg("forgectx run: status and context-dir not written to the dotenv report")
@@ -80,31 +76,4 @@ func (r *runner) relayOutputs(out outcome) {
 	}
 	r.res.OutputsRelayed = ok
 	r.phase("outputs").Str("status", out.status).Bool("context_dir", contextDir != "").Bool("relayed", ok).Msg("forgectx run: outputs relayed")
-}
-
-// replaceFile replaces path with data through a temporary file in the same directory, so the
-// artifact uploader never sees half a report.
-func replaceFile(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".forgectx-dotenv-*")
-	if err != nil {
-		return fmt.Errorf("write dotenv report: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-			err = fmt.Errorf("write dotenv report: %w", err)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
