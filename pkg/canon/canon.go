@@ -62,6 +62,18 @@ func SHA256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// IsLowerHex reports whether s is only lowercase hexadecimal digits (the form of every digest,
+// record key, Git object ID and stage ID v1 handles; uppercase is not canonical and is
+// refused, not folded). The empty string qualifies: callers check the length they require.
+func IsLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // TimestampLayout is the canonical v1 timestamp: UTC with exactly nine fractional digits.
 const TimestampLayout = "2006-01-02T15:04:05.000000000Z"
 

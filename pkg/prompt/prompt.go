@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
@@ -91,17 +92,7 @@ func ViewPath(view string) (string, error) {
 	return "", fmt.Errorf("%w: view must be timeline, unresolved-review, reviews/<record-key> or threads/<thread-key> (64 lowercase hex digits)", ErrView)
 }
 
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isHex64(s string) bool { return len(s) == 64 && canon.IsLowerHex(s) }
 
 // Render renders the selected projection of a verified snapshot.
 func Render(s *verify.Snapshot, o Options) ([]Block, error) {

@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"strings"
+
+	"github.com/forgectx/forgectx/pkg/canon"
 )
 
 // Structural value rules (spec "Canonical bytes", structural strings). They are hand-written
@@ -74,21 +76,11 @@ func gitOID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
-	return lowerHex(s)
+	return canon.IsLowerHex(s)
 }
 
 // recordKey: ^[0-9a-f]{64}$.
-func recordKeyOK(s string) bool { return len(s) == 64 && lowerHex(s) }
-
-func lowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func recordKeyOK(s string) bool { return len(s) == 64 && canon.IsLowerHex(s) }
 
 // repositoryPath applies common.schema.json repository_path and the producer-side rules: the
 // printable-ASCII allow-list, no leading or trailing slash, no empty, "." or ".." segment, no

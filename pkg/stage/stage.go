@@ -43,6 +43,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
@@ -189,17 +190,7 @@ func newID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func validID(id string) bool { return len(id) == 32 && canon.IsLowerHex(id) }
 
 // HostDirName and SandboxDirName are the directory names of a stage's trees under Base; the
 // scavenger removes only directories with exactly these names.
@@ -213,7 +204,7 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	if len(indexSHA256) != 64 || !validHex(indexSHA256) {
+	if len(indexSHA256) != 64 || !canon.IsLowerHex(indexSHA256) {
 		return nil, fmt.Errorf("stage: index digest must be 64 lowercase hexadecimal digits")
 	}
 	if err := ctx.Err(); err != nil {
@@ -276,15 +267,6 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 	}
 	s.log.Info().Str("stage_id", id).Int("files", rep.Files).Int64("bytes", rep.Bytes).Str("index_sha256", indexSHA256).Msg("stage: host tree created")
 	return s, nil
-}
-
-func validHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Open loads an existing stage from its state (for `forgectx stage verify-copy` and

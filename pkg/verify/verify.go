@@ -319,18 +319,7 @@ func sortViolations(v []Violation) []Violation {
 	return dedup
 }
 
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isHex64(s string) bool { return len(s) == 64 && canon.IsLowerHex(s) }
 
 // RoleForPath returns the manifest role a tree path must carry and whether the path is a v1
 // path at all. Record files other than the entity body are "comment_record" or

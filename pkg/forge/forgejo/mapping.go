@@ -8,6 +8,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/canon"
 )
 
 // mapEntityState applies the spec's exhaustive Forgejo entity-state table ("Relationship to
@@ -226,16 +227,7 @@ func actorRef(u *gitea.User) acquisition.ActorRef {
 
 // isGitOID reports whether s is a lowercase SHA-1 or SHA-256 Git object ID.
 func isGitOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return (len(s) == 40 || len(s) == 64) && canon.IsLowerHex(s)
 }
 
 // normOID lowercases a Git object ID and reports whether it is well formed.
