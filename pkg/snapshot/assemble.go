@@ -500,17 +500,28 @@ func (a *asm) login(id string) (*string, filter.Result, error) {
 // indexAuthor resolves a record author for index.json and folds its login filtering into the
 // index-level filter summary.
 func (a *asm) indexAuthor(id string) (*string, error) {
+	l, err := a.docLogin(id, &a.idxStatus, a.idxFind)
+	if err != nil {
+		return nil, err
+	}
+	a.referenced[id] = true
+	return l, nil
+}
+
+// docLogin resolves an actor's filtered login for a JSON document and folds its filtering into
+// that document's filter summary (status and find): a login the pipeline changed into nothing
+// (emptied or unsafe, so emitted as null) counts as rejected, any other outcome as itself.
+func (a *asm) docLogin(id string, status *docStatus, find findings) (*string, error) {
 	l, r, err := a.login(id)
 	if err != nil {
 		return nil, err
 	}
-	a.idxFind.add(r.Findings)
+	find.add(r.Findings)
 	if l == nil && r.Status != filter.StatusUnchanged {
-		a.idxStatus.add(filter.StatusRejected)
+		status.add(filter.StatusRejected)
 	} else {
-		a.idxStatus.add(r.Status)
+		status.add(r.Status)
 	}
-	a.referenced[id] = true
 	return l, nil
 }
 
@@ -616,15 +627,9 @@ func (a *asm) entity() error {
 	}
 	authorID := *e.Author.ID
 	a.referenced[authorID] = true
-	author, lr, err := a.login(authorID)
+	author, err := a.docLogin(authorID, &status, find)
 	if err != nil {
 		return err
-	}
-	find.add(lr.Findings)
-	if author == nil && lr.Status != filter.StatusUnchanged {
-		status.add(filter.StatusRejected)
-	} else {
-		status.add(lr.Status)
 	}
 
 	// Labels: filter each, drop unsafe or empty ones (findings kept), re-unique, sort by UTF-8

@@ -113,15 +113,9 @@ func (a *asm) actorState() error {
 			rows = append(rows, actorJSON{ID: id, Kind: acquisition.ActorHuman})
 			continue
 		}
-		login, r, err := a.login(id)
+		login, err := a.docLogin(id, &status, find)
 		if err != nil {
 			return err
-		}
-		find.add(r.Findings)
-		if login == nil && r.Status != filter.StatusUnchanged {
-			status.add(filter.StatusRejected)
-		} else {
-			status.add(r.Status)
 		}
 		row := actorJSON{ID: id, Kind: info.kind, Login: login}
 		if info.kind == acquisition.ActorBot {
