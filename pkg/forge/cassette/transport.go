@@ -56,18 +56,30 @@ func NewRecorder(dir string, next http.RoundTripper, opts RecorderOptions) (*Rec
 	return &Recorder{next: next, w: w, secrets: opts.Secrets, max: max}, nil
 }
 
+// readRequestBody reads and closes req's body, if it has one (had reports whether it did): the
+// recorder stores it and the replayer matches on it, so both read it the same way.
+func readRequestBody(req *http.Request) (body []byte, had bool, err error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, false, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, true, fmt.Errorf("cassette: read request body: %w", err)
+	}
+	return b, true, nil
+}
+
 // RoundTrip implements http.RoundTripper.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	var reqBody []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cassette: read request body: %w", err)
-		}
-		reqBody = b
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.ContentLength = int64(len(b))
+	reqBody, had, err := readRequestBody(req)
+	if err != nil {
+		return nil, err
+	}
+	if had {
+		// The body goes on to the real server too.
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+		req.ContentLength = int64(len(reqBody))
 	}
 	in := Interaction{Request: Request{
 		Method: req.Method,
@@ -200,14 +212,9 @@ func NewReplayer(c *Cassette) (*Replayer, error) {
 
 // RoundTrip implements http.RoundTripper.
 func (rp *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cassette: read request body: %w", err)
-		}
-		body = b
+	body, _, err := readRequestBody(req)
+	if err != nil {
+		return nil, err
 	}
 	if err := req.Context().Err(); err != nil {
 		return nil, err
