@@ -285,6 +285,22 @@ func interrupted(parent, ctx context.Context) (outcome, bool) {
 	return outcome{}, false
 }
 
+// stopped is the outcome of a host process (what: "the agent", "the post-script") that was
+// cancelled or ran out of time, and whether it was: a cancellation is cancelled; a timeout is
+// the run's own interruption when the run's context ended, else the process's timed_out.
+func stopped(what string, p procResult, timeout time.Duration, parent, ctx context.Context) (outcome, bool) {
+	switch {
+	case p.Cancelled:
+		return outcome{StatusCancelled, "the run was cancelled while " + what + " ran"}, true
+	case p.TimedOut:
+		if o, ok := interrupted(parent, ctx); ok {
+			return o, true
+		}
+		return outcome{StatusTimedOut, describeExit(what, p, timeout)}, true
+	}
+	return outcome{}, false
+}
+
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	h := r.c.h
 	r.cur = "scavenge"
@@ -486,14 +502,8 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	}
 	r.phase("agent").Int("exit_code", ap.ExitCode).Int64("duration_ms", ap.Duration.Milliseconds()).
 		Bool("timed_out", ap.TimedOut).Bool("cancelled", ap.Cancelled).Msg("forgectx run: agent finished")
-	switch {
-	case ap.Cancelled:
-		return outcome{StatusCancelled, "the run was cancelled while the agent ran"}
-	case ap.TimedOut:
-		if o, ok := interrupted(parent, ctx); ok {
-			return o
-		}
-		return outcome{StatusTimedOut, describeExit("the agent", ap, h.Agent.Timeout)}
+	if o, ok := stopped("the agent", ap, h.Agent.Timeout, parent, ctx); ok {
+		return o
 	}
 	result := outcome{StatusSuccess, ""}
 	r.agentStatus = StatusSuccess
@@ -519,15 +529,10 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		pout.Flush()
 		perr.Flush()
 		r.phase("post-script").Int("exit_code", pp.ExitCode).Int64("duration_ms", pp.Duration.Milliseconds()).Msg("forgectx run: post-script finished")
-		switch {
-		case pp.Cancelled:
-			return outcome{StatusCancelled, "the run was cancelled while the post-script ran"}
-		case pp.TimedOut:
-			if o, ok := interrupted(parent, ctx); ok {
-				return o
-			}
-			return outcome{StatusTimedOut, describeExit("the post-script", pp, h.PostScript.Timeout)}
-		case !pp.ok() && result.status == StatusSuccess:
+		if o, ok := stopped("the post-script", pp, h.PostScript.Timeout, parent, ctx); ok {
+			return o
+		}
+		if !pp.ok() && result.status == StatusSuccess {
 			d := describeExit("the post-script", pp, h.PostScript.Timeout)
 			if last := tail.Last(); last != "" {
 				red, _ := r.pipe.Redact(last)
