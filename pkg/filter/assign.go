@@ -57,20 +57,13 @@ func classifyKey(k string) keyClass {
 	if apiKeyHeaders[k] {
 		return keyAPIHeader
 	}
-	for _, s := range notSecretSuffixes {
-		if strings.HasSuffix(k, s) {
-			return keyNone
-		}
-	}
-	for _, s := range passwordSuffixes {
-		if strings.HasSuffix(k, s) {
-			return keyPassword
-		}
-	}
-	for _, s := range secretSuffixes {
-		if strings.HasSuffix(k, s) {
-			return keySecret
-		}
+	switch {
+	case hasAnySuffix(k, notSecretSuffixes):
+		return keyNone
+	case hasAnySuffix(k, passwordSuffixes):
+		return keyPassword
+	case hasAnySuffix(k, secretSuffixes):
+		return keySecret
 	}
 	return keyNone
 }
@@ -146,13 +139,7 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	var kbuf [64]byte
-	key := kbuf[:0]
-	for _, c := range b[ks:ke] {
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		key = append(key, c)
-	}
+	key := appendLowerASCII(kbuf[:0], b[ks:ke])
 	class := classifyKey(string(key))
 	if class == keyNone {
 		return span{}, false
@@ -278,13 +265,7 @@ func detectLongFlag(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	var kbuf [40]byte
-	key := kbuf[:0]
-	for _, c := range b[ks:ke] {
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		key = append(key, c)
-	}
+	key := appendLowerASCII(kbuf[:0], b[ks:ke])
 	if string(key) == "user" {
 		return detectCurlUser(b, i, ke)
 	}
@@ -352,13 +333,7 @@ func detectXMLElement(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	var kbuf [48]byte
-	key := kbuf[:0]
-	for _, c := range b[j+1 : i] {
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		key = append(key, c)
-	}
+	key := appendLowerASCII(kbuf[:0], b[j+1:i])
 	class := classifyKey(string(key))
 	if class != keySecret && class != keyPassword {
 		return span{}, false

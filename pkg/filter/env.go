@@ -33,17 +33,7 @@ func SecretEnvName(name string) bool {
 	if secretEnvNames[n] {
 		return true
 	}
-	for _, s := range notSecretEnvSuffixes {
-		if strings.HasSuffix(n, s) {
-			return false
-		}
-	}
-	for _, s := range secretEnvSuffixes {
-		if strings.HasSuffix(n, s) {
-			return true
-		}
-	}
-	return false
+	return !hasAnySuffix(n, notSecretEnvSuffixes) && hasAnySuffix(n, secretEnvSuffixes)
 }
 
 // SecretEnvValues returns the literal values of the variables in environ ("NAME=value") that

@@ -415,13 +415,7 @@ func (s *injScan) gapSearch(k, i int) {
 
 // lowerRange lower-cases b[i:j] into a scratch buffer of its own.
 func (s *injScan) lowerRange(i, j int) []byte {
-	s.gapBuf = s.gapBuf[:0]
-	for _, c := range s.b[i:j] {
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		s.gapBuf = append(s.gapBuf, c)
-	}
+	s.gapBuf = appendLowerASCII(s.gapBuf[:0], s.b[i:j])
 	return s.gapBuf
 }
 

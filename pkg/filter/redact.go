@@ -3,6 +3,7 @@ package filter
 import (
 	"bytes"
 	"sort"
+	"strings"
 )
 
 // span is one detected secret: b[start:end] is replaced by replacements[kind].
@@ -41,6 +42,28 @@ func isHex(b byte) bool { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <= 'f') 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
+
+// appendLowerASCII appends src to dst with ASCII upper case folded to lower case (other bytes
+// unchanged). Callers pass a stack buffer as dst so key classification allocates nothing.
+func appendLowerASCII(dst, src []byte) []byte {
+	for _, c := range src {
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// hasAnySuffix reports whether s ends with one of suffixes.
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, suf := range suffixes {
+		if strings.HasSuffix(s, suf) {
+			return true
+		}
+	}
+	return false
+}
 
 func isLower(b byte) bool { return b >= 'a' && b <= 'z' }
 
