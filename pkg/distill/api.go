@@ -41,11 +41,7 @@ func FromAPIObject(forge Forge, eventName, action string, object []byte, opts Op
 		rep.Warning = WarnNothingKnown
 		return empty, rep
 	}
-	if len(object) > opts.MaxPayloadBytes {
-		rep.Warning = WarnPayloadTooLarge
-		return empty, rep
-	}
-	obj, warn := decodeObject(object)
+	obj, warn := decodeObject(object, opts.MaxPayloadBytes)
 	if warn != "" {
 		rep.Warning = warn
 		return empty, rep

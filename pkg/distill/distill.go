@@ -152,11 +152,7 @@ func Excerpt(forge Forge, eventName string, payload []byte, opts Options) ([]byt
 		rep.Warning = WarnUnknownForge
 		return empty, rep
 	}
-	if len(payload) > opts.MaxPayloadBytes {
-		rep.Warning = WarnPayloadTooLarge
-		return empty, rep
-	}
-	root, warn := decodeObject(payload)
+	root, warn := decodeObject(payload, opts.MaxPayloadBytes)
 	if warn != "" {
 		rep.Warning = warn
 		return empty, rep
@@ -164,8 +160,13 @@ func Excerpt(forge Forge, eventName string, payload []byte, opts Options) ([]byt
 	return distil(forge, eventName, root, opts, rep)
 }
 
-// decodeObject parses payload as exactly one JSON object with numbers kept as json.Number.
-func decodeObject(payload []byte) (map[string]any, string) {
+// decodeObject parses payload as exactly one JSON object with numbers kept as json.Number. A
+// payload over maxBytes is not parsed at all (WarnPayloadTooLarge); any other refusal is the
+// warning it returns.
+func decodeObject(payload []byte, maxBytes int) (map[string]any, string) {
+	if len(payload) > maxBytes {
+		return nil, WarnPayloadTooLarge
+	}
 	payload = bytes.TrimPrefix(payload, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(payload)) == 0 {
 		return nil, WarnPayloadEmpty
