@@ -101,7 +101,7 @@ func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisit
 	if st := client.Stats(); st != nil {
 		e.Log.Info().Int("requests", st.Requests).Int("lower_bound", st.LowerBound).Float64("ratio", st.Ratio).Msg("github: acquisition finished")
 		if o.Stats != "" {
-			if werr := writeStats(o.Stats, 0o600, st); werr != nil {
+			if werr := writeStats(o.Stats, st); werr != nil {
 				return nil, werr
 			}
 		}
@@ -115,10 +115,10 @@ func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisit
 // statsWriter is what each adapter's Stats offers for --stats.
 type statsWriter interface{ WriteJSON(io.Writer) error }
 
-// writeStats writes an adapter's --stats document to path (created with perm if new,
-// truncated otherwise). Every adapter's --stats goes through here.
-func writeStats(path string, perm os.FileMode, st statsWriter) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+// writeStats writes an adapter's --stats document to path: created 0600 if new (like every file
+// forgectx writes), truncated otherwise. Every adapter's --stats goes through here.
+func writeStats(path string, st statsWriter) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("--stats: %w", err)
 	}

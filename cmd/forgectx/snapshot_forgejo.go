@@ -86,7 +86,7 @@ func acquireForgejo(ctx context.Context, e *env, o forgeOptions, profile acquisi
 		}
 	}
 	if o.Stats != "" {
-		if werr := writeStats(o.Stats, 0o600, st); werr != nil {
+		if werr := writeStats(o.Stats, st); werr != nil {
 			return nil, werr
 		}
 	}

@@ -111,7 +111,7 @@ func writeGitlabStats(path string, s *gitlab.Stats) error {
 	if s == nil {
 		return errors.New("gitlab: --stats: no statistics were collected")
 	}
-	if err := writeStats(path, 0o644, s); err != nil {
+	if err := writeStats(path, s); err != nil {
 		return fmt.Errorf("gitlab: %w", err)
 	}
 	return nil
