@@ -12,6 +12,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
 
 // FuzzAssemble feeds arbitrary acquisition documents (untrusted input: --from-acquisition) to
@@ -74,8 +75,7 @@ func FuzzAssemble(f *testing.F) {
 		}
 		// Property: every tree that assembles passes both schema bundles and the
 		// consumer-side verifier with its retained index digest.
-		validateBoth(t, tree)
-		verifyWritten(t, tree)
+		snapshottest.Check(t, tree)
 	})
 }
 

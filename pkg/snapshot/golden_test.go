@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
 
 var scenarios = []string{"change-proposal", "work-item", "bounds-hit", "rejected-records", "empty-sources"}
@@ -20,7 +21,7 @@ func TestGoldenTreesAreByteIdentical(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sc := loadScenario(t, name)
 			tree := assemble(t, sc.acq, sc.cfg)
-			validateBoth(t, tree)
+			snapshottest.ValidateBundles(t, tree)
 			dir := filepath.Join(goldenDir, name)
 			if *update {
 				if err := os.RemoveAll(dir); err != nil {

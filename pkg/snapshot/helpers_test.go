@@ -9,14 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/snapshot/schema"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden snapshot trees under test/golden/snapshot")
@@ -86,33 +84,8 @@ func assemble(t testing.TB, acq *acquisition.Acquisition, cfg snapshot.Config) *
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
-	validateBoth(t, tree)
-	verifyWritten(t, tree)
+	snapshottest.Check(t, tree)
 	return tree
-}
-
-// verifyWritten writes the tree to a fresh directory and runs the consumer-side verifier
-// (pkg/verify, what `forgectx verify` and the host run) with the retained index digest: every
-// tree the assembler returns must pass it with zero violations.
-func verifyWritten(t testing.TB, tree *snapshot.Tree) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "context")
-	if err := tree.WriteDir(dir); err != nil {
-		t.Fatalf("WriteDir: %v", err)
-	}
-	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
-	if err != nil {
-		t.Fatalf("verify.Dir: %v", err)
-	}
-	if !rep.OK() {
-		for _, v := range rep.Violations {
-			t.Errorf("verify: %s", v)
-		}
-		t.FailNow()
-	}
-	if rep.IndexSHA256 != tree.IndexSHA256 || rep.Files != len(tree.Files)+1 {
-		t.Fatalf("verify read %d files (index %s); the tree has %d (index %s)", rep.Files, rep.IndexSHA256, len(tree.Files)+1, tree.IndexSHA256)
-	}
 }
 
 func assembleErr(acq *acquisition.Acquisition, cfg snapshot.Config) error {
@@ -188,59 +161,5 @@ func fileJSON(t testing.TB, tree *snapshot.Tree, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-var (
-	pubOnce   sync.Once
-	pubBundle *schema.Bundle
-	pubErr    error
-)
-
-func publishedBundle(t testing.TB) *schema.Bundle {
-	t.Helper()
-	pubOnce.Do(func() { pubBundle, pubErr = schema.Load(os.DirFS("../../test/fixtures/ecs-v1-published")) })
-	if pubErr != nil {
-		t.Fatal(pubErr)
-	}
-	return pubBundle
-}
-
-// validateBoth checks every JSON document of a tree against the project bundle and the
-// published bundle; collection.json differs only by admission (the known difference).
-func validateBoth(t testing.TB, tree *snapshot.Tree) {
-	t.Helper()
-	proj, err := schema.Project()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := publishedBundle(t)
-	all := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
-	for _, f := range all {
-		name := schema.ForPath(f.Path)
-		if name == "" {
-			continue
-		}
-		if err := proj.Validate(name, f.Data); err != nil {
-			t.Errorf("%s: project bundle: %v", f.Path, err)
-		}
-		data := f.Data
-		if f.Path == "collection.json" {
-			if pub.Validate(name, data) == nil {
-				t.Errorf("collection.json with admission validated against the published bundle, which does not allow it")
-			}
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := m["admission"].(map[string]any)["human_min_role"]; !ok {
-				t.Errorf("collection.json lacks admission.human_min_role")
-			}
-			delete(m, "admission")
-			data, _ = json.Marshal(m)
-		}
-		if err := pub.Validate(name, data); err != nil {
-			t.Errorf("%s: published bundle: %v", f.Path, err)
-		}
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
 
 // TestScenariosAssembleIntoValidSnapshots: every replayed Forgejo scenario assembles (for both
@@ -18,14 +17,6 @@ import (
 // the published v1 bundle (collection.json without its admission member, the bundle's known
 // difference), and assembling twice gives the same index digest.
 func TestScenariosAssembleIntoValidSnapshots(t *testing.T) {
-	proj, err := schema.Project()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := schema.Load(os.DirFS("../../../test/fixtures/ecs-v1-published"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, s := range scenarios() {
 		for _, category := range []string{"observation", "mutation"} {
 			t.Run(s.name+"/"+category, func(t *testing.T) {
@@ -40,30 +31,7 @@ func TestScenariosAssembleIntoValidSnapshots(t *testing.T) {
 				if err != nil || tree2.IndexSHA256 != tree.IndexSHA256 {
 					t.Fatalf("second assembly differs: %v", err)
 				}
-				all := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
-				validated := 0
-				for _, f := range all {
-					name := schema.ForPath(f.Path)
-					if name == "" {
-						continue
-					}
-					validated++
-					if err := proj.Validate(name, f.Data); err != nil {
-						t.Errorf("%s: project bundle: %v", f.Path, err)
-					}
-					data := f.Data
-					if f.Path == "collection.json" {
-						var m map[string]any
-						if err := json.Unmarshal(data, &m); err != nil {
-							t.Fatal(err)
-						}
-						delete(m, "admission")
-						data, _ = json.Marshal(m)
-					}
-					if err := pub.Validate(name, data); err != nil {
-						t.Errorf("%s: published bundle: %v", f.Path, err)
-					}
-				}
+				validated := snapshottest.ValidateBundles(t, tree)
 				var idx struct {
 					Gaps []struct {
 						Scope, Code string

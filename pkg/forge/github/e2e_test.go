@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/snapshot/schema"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -21,14 +18,6 @@ import (
 // published v1 bundles (collection.json without admission, the bundles' known difference) and
 // that `forgectx verify` accepts against the retained index digest.
 func TestReplayedScenariosAssembleIntoVerifiedSnapshots(t *testing.T) {
-	proj, err := schema.Project()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := schema.Load(os.DirFS("../../../test/fixtures/ecs-v1-published"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	type sc struct {
 		name string
 		s    *ghscenario.Scenario
@@ -62,43 +51,7 @@ func TestReplayedScenariosAssembleIntoVerifiedSnapshots(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Assemble: %v", err)
 				}
-				validated := 0
-				for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
-					name := schema.ForPath(f.Path)
-					if name == "" {
-						continue
-					}
-					validated++
-					if err := proj.Validate(name, f.Data); err != nil {
-						t.Errorf("%s: project bundle: %v", f.Path, err)
-					}
-					data := f.Data
-					if f.Path == "collection.json" {
-						var m map[string]any
-						if err := json.Unmarshal(data, &m); err != nil {
-							t.Fatal(err)
-						}
-						delete(m, "admission")
-						data, _ = json.Marshal(m)
-					}
-					if err := pub.Validate(name, data); err != nil {
-						t.Errorf("%s: published bundle: %v", f.Path, err)
-					}
-				}
-				if validated < 7 {
-					t.Errorf("only %d JSON documents validated", validated)
-				}
-				dir := filepath.Join(t.TempDir(), "context")
-				if err := tree.WriteDir(dir); err != nil {
-					t.Fatal(err)
-				}
-				rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.OK() {
-					t.Errorf("verify: %+v", rep.Violations)
-				}
+				snapshottest.Check(t, tree)
 				if x.name == "pr" && category == "observation" {
 					// The acquisition's optional-scope gaps reach the index.
 					var idx struct {

@@ -19,8 +19,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/snapshot/schema"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -548,53 +547,9 @@ func gapCount(gs []acquisition.Gap, code string) int {
 // accepts the tree.
 func assembleAndVerify(t *testing.T, a *acquisition.Acquisition, profile acquisition.Profile, bots []snapshot.BotIdentity) {
 	t.Helper()
-	proj, err := schema.Project()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := schema.Load(os.DirFS("../../../test/fixtures/ecs-v1-published"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tree, err := snapshot.Assemble(context.Background(), a, snapshot.Config{Profile: profile, Category: "observation", Bots: bots, Filter: filter.New(nil)})
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
-	validated := 0
-	for _, f := range append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...) {
-		name := schema.ForPath(f.Path)
-		if name == "" {
-			continue
-		}
-		validated++
-		if err := proj.Validate(name, f.Data); err != nil {
-			t.Errorf("%s: project bundle: %v", f.Path, err)
-		}
-		data := f.Data
-		if f.Path == "collection.json" {
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			delete(m, "admission")
-			data, _ = json.Marshal(m)
-		}
-		if err := pub.Validate(name, data); err != nil {
-			t.Errorf("%s: published bundle: %v", f.Path, err)
-		}
-	}
-	if validated < 7 {
-		t.Errorf("only %d JSON documents validated", validated)
-	}
-	dir := filepath.Join(t.TempDir(), "context")
-	if err := tree.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() {
-		t.Errorf("verify: %+v", rep.Violations)
-	}
+	snapshottest.Check(t, tree)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,62 +16,8 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/snapshot/schema"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
-
-// verifyTree writes the tree and runs the consumer-side verification (forgectx verify) with
-// the retained index digest.
-func verifyTree(t *testing.T, tree *snapshot.Tree) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ctx")
-	if err := tree.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
-	if err != nil || !rep.OK() {
-		t.Errorf("verify: %v %+v", err, rep.Violations)
-	}
-	if rep.Files < 8 || rep.Records < 1 {
-		t.Errorf("verify read %d files, %d records", rep.Files, rep.Records)
-	}
-}
-
-// validateTree checks every JSON document against the project bundle and the published v1
-// bundle (collection.json without admission.human_min_role, the bundle's known difference).
-func validateTree(t *testing.T, tree *snapshot.Tree) {
-	t.Helper()
-	proj, err := schema.Project()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := schema.Load(os.DirFS(filepath.Join(fixtureDir(t), "..", "ecs-v1-published")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := append([]snapshot.File{{Path: "index.json", Data: tree.Index}}, tree.Files...)
-	for _, f := range files {
-		name := schema.ForPath(f.Path)
-		if name == "" {
-			continue
-		}
-		if err := proj.Validate(name, f.Data); err != nil {
-			t.Errorf("%s: project bundle: %v", f.Path, err)
-		}
-		data := f.Data
-		if f.Path == "collection.json" {
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				t.Fatal(err)
-			}
-			delete(m, "admission")
-			data, _ = json.Marshal(m)
-		}
-		if err := pub.Validate(name, data); err != nil {
-			t.Errorf("%s: published bundle: %v", f.Path, err)
-		}
-	}
-}
 
 func assemble(t *testing.T, a *acquisition.Acquisition, p acquisition.Profile, category string) *snapshot.Tree {
 	t.Helper()
@@ -113,8 +58,7 @@ func TestGitLabScenariosAssembleIntoValidSnapshots(t *testing.T) {
 		}
 		a := acquireMR(t, cl)
 		tree := assemble(t, a, profileMR(), "observation")
-		validateTree(t, tree)
-		verifyTree(t, tree)
+		snapshottest.Check(t, tree)
 		if gapOf(tree, "reviews", "history_unavailable") != 1 {
 			t.Errorf("reviews history_unavailable missing: %+v", tree.Summary.Gaps)
 		}
@@ -145,8 +89,7 @@ func TestGitLabScenariosAssembleIntoValidSnapshots(t *testing.T) {
 		}
 		a.Source.Host = "gitlab.example.com:8443"
 		tree := assemble(t, a, profileIssue(), "observation")
-		validateTree(t, tree)
-		verifyTree(t, tree)
+		snapshottest.Check(t, tree)
 		// The issue author is a Reporter (triage): enough for an observation agent, not for a
 		// mutation agent, where the entity body is unauthorized and assembly aborts.
 		_, err = snapshot.Assemble(context.Background(), a, snapshot.Config{Profile: profileIssue(), Category: "mutation", Filter: filter.New(nil)})

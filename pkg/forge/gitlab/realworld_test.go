@@ -19,6 +19,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/snapshot/snapshottest"
 )
 
 // realHead is the head revision of client-go's get_merge_request.json.
@@ -234,8 +235,7 @@ func TestGitLabRealResponsesMapEveryRow(t *testing.T) {
 	})
 	t.Run("assembles, validates against both bundles and verifies", func(t *testing.T) {
 		tree := assemble(t, a, profileMR(), "observation")
-		validateTree(t, tree)
-		verifyTree(t, tree)
+		snapshottest.Check(t, tree)
 		// root's membership awaits approval: its two notes are unverified and omitted; the
 		// project bot (id 2) is not in the test bot registry, so its note is omitted too.
 		if gapOf(tree, "comments", "authorization_failed") != 3 {
@@ -462,8 +462,7 @@ func TestGitLabRealIssueShape(t *testing.T) {
 		t.Errorf("author = %+v", ac)
 	}
 	tree := assemble(t, a, profileIssue(), "observation")
-	validateTree(t, tree)
-	verifyTree(t, tree)
+	snapshottest.Check(t, tree)
 }
 
 // TestGitLabMembershipFieldRules: the members/all answer decides a verified role only when it
