@@ -29,7 +29,8 @@
 //
 // # GitLab dotenv
 //
-// With Options.DotenvPath set, Relay also writes (atomically, replacing the file) a dotenv
+// With Options.DotenvPath set, Relay also writes (atomically, replacing a regular file and
+// refusing anything else, see pkg/safeout) a dotenv
 // report for artifacts:reports:dotenv: reason, the outputs sorted, skipped last, one KEY=VALUE
 // line each, no comments, no blank lines. GitLab's dotenv rules are enforced and a violation
 // fails the relay, naming the key and the rule (never the value):
@@ -55,7 +56,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -63,6 +63,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/forgectx/forgectx/pkg/prescript"
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // Keys the relay writes besides the script's outputs.
@@ -231,6 +232,11 @@ func validateGitHub(entries []prescript.KV) error {
 // appendGitHubOutput writes through go-githubactions, which panics when the file command cannot
 // be written; the panic is turned back into an error here.
 func appendGitHubOutput(path string, entries []prescript.KV) (err error) {
+	// The runner's $GITHUB_OUTPUT is always a regular file; anything else (a device, a FIFO,
+	// a directory) is refused by the safe-output rule before go-githubactions opens it.
+	if err := safeout.Check(path, safeout.Options{}); err != nil {
+		return fmt.Errorf("append to GITHUB_OUTPUT: %w", err)
+	}
 	a := githubactions.New(
 		githubactions.WithWriter(io.Discard),
 		githubactions.WithGetenv(func(k string) string {
@@ -297,41 +303,17 @@ func RenderDotenv(entries []prescript.KV, limits DotenvLimits) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// WriteDotenv replaces the dotenv report at path with body (as RenderDotenv returns it). It
-// writes through a temporary file in the same directory, so a failed write never leaves a half
-// report for the artifact uploader; errors read "write dotenv report: …".
+// WriteDotenv replaces the dotenv report at path with body (as RenderDotenv returns it),
+// through pkg/safeout: a temporary file beside the target renamed over it, so a failed write
+// never leaves a half report for the artifact uploader, and only a regular file (or a new
+// path) is ever replaced — a device node, FIFO, directory or dangling symlink named by
+// --dotenv is refused, never clobbered. Errors read "write dotenv report: PATH: RULE" and name
+// the target, never the temporary file.
 func WriteDotenv(path string, body []byte) error {
-	if err := writeFileAtomic(path, body); err != nil {
+	if err := safeout.WriteFile(path, body, safeout.Options{Perm: 0o644}); err != nil {
 		return fmt.Errorf("write dotenv report: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data via a temporary file in the same directory, so a
-// failed write never leaves a half report for the artifact uploader.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".forgectx-dotenv-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 func dotenvKey(k string) bool { return prescript.ValidKey(k) && !strings.Contains(k, "-") }

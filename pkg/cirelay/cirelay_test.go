@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/prescript"
@@ -111,9 +112,6 @@ func TestGitHubRelayWriteFailureFails(t *testing.T) {
 	targets := map[string]string{
 		"target is a directory":        dir,
 		"target's directory is absent": filepath.Join(dir, "missing", "out"),
-	}
-	if _, err := os.Stat("/dev/full"); err == nil {
-		targets["device is full"] = "/dev/full"
 	}
 	for name, path := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -272,5 +270,51 @@ func TestRelayValidatesBothTargetsFirst(t *testing.T) {
 	}
 	if _, err := os.Stat(gh); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("GITHUB_OUTPUT written despite the dotenv refusal")
+	}
+}
+
+// mkNullNode makes the test's own character device 1:3 (never a system device), or skips the
+// test with a notice when not root.
+func mkNullNode(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("not root: cannot mknod a character device; the device-node case is untested here")
+	}
+	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Skipf("mknod not permitted (%v); the device-node case is untested", err)
+	}
+}
+
+// Issue #20 item 1: --dotenv naming a device node used to rename a temporary file over it
+// (as root, `--dotenv /dev/null` destroyed /dev/null). The relay now fails, names the
+// target and leaves the node alone; the same for $GITHUB_OUTPUT.
+func TestRelayNeverReplacesADeviceNode(t *testing.T) {
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "T")
+	mkNullNode(t, dev)
+	for name, opts := range map[string]Options{
+		"dotenv":        {DotenvPath: dev, Getenv: func(string) string { return "" }},
+		"GITHUB_OUTPUT": {Getenv: ghEnv(dev)},
+	} {
+		_, err := Relay(opts, prescript.Decision{})
+		if err == nil || !strings.Contains(err.Error(), dev+": is a character device") {
+			t.Errorf("%s: err = %v, want a refusal naming %s", name, err, dev)
+		}
+		fi, lerr := os.Lstat(dev)
+		if lerr != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%s: the device node was replaced (%v, %v)", name, fi.Mode(), lerr)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries in the directory, want only the node", len(ents))
+	}
+}
+
+// Issue #20 item 5: a relay error names the target the operator gave, not a temporary file.
+func TestDotenvErrorNamesTheTarget(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "nonexistent", "prescript.env")
+	_, err := Relay(Options{DotenvPath: target, Getenv: func(string) string { return "" }}, prescript.Decision{})
+	if err == nil || !strings.Contains(err.Error(), target+": its directory") || strings.Contains(err.Error(), ".forgectx-") {
+		t.Fatalf("err = %v, want it to name %s and no temporary file", err, target)
 	}
 }
