@@ -31,7 +31,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	// Same rule and exit code as forgectx snapshot: a non-empty --out is a usage error.
+	// Same rules and exit code as forgectx snapshot: an --out that is not a real directory
+	// (a file, a symlink, a device) or cannot be created, or is not empty, is a usage error.
+	if err := checkOutputDir("--out", o.Out); err != nil {
+		return err
+	}
 	if o.Out != "" {
 		if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
 			return usagef("--out %s: directory is not empty", o.Out)

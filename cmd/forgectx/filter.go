@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // filterOptions are the flags of `forgectx filter`.
@@ -62,6 +63,10 @@ func init() {
 			if o.MaxBytes < 0 || o.MaxSourceBytes < 0 {
 				return usagef("--max-bytes and --max-source-bytes must be >= 0")
 			}
+			// /dev/stdout, /dev/stderr or a FIFO are fine report targets: written through.
+			if err := checkOutputFile("--report", o.Report, safeout.Options{Stream: true}); err != nil {
+				return err
+			}
 			o.SecretEnv = names
 			return runFilter(ctx, e, o)
 		},
@@ -105,7 +110,7 @@ func runFilter(ctx context.Context, e *env, o filterOptions) error {
 	if o.Report == "" {
 		_, err = e.Stderr.Write(line)
 	} else {
-		err = os.WriteFile(o.Report, line, 0o600)
+		err = safeout.WriteFile(o.Report, line, safeout.Options{Stream: true})
 	}
 	if err != nil {
 		return fmt.Errorf("filter: writing report: %w", err)

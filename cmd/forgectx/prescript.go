@@ -12,6 +12,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/prescript/gate"
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 func init() {
@@ -51,6 +52,11 @@ func runPrescriptCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	o.SecretEnv, o.Command = secrets, fs.Args()
+	// A --dotenv path the relay would refuse is a bad flag, reported before the script runs
+	// rather than after it made its decision.
+	if err := checkOutputFile("--dotenv", o.Dotenv, safeout.Options{}); err != nil {
+		return err
+	}
 	if o.None {
 		if len(o.Command) > 0 {
 			return usagef("--none takes no SCRIPT")

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"github.com/forgectx/forgectx/pkg/safeout"
+)
+
+// checkOutputFile is the pre-flight of a file output flag (--dotenv, --report, --stats): a path
+// pkg/safeout would refuse (a directory, a device node, a FIFO, a dangling symlink, a missing
+// or unwritable directory) is a bad flag value, exit 2, reported before any work is done — not
+// after a script ran or a whole fetch finished. An empty path means the flag is unset.
+func checkOutputFile(flagName, path string, o safeout.Options) error {
+	if path == "" {
+		return nil
+	}
+	if err := safeout.Check(path, o); err != nil {
+		return usagef("%s %v", flagName, err)
+	}
+	return nil
+}
+
+// checkOutputDir is the pre-flight of a directory output flag (--out, --record): missing with
+// an existing, writable parent, or a real directory (not a symlink); bad otherwise (exit 2).
+func checkOutputDir(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := safeout.CheckDir(path); err != nil {
+		return usagef("%s %v", flagName, err)
+	}
+	return nil
+}
