@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io/fs"
+	"os"
+
 	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
@@ -26,6 +29,24 @@ func checkOutputDir(flagName, path string) error {
 	}
 	if err := safeout.CheckDir(path); err != nil {
 		return usagef("%s %v", flagName, err)
+	}
+	return nil
+}
+
+// checkSnapshotOutputs is `forgectx snapshot`'s output pre-flight: --out and --stats by the
+// safe-output rule, and --record, which the cassette writer creates with its parents, must not
+// already be something other than a real directory.
+func checkSnapshotOutputs(out, stats, record string) error {
+	if err := checkOutputDir("--out", out); err != nil {
+		return err
+	}
+	if err := checkOutputFile("--stats", stats, safeout.Options{}); err != nil {
+		return err
+	}
+	if record != "" {
+		if fi, err := os.Lstat(record); err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()) {
+			return checkOutputDir("--record", record)
+		}
 	}
 	return nil
 }
