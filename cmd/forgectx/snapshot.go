@@ -95,6 +95,11 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	// Every output is checked before the first request (issue #20): a bad --out, --stats or
+	// --record path is exit 2 now, not exit 1 after the whole fetch.
+	if err := checkSnapshotOutputs(o.Out, o.Forge.Stats, o.Forge.Record); err != nil {
+		return err
+	}
 	if fi, err := os.Lstat(o.Out); err == nil && fi.IsDir() {
 		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
 			return usagef("--out %s: directory is not empty", o.Out)

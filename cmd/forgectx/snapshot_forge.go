@@ -1,16 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // forgeOptions are the `forgectx snapshot` flags that select and reach a live (or recorded)
@@ -115,19 +116,16 @@ func acquireGitHub(ctx context.Context, e *env, o forgeOptions, profile acquisit
 // statsWriter is what each adapter's Stats offers for --stats.
 type statsWriter interface{ WriteJSON(io.Writer) error }
 
-// writeStats writes an adapter's --stats document to path: created 0600 if new (like every file
-// forgectx writes), truncated otherwise. Every adapter's --stats goes through here.
+// writeStats writes an adapter's --stats document to path through pkg/safeout: created 0600
+// (like every file forgectx writes), a regular file replaced whole, anything else refused.
+// Every adapter's --stats goes through here.
 func writeStats(path string, st statsWriter) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	var b bytes.Buffer
+	if err := st.WriteJSON(&b); err != nil {
 		return fmt.Errorf("--stats: %w", err)
 	}
-	if err := st.WriteJSON(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--stats: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--stats: %w", err)
+	if err := safeout.WriteFile(path, b.Bytes(), safeout.Options{}); err != nil {
+		return fmt.Errorf("--stats %w", err)
 	}
 	return nil
 }
