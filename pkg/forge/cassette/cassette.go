@@ -39,6 +39,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // Version is the cassette format version this package reads and writes.
@@ -302,7 +304,7 @@ func newWriter(dir string, meta Meta) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cassette.json"), append(b, '\n'), 0o644); err != nil {
+	if err := safeout.WriteFile(filepath.Join(dir, "cassette.json"), append(b, '\n'), safeout.Options{Perm: 0o644}); err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
 	return &writer{dir: dir}, nil
@@ -318,7 +320,7 @@ func (w *writer) write(in Interaction) error {
 	seq := w.seq
 	w.mu.Unlock()
 	name := fmt.Sprintf("%06d-%s.json", seq, slug(in.Request.Method, in.Request.URL))
-	if err := os.WriteFile(filepath.Join(w.dir, "interactions", name), append(b, '\n'), 0o644); err != nil {
+	if err := safeout.WriteFile(filepath.Join(w.dir, "interactions", name), append(b, '\n'), safeout.Options{Perm: 0o644}); err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
 	return nil
