@@ -177,3 +177,16 @@ func TestSnapshotOutputsCheckedBeforeAnyRequest(t *testing.T) {
 		t.Errorf("%d requests reached the forge before the outputs were checked", n)
 	}
 }
+
+// Issue #20 item 1: `run --dotenv` naming a device node replaced it like prescript's did. It is
+// now a configuration error (exit 2) before the harness is even read, so nothing is posted.
+func TestRunDotenvDeviceNodeIsAConfigurationError(t *testing.T) {
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "T")
+	mkNullDevice(t, dev)
+	code, _, errOut := runCLI(t, nil, "", "run", "--harness", filepath.Join(dir, "no-harness.yml"), "--dotenv", dev)
+	if code != exitUsage || !strings.Contains(errOut, "--dotenv "+dev+": is a character device") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the target", code, errOut)
+	}
+	stillCharDevice(t, dev)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	fxrun "github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/pkg/safeout"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
 
@@ -52,6 +53,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return usagef("--immutability: must be auto, ownership or bind-mount")
 	}
 	o.Immutability = m
+	// An unusable --dotenv is a configuration error found before anything is posted.
+	if err := checkOutputFile("--dotenv", o.DotenvPath, safeout.Options{}); err != nil {
+		return err
+	}
 	// The token stays in this process's /proc/<pid>/environ: make that unreadable to an agent
 	// running as the same user before anything is started.
 	if herr := fxrun.HardenProcess(); herr != nil {
