@@ -3,9 +3,9 @@ package run
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/forgectx/forgectx/pkg/safeout"
 	"github.com/forgectx/forgectx/pkg/status"
 )
 
@@ -20,14 +20,12 @@ func (r *runner) writeSummary(out outcome) {
 	if !r.c.summary || path == "" {
 		return
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: job summary not written")
-		return
-	}
-	werr := r.renderSummary(f, out)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	// Appended through pkg/safeout: $GITHUB_STEP_SUMMARY is a regular file the runner owns;
+	// anything else it names (a device, a FIFO, a directory) is refused, never written into.
+	var b strings.Builder
+	werr := r.renderSummary(&b, out)
+	if werr == nil {
+		werr = safeout.Append(path, []byte(b.String()), safeout.Options{Perm: 0o644})
 	}
 	if werr != nil {
 		r.log.Warn().Err(werr).Msg("forgectx run: job summary not written")
