@@ -20,15 +20,19 @@ package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	ecsv1 "github.com/forgectx/forgectx/docs/normative/entity-context-snapshot/v1"
 )
@@ -150,18 +154,18 @@ func (b *Bundle) Validate(name string, doc []byte) error {
 	return nil
 }
 
-// locations lists the failing instance locations and schema keywords of a validation error
-// (leaves only), so a message never echoes an untrusted value.
+// locations lists what failed, one "POINTER: KEYWORD: EXPECTED" entry per leaf error, sorted:
+// the JSON pointer of the instance (RFC 6901, "" shown as "/"), the schema keyword and what
+// the schema expected — "/gaps: required: property missing", "/files/0/size: type: want
+// integer, got string". Only the schema's side and the document's structure (property names,
+// types, counts, lengths) are named; a document value is never echoed, since a snapshot holds
+// untrusted text.
 func locations(ve *jsonschema.ValidationError) string {
 	var out []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			kw := e.SchemaURL
-			if i := strings.LastIndex(kw, "#"); i >= 0 {
-				kw = kw[i+1:]
-			}
-			out = append(out, "/"+strings.Join(e.InstanceLocation, "/")+" (schema "+kw+")")
+			out = append(out, describe(e)...)
 			return
 		}
 		for _, c := range e.Causes {
@@ -170,10 +174,129 @@ func locations(ve *jsonschema.ValidationError) string {
 	}
 	walk(ve)
 	sort.Strings(out)
+	out = slices.Compact(out)
 	if len(out) > 8 {
 		out = append(out[:8], fmt.Sprintf("and %d more", len(out)-8))
 	}
 	return strings.Join(out, "; ")
+}
+
+// pointer renders an instance location as a JSON pointer.
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return "/"
+	}
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	var b strings.Builder
+	for _, t := range loc {
+		b.WriteByte('/')
+		b.WriteString(esc.Replace(clip(t)))
+	}
+	return b.String()
+}
+
+// clip bounds a name taken from the document (a property name) in a message.
+func clip(s string) string {
+	const max = 64
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// schemaValue renders a value from the schema (an enum member, a const), bounded.
+func schemaValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return clip(string(b))
+}
+
+func describe(e *jsonschema.ValidationError) []string {
+	at := pointer(e.InstanceLocation)
+	child := func(name string) string { return pointer(append(slices.Clone(e.InstanceLocation), name)) }
+	one := func(msg string) []string { return []string{at + ": " + msg} }
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		var out []string
+		for _, m := range k.Missing {
+			out = append(out, child(m)+": required: property missing")
+		}
+		return out
+	case *kind.AdditionalProperties:
+		var out []string
+		for _, p := range k.Properties {
+			out = append(out, child(p)+": additionalProperties: property not allowed")
+		}
+		return out
+	case *kind.Type:
+		return one(fmt.Sprintf("type: want %s, got %s", strings.Join(k.Want, " or "), k.Got))
+	case *kind.Enum:
+		want := make([]string, 0, len(k.Want))
+		for _, w := range k.Want {
+			want = append(want, schemaValue(w))
+		}
+		if len(want) > 6 {
+			want = append(want[:6], fmt.Sprintf("… (%d values)", len(k.Want)))
+		}
+		return one("enum: want one of " + strings.Join(want, ", "))
+	case *kind.Const:
+		return one("const: want " + schemaValue(k.Want))
+	case *kind.Pattern:
+		return one("pattern: does not match " + clip(k.Want))
+	case *kind.Format:
+		return one("format: not a valid " + k.Want)
+	case *kind.MinLength:
+		return one(fmt.Sprintf("minLength: %d characters, want at least %d", k.Got, k.Want))
+	case *kind.MaxLength:
+		return one(fmt.Sprintf("maxLength: %d characters, want at most %d", k.Got, k.Want))
+	case *kind.MinItems:
+		return one(fmt.Sprintf("minItems: %d items, want at least %d", k.Got, k.Want))
+	case *kind.MaxItems:
+		return one(fmt.Sprintf("maxItems: %d items, want at most %d", k.Got, k.Want))
+	case *kind.MinProperties:
+		return one(fmt.Sprintf("minProperties: %d properties, want at least %d", k.Got, k.Want))
+	case *kind.MaxProperties:
+		return one(fmt.Sprintf("maxProperties: %d properties, want at most %d", k.Got, k.Want))
+	case *kind.Minimum:
+		return one("minimum: want at least " + k.Want.RatString())
+	case *kind.Maximum:
+		return one("maximum: want at most " + k.Want.RatString())
+	case *kind.ExclusiveMinimum:
+		return one("exclusiveMinimum: want more than " + k.Want.RatString())
+	case *kind.ExclusiveMaximum:
+		return one("exclusiveMaximum: want less than " + k.Want.RatString())
+	case *kind.MultipleOf:
+		return one("multipleOf: want a multiple of " + k.Want.RatString())
+	case *kind.UniqueItems:
+		return one(fmt.Sprintf("uniqueItems: items %d and %d are equal", k.Duplicates[0], k.Duplicates[1]))
+	case *kind.FalseSchema:
+		return one("false schema: no value allowed here")
+	case *kind.AdditionalItems:
+		return one(fmt.Sprintf("additionalItems: %d items beyond those allowed", k.Count))
+	case *kind.PropertyNames:
+		return one("propertyNames: property " + strconv.Quote(clip(k.Property)) + " has a name the schema does not allow")
+	case *kind.DependentRequired:
+		var out []string
+		for _, m := range k.Missing {
+			out = append(out, child(m)+": dependentRequired: property missing (required with "+clip(k.Prop)+")")
+		}
+		return out
+	}
+	kw := "schema"
+	if e.ErrorKind != nil {
+		if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
+			kw = p[len(p)-1]
+		}
+	}
+	return one(kw + ": the value does not satisfy the schema")
 }
 
 // ForPath maps a tree path to the schema its document conforms to (spec "Tree"), or "" for a
