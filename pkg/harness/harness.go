@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,7 +232,11 @@ func Read(r io.Reader) (*Harness, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{Field: "(file)", Rule: "empty document"}
 		}
-		return nil, &Error{Field: "(file)", Rule: "must be one YAML mapping with only the documented keys: " + yamlErr(err)}
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) != nil {
+			root = yaml.Node{}
+		}
+		return nil, &Error{Field: "(file)", Rule: "is not a valid harness: " + yamlErr(err, &root)}
 	}
 	var extra fileDoc
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -240,36 +245,116 @@ func Read(r io.Reader) (*Harness, error) {
 	return validate(&doc)
 }
 
-// yamlErr keeps the decoder's position and rule but not the offending value (yaml.v3 quotes
-// scalars in type errors, and a scalar may be a secret pasted by mistake).
-func yamlErr(err error) string {
+// yamlErr describes a YAML error as "line L, column C: CAUSE" (the column when the document
+// parsed far enough to locate the node). The cause is yaml.v3's own words with the offending
+// value removed — yaml.v3 quotes scalars in type errors, and a scalar may be a secret pasted by
+// mistake; key names are kept (a key is a name from the file's structure, not a value).
+// root is the document parsed as a node tree, nil when it does not parse.
+func yamlErr(err error, root *yaml.Node) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("%d type error(s), first at %s", len(te.Errors), lineOf(te.Errors[0]))
+		msg := describeYAML(te.Errors[0], root)
+		if n := len(te.Errors); n > 1 {
+			msg += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		return msg
 	}
-	return lineOf(err.Error())
+	return describeYAML(strings.TrimPrefix(err.Error(), "yaml: "), root)
 }
 
 var (
-	lineRe    = regexp.MustCompile(`line [0-9]+`)
-	unknownRe = regexp.MustCompile(`field ([A-Za-z0-9_]+) not found`)
-	dupRe     = regexp.MustCompile(`mapping key "([A-Za-z0-9_]+)" already defined`)
+	lineRe     = regexp.MustCompile(`^line ([0-9]+): `)
+	unknownRe  = regexp.MustCompile(`^field ([A-Za-z0-9_]+) not found in type .*`)
+	dupRe      = regexp.MustCompile(`^mapping key "([A-Za-z0-9_]+)" already defined at line ([0-9]+)`)
+	unmarshRe  = regexp.MustCompile("^cannot unmarshal (!![a-z]+)(?: `.*`)? into (.*)$")
+	goTypeName = strings.NewReplacer("harness.", "", "*", "", "[]", "a list of ", "map[string]", "a mapping of ")
 )
 
-// lineOf reduces a yaml.v3 message to its line number and, for an unknown key, the key name
-// (a key is a name from the file's structure, not a value).
-func lineOf(msg string) string {
-	m := lineRe.FindString(msg)
-	if m == "" {
-		return "syntax error"
+// describeYAML reduces one yaml.v3 message to position and cause.
+func describeYAML(msg string, root *yaml.Node) string {
+	line := 0
+	if m := lineRe.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
 	}
-	if u := unknownRe.FindStringSubmatch(msg); u != nil {
-		return m + ": unknown key " + u[1]
+	var cause, key, tag string
+	switch {
+	case unknownRe.MatchString(msg):
+		key = unknownRe.FindStringSubmatch(msg)[1]
+		cause = "unknown key " + key + " (not a documented harness key)"
+	case dupRe.MatchString(msg):
+		m := dupRe.FindStringSubmatch(msg)
+		key = m[1]
+		cause = "duplicate key " + key + " (first defined at line " + m[2] + ")"
+	case unmarshRe.MatchString(msg):
+		m := unmarshRe.FindStringSubmatch(msg)
+		tag = m[1]
+		cause = "wrong type: a " + strings.TrimPrefix(tag, "!!") + " where " + goType(m[2]) + " is expected"
+	default:
+		// A parser or scanner problem: yaml.v3's fixed phrases ("did not find expected key",
+		// "found character that cannot start any token", …), which carry no value.
+		cause = "syntax error: " + strings.TrimSpace(strings.SplitN(msg, "`", 2)[0])
+		if strings.Contains(msg, "found character that cannot start any token") {
+			cause += " (a tab in indentation?)"
+		}
 	}
-	if u := dupRe.FindStringSubmatch(msg); u != nil {
-		return m + ": duplicate key " + u[1]
+	if line == 0 {
+		return cause
 	}
-	return m
+	if col := column(root, line, key, tag); col > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", line, col, cause)
+	}
+	return fmt.Sprintf("line %d: %s", line, cause)
+}
+
+// goType names a decoding target in words.
+func goType(t string) string {
+	switch t = strings.TrimSpace(t); t {
+	case "int", "int64", "uint32", "int32":
+		return "an integer"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "time.Duration":
+		return "a duration (10m)"
+	}
+	if strings.HasPrefix(t, "[]") {
+		return "a list"
+	}
+	if strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "harness.") || strings.HasPrefix(t, "*harness.") {
+		return "a mapping"
+	}
+	return goTypeName.Replace(t)
+}
+
+// column finds the column of the node a message is about: the mapping key named key on line,
+// else the first node on line with the tag, else the first node on line.
+func column(root *yaml.Node, line int, key, tag string) int {
+	if root == nil {
+		return 0
+	}
+	best, first := 0, 0
+	var walk func(n *yaml.Node, isKey bool)
+	walk = func(n *yaml.Node, isKey bool) {
+		if n.Line == line {
+			if first == 0 {
+				first = n.Column
+			}
+			// A key error is about a mapping key; a type error about a value, never a key.
+			if best == 0 && ((key != "" && isKey && n.Value == key) || (tag != "" && !isKey && n.Tag == tag)) {
+				best = n.Column
+			}
+		}
+		for i, c := range n.Content {
+			walk(c, n.Kind == yaml.MappingNode && i%2 == 0)
+		}
+	}
+	walk(root, false)
+	if best > 0 {
+		return best
+	}
+	return first
 }
 
 func validate(d *fileDoc) (*Harness, error) {
