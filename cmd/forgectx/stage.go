@@ -95,8 +95,8 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 		}
 		return stageCreate(ctx, e, o, base)
 	case "verify-copy":
-		if o.ID == "" {
-			return usagef("--id is required")
+		if err := checkStageID(o.ID); err != nil {
+			return err
 		}
 		mode, err := stage.ParseMode(o.Mode)
 		if err != nil {
@@ -106,6 +106,9 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 			return usagef("--agent-uid and --agent-gid must be non-negative")
 		}
 		st, err := stage.Open(base, o.ID)
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("stage verify-copy %s: unknown stage id (never created, already cleaned up or scavenged, or another --state-dir): %w", o.ID, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -121,8 +124,8 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 			sealed.Dir, sealed.Mode, sealed.Files, sealed.Bytes, sealed.IndexSHA256, sealed.AgentUID, sealed.AgentGID)
 		return nil
 	case "cleanup":
-		if o.ID == "" {
-			return usagef("--id is required")
+		if err := checkStageID(o.ID); err != nil {
+			return err
 		}
 		st, err := stage.Open(base, o.ID)
 		if errors.Is(err, os.ErrNotExist) {
@@ -162,5 +165,18 @@ func stageCreate(ctx context.Context, e *env, o stageOptions, base stage.Options
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "id=%s\nhost_dir=%s\nsandbox_dir=%s\nindex_sha256=%s\n", st.ID, st.HostDir, st.SandboxDir, st.IndexSHA256)
+	return nil
+}
+
+// checkStageID rejects a missing or malformed --id as a bad flag (exit 2); a well-formed id
+// that names no stage is the subcommand's business (verify-copy: exit 1; cleanup: nothing to
+// remove, exit 0).
+func checkStageID(id string) error {
+	switch {
+	case id == "":
+		return usagef("--id is required")
+	case !stage.ValidID(id):
+		return usagef("--id: must be the 32 lowercase hexadecimal digits `stage create` printed as id=")
+	}
 	return nil
 }

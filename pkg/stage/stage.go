@@ -192,6 +192,10 @@ func newID() (string, error) {
 
 func validID(id string) bool { return len(id) == 32 && canon.IsLowerHex(id) }
 
+// ValidID reports whether id has the form Create gives stage ids (32 lowercase hexadecimal
+// digits), so a command can reject a mistyped --id as a bad flag before touching any state.
+func ValidID(id string) bool { return validID(id) }
+
 // HostDirName and SandboxDirName are the directory names of a stage's trees under Base; the
 // scavenger removes only directories with exactly these names.
 func HostDirName(id string) string    { return "forgectx-ctx-" + id + "-host" }
