@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/forgectx/forgectx/pkg/distill"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -57,14 +59,26 @@ func runDistill(e *env, o distillOptions) error {
 	if o.MaxText < distill.MinCapChars {
 		return usagef("--max-text: %d is below the minimum of %d characters", o.MaxText, distill.MinCapChars)
 	}
+	// A payload file the operator named that cannot be read is a mistyped flag, not an event
+	// without content: exit 2 naming the path. (A path from the CI environment stays fail
+	// safe: {} and a warning naming it.)
+	if err := checkPayloadFlag(o.Payload); err != nil {
+		return err
+	}
 	opts := distill.Options{
 		MaxTextChars: o.MaxText,
 		Filter:       filter.New(filter.SecretEnvValues(e.Environ(), secretEnvNames)),
 	}
 	out, rep := distill.FromCI(in, opts)
 	if rep.Warning != "" {
-		e.Log.Warn().Str("code", rep.Warning).Str("forge", string(rep.Forge)).
-			Msg("distill: no excerpt could be made from the event payload; printing {}")
+		ev := e.Log.Warn().Str("code", rep.Warning).Str("forge", string(rep.Forge))
+		if rep.PayloadPath != "" {
+			ev = ev.Str("payload", rep.PayloadPath).Str("payload_from", rep.PayloadFrom)
+		}
+		if rep.PayloadErr != nil {
+			ev = ev.Str("cause", rep.PayloadErr.Error())
+		}
+		ev.Msg("distill: no excerpt could be made from the event payload; printing {}")
 	} else {
 		e.Log.Debug().Str("forge", string(rep.Forge)).Str("event", rep.Event).Str("rule", rep.Rule).
 			Int("fields", rep.Fields).Int("truncated", len(rep.Truncated)).Int("omitted", len(rep.Omitted)).
@@ -79,4 +93,28 @@ func runDistill(e *env, o distillOptions) error {
 		return fmt.Errorf("distill: writing the excerpt: %w", err)
 	}
 	return nil
+}
+
+// checkPayloadFlag rejects a --payload file that does not exist, is a directory or cannot be
+// opened. "-" (stdin) and an unset flag pass.
+func checkPayloadFlag(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		return usagef("--payload %s: is a directory, not a webhook payload file", path)
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			f.Close()
+			return nil
+		}
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return usagef("--payload %s: %v", path, err)
 }

@@ -74,7 +74,7 @@ func TestDistillMalformedInputExitsZeroWithEmptyObjectAndAWarning(t *testing.T) 
 		{"not JSON", nil, []string{"--payload", write("bad.json", "{"+secret)}, "payload_not_json"},
 		{"not an object", nil, []string{"--payload", write("arr.json", `["`+secret+`"]`)}, "payload_not_object"},
 		{"wrong-typed container", nil, []string{"--event", "issue_comment", "--payload", write("wt.json", `{"comment":"`+secret+`"}`)}, "nothing_recognised"},
-		{"missing file", nil, []string{"--payload", filepath.Join(dir, "none.json")}, "payload_unreadable"},
+		{"missing file named by GITHUB_EVENT_PATH", map[string]string{"GITHUB_EVENT_PATH": filepath.Join(dir, "none.json")}, nil, "payload_unreadable"},
 		{"no payload anywhere", nil, nil, "payload_missing"},
 		{"GitLab without TRIGGER_PAYLOAD", map[string]string{"GITLAB_CI": "true"}, nil, "payload_missing"},
 	}
@@ -91,6 +91,28 @@ func TestDistillMalformedInputExitsZeroWithEmptyObjectAndAWarning(t *testing.T) 
 				t.Errorf("payload text logged: %s", errOut)
 			}
 		})
+	}
+}
+
+// Issue #20 item 7: a mistyped --payload path exited 0 with payload_unreadable and did not name
+// the path. A file the operator names that cannot be read is a bad flag: exit 2 naming it. A
+// path from the CI environment stays fail safe ({} exit 0) and the warning names it.
+func TestDistillUnreadablePayloadNamesThePath(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "evnet.json")
+	for _, c := range []struct{ path, want string }{
+		{missing, "--payload " + missing + ": no such file or directory"},
+		{dir, "--payload " + dir + ": is a directory"},
+	} {
+		code, out, errOut := runCLI(t, nil, "", "distill", "--payload", c.path)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("--payload %s: exit %d, stdout %q, stderr %q; want exit 2 with %q", c.path, code, out, errOut, c.want)
+		}
+	}
+	code, out, errOut := runCLI(t, map[string]string{"GITHUB_EVENT_PATH": missing}, "", "--log-format", "json", "distill")
+	if code != exitOK || out != "{}\n" || !strings.Contains(errOut, `"payload":"`+missing+`"`) ||
+		!strings.Contains(errOut, `"payload_from":"GITHUB_EVENT_PATH"`) || !strings.Contains(errOut, `"cause":"no such file or directory"`) {
+		t.Errorf("GITHUB_EVENT_PATH missing: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

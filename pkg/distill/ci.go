@@ -1,6 +1,7 @@
 package distill
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,7 +54,7 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 	if forge == "" {
 		forge = DetectForge(getenv)
 	}
-	event, src := in.Event, in.PayloadPath
+	event, src, from := in.Event, in.PayloadPath, "--payload"
 	var inline []byte
 	switch forge {
 	case GitLab:
@@ -62,7 +63,7 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 			if strings.HasPrefix(strings.TrimSpace(v), "{") {
 				inline = []byte(v)
 			} else {
-				src = v
+				src, from = v, "TRIGGER_PAYLOAD"
 			}
 		}
 	default:
@@ -70,7 +71,7 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 			event = getenv("GITHUB_EVENT_NAME")
 		}
 		if src == "" {
-			src = getenv("GITHUB_EVENT_PATH")
+			src, from = getenv("GITHUB_EVENT_PATH"), "GITHUB_EVENT_PATH"
 		}
 	}
 	payload := inline
@@ -80,11 +81,15 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 		}
 		b, err := readPayload(src, in.Stdin, opts.MaxPayloadBytes)
 		if err != nil {
-			return empty, Report{Forge: forge, Warning: WarnPayloadUnreadable}
+			return empty, Report{Forge: forge, Warning: WarnPayloadUnreadable, PayloadPath: src, PayloadFrom: from, PayloadErr: err}
 		}
 		payload = b
 	}
-	return Excerpt(forge, event, payload, opts)
+	out, rep := Excerpt(forge, event, payload, opts)
+	if inline == nil {
+		rep.PayloadPath, rep.PayloadFrom = src, from
+	}
+	return out, rep
 }
 
 // readPayload reads at most limit+1 bytes so that an oversized payload is reported as too large
@@ -99,10 +104,20 @@ func readPayload(src string, stdin io.Reader, limit int) ([]byte, error) {
 	} else {
 		f, err := os.Open(src)
 		if err != nil {
-			return nil, err
+			return nil, bare(err)
 		}
 		defer f.Close()
 		r = f
 	}
-	return io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	return b, bare(err)
+}
+
+// bare drops an *os.PathError's path: the report names the path itself.
+func bare(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -136,6 +136,12 @@ type Report struct {
 	Truncated []string         // excerpt paths of capped fields, in output order
 	Omitted   []Omission       // present fields left out, in output order
 	Findings  []filter.Finding // filter findings over all carried strings, sorted by code
+	// PayloadPath is the file FromCI read or tried to read ("-" for stdin), and PayloadFrom
+	// where that name came from ("--payload", GITHUB_EVENT_PATH, TRIGGER_PAYLOAD), so a
+	// payload_unreadable warning can name the file; PayloadErr is why it could not be read.
+	PayloadPath string
+	PayloadFrom string
+	PayloadErr  error
 }
 
 // empty is the excerpt when distillation yields nothing.
