@@ -190,3 +190,17 @@ func TestRunDotenvDeviceNodeIsAConfigurationError(t *testing.T) {
 	}
 	stillCharDevice(t, dev)
 }
+
+// Issue #20 item 8: `forgectx prescript` printed the script's live log unredacted ($MY_TOKEN
+// verbatim), unlike `forgectx run`. The job log on stderr now carries the redaction marker.
+func TestPrescriptLiveLogIsRedacted(t *testing.T) {
+	const token = "my-token-value-0123456789abcdef"
+	code, out, errOut := runCLI(t, map[string]string{"MY_TOKEN": token, "PATH": os.Getenv("PATH")}, "",
+		"prescript", "--", "sh", "-c", `echo "token is $MY_TOKEN"`)
+	if code != exitOK || !strings.Contains(out, `"skipped":false`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if strings.Contains(errOut, token) || !strings.Contains(errOut, "token is [REDACTED:") {
+		t.Errorf("live log not redacted: %q", errOut)
+	}
+}

@@ -7,14 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/forgectx/forgectx/pkg/procgroup"
 )
 
 // killTreeOnCancel puts the script in its own process group and makes a cancelled context
 // (timeout, interrupt) kill the whole group, so a timed-out script's children do not keep
 // running or hold the captured streams open.
 func killTreeOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	procgroup.Set(cmd)
+	cmd.Cancel = func() error { return procgroup.Kill(cmd) }
 }
 
 // openNoFollow opens path for reading without following a final symlink (ELOOP) and without

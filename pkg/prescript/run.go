@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/procgroup"
 )
 
 // EnvOutput is the environment variable that carries the output file's absolute path to the
@@ -169,9 +170,13 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 		defer cancel()
 	}
 
+	// The live job log gets the script's streams line by line through the redaction pass,
+	// like every other copy of its output (the spec's "before it reaches the status comment,
+	// span, or log"): a script that echoes $MY_TOKEN does not print it in the job log.
 	var jl jobLog
-	out := newCapture(jl.to(opts.Stdout), secrets)
-	errc := newCapture(jl.to(opts.Stderr), secrets)
+	liveOut, liveErr := NewRedactingLog(opts.Stdout, redactor), NewRedactingLog(opts.Stderr, redactor)
+	out := newCapture(jl.to(liveOut.writer()), secrets)
+	errc := newCapture(jl.to(liveErr.writer()), secrets)
 	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
 	cmd.Env = withVar(env, EnvOutput, path)
 	cmd.Dir = opts.Dir
@@ -182,9 +187,19 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 		cmd.WaitDelay = DefaultWaitDelay
 	}
 	start := time.Now()
-	runErr := cmd.Run()
+	// The script's whole process group ends with the script: a background child it left
+	// behind is killed as soon as the script exits (and once more after Wait, for a child
+	// that escaped the first signal), never left running with the job's environment.
+	runErr := cmd.Start()
+	if runErr == nil {
+		procgroup.KillWhenLeaderExits(cmd)
+		runErr = cmd.Wait()
+		_ = procgroup.Kill(cmd)
+	}
 	out.close()
 	errc.close()
+	liveOut.Flush()
+	liveErr.Flush()
 	if jl.failed > 0 {
 		log.Warn().Int("failed_writes", jl.failed).Msg("pre-script output could not be copied to the job log")
 	}

@@ -1,0 +1,32 @@
+//go:build unix
+
+package procgroup
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
+
+// Set makes cmd start in its own process group (Setpgid), keeping any other attributes.
+func Set(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+// Signal sends sig to cmd's whole process group (cmd must have been started with Set). A group
+// that is already gone, or a command that never started, is not an error.
+func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to cmd's whole process group.
+func Kill(cmd *exec.Cmd) error { return Signal(cmd, syscall.SIGKILL) }
