@@ -3,10 +3,11 @@
 package run
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/forgectx/forgectx/pkg/procgroup"
 )
 
 var (
@@ -15,20 +16,12 @@ var (
 )
 
 // setProcessGroup puts the child in its own process group so that a signal reaches every
-// process it started.
-func setProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// process it started (pkg/procgroup, shared with `forgectx prescript`).
+func setProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{}; procgroup.Set(cmd) }
 
 // signalGroup signals the child's whole process group; a group that is already gone is not an
 // error.
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
-}
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error { return procgroup.Signal(cmd, sig) }
 
 // openNoFollow opens path for reading without following a final symlink and without blocking
 // on a FIFO.
