@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// MinSecretEnvBytes is the shortest environment value SecretEnvValues registers: shorter
-// values ("1", "true", "main") would redact ordinary words everywhere.
+// MinSecretEnvBytes is the shortest literal the filter registers, from SecretEnvValues or
+// given to New directly: shorter values ("1", "true", "main") would redact ordinary words
+// everywhere and reveal themselves by where the markers land.
 const MinSecretEnvBytes = 8
 
 // secretEnvNames are secret whatever their suffix.

@@ -115,8 +115,12 @@ type Pipeline struct {
 }
 
 // New compiles a pipeline that also redacts the given literal credential values (exact byte
-// match on the Unicode-normalised text, also URL-encoded and JSON-escaped; empty values are
-// ignored, duplicates dropped). Use SecretEnvValues to pick them from an environment.
+// match on the Unicode-normalised text, also URL-encoded and JSON-escaped; duplicates dropped).
+// Values shorter than MinSecretEnvBytes are ignored, whoever registers them (the run's own
+// token included): literal redaction of a one- to seven-byte value ("x", "true", "main")
+// destroys ordinary text ("fixture" → "fi[REDACTED:run-credential]ture") and, by where the
+// markers land, reveals the value it was meant to hide. Such a value is no credential; the
+// pattern detectors still apply. Use SecretEnvValues to pick values from an environment.
 func New(secrets []string) *Pipeline {
 	seen := map[string]bool{}
 	var lits [][]byte
@@ -128,7 +132,7 @@ func New(secrets []string) *Pipeline {
 		lits = append(lits, v)
 	}
 	for _, s := range secrets {
-		if s == "" {
+		if len(s) < MinSecretEnvBytes {
 			continue
 		}
 		// the value, the form it takes after Unicode safety, and the forms a log prints it in

@@ -240,3 +240,21 @@ func TestRedactionLiteralsEncodedForms(t *testing.T) {
 		}
 	}
 }
+
+// Issue #20 item 9: `run` registered the token-env value whatever its length, so GITHUB_TOKEN=x
+// turned "fixture" into "fi[REDACTED:run-credential]ture" — destroying text and revealing the
+// value. A literal shorter than MinSecretEnvBytes is never registered, by any caller; one of
+// exactly MinSecretEnvBytes still is.
+func TestShortLiteralsAreNotRegistered(t *testing.T) {
+	for _, short := range []string{"x", "ix", "true", "main", "1234567"} {
+		p := filter.New([]string{short})
+		text := "fixture main 1234567 is true"
+		if got, findings := p.Redact(text); got != text || len(findings) != 0 {
+			t.Errorf("literal %q (%d bytes): %q -> %q", short, len(short), text, got)
+		}
+	}
+	long := strings.Repeat("k", filter.MinSecretEnvBytes)
+	if got, _ := filter.New([]string{long}).Redact("a " + long + " b"); strings.Contains(got, long) {
+		t.Errorf("a %d-byte literal was not redacted: %q", filter.MinSecretEnvBytes, got)
+	}
+}
