@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Hostile-input campaign (issue #20): runs a built forgectx against the inputs a new user, a
+# broken CI job or a hostile workspace would give it and prints one Markdown table row per try:
+#
+#   go build -o /tmp/forgectx ./cmd/forgectx
+#   scripts/hostile-campaign.sh /tmp/forgectx > /tmp/campaign.md
+#
+# Every path is inside a fresh temporary directory ($T in the table). Device nodes are the
+# campaign's own (mknod c 1 3, needs root; skipped otherwise) — no system device is ever opened
+# for writing. No network: the only forge is a committed cassette (offline replay).
+# Columns: try, command, expected exit, observed exit, what happened (the error line, or the
+# check made after the command), PASS/FAIL.
+set -uo pipefail
+bin="${1:?usage: hostile-campaign.sh FORGECTX_BINARY}"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+n=0
+fails=0
+TRY_ENV=()
+root=false; [ "$(id -u)" = 0 ] && root=true
+
+# row LABEL EXPECTED OBSERVED NOTE
+row() {
+  n=$((n + 1))
+  local verdict=PASS
+  [ "$2" = "$3" ] || { verdict=FAIL; fails=$((fails + 1)); }
+  printf '| %d | %s | %s | %s | %s | %s |\n' "$n" "$1" "$2" "$3" "$4" "$verdict"
+}
+
+# try LABEL EXPECTED [CHECK] -- ARGS... : run forgectx (with the variables of the TRY_ENV array
+# exported), report the exit code and the error line
+# (or CHECK's output when CHECK is given and prints something).
+try() {
+  local label="$1" want="$2" check=""; shift 2
+  if [ "$1" != "--" ]; then check="$1"; shift; fi
+  shift
+  local err code note
+  env ${TRY_ENV[@]+"${TRY_ENV[@]}"} "$bin" --log-level error "$@" >"$T/.out" 2>"$T/.err" </dev/null; code=$?
+  # the violation line (verify, prompt, stage print PATH: RULE: DETAIL on stdout or stderr),
+  # else forgectx's one error line
+  note="$(cat "$T/.out" "$T/.err" | grep -m1 -E '^[A-Za-z0-9/._-]+: [a-z_]+: ' | cut -c1-220)"
+  [ -z "$note" ] && note="$(grep -m1 -E '^forgectx' "$T/.err" | cut -c1-220)"
+  [ -z "$note" ] && note="(no error line)"
+  if [ -n "$check" ]; then note="$note; $(eval "$check")"; fi
+  note="${note//$T/\$T}"
+  note="${note//|/¦}"
+  row "$label" "$want" "$code" "\`$note\`"
+}
+
+kind() { if [ -c "$1" ]; then echo "$1 still a char device"; elif [ -p "$1" ]; then echo "still a FIFO"; elif [ -d "$1" ]; then echo "still a directory"; elif [ -L "$1" ]; then echo "still a symlink"; elif [ -f "$1" ]; then echo "a regular file"; else echo "absent"; fi; }
+
+mkdir -p "$T/dir" "$T/nonempty/x" "$T/emptydir"
+mkfifo "$T/fifo"
+ln -s "$T/nowhere" "$T/dangling"
+echo old > "$T/regular"; ln -s "$T/regular" "$T/link-regular"
+ln -s "$T/emptydir" "$T/link-dir"
+echo "root:x:0:0" > "$T/passwd"
+if $root; then mknod "$T/dev" c 1 3; ln -s "$T/dev" "$T/link-dev"; fi
+profile="$T/profile.json"
+printf '%s' '{"entity_kind":"work_item","included_sources":["agent_runs","comments","entity"],"record_selection":"oldest","check_log_selection":"none","bounds":{"max_records_per_source":5000,"max_source_bytes":4096,"max_record_bytes":65536,"max_log_bytes":65536,"max_metadata_string_bytes":1024,"max_labels":100}}' > "$profile"
+replay=(snapshot --forge github --replay "$repo/test/fixtures/github/issue" --repo octo-org/Hello-World --number 7 --profile "$profile" --category observation)
+
+echo "| # | try | expected exit | observed exit | what happened | verdict |"
+echo "|---|---|---|---|---|---|"
+
+# --- output targets (item 1, 6) ---
+if $root; then
+  try "\`prescript --none --dotenv\` a char device (mknod c 1 3)" 2 'kind $T/dev' -- prescript --none --dotenv "$T/dev"
+  try "\`prescript --none --dotenv\` a symlink to a char device" 2 'kind $T/dev' -- prescript --none --dotenv "$T/link-dev"
+  try "\`run --dotenv\` a char device" 2 'kind $T/dev' -- run --harness "$T/none.yml" --dotenv "$T/dev"
+  try "\`filter --report\` a char device (written through)" 0 'kind $T/dev' -- filter --report "$T/dev"
+  try "\`demo --out\` a char device" 2 -- demo --out "$T/dev"
+  try "\`snapshot --stats\` a char device" 2 'kind $T/dev' -- "${replay[@]}" --out "$T/s-dev" --stats "$T/dev"
+  TRY_ENV=(GITHUB_ACTIONS=true GITHUB_OUTPUT="$T/dev")
+  try "\`\$GITHUB_OUTPUT\` a char device (prescript relay)" 1 'kind $T/dev' -- prescript --none
+  TRY_ENV=()
+fi
+try "\`prescript --none --dotenv\` a directory" 2 -- prescript --none --dotenv "$T/dir"
+try "\`prescript --none --dotenv\` a FIFO" 2 'kind $T/fifo' -- prescript --none --dotenv "$T/fifo"
+try "\`prescript --none --dotenv\` a dangling symlink" 2 'kind $T/nowhere' -- prescript --none --dotenv "$T/dangling"
+try "\`prescript --none --dotenv\` under a missing directory" 2 -- prescript --none --dotenv "$T/missing/x.env"
+try "\`prescript --none --dotenv\` a symlink to a regular file" 0 'echo "link: $(kind $T/link-regular); target: $(head -c 40 $T/regular | tr "\n" " ")"' -- prescript --none --dotenv "$T/link-regular"
+try "\`filter --report\` a directory" 2 -- filter --report "$T/dir"
+try "\`filter --report\` a FIFO without a reader" 1 'kind $T/fifo' -- filter --report "$T/fifo"
+try "\`demo --out\` a regular file (/etc/passwd-like)" 2 'echo "content kept: $(cat $T/passwd)"' -- demo --out "$T/passwd"
+try "\`demo --out\` a symlink to an empty directory" 2 -- demo --out "$T/link-dir"
+try "\`demo --out\` a dangling symlink" 2 -- demo --out "$T/dangling"
+try "\`demo --out\` under a missing directory" 2 -- demo --out "$T/nonexistent/a/b"
+try "\`demo --out\` a non-empty directory" 2 -- demo --out "$T/nonempty"
+try "\`snapshot --stats\` under a missing directory (before any request)" 2 -- "${replay[@]}" --out "$T/s1" --stats "$T/nonexistent/s"
+try "\`snapshot --out\` under a missing directory (before any request)" 2 -- "${replay[@]}" --out "$T/nonexistent/a/b"
+try "\`snapshot --record\` a regular file" 2 -- "${replay[@]}" --out "$T/s2" --record "$T/passwd"
+try "\`snapshot --stats\` a symlink to a regular file" 0 'echo "link: $(kind $T/link-regular); target starts: $(head -c 12 $T/regular | tr -d "\n ")"' -- "${replay[@]}" --out "$T/s3" --stats "$T/link-regular"
+
+# --- concurrency on shared paths ---
+for i in 1 2 3 4 5 6 7 8; do "$bin" --log-level disabled prescript --none --dotenv "$T/shared.env" >/dev/null 2>&1 & done; wait
+left=$(find "$T" -maxdepth 1 -name '.shared.env.forgectx-*' | wc -l)
+row "8 concurrent \`prescript --none --dotenv\` on one file" 0 "$( [ "$(cat "$T/shared.env")" = "skipped=false" ] && [ "$left" = 0 ] && echo 0 || echo 1)" "\`file holds one whole report; $left temporary files left\`"
+mkdir -p "$T/state"; chmod 700 "$T/state"
+"$bin" --log-level disabled demo --out "$T/tree" >/dev/null 2>&1
+for i in 1 2 3 4 5 6; do ("$bin" --log-level disabled stage create --from "$T/tree" --state-dir "$T/state" --base "$T" --owner-pid 1 > "$T/stage-$i.out" 2>&1; echo $? > "$T/stage-$i.rc") & done; wait
+ids=$(cat "$T"/stage-*.out | grep -c '^id=' ); uniq=$(cat "$T"/stage-*.out | grep '^id=' | sort -u | wc -l); rcs=$(cat "$T"/stage-*.rc | sort -u | tr '\n' ' ')
+row "6 concurrent \`stage create\` sharing one \`--state-dir\`" 0 "$( [ "$ids" = 6 ] && [ "$uniq" = 6 ] && echo 0 || echo 1)" "\`exit codes: ${rcs}; $uniq distinct ids\`"
+for f in "$T"/stage-*.out; do id=$(sed -n 's/^id=//p' "$f"); [ -n "$id" ] && "$bin" --log-level disabled stage cleanup --id "$id" --state-dir "$T/state" >/dev/null 2>&1; done
+try "\`stage scavenge\` after the concurrent stages were cleaned" 0 'echo "$(ls $T/state | wc -l) entries left in the state dir"' -- stage scavenge --state-dir "$T/state"
+
+# --- verify / schema (item 4) ---
+cp -r "$T/tree" "$T/t-gaps"; sed -i 's/"gaps"/"gapz"/' "$T/t-gaps/index.json"
+try "\`verify\` a tree whose index.json renames \"gaps\"" 1 -- verify "$T/t-gaps"
+cp -r "$T/tree" "$T/t-type"; sed -i 's/"schema_version":1/"schema_version":"one"/' "$T/t-type/index.json"
+try "\`verify\` index.json with a string for schema_version" 1 -- verify "$T/t-type"
+cp -r "$T/tree" "$T/t-big"; head -c 20000000 /dev/zero | tr '\0' '[' > "$T/t-big/index.json"
+try "\`verify\` a 20 MB index.json of '['" 1 -- verify "$T/t-big"
+cp -r "$T/tree" "$T/t-link"; mv "$T/t-link/index.json" "$T/t-link/real.json"; ln -s real.json "$T/t-link/index.json"
+try "\`verify\` index.json a symlink" 1 -- verify "$T/t-link"
+cp -r "$T/tree" "$T/t-fifo"; mkfifo "$T/t-fifo/extra"
+try "\`verify\` a tree holding a FIFO (no hang)" 1 -- verify "$T/t-fifo"
+try "\`verify --index-sha256\` malformed" 2 -- verify "$T/tree" --index-sha256 xyz
+try "\`verify --index-sha256\` of another tree" 1 -- verify "$T/tree" --index-sha256 0000000000000000000000000000000000000000000000000000000000000000
+try "\`prompt\` of a tampered tree" 1 -- prompt "$T/t-gaps"
+
+# --- harness (item 5) ---
+printf 'version: 1\nagent:\n\tname: a\n' > "$T/tab.yml"
+try "\`run --harness\` indented with a tab" 2 -- run --harness "$T/tab.yml"
+printf 'version: 1\nagent: name: a\n' > "$T/map.yml"
+try "\`run --harness\` a mapping on one line" 2 -- run --harness "$T/map.yml"
+printf 'version: "one"\n' > "$T/type.yml"
+try "\`run --harness\` version a string" 2 -- run --harness "$T/type.yml"
+printf 'version: 1\nagnet: {}\n' > "$T/key.yml"
+try "\`run --harness\` a misspelt key" 2 -- run --harness "$T/key.yml"
+head -c 4096 /dev/urandom > "$T/garbage.yml"
+try "\`run --harness\` 4 KiB of random bytes" 2 -- run --harness "$T/garbage.yml"
+head -c 3000000 /dev/zero | tr '\0' '#' > "$T/huge.yml"
+try "\`run --harness\` a 3 MB file" 2 -- run --harness "$T/huge.yml"
+try "\`run --harness\` a directory" 2 -- run --harness "$T/dir"
+try "\`run --harness\` missing" 2 -- run --harness "$T/none.yml"
+if $root; then try "\`run --harness\` a char device (reads empty)" 2 -- run --harness "$T/dev"; fi
+
+# --- distill (item 7) ---
+try "\`distill --payload\` a mistyped path" 2 -- distill --payload "$T/evnet.json"
+try "\`distill --payload\` a directory" 2 -- distill --payload "$T/dir"
+TRY_ENV=(GITHUB_EVENT_PATH="$T/gone.json")
+try "\`distill\` with GITHUB_EVENT_PATH missing (fail safe: {} and a warning naming the file)" 0 'grep -o "payload=[^ ]* payload_from=[A-Z_]*" $T/.err' -- --log-level warn distill
+TRY_ENV=()
+try "\`distill --max-text 10\`" 2 -- distill --max-text 10
+head -c 40000000 /dev/zero | tr '\0' ' ' > "$T/big.json"
+try "\`distill --payload\` 40 MB of spaces" 0 -- distill --payload "$T/big.json"
+
+# --- stage (item 6) ---
+try "\`stage cleanup --id bad\`" 2 -- stage cleanup --id bad --state-dir "$T/state"
+try "\`stage verify-copy\` an unknown well-formed id" 1 -- stage verify-copy --id 0123456789abcdef0123456789abcdef --state-dir "$T/state"
+try "\`stage cleanup\` an unknown well-formed id (idempotent)" 0 -- stage cleanup --id 0123456789abcdef0123456789abcdef --state-dir "$T/state"
+try "\`stage create --from\` a tampered tree" 1 -- stage create --from "$T/t-gaps" --state-dir "$T/state" --base "$T"
+
+# --- prescript (item 8) ---
+try "\`prescript\` leaving \`(sleep 60)&\` behind" 0 'sleep 0.5; echo "$(cat $T/bg.pid 2>/dev/null | xargs -r ps -o stat= -p | grep -vc Z) live background children"' -- prescript -- sh -c "(sleep 60) & echo \$! > $T/bg.pid"
+MY_TOKEN=my-token-value-0123456789 try "\`prescript\` echoing \$MY_TOKEN to its live log" 0 "$bin --log-level disabled prescript -- sh -c 'echo \$MY_TOKEN' 2>&1 >/dev/null | grep -c my-token-value | sed 's/\$/ log lines carry the token/'" -- prescript -- sh -c 'echo "$MY_TOKEN"'
+try "\`prescript\` a missing script" 1 -- prescript -- "$T/nope.sh"
+try "\`prescript --timeout 0\`" 2 -- prescript --timeout 0 -- true
+try "\`prescript --timeout 1s\` on \`sleep 30\`" 1 -- prescript --timeout 1s -- sleep 30
+try "\`prescript\` writing \`skipped=\`" 1 -- prescript -- sh -c 'echo skipped= >> "$FULLSEND_PRESCRIPT_OUTPUT"'
+try "\`prescript\` writing 2 MiB to its output file" 1 -- prescript -- sh -c 'head -c 2097152 /dev/zero | tr "\0" "a" >> "$FULLSEND_PRESCRIPT_OUTPUT"'
+try "\`prescript\` removing its output file" 1 -- prescript -- sh -c 'rm "$FULLSEND_PRESCRIPT_OUTPUT"'
+
+# --- flags and commands ---
+try "\`snapshot --replay\` a missing cassette" 2 -- snapshot --forge github --replay "$T/nocassette" --repo o/r --number 1 --profile "$profile" --category observation --out "$T/s4"
+try "\`snapshot --profile\` a directory" 2 -- snapshot --from-acquisition - --profile "$T/dir" --category observation --out "$T/s5"
+try "\`forgectx nosuch\`" 2 -- nosuch
+try "\`forgectx --log-level loud version\`" 2 -- --log-level loud version
+try "\`version extra\`" 2 -- version extra
+
+echo
+echo "$n tries, $fails unexpected."
+[ "$fails" = 0 ]
