@@ -234,7 +234,7 @@ func validateGitHub(entries []prescript.KV) error {
 func appendGitHubOutput(path string, entries []prescript.KV) (err error) {
 	// The runner's $GITHUB_OUTPUT is always a regular file; anything else (a device, a FIFO,
 	// a directory) is refused by the safe-output rule before go-githubactions opens it.
-	if err := safeout.Check(path, safeout.Options{}); err != nil {
+	if err := safeout.CheckAppend(path, safeout.Options{}); err != nil {
 		return fmt.Errorf("append to GITHUB_OUTPUT: %w", err)
 	}
 	a := githubactions.New(

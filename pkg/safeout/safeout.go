@@ -183,6 +183,18 @@ func Check(path string, o Options) error {
 	return nil
 }
 
+// CheckAppend reports whether Append(path, …, o) would be allowed, without writing. Unlike
+// Check it does not require a writable directory for an existing regular file: appending
+// writes into the file itself (a runner's $GITHUB_OUTPUT may sit in a directory the job cannot
+// write).
+func CheckAppend(path string, o Options) error {
+	if path == "" {
+		return &Error{Path: path, Rule: "is empty"}
+	}
+	_, _, err := resolve(path, o)
+	return err
+}
+
 // WriteFile replaces (or creates) the file path names with data, by the package rule.
 func WriteFile(path string, data []byte, o Options) error {
 	if path == "" {

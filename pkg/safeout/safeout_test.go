@@ -322,3 +322,19 @@ func TestCheckDir(t *testing.T) {
 	refused(t, safeout.CheckDir(link), link, "is a symlink")
 	refused(t, safeout.CheckDir(filepath.Join(dir, "a", "b")), filepath.Join(dir, "a", "b"), "does not exist")
 }
+
+func TestCheckAppendJudgesTheTargetLikeAppend(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "github_output")
+	if err := safeout.CheckAppend(p, safeout.Options{}); err != nil {
+		t.Errorf("missing path: %v", err)
+	}
+	if err := os.WriteFile(p, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := safeout.CheckAppend(p, safeout.Options{}); err != nil {
+		t.Errorf("regular file: %v", err)
+	}
+	refused(t, safeout.CheckAppend(dir, safeout.Options{}), dir, "is a directory")
+	refused(t, safeout.CheckAppend(filepath.Join(dir, "no", "x"), safeout.Options{}), filepath.Join(dir, "no", "x"), "does not exist")
+}
