@@ -395,8 +395,15 @@ echo "~~ chatty ::error::~~ chatty annotation ` + tok + `"
 				script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", c.body)
 				_, _, stderr := runCLI(t, env, "", "--log-format", format, "--log-level", "debug",
 					"prescript", "--timeout", "3s", "--", "bash", script)
-				if !strings.Contains(stderr, scriptLine+"chatty out 200 token "+tok) {
+				// The live copy reaches the job log redacted (issue #20 item 8): the line is
+				// there, the token and the registered value are not, anywhere on stderr.
+				if !strings.Contains(stderr, scriptLine+"chatty out 200 token [REDACTED:") {
 					t.Fatalf("the script's output did not reach the job log:\n%s", stderr)
+				}
+				for _, secret := range []string{tok, lit} {
+					if strings.Contains(stderr, secret) {
+						t.Errorf("the job log carries a secret %q", secret)
+					}
 				}
 				own := forgectxOwnLines(stderr)
 				logLines := 0
