@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -220,8 +219,8 @@ const shipHarness = `version: 1
 agent:
   name: triage
   category: observation
-  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && sleep ${AGENT_SLEEP:-0} && exit ${AGENT_EXIT:-0}"]
-  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_SLEEP, AGENT_PROBE, SHIP_TEST_PID]
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && ${AGENT_TOOL:-true} && sleep ${AGENT_SLEEP:-0} && exit ${AGENT_EXIT:-0}"]
+  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_SLEEP, AGENT_PROBE, AGENT_TOOL, SHIP_TEST_PID]
   timeout: 60s
 {{PRE}}profiles:
   work_item:
@@ -265,9 +264,6 @@ func snapshotDir(t testing.TB, dir string) []string {
 }
 
 func TestCompositeActionFromSource(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("SKIP: version: source needs Go on PATH")
-	}
 	finished := []string{"POST", "PATCH", "POST"} // start, completion, receipt
 	cases := []struct {
 		name         string
@@ -319,7 +315,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 				// besides the harness (and, in one case, the explicit forge).
 				f = newForgejoFake(t)
 				r = newActionRunner(t, f.URL(), h, map[string]string{
-					"harness": ".forgectx/harness.yml", "version": "source", "comment-author-id": "-2",
+					"harness": ".forgectx/harness.yml", "version": shipVersion, "download-url": serveShipRelease(t), "comment-author-id": "-2",
 				})
 				if c.forge != "" {
 					r.inputs["forge"] = c.forge
@@ -333,7 +329,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 			} else {
 				f = newFakeForge(t)
 				r = newActionRunner(t, f.URL(), h, map[string]string{
-					"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
+					"harness": ".forgectx/harness.yml", "version": shipVersion, "download-url": serveShipRelease(t), "repo": "octo-org/Hello-World",
 					"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
 				})
 			}
@@ -350,7 +346,17 @@ func TestCompositeActionFromSource(t *testing.T) {
 				shim := filepath.Join(t.TempDir(), "sudo")
 				// Its parent PID shows whether the step's shell exec'd it (the parent is
 				// then this test process) or is still alive waiting for it.
-				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
+				// Like sudo's secure_path (Ubuntu's default), it replaces PATH before running the
+				// command, so only the action's explicit PATH keeps the runner's tool directories.
+				must(t, os.WriteFile(shim, []byte("#!/bin/bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nPATH=/usr/sbin:/usr/bin:/sbin:/bin exec \"$@\"\n"), 0o755))
+				// The agent's tool lives only on the runner's PATH (as setup-node or the tool
+				// cache put it there): the agent finds it only if that PATH survived sudo.
+				tools := filepath.Join(t.TempDir(), "hostedtoolcache")
+				must(t, os.MkdirAll(tools, 0o755))
+				must(t, os.WriteFile(filepath.Join(tools, "ship-agent-tool"), []byte("#!/bin/sh\ntouch \"$AGENT_OUT/tool-ran\"\n"), 0o755))
+				reachableByAgent(t, tools, tools)
+				r.env["PATH"] = tools + string(os.PathListSeparator) + r.env["PATH"]
+				r.env["AGENT_TOOL"] = "ship-agent-tool"
 				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
 				r.inputs["sudo"] = "true"
 				// The agent's identity defaults to the runner user's, so none is given.
@@ -430,15 +436,20 @@ func TestCompositeActionFromSource(t *testing.T) {
 			if bin := r.steps["install"]["bin"]; bin != filepath.Join(r.temp, "forgectx-bin", "forgectx") {
 				t.Errorf("install output bin = %q, want it under $RUNNER_TEMP", bin)
 			}
-			if !strings.Contains(r.log.String(), "forgectx source") {
-				t.Error("version: source did not report the source build's version")
+			if !strings.Contains(r.log.String(), "forgectx "+shipVersion) {
+				t.Errorf("the install step did not report the installed release's version %s", shipVersion)
 			}
 			if c.sudo {
 				args := strings.Split(strings.TrimSpace(readFile(t, sudoLog)), "\n")
 				uid, gid := runnerUID, runnerGID
-				if len(args) < 4 || args[2] != r.steps["install"]["bin"] || args[3] != "run" ||
+				// env PATH=…: sudo's secure_path would otherwise drop the runner's tool
+				// directories, and the agent (or its tools) would not be found.
+				if len(args) < 6 || args[2] != "env" || args[3] != "PATH="+r.env["PATH"] || args[4] != r.steps["install"]["bin"] || args[5] != "run" ||
 					!strings.Contains(strings.Join(args, " "), "--agent-uid "+uid+" --agent-gid "+gid) {
-					t.Errorf("sudo was called with %q, want -n -E BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+					t.Errorf("sudo was called with %q, want -n -E env PATH=<the runner's PATH> BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+				}
+				if _, err := os.Stat(filepath.Join(r.env["AGENT_OUT"], "tool-ran")); err != nil {
+					t.Errorf("the agent did not find its tool on the runner's PATH after sudo: %v", err)
 				}
 				if ppid := strings.TrimSpace(readFile(t, sudoLog+".ppid")); ppid != fmt.Sprint(os.Getpid()) {
 					t.Errorf("sudo's parent is PID %s, not the runner (%d): the step's shell did not exec sudo and keeps the token", ppid, os.Getpid())

@@ -111,6 +111,7 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
   - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
     inputs:
       stage: agents
+      version: latest
       harness: %s
       forge: gitlab
       repo: Acme/Platform/widgets
