@@ -64,7 +64,7 @@ func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
 	al := actionlint(t)
 	files := workflowFiles(t)
 	for _, want := range []string{".github/workflows/test.yml", ".github/workflows/lint.yml", ".github/workflows/image.yml",
-		".github/workflows/release.yml", "examples/github/forgectx-action.yml", "examples/forgejo/triage.yml"} {
+		".github/workflows/release.yml", "examples/github/forgectx-action.yml", "examples/github/forgectx-claude.yml", "examples/forgejo/forgectx.yml"} {
 		if !contains(files, want) {
 			t.Errorf("workflow %s is missing", want)
 		}
@@ -75,6 +75,41 @@ func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
 	out, code := runCmd(t, 3*time.Minute, root, nil, al, append([]string{"-no-color"}, files...)...)
 	if code != 0 {
 		t.Fatalf("actionlint %s (exit %d):\n%s", strings.Join(files, " "), code, out)
+	}
+	// lint.yml runs actionlint with its own file list: it must name exactly these workflows
+	// (it once globbed a harness file and was red).
+	var lint struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Name, Run string
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	must(t, yaml.Unmarshal([]byte(readFile(t, filepath.Join(root, ".github", "workflows", "lint.yml"))), &lint))
+	var listed []string
+	for _, s := range lint.Jobs["actionlint"].Steps {
+		if s.Name != "actionlint" {
+			continue
+		}
+		for _, line := range strings.Split(s.Run, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "actionlint\"") {
+				for _, pattern := range f[1:] {
+					if strings.HasPrefix(pattern, "-") {
+						continue
+					}
+					m, err := filepath.Glob(filepath.Join(root, pattern))
+					must(t, err)
+					for _, p := range m {
+						rel, _ := filepath.Rel(root, p)
+						listed = append(listed, rel)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(listed)
+	if strings.Join(listed, " ") != strings.Join(files, " ") {
+		t.Errorf("lint.yml's actionlint step lints %v, want exactly the workflows %v", listed, files)
 	}
 }
 
