@@ -341,14 +341,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 			sudoLog := filepath.Join(r.temp, "sudo.log")
 			runnerUID, runnerGID := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
 			if c.sudo {
-				// The shim records its arguments and runs the command without -n -E: this
-				// process's user stands in for root.
-				shim := filepath.Join(t.TempDir(), "sudo")
-				// Its parent PID shows whether the step's shell exec'd it (the parent is
-				// then this test process) or is still alive waiting for it.
-				// Like sudo's secure_path (Ubuntu's default), it replaces PATH before running the
-				// command, so only the action's explicit PATH keeps the runner's tool directories.
-				must(t, os.WriteFile(shim, []byte("#!/bin/bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nPATH=/usr/sbin:/usr/bin:/sbin:/bin exec \"$@\"\n"), 0o755))
+				runnerUID, runnerGID = useSudoShim(t, r, sudoLog)
 				// The agent's tool lives only on the runner's PATH (as setup-node or the tool
 				// cache put it there): the agent finds it only if that PATH survived sudo.
 				tools := filepath.Join(t.TempDir(), "hostedtoolcache")
@@ -357,17 +350,6 @@ func TestCompositeActionFromSource(t *testing.T) {
 				reachableByAgent(t, tools, tools)
 				r.env["PATH"] = tools + string(os.PathListSeparator) + r.env["PATH"]
 				r.env["AGENT_TOOL"] = "ship-agent-tool"
-				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
-				r.inputs["sudo"] = "true"
-				// The agent's identity defaults to the runner user's, so none is given.
-				delete(r.inputs, "agent-uid")
-				delete(r.inputs, "agent-gid")
-				if os.Geteuid() == 0 {
-					// The step is not root where sudo is used (a hosted runner's user); an
-					// `id` shim makes the root test process look like that user.
-					runnerUID, runnerGID = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
-					must(t, os.WriteFile(filepath.Join(filepath.Dir(shim), "id"), []byte("#!/usr/bin/env bash\ncase \"$1\" in -u|-g) echo "+runnerUID+" ;; *) exit 97 ;; esac\n"), 0o755))
-				}
 			}
 			before := snapshotDir(t, r.work)
 			out := r.run()
@@ -519,6 +501,33 @@ func TestActionRunStepExecsForgectx(t *testing.T) {
 			t.Errorf("the run step starts forgectx %d times, want once (the exec)", n)
 		}
 	}
+}
+
+// useSudoShim runs the action as on a hosted runner: a non-root runner user with passwordless
+// sudo. A recording `sudo` shim, first on PATH, checks for -n -E and runs the command as this
+// process's user (standing in for root), with PATH replaced as sudo's secure_path does (Ubuntu's
+// default), so only an explicit PATH keeps the runner's tool directories. Its parent PID, in
+// sudoLog.ppid, shows whether the step's shell exec'd it (the parent is then this test process).
+// The agent's identity then defaults to the runner user's, so agent-uid/gid are dropped from
+// the inputs. As root, an `id` shim makes the step see the runner user 65534 (for callers that
+// are root only: an unprivileged caller — the agent itself — gets the real id). It returns the
+// runner user's UID and GID.
+func useSudoShim(t *testing.T, r *actionRunner, sudoLog string) (uid, gid string) {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "sudo"), []byte("#!/bin/bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nPATH=/usr/sbin:/usr/bin:/sbin:/bin exec \"$@\"\n"), 0o755))
+	r.env["PATH"] = dir + string(os.PathListSeparator) + r.env["PATH"]
+	r.inputs["sudo"] = "true"
+	delete(r.inputs, "agent-uid")
+	delete(r.inputs, "agent-gid")
+	uid, gid = fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	if os.Geteuid() == 0 {
+		uid, gid = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
+		reachableByAgent(t, dir, dir)
+		must(t, os.Chmod(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "id"), []byte("#!/bin/bash\nif [ \"$(/usr/bin/id -u)\" != 0 ]; then exec /usr/bin/id \"$@\"; fi\ncase \"$1\" in -u|-g) echo "+uid+" ;; *) exit 97 ;; esac\n"), 0o755))
+	}
+	return uid, gid
 }
 
 // envValue returns NAME's value in `env` output (NAME=VALUE lines), "" when absent.
