@@ -92,8 +92,8 @@ func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
 			continue
 		}
 		for _, line := range strings.Split(s.Run, "\n") {
-			if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "actionlint\"") {
-				for _, pattern := range f[1:] {
+			if _, args, ok := strings.Cut(line, `/bin/actionlint" `); ok {
+				for _, pattern := range strings.Fields(args) {
 					if strings.HasPrefix(pattern, "-") {
 						continue
 					}
@@ -143,6 +143,10 @@ func TestShellcheckWrapperScripts(t *testing.T) {
 	if len(m) == 0 {
 		t.Fatal("no scripts/*.sh")
 	}
+	// The example directories' scripts, which adopters copy (each names its shell by #!).
+	ex, err := filepath.Glob(filepath.Join(root, "examples", "*", "*.sh"))
+	must(t, err)
+	m = append(m, ex...)
 	if out, code := runCmd(t, time.Minute, root, nil, sc, append([]string{"--severity=style"}, m...)...); code != 0 {
 		t.Errorf("shellcheck scripts/*.sh:\n%s", out)
 	}
