@@ -317,4 +317,3 @@ func preCommand(h *harness.Harness) []string {
 	}
 	return h.PreScript.Command
 }
-
