@@ -264,6 +264,7 @@ func snapshotDir(t testing.TB, dir string) []string {
 }
 
 func TestCompositeActionFromSource(t *testing.T) {
+	t.Parallel()                                  // subprocess-bound: runs beside the other slow ship tests
 	finished := []string{"POST", "PATCH", "POST"} // start, completion, receipt
 	cases := []struct {
 		name         string
@@ -304,6 +305,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var f *fakeForge
 			var r *actionRunner
 			h := harnessWith(c.pre)

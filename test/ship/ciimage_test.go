@@ -98,6 +98,7 @@ func ciContainer(t *testing.T) string {
 // by ownership), has the POSIX shell GitLab's runner starts jobs with, bash, git and the CA
 // bundle, and an unprivileged 65532 the agent runs as.
 func TestCIImageHasWhatJobsNeed(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	ctr := ciContainer(t)
 	out, code := buildah(t, time.Minute, "inspect", "--type", "image", ciImageName)
 	if code != 0 {
@@ -195,6 +196,7 @@ func exampleGitLabInputs(t *testing.T) map[string]string {
 // merge request pipeline and the project's two CI/CD variables. No input names an agent UID,
 // an immutability mode or a capability: the defaults must work.
 func TestGitLabExampleRunsInTheCIImage(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	ctr := ciContainer(t)
 	inputs := exampleGitLabInputs(t)
 	for _, k := range []string{"agent-uid", "agent-gid", "immutability"} {

@@ -113,12 +113,14 @@ func checkAgentReport(t *testing.T, log, token string, wantUID string) {
 // The forgectx step's with: and env: come from the workflow file; only version (the test's own
 // release build) and the secrets' values are the test's.
 func TestGitHubExampleRunsAsCopied(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	step := exampleForgectxStep(t, "examples/github/forgectx-action.yml")
 	for _, c := range []struct {
 		name, skipLabel string
 		skip            bool
 	}{{"proceed: unlabelled for SKIP_LABEL", "", false}, {"skip: the issue carries SKIP_LABEL", "bug", true}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFakeForge(t)
 			inputs := map[string]string{}
 			for k, v := range step.With {
@@ -211,6 +213,7 @@ func checkFinished(t *testing.T, f *fakeForge, out map[string]string, skip bool,
 // variables, the issues event payload (its labels decide the pre-script), the repository admin's
 // token from a secret (identity found with GET /user) and the example's agent-uid/agent-gid.
 func TestForgejoExampleRunsAsCopied(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: the Forgejo example runs its job as root in a container (agent-uid 65534); this test needs root")
 	}
@@ -221,6 +224,7 @@ func TestForgejoExampleRunsAsCopied(t *testing.T) {
 		skip   bool
 	}{{"proceed: the event carries no no-agent label", []string{"bug"}, false}, {"skip: the event is labelled no-agent", []string{"bug", "no-agent"}, true}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newForgejoFakeAsAdmin(t)
 			inputs := map[string]string{}
 			for k, v := range step.With {

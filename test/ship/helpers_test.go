@@ -3,6 +3,7 @@ package ship
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,7 +33,19 @@ var (
 	binDir    string
 )
 
+// toolInstall serialises the tool look-ups that may install (npm, go install).
+var toolInstall sync.Mutex
+
 func TestMain(m *testing.M) {
+	// The slow ship tests mostly wait on subprocesses (forgectx runs, gitlab-ci-local, buildah),
+	// not on this process's CPU, so four at a time keep a 2-core machine busy where the default
+	// (GOMAXPROCS: 2) leaves it idle; an explicit -parallel still wins.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

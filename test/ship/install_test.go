@@ -106,6 +106,7 @@ func runInstall(t *testing.T, extraEnv []string, args ...string) (string, int, s
 }
 
 func TestInstallVerifiesSHA256(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("SKIP: install.sh supports Linux and macOS runners")
 	}
@@ -174,6 +175,7 @@ func TestInstallVerifiesSHA256(t *testing.T) {
 // scripts/install.sh (and so the composite action) downloads and verifies, and the installed
 // binary reports the release version.
 func TestReleaseBuildInstallsThroughInstallScript(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("SKIP: install.sh supports Linux and macOS runners")
 	}

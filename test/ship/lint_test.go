@@ -44,6 +44,8 @@ func workflowFiles(t *testing.T) []string {
 // test with the reason when neither works.
 func actionlint(t *testing.T) string {
 	t.Helper()
+	toolInstall.Lock() // parallel tests must not run two go installs at once
+	defer toolInstall.Unlock()
 	if p := tool("ACTIONLINT", "actionlint"); p != "" {
 		if out, code := runCmd(t, time.Minute, root, nil, p, "-version"); code == 0 && strings.HasPrefix(out, actionlintVersion) {
 			return p
@@ -61,6 +63,7 @@ func actionlint(t *testing.T) string {
 }
 
 func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	al := actionlint(t)
 	files := workflowFiles(t)
 	for _, want := range []string{".github/workflows/test.yml", ".github/workflows/lint.yml", ".github/workflows/image.yml",
@@ -117,6 +120,7 @@ func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
 // composite action's steps (bash), the component's job script (POSIX sh: the ci image's
 // busybox) and scripts/*.sh.
 func TestShellcheckWrapperScripts(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		t.Skip("SKIP: shellcheck is not installed (Debian: apt-get install -y shellcheck; .ci/run installs it when it runs as root)")
@@ -176,6 +180,7 @@ func readmeBlock(t *testing.T, heading string) string {
 // TestReadmeUsageWorkflowsLint: the README's GitHub and Forgejo examples are complete workflows
 // that actionlint passes (the Forgejo one with full-URL `uses:`, which only Forgejo resolves).
 func TestReadmeUsageWorkflowsLint(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	al := actionlint(t)
 	for _, c := range []struct{ heading, ignore string }{
 		{"### GitHub", ""},
