@@ -52,13 +52,13 @@ for applet in $("$dest/busybox/busybox" --list); do
 done
 for d in bin lib lib64 sbin; do [ -e "$dest/$d" ] || ln -s "usr/$d" "$dest/$d"; done
 
-for b in /usr/bin/bash /usr/bin/git; do
-  copy_file "$b"
-  copy_elf "$b"
-done
-# git's helpers (git-remote-https, …) and templates; hard links and symlinks become copies
-# or stay links within the directory.
+copy_file /usr/bin/bash
+copy_elf /usr/bin/bash
+copy_elf /usr/bin/git
+# git's helpers (git-remote-https, …) and templates; symlinks stay links within the
+# directory. /usr/bin/git is the same program as git-core/git: a link saves a 4 MB copy.
 cp -a /usr/lib/git-core "$dest/usr/lib/"
+ln -sf ../lib/git-core/git "$dest/usr/bin/git"
 for f in "$dest"/usr/lib/git-core/*; do
   if [ -f "$f" ] && [ ! -L "$f" ] && head -c 4 "$f" | grep -q ELF; then copy_elf "$f"; fi
 done

@@ -21,6 +21,7 @@ var (
 	ciImageOnce sync.Once
 	ciImageErr  error
 	ciStore     []string // buildah's --storage-driver/--root/--runroot arguments
+	ciImageDir  string   // its storage, removed by TestMain
 )
 
 const ciImageName = "localhost/forgectx:ship-ci"
@@ -50,19 +51,25 @@ func ciImage(t *testing.T) string {
 	if out, err := exec.Command("/bin/busybox", "--list").CombinedOutput(); err != nil || !strings.Contains(string(out), "\nsh\n") {
 		t.Skipf("SKIP: /bin/busybox is not a full busybox (install busybox-static): %v", err)
 	}
-	bin := forgectxBin(t)
 	ciImageOnce.Do(func() {
-		dir := filepath.Join(binDir, "ci-image")
+		dir, err := os.MkdirTemp("", "forgectx-ship-ci-")
+		if err != nil {
+			ciImageErr = err
+			return
+		}
+		ciImageDir = dir
 		ctx := filepath.Join(dir, "context")
 		ciStore = []string{"--storage-driver", "vfs", "--root", filepath.Join(dir, "storage"), "--runroot", filepath.Join(dir, "runroot")}
-		for _, step := range [][]string{
-			{filepath.Join(root, "scripts", "image-rootfs.sh"), bin, ctx},
-			{filepath.Join(root, "scripts", "ci-rootfs.sh"), filepath.Join(ctx, "rootfs")},
-		} {
-			if out, code := runCmd(t, 5*time.Minute, root, nil, "bash", step...); code != 0 {
-				ciImageErr = &buildError{filepath.Base(step[0]) + ": " + out}
-				return
-			}
+		// ci-rootfs.sh needs no binary: staging it first overlaps it with the shared release
+		// build, which the parallel tests start at the same time.
+		if out, code := runCmd(t, 5*time.Minute, root, nil, "bash", filepath.Join(root, "scripts", "ci-rootfs.sh"), filepath.Join(ctx, "rootfs")); code != 0 {
+			ciImageErr = &buildError{"ci-rootfs.sh: " + out}
+			return
+		}
+		bin := forgectxBin(t)
+		if out, code := runCmd(t, 5*time.Minute, root, nil, "bash", filepath.Join(root, "scripts", "image-rootfs.sh"), bin, ctx); code != 0 {
+			ciImageErr = &buildError{"image-rootfs.sh: " + out}
+			return
 		}
 		if out, code := buildah(t, 10*time.Minute, "build", "--isolation", "chroot", "--pull-never", "--target", "prebuilt-ci",
 			"--build-arg", "VERSION="+shipVersion, "-f", filepath.Join(root, "Dockerfile"), "-t", ciImageName, ctx); code != 0 {

@@ -50,6 +50,10 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if ciImageDir != "" {
+		// vfs layers are plain directories; nothing stays mounted after the tests' rm.
+		os.RemoveAll(ciImageDir)
+	}
 	os.Exit(code)
 }
 
