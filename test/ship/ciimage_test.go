@@ -22,6 +22,9 @@ var (
 	ciImageErr  error
 	ciStore     []string // buildah's --storage-driver/--root/--runroot arguments
 	ciImageDir  string   // its storage, removed by TestMain
+	ciCtrOnce   sync.Once
+	ciCtr       string
+	ciCtrErr    error
 )
 
 const ciImageName = "localhost/forgectx:ship-ci"
@@ -88,17 +91,25 @@ type buildError struct{ msg string }
 
 func (e *buildError) Error() string { return e.msg }
 
-// ciContainer makes a working container of the ci image, removed when the test ends.
+// ciContainer is one working container of the ci image, shared by the tests that run in it
+// (each `buildah from` copies the whole image under vfs: the slowest step here). Every job
+// run in it is its own process tree with its own temporary trees, as jobs on one runner host.
+// TestMain removes it with the storage.
 func ciContainer(t *testing.T) string {
 	t.Helper()
 	img := ciImage(t)
-	out, code := buildah(t, 2*time.Minute, "from", "--pull-never", img)
-	if code != 0 {
-		t.Fatalf("buildah from: %s", out)
+	ciCtrOnce.Do(func() {
+		out, code := buildah(t, 5*time.Minute, "from", "--pull-never", img)
+		if code != 0 {
+			ciCtrErr = &buildError{"buildah from: " + out}
+			return
+		}
+		ciCtr = strings.TrimSpace(out)
+	})
+	if ciCtrErr != nil {
+		t.Fatal(ciCtrErr)
 	}
-	ctr := strings.TrimSpace(out)
-	t.Cleanup(func() { buildah(t, time.Minute, "rm", ctr) })
-	return ctr
+	return ciCtr
 }
 
 // TestCIImageHasWhatJobsNeed: the ci image runs as root (so forgectx can seal the agent's copy

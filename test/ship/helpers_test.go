@@ -51,7 +51,8 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 	}
 	if ciImageDir != "" {
-		// vfs layers are plain directories; nothing stays mounted after the tests' rm.
+		// vfs layers are plain directories; `buildah rm` first releases the shared container.
+		_ = exec.Command("buildah", append(append([]string{}, ciStore...), "rm", "--all")...).Run()
 		os.RemoveAll(ciImageDir)
 	}
 	os.Exit(code)
