@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# skip-if-labelled.sh: an example harness pre-script for the pre-script output protocol v1.
+# skip-if-labelled.sh: an offline demonstration of the pre-script output protocol v1 for
+# `forgectx prescript` (the README's quick start), not a CI pre-script: its embedded fixture
+# always skips. For CI, copy the pre-script of your forge's example directory (examples/github,
+# examples/gitlab, examples/forgejo), which reads the real labels.
 #
 # It skips the agent run when the issue carries an opt-out label (SKIP_LABEL, default
 # "no-agent") and proceeds otherwise. Labels come from ISSUE_LABELS (comma-separated), which a

@@ -206,7 +206,9 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 	var exitErr *exec.ExitError
 	if runErr != nil && !errors.As(runErr, &exitErr) && !errors.Is(runErr, exec.ErrWaitDelay) {
 		if cmd.ProcessState == nil {
-			return Decision{}, fmt.Errorf("prescript: start %s: %w", filepath.Base(opts.Command[0]), runErr)
+			// Say why (not found, not executable, interpreter missing): the status comment
+			// shows it, and "no such file or directory" alone hides a missing #! interpreter.
+			return Decision{}, fmt.Errorf("prescript: %w", DescribeStart(opts.Command[0], opts.Dir, runErr))
 		}
 		return Decision{}, fmt.Errorf("prescript: wait: %w", runErr)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
 
@@ -66,7 +67,8 @@ func runProc(parent context.Context, p procSpec) procResult {
 	start := time.Now()
 	res := procResult{ExitCode: -1}
 	if err := cmd.Start(); err != nil {
-		res.StartErr = err
+		// Keep why (not found on PATH, not executable, interpreter missing) for the status.
+		res.StartErr = prescript.DescribeStart(p.argv[0], p.dir, err)
 		return res
 	}
 	if p.afterStart != nil {
@@ -91,13 +93,23 @@ func runProc(parent context.Context, p procSpec) procResult {
 }
 
 // checkAgentExecutable resolves the agent program like exec does and refuses one that could
-// regain privileges at exec (pkg/stage).
+// regain privileges at exec (pkg/stage). A program that cannot be resolved at all is a
+// *prescript.StartError (not found on PATH, not executable), not a privilege refusal.
 func checkAgentExecutable(argv0 string, _ []string) error {
 	path, err := exec.LookPath(argv0)
 	if err != nil {
-		return err
+		return prescript.DescribeStart(argv0, "", err)
 	}
 	return stage.CheckAgentExecutable(path)
+}
+
+// agentExecutableProblem is the status detail for checkAgentExecutable's refusal.
+func agentExecutableProblem(err error) string {
+	var se *prescript.StartError
+	if errors.As(err, &se) {
+		return "the agent could not be started: " + se.Reason
+	}
+	return "the agent executable could regain privileges (set-ID bit or file capabilities); the agent was not started"
 }
 
 // pickEnv returns NAME=value for each listed name set in environ (in the listed order).
@@ -224,6 +236,10 @@ func (l *lastLine) Last() string {
 func describeExit(what string, p procResult, timeout time.Duration) string {
 	switch {
 	case p.StartErr != nil:
+		var se *prescript.StartError
+		if errors.As(p.StartErr, &se) {
+			return fmt.Sprintf("%s could not be started: %s", what, se.Reason)
+		}
 		return fmt.Sprintf("%s could not be started", what)
 	case p.Cancelled:
 		return fmt.Sprintf("%s was stopped: the run was cancelled", what)
@@ -231,6 +247,13 @@ func describeExit(what string, p procResult, timeout time.Duration) string {
 		return fmt.Sprintf("%s timed out after %s", what, timeout)
 	case p.ExitCode < 0:
 		return fmt.Sprintf("%s was killed by a signal", what)
+	}
+	switch p.ExitCode {
+	case 126, 127:
+		// The shells' codes for "found but not executable" and "not found": usually a
+		// `bash -c` command or an `env` shebang whose program is not in the image.
+		return fmt.Sprintf("%s exited with code %d (a shell's code for a command %s)", what, p.ExitCode,
+			map[int]string{126: "that is not executable", 127: "not found on PATH"}[p.ExitCode])
 	}
 	return fmt.Sprintf("%s exited with code %d", what, p.ExitCode)
 }

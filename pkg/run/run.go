@@ -395,6 +395,10 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 			case errors.As(err, &pe):
 				return outcome{StatusFailure, "pre-script output file: " + pe.Error()}
 			}
+			var se *prescript.StartError
+			if errors.As(err, &se) {
+				return outcome{StatusFailure, "pre-script could not be started: " + se.Reason}
+			}
 			return outcome{StatusFailure, "pre-script could not be started"}
 		}
 	}
@@ -476,8 +480,8 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		// The agent runs as the agent UID with no supplementary groups, so the kernel clears
 		// every capability at execve — unless the binary grants some back.
 		if err := checkAgentExecutable(h.Agent.Command[0], env); err != nil {
-			r.log.Error().Err(err).Msg("forgectx run: agent executable could regain privileges")
-			return outcome{StatusFailure, "the agent executable could regain privileges (set-ID bit or file capabilities); the agent was not started"}
+			r.log.Error().Err(err).Msg("forgectx run: agent executable refused")
+			return outcome{StatusFailure, agentExecutableProblem(err)}
 		}
 		spec.attr = sealed.SysProcAttr()
 	}

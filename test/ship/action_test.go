@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -220,8 +219,8 @@ const shipHarness = `version: 1
 agent:
   name: triage
   category: observation
-  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && sleep ${AGENT_SLEEP:-0} && exit ${AGENT_EXIT:-0}"]
-  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_SLEEP, AGENT_PROBE, SHIP_TEST_PID]
+  command: ["bash", "-c", "test -f \"$FORGECTX_CONTEXT_DIR/index.json\" && env > \"$AGENT_OUT/env\" && . \"$AGENT_PROBE\" > \"$AGENT_OUT/ancestors\" && ${AGENT_TOOL:-true} && sleep ${AGENT_SLEEP:-0} && exit ${AGENT_EXIT:-0}"]
+  env: [PATH, AGENT_OUT, AGENT_EXIT, AGENT_SLEEP, AGENT_PROBE, AGENT_TOOL, SHIP_TEST_PID]
   timeout: 60s
 {{PRE}}profiles:
   work_item:
@@ -265,9 +264,7 @@ func snapshotDir(t testing.TB, dir string) []string {
 }
 
 func TestCompositeActionFromSource(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("SKIP: version: source needs Go on PATH")
-	}
+	t.Parallel()                                  // subprocess-bound: runs beside the other slow ship tests
 	finished := []string{"POST", "PATCH", "POST"} // start, completion, receipt
 	cases := []struct {
 		name         string
@@ -308,6 +305,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var f *fakeForge
 			var r *actionRunner
 			h := harnessWith(c.pre)
@@ -319,7 +317,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 				// besides the harness (and, in one case, the explicit forge).
 				f = newForgejoFake(t)
 				r = newActionRunner(t, f.URL(), h, map[string]string{
-					"harness": ".forgectx/harness.yml", "version": "source", "comment-author-id": "-2",
+					"harness": ".forgectx/harness.yml", "version": shipVersion, "download-url": serveShipRelease(t), "comment-author-id": "-2",
 				})
 				if c.forge != "" {
 					r.inputs["forge"] = c.forge
@@ -333,7 +331,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 			} else {
 				f = newFakeForge(t)
 				r = newActionRunner(t, f.URL(), h, map[string]string{
-					"harness": ".forgectx/harness.yml", "version": "source", "repo": "octo-org/Hello-World",
+					"harness": ".forgectx/harness.yml", "version": shipVersion, "download-url": serveShipRelease(t), "repo": "octo-org/Hello-World",
 					"number": fmt.Sprint(f.sc.Number), "kind": "work_item", "api-url": f.URL(),
 				})
 			}
@@ -345,23 +343,15 @@ func TestCompositeActionFromSource(t *testing.T) {
 			sudoLog := filepath.Join(r.temp, "sudo.log")
 			runnerUID, runnerGID := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
 			if c.sudo {
-				// The shim records its arguments and runs the command without -n -E: this
-				// process's user stands in for root.
-				shim := filepath.Join(t.TempDir(), "sudo")
-				// Its parent PID shows whether the step's shell exec'd it (the parent is
-				// then this test process) or is still alive waiting for it.
-				must(t, os.WriteFile(shim, []byte("#!/usr/bin/env bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nexec \"$@\"\n"), 0o755))
-				r.env["PATH"] = filepath.Dir(shim) + string(os.PathListSeparator) + r.env["PATH"]
-				r.inputs["sudo"] = "true"
-				// The agent's identity defaults to the runner user's, so none is given.
-				delete(r.inputs, "agent-uid")
-				delete(r.inputs, "agent-gid")
-				if os.Geteuid() == 0 {
-					// The step is not root where sudo is used (a hosted runner's user); an
-					// `id` shim makes the root test process look like that user.
-					runnerUID, runnerGID = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
-					must(t, os.WriteFile(filepath.Join(filepath.Dir(shim), "id"), []byte("#!/usr/bin/env bash\ncase \"$1\" in -u|-g) echo "+runnerUID+" ;; *) exit 97 ;; esac\n"), 0o755))
-				}
+				runnerUID, runnerGID = useSudoShim(t, r, sudoLog)
+				// The agent's tool lives only on the runner's PATH (as setup-node or the tool
+				// cache put it there): the agent finds it only if that PATH survived sudo.
+				tools := filepath.Join(t.TempDir(), "hostedtoolcache")
+				must(t, os.MkdirAll(tools, 0o755))
+				must(t, os.WriteFile(filepath.Join(tools, "ship-agent-tool"), []byte("#!/bin/sh\ntouch \"$AGENT_OUT/tool-ran\"\n"), 0o755))
+				reachableByAgent(t, tools, tools)
+				r.env["PATH"] = tools + string(os.PathListSeparator) + r.env["PATH"]
+				r.env["AGENT_TOOL"] = "ship-agent-tool"
 			}
 			before := snapshotDir(t, r.work)
 			out := r.run()
@@ -430,15 +420,20 @@ func TestCompositeActionFromSource(t *testing.T) {
 			if bin := r.steps["install"]["bin"]; bin != filepath.Join(r.temp, "forgectx-bin", "forgectx") {
 				t.Errorf("install output bin = %q, want it under $RUNNER_TEMP", bin)
 			}
-			if !strings.Contains(r.log.String(), "forgectx source") {
-				t.Error("version: source did not report the source build's version")
+			if !strings.Contains(r.log.String(), "forgectx "+shipVersion) {
+				t.Errorf("the install step did not report the installed release's version %s", shipVersion)
 			}
 			if c.sudo {
 				args := strings.Split(strings.TrimSpace(readFile(t, sudoLog)), "\n")
 				uid, gid := runnerUID, runnerGID
-				if len(args) < 4 || args[2] != r.steps["install"]["bin"] || args[3] != "run" ||
+				// env PATH=…: sudo's secure_path would otherwise drop the runner's tool
+				// directories, and the agent (or its tools) would not be found.
+				if len(args) < 6 || args[2] != "env" || args[3] != "PATH="+r.env["PATH"] || args[4] != r.steps["install"]["bin"] || args[5] != "run" ||
 					!strings.Contains(strings.Join(args, " "), "--agent-uid "+uid+" --agent-gid "+gid) {
-					t.Errorf("sudo was called with %q, want -n -E BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+					t.Errorf("sudo was called with %q, want -n -E env PATH=<the runner's PATH> BIN run ... --agent-uid %s --agent-gid %s", args, uid, gid)
+				}
+				if _, err := os.Stat(filepath.Join(r.env["AGENT_OUT"], "tool-ran")); err != nil {
+					t.Errorf("the agent did not find its tool on the runner's PATH after sudo: %v", err)
 				}
 				if ppid := strings.TrimSpace(readFile(t, sudoLog+".ppid")); ppid != fmt.Sprint(os.Getpid()) {
 					t.Errorf("sudo's parent is PID %s, not the runner (%d): the step's shell did not exec sudo and keeps the token", ppid, os.Getpid())
@@ -508,6 +503,33 @@ func TestActionRunStepExecsForgectx(t *testing.T) {
 			t.Errorf("the run step starts forgectx %d times, want once (the exec)", n)
 		}
 	}
+}
+
+// useSudoShim runs the action as on a hosted runner: a non-root runner user with passwordless
+// sudo. A recording `sudo` shim, first on PATH, checks for -n -E and runs the command as this
+// process's user (standing in for root), with PATH replaced as sudo's secure_path does (Ubuntu's
+// default), so only an explicit PATH keeps the runner's tool directories. Its parent PID, in
+// sudoLog.ppid, shows whether the step's shell exec'd it (the parent is then this test process).
+// The agent's identity then defaults to the runner user's, so agent-uid/gid are dropped from
+// the inputs. As root, an `id` shim makes the step see the runner user 65534 (for callers that
+// are root only: an unprivileged caller — the agent itself — gets the real id). It returns the
+// runner user's UID and GID.
+func useSudoShim(t *testing.T, r *actionRunner, sudoLog string) (uid, gid string) {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "sudo"), []byte("#!/bin/bash\necho \"$PPID\" > "+sudoLog+".ppid\nprintf '%s\\n' \"$@\" > "+sudoLog+"\n[ \"$1\" = -n ] && [ \"$2\" = -E ] || exit 97\nshift 2\nPATH=/usr/sbin:/usr/bin:/sbin:/bin exec \"$@\"\n"), 0o755))
+	r.env["PATH"] = dir + string(os.PathListSeparator) + r.env["PATH"]
+	r.inputs["sudo"] = "true"
+	delete(r.inputs, "agent-uid")
+	delete(r.inputs, "agent-gid")
+	uid, gid = fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	if os.Geteuid() == 0 {
+		uid, gid = fmt.Sprint(unprivilegedUID), fmt.Sprint(unprivilegedUID)
+		reachableByAgent(t, dir, dir)
+		must(t, os.Chmod(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "id"), []byte("#!/bin/bash\nif [ \"$(/usr/bin/id -u)\" != 0 ]; then exec /usr/bin/id \"$@\"; fi\ncase \"$1\" in -u|-g) echo "+uid+" ;; *) exit 97 ;; esac\n"), 0o755))
+	}
+	return uid, gid
 }
 
 // envValue returns NAME's value in `env` output (NAME=VALUE lines), "" when absent.

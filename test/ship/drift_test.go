@@ -102,7 +102,7 @@ func loadComponent(t testing.TB) (componentSpec, map[string]componentJob) {
 // Inputs that are wrapper plumbing, not `forgectx run` flags.
 var (
 	actionPlumbing    = []string{"download-url", "sha256", "sudo", "token", "version"}
-	componentPlumbing = []string{"image", "stage", "version"}
+	componentPlumbing = []string{"image", "job-name", "stage", "version"}
 )
 
 // Flags deliberately without an input, with the reason. Each must still be a real flag.
@@ -275,9 +275,9 @@ func TestActionOutputsAreRelayedOrWritten(t *testing.T) {
 func TestComponentInputsMatchRunFlags(t *testing.T) {
 	spec, jobs := loadComponent(t)
 	flags := runFlags(t)
-	job, ok := jobs["forgectx"]
+	job, ok := jobs["$[[ inputs.job-name ]]"]
 	if !ok || len(jobs) != 1 {
-		t.Fatalf("%s: want exactly one job, forgectx; have %v", componentPath, sortedKeys(jobs))
+		t.Fatalf("%s: want exactly one job, named by the job-name input; have %v", componentPath, sortedKeys(jobs))
 	}
 	inputs := sortedKeys(spec.Spec.Inputs)
 	for _, name := range inputs {
@@ -285,9 +285,11 @@ func TestComponentInputsMatchRunFlags(t *testing.T) {
 		if in.Type == "" || strings.TrimSpace(in.Description) == "" {
 			t.Errorf("input %q: type and description are required", name)
 		}
-		if name == "harness" {
+		// Required: the harness, and the image version (GitLab cannot default an input to the
+		// component's own version, and guessing `latest` would run another release's image).
+		if name == "harness" || name == "version" {
 			if in.Default != nil {
-				t.Error("input harness must have no default (GitLab then requires it)")
+				t.Errorf("input %s must have no default (GitLab then requires it)", name)
 			}
 			continue
 		}
@@ -333,6 +335,7 @@ func TestInputRegexesMatchGitLabValues(t *testing.T) {
 		value string
 		ok    bool
 	}{
+		{"job-name", "forgectx", true}, {"job-name", "triage-agent_2", true}, {"job-name", "a b", false}, {"job-name", "x:", false},
 		{"version", "latest", true}, {"version", "v1.2.3", true}, {"version", "1.2", false}, {"version", "v1.2.3; rm", false},
 		{"number", "", true}, {"number", "42", true}, {"number", "0", false}, {"number", "4a", false},
 		{"kind", "", true}, {"kind", "work_item", true}, {"kind", "issue", false},

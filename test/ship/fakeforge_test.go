@@ -33,7 +33,8 @@ type fakeForge struct {
 	create, edit *regexp.Regexp // the write routes
 	editMethod   string
 	reply        func(f *fakeForge, w http.ResponseWriter, status int, id int64, body string)
-	origin       string // scheme://host the cassette was recorded against
+	origin       string         // scheme://host the cassette was recorded against
+	author       map[string]any // the comment writes' author, when the reply needs one
 
 	mu     sync.Mutex
 	reads  map[string]cassette.Interaction
@@ -97,13 +98,35 @@ func newForgejoFake(t testing.TB) *fakeForge {
 	return f
 }
 
-// forgejoComment answers a comment write in Forgejo's shape, authored by the automatic Actions
-// token's pseudo-user (-2).
+// newForgejoFakeAsAdmin is the Forgejo fake for a repository admin's token (what the Forgejo
+// example uses): GET /user answers the bot account, which authors the comment writes.
+func newForgejoFakeAsAdmin(t testing.TB) *fakeForge {
+	t.Helper()
+	c, err := cassette.Load(filepath.Join(root, "test", "fixtures", "forgejo", "issue"))
+	must(t, err)
+	self := map[string]any{"id": 4242, "login": "forgectx-bot", "full_name": "", "email": "", "is_admin": false}
+	b, _ := json.Marshal(self)
+	c.Interactions = append(c.Interactions, cassette.Interaction{
+		Request:  cassette.Request{Method: "GET", URL: "https://forgejo.example/api/v1/user"},
+		Response: &cassette.Response{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: cassette.NewBody(b)},
+	})
+	f := &fakeForge{t: t, create: regexp.MustCompile(`^/api/v1/repos/Acme/Widgets/issues/7/comments$`),
+		edit: regexp.MustCompile(`^/api/v1/repos/Acme/Widgets/issues/comments/([0-9]+)$`), editMethod: http.MethodPatch, reply: forgejoComment, author: self}
+	f.start(c)
+	return f
+}
+
+// forgejoComment answers a comment write in Forgejo's shape, authored by f.author, else the
+// automatic Actions token's pseudo-user (-2).
 func forgejoComment(f *fakeForge, w http.ResponseWriter, status int, id int64, body string) {
 	now := time.Now().UTC().Format(time.RFC3339)
+	author := f.author
+	if author == nil {
+		author = map[string]any{"id": -2, "login": "forgejo-actions", "full_name": "", "email": ""}
+	}
 	b, _ := json.Marshal(map[string]any{"id": id, "body": body, "html_url": fmt.Sprintf("%s/Acme/Widgets/issues/7#issuecomment-%d", f.srv.URL, id),
 		"created_at": now, "updated_at": now, "assets": []any{},
-		"user": map[string]any{"id": -2, "login": "forgejo-actions", "full_name": "", "email": ""}})
+		"user": author})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)

@@ -19,7 +19,7 @@ var secretRef = regexp.MustCompile(`^\$\{\{ secrets\.[A-Za-z_][A-Za-z0-9_]* \}\}
 // The README and docs/ship.md say why.
 func TestForgejoExamplesUseARepositoryAdminToken(t *testing.T) {
 	for _, c := range []struct{ name, workflow string }{
-		{"examples/forgejo/triage.yml", readFile(t, filepath.Join(root, "examples", "forgejo", "triage.yml"))},
+		{"examples/forgejo/forgectx.yml", readFile(t, filepath.Join(root, "examples", "forgejo", "forgectx.yml"))},
 		{"README.md ### Forgejo", readmeBlock(t, "### Forgejo")},
 	} {
 		var wf struct {

@@ -19,6 +19,9 @@ const gitlabCILocalVersion = "4.64.1"
 // it into the cache with npm. It skips the test, with the reason, when it cannot.
 func gitlabCILocal(t *testing.T) string {
 	t.Helper()
+	// Parallel tests must not run two npm installs into the same directory.
+	toolInstall.Lock()
+	defer toolInstall.Unlock()
 	if p := tool("GITLAB_CI_LOCAL", "gitlab-ci-local"); p != "" {
 		return p
 	}
@@ -70,6 +73,7 @@ agent:
 // skips it), edits the status note to its completion, posts the receipt note, and writes the decision to the
 // job's dotenv report.
 func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
+	t.Parallel()                                         // subprocess-bound: runs beside the other slow ship tests
 	for _, b := range []string{"git", "bash", "rsync"} { // gitlab-ci-local copies with rsync
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("SKIP: %s is not installed", b)
@@ -100,6 +104,7 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newGitLabFake(t)
 			harness := ".gitlab/forgectx/triage.yml"
 			if c.harness != "" {
@@ -111,6 +116,7 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
   - component: $CI_SERVER_FQDN/$CI_PROJECT_PATH/forgectx@$CI_COMMIT_SHA
     inputs:
       stage: agents
+      version: latest
       harness: %s
       forge: gitlab
       repo: Acme/Platform/widgets
@@ -222,6 +228,7 @@ func newGitLabRepo(t *testing.T, files map[string]string) (repo, sha string) {
 // promises. The example includes a released version (@1.0.0); here it is pointed at the
 // commit so gitlab-ci-local resolves the component locally instead of fetching it.
 func TestGitLabPipelinesValidate(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	for _, b := range []string{"git", "bash", "rsync"} {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("SKIP: %s is not installed", b)
@@ -244,6 +251,7 @@ func TestGitLabPipelinesValidate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			files := map[string]string{componentPath: component, "examples/harness/triage.yml": harness, ".gitlab/forgectx/triage.yml": harness}
 			repo, sha := newGitLabRepo(t, files)
 			pipeline := strings.ReplaceAll(c.pipeline, "/forgectx@1.0.0", "/forgectx@"+sha)

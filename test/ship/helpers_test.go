@@ -3,6 +3,7 @@ package ship
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,36 +33,73 @@ var (
 	binDir    string
 )
 
+// toolInstall serialises the tool look-ups that may install (npm, go install).
+var toolInstall sync.Mutex
+
 func TestMain(m *testing.M) {
+	// The slow ship tests mostly wait on subprocesses (forgectx runs, gitlab-ci-local, buildah),
+	// not on this process's CPU, so four at a time keep a 2-core machine busy where the default
+	// (GOMAXPROCS: 2) leaves it idle; an explicit -parallel still wins.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "4")
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if ciImageDir != "" {
+		// vfs layers are plain directories; `buildah rm` first releases the shared container.
+		_ = exec.Command("buildah", append(append([]string{}, ciStore...), "rm", "--all")...).Run()
+		os.RemoveAll(ciImageDir)
+	}
 	os.Exit(code)
 }
 
-// forgectxBin builds the static forgectx binary once per test process.
+// shipVersion is the release version the tests build: the one release archive every test that
+// needs a binary shares (the action installs it from a loopback release, the image stages it).
+const shipVersion = "v0.0.1"
+
+// forgectxBin is the static forgectx binary of the shared release build (shipRelease).
 func forgectxBin(t testing.TB) string {
+	t.Helper()
+	shipRelease(t)
+	return builtBin
+}
+
+// shipRelease builds the release once per test process with scripts/release-build.sh for this
+// machine only — the archive and checksums.txt exactly as a release publishes them — and
+// unpacks its binary for the tests that run forgectx directly. Building once is what keeps
+// test/ship fast on a loaded 2-core machine: every other go build here was a 30 s+ link.
+func shipRelease(t testing.TB) (dist string) {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "forgectx-ship-bin-")
 		if buildErr != nil {
 			return
 		}
-		builtBin = filepath.Join(binDir, "forgectx")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		dist := filepath.Join(binDir, "dist")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", builtBin, "./cmd/forgectx")
+		cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "release-build.sh"), shipVersion, dist)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "FORGECTX_PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH, "SOURCE_DATE_EPOCH=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("release-build.sh: %v\n%s", err, out)
+			return
+		}
+		builtBin = filepath.Join(binDir, "forgectx")
+		archive := filepath.Join(dist, fmt.Sprintf("forgectx_%s_%s_%s.tar.gz", shipVersion, runtime.GOOS, runtime.GOARCH))
+		if out, err := exec.Command("tar", "-xzf", archive, "-C", binDir, "forgectx").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("unpack %s: %v\n%s", archive, err, out)
 		}
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return builtBin
+	return filepath.Join(binDir, "dist")
 }
 
 // flagLine is one flag in Go's flag.PrintDefaults output: "  -name type".

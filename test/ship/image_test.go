@@ -16,6 +16,7 @@ import (
 // the image as its numeric non-root user, and checks the image's configuration (user, entry
 // point, OCI labels, no shell).
 func TestImageBuildsOfflineAndRuns(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	buildah, err := exec.LookPath("buildah")
 	if err != nil {
 		t.Skip("SKIP: buildah is not installed (Debian: apt-get install -y buildah; .ci/run installs it when it runs as root)")

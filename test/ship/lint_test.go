@@ -44,6 +44,8 @@ func workflowFiles(t *testing.T) []string {
 // test with the reason when neither works.
 func actionlint(t *testing.T) string {
 	t.Helper()
+	toolInstall.Lock() // parallel tests must not run two go installs at once
+	defer toolInstall.Unlock()
 	if p := tool("ACTIONLINT", "actionlint"); p != "" {
 		if out, code := runCmd(t, time.Minute, root, nil, p, "-version"); code == 0 && strings.HasPrefix(out, actionlintVersion) {
 			return p
@@ -61,10 +63,11 @@ func actionlint(t *testing.T) string {
 }
 
 func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	al := actionlint(t)
 	files := workflowFiles(t)
 	for _, want := range []string{".github/workflows/test.yml", ".github/workflows/lint.yml", ".github/workflows/image.yml",
-		".github/workflows/release.yml", "examples/github/forgectx-action.yml", "examples/forgejo/triage.yml"} {
+		".github/workflows/release.yml", "examples/github/forgectx-action.yml", "examples/github/forgectx-claude.yml", "examples/forgejo/forgectx.yml"} {
 		if !contains(files, want) {
 			t.Errorf("workflow %s is missing", want)
 		}
@@ -76,12 +79,48 @@ func TestActionlintCleanOnEveryWorkflow(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("actionlint %s (exit %d):\n%s", strings.Join(files, " "), code, out)
 	}
+	// lint.yml runs actionlint with its own file list: it must name exactly these workflows
+	// (it once globbed a harness file and was red).
+	var lint struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Name, Run string
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	must(t, yaml.Unmarshal([]byte(readFile(t, filepath.Join(root, ".github", "workflows", "lint.yml"))), &lint))
+	var listed []string
+	for _, s := range lint.Jobs["actionlint"].Steps {
+		if s.Name != "actionlint" {
+			continue
+		}
+		for _, line := range strings.Split(s.Run, "\n") {
+			if _, args, ok := strings.Cut(line, `/bin/actionlint" `); ok {
+				for _, pattern := range strings.Fields(args) {
+					if strings.HasPrefix(pattern, "-") {
+						continue
+					}
+					m, err := filepath.Glob(filepath.Join(root, pattern))
+					must(t, err)
+					for _, p := range m {
+						rel, _ := filepath.Rel(root, p)
+						listed = append(listed, rel)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(listed)
+	if strings.Join(listed, " ") != strings.Join(files, " ") {
+		t.Errorf("lint.yml's actionlint step lints %v, want exactly the workflows %v", listed, files)
+	}
 }
 
 // TestShellcheckWrapperScripts runs shellcheck on the scripts actionlint does not see: the
 // composite action's steps (bash), the component's job script (POSIX sh: the ci image's
 // busybox) and scripts/*.sh.
 func TestShellcheckWrapperScripts(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		t.Skip("SKIP: shellcheck is not installed (Debian: apt-get install -y shellcheck; .ci/run installs it when it runs as root)")
@@ -108,6 +147,10 @@ func TestShellcheckWrapperScripts(t *testing.T) {
 	if len(m) == 0 {
 		t.Fatal("no scripts/*.sh")
 	}
+	// The example directories' scripts, which adopters copy (each names its shell by #!).
+	ex, err := filepath.Glob(filepath.Join(root, "examples", "*", "*.sh"))
+	must(t, err)
+	m = append(m, ex...)
 	if out, code := runCmd(t, time.Minute, root, nil, sc, append([]string{"--severity=style"}, m...)...); code != 0 {
 		t.Errorf("shellcheck scripts/*.sh:\n%s", out)
 	}
@@ -137,6 +180,7 @@ func readmeBlock(t *testing.T, heading string) string {
 // TestReadmeUsageWorkflowsLint: the README's GitHub and Forgejo examples are complete workflows
 // that actionlint passes (the Forgejo one with full-URL `uses:`, which only Forgejo resolves).
 func TestReadmeUsageWorkflowsLint(t *testing.T) {
+	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	al := actionlint(t)
 	for _, c := range []struct{ heading, ignore string }{
 		{"### GitHub", ""},
