@@ -338,3 +338,5 @@ func hasReason(d Decision, r Reason) bool {
 }
 
 var _ = http.StatusOK
+
+func newFake(t *testing.T) *httpfake.Server { return httpfake.New(t) }

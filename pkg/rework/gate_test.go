@@ -428,7 +428,10 @@ func TestPreNetworkRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			g.opts.OutputPath = filepath.Join(link, "decision.json")
-		}, check: func(err error) bool { var oe *OutputError; return errors.As(err, &oe) && strings.Contains(oe.Rule, "symlink") }},
+		}, check: func(err error) bool {
+			var oe *OutputError
+			return errors.As(err, &oe) && strings.Contains(oe.Rule, "symlink")
+		}},
 		{name: "GroupWritableOutputDirectoryRefused", setup: func(t *testing.T, g *gateRun) {
 			if err := os.Chmod(filepath.Dir(g.opts.OutputPath), 0o770); err != nil {
 				t.Fatal(err)
