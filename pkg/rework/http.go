@@ -289,9 +289,12 @@ func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int
 	return pages, nil
 }
 
-// nextLink reports whether h carries Link rel="next"; when it does, the target must be this
-// endpoint on the API's origin with page=n+1, so a server cannot steer the walk elsewhere.
-func nextLink(base *url.URL, path string, h http.Header, n int) (bool, error) {
+// nextLink reports whether h carries Link rel="next". Its target must be this endpoint with
+// page=n+1. The walk never requests the Link URL itself — it builds the next request from the
+// API base — so the token cannot be steered to another host; the Link's origin is therefore
+// not compared (Gitea renders it from its configured ROOT_URL, which may name the server
+// differently from --api-url) and is kept as provenance.
+func nextLink(_ *url.URL, path string, h http.Header, n int) (bool, error) {
 	for _, part := range strings.Split(h.Get("Link"), ",") {
 		target, params, ok := strings.Cut(part, ";")
 		if !ok || !hasRelNext(params) {
@@ -301,10 +304,7 @@ func nextLink(base *url.URL, path string, h http.Header, n int) (bool, error) {
 		if err != nil {
 			return false, errors.New(`the Link rel="next" is not a URL`)
 		}
-		if u.IsAbs() && (!strings.EqualFold(u.Scheme, base.Scheme) || !strings.EqualFold(u.Host, base.Host)) {
-			return false, errors.New(`the Link rel="next" points at another origin`)
-		}
-		if u.Path != base.Path+path {
+		if !strings.HasSuffix(u.Path, "/api/v1"+path) {
 			return false, errors.New(`the Link rel="next" points at another endpoint`)
 		}
 		if u.Query().Get("page") != strconv.Itoa(n+1) {
