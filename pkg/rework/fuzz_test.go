@@ -2,6 +2,7 @@ package rework
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,42 @@ func FuzzNextLink(f *testing.F) {
 		base, _ := ParseAPIURL("http://h/api/v1")
 		h := map[string][]string{"Link": {link}}
 		_, _ = nextLink(base, "/x", h, 1)
+	})
+}
+
+// FuzzTimeline: review rows come from the forge; decoding and the whole decision never panic
+// and always end in one of the three decisions, with rework_review_ids only for rework.
+func FuzzTimeline(f *testing.F) {
+	w := reworkWorld()
+	var rows []string
+	for _, r := range w.Reviews {
+		rows = append(rows, r.json())
+	}
+	f.Add([]byte("[" + strings.Join(rows, ",") + "]"))
+	f.Add([]byte(`[{"id":1,"user":null,"state":"PENDING","body":"","commit_id":"","stale":false,"dismissed":false,"submitted_at":"2026-01-01T00:00:00Z"}]`))
+	f.Add([]byte(`[{"id":1,"user":{"id":22,"login":"code-bot"},"state":"APPROVED","body":"<!-- gitea-agent:code-review/v1 ","commit_id":"x","stale":false,"dismissed":false,"submitted_at":"x"}]`))
+	c, _ := ParseContract([]byte(contractJSON()), implID)
+	tg := testTarget(w)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := &model{inline: map[int64][]nInline{}}
+		var raw []any
+		if _, err := decodeRows(b, &raw, &m.reviews); err != nil {
+			return
+		}
+		for _, r := range m.reviews {
+			if r.ID == nil {
+				return // capture refuses such rows before the timeline
+			}
+		}
+		_, _, d := timeline(tg, c, implID, m, nil)
+		switch d.Decision {
+		case DecisionRework:
+		case DecisionNoOp, DecisionBlocked:
+			if len(d.ReworkReviewIDs) != 0 {
+				t.Fatalf("%s with rework_review_ids %v", d.Decision, d.ReworkReviewIDs)
+			}
+		default:
+			t.Fatalf("decision %q", d.Decision)
+		}
 	})
 }

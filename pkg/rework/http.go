@@ -116,11 +116,24 @@ type Getter struct {
 	hc    *http.Client
 }
 
-// NewGetter returns a Getter for apiURL using hc (which must not be nil).
+// NewGetter returns a Getter for apiURL using hc (which must not be nil). An injected client
+// (the seam for the shared forge client) gets the GET-only guard around its transport too, so
+// the rule holds whatever client is plugged in.
 func NewGetter(apiURL, token string, hc *http.Client) (*Getter, error) {
 	u, err := ParseAPIURL(apiURL)
 	if err != nil {
 		return nil, err
+	}
+	if _, guarded := hc.Transport.(*retryablehttp.RoundTripper); !guarded {
+		next := hc.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		if _, ok := next.(getOnly); !ok {
+			c := *hc
+			c.Transport = getOnly{next: next, requests: &atomic.Int64{}}
+			hc = &c
+		}
 	}
 	return &Getter{base: u, token: token, hc: hc}, nil
 }
