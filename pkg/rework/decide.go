@@ -317,12 +317,12 @@ func timeline(t *Target, c *Contract, actorID int64, m *model, pre []Blocking) (
 	for i := range entries {
 		e := &entries[i]
 		x := func(s string) { e.ExclusionReasons = append(e.ExclusionReasons, s) }
+		e.Author.Role = roleOf(e.Author, c, actorID)
 		if !e.ok {
 			x("malformed_record")
 			add(ReasonMalformedRecord, e.ReviewID, "state (a known Gitea review state), body, commit_id, stale, dismissed and an RFC 3339 submitted_at are required")
 			continue
 		}
-		e.Author.Role = roleOf(e.Author, c, actorID)
 		if e.Author.ID != nil && e.Author.Login != nil {
 			for _, role := range []Role{c.SpecReviewer, c.CodeReviewer} {
 				idMatch, loginMatch := *e.Author.ID == role.ID, strings.EqualFold(*e.Author.Login, role.Login)
