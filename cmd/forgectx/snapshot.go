@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -33,16 +32,11 @@ type snapshotOptions struct {
 	Out             string
 }
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
+const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE] [--insecure-http]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
 
 func runSnapshot(ctx context.Context, e *env, args []string) error {
 	var o snapshotOptions
-	var secrets multiFlag
+	var secrets stringList
 	fs := newFlagSet(e, "snapshot", snapshotSynopsis)
 	fs.StringVar(&o.FromAcquisition, "from-acquisition", "", "assemble from this acquisition JSON file (docs/acquisition.md; - for stdin)")
 	fs.StringVar(&o.Forge.Forge, "forge", "", "read the entity from this forge: github, gitlab or forgejo")
@@ -53,6 +47,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Forge.Record, "record", "", "record API responses into this cassette directory")
 	fs.StringVar(&o.Forge.Replay, "replay", "", "replay API responses from this cassette directory (offline)")
 	fs.StringVar(&o.Forge.Stats, "stats", "", "write request statistics JSON to this file")
+	fs.BoolVar(&o.Forge.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
 	fs.StringVar(&o.Profile, "profile", "", "collection profile JSON (collection.json without admission)")
 	fs.StringVar(&o.Category, "category", "", "agent category: observation (admits triage and above) or mutation (write and above)")
 	fs.StringVar(&o.Bots, "bots", "", `bot registry JSON {"bots":[{"id":…,"login":…,"bot_role":…}]} (default: no bots admitted)`)

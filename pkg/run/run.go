@@ -16,9 +16,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/distill"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/forge/forgejo"
-	"github.com/forgectx/forgectx/pkg/forge/github"
-	"github.com/forgectx/forgectx/pkg/forge/gitlab"
+	_ "github.com/forgectx/forgectx/pkg/forge/providers" // registers every forge of this build
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
@@ -36,16 +34,15 @@ const maxExcerptBytes = 96 << 10
 
 // runner is the state of one run.
 type runner struct {
-	o         Options
-	c         *config
-	log       zerolog.Logger
-	pipe      *filter.Pipeline
-	withheld  []string // literal values never passed to the agent
-	acquirer  forge.Acquirer
-	commenter forge.Commenter
-	status    *statusComment
-	res       *Result
-	start     time.Time
+	o        Options
+	c        *config
+	log      zerolog.Logger
+	pipe     *filter.Pipeline
+	withheld []string // literal values never passed to the agent
+	conn     *forge.Conn
+	status   *statusComment
+	res      *Result
+	start    time.Time
 
 	stageOpts   stage.Options
 	st          *stage.Stage
@@ -58,7 +55,6 @@ type runner struct {
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
 	cur         string // the lifecycle phase running (for an internal error)
-	forgejo     *forgejo.Client
 }
 
 // Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →
@@ -109,69 +105,35 @@ func defaults(o *Options) {
 	}
 }
 
-// connect builds the forge clients: the acquirer (which reads receipts back into agent_runs)
-// and the commenter of the status comment and receipts.
+// connect builds the forge clients through the registry: the acquirer (which reads back only
+// receipts by forgectx's own identity into agent_runs) and the commenter of the status
+// comment and receipts.
 func (r *runner) connect() error {
-	var cm forge.Commenter
-	switch r.c.ref.Forge {
-	case "github":
-		gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromCommentsBy(r.c.author), Log: r.log})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		ghc, err := github.NewCommenter(gc, r.c.author)
-		if err != nil {
-			return &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm = gc, ghc
-	case "gitlab":
-		// Receipts are read back only from notes by forgectx's own identity: the commenter's
-		// GET /user, read once (the status comment lookup already made it).
-		var glc *gitlab.Commenter
-		self := func(ctx context.Context) (int64, error) { return glc.Self(ctx) }
-		gc, err := gitlab.New(gitlab.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, TokenKind: gitlab.KindForToken(r.c.tokenEnv, r.c.token), Log: r.log, ReceiptAuthor: self})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		glc, err = gitlab.NewCommenter(gc, r.c.kind)
-		if err != nil {
-			return &ConfigError{Field: "--kind", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm = gc, glc
-	case "forgejo":
-		// Receipts are read back only from comments by forgectx's own identity (SelfID; see
-		// resolveIdentity), like the status comment lookup.
-		fc, err := forgejo.New(forgejo.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, SelfID: r.c.selfID, ReceiptsBySelf: true, Log: r.log})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm, r.forgejo = fc, fc, fc
-	default:
-		return &ConfigError{Field: "--forge", Rule: "must be github, gitlab or forgejo"}
+	conn, err := forge.Connect(r.c.provider, forge.Options{
+		APIURL: r.c.ref.APIURL, Token: r.c.token, TokenEnv: r.c.tokenEnv, InsecureHTTP: r.o.InsecureHTTP, Log: r.log,
+		CommentAuthor: r.c.author, CommentAuthorID: r.c.selfID, Kind: r.c.kind, OwnReceipts: true, WithCommenter: true,
+	}, true)
+	if err != nil {
+		return err
 	}
-	r.commenter = cm
-	r.status = &statusComment{c: cm, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
+	r.conn = conn
+	r.status = &statusComment{c: conn.Commenter, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
 	return nil
 }
 
-// resolveIdentity settles the Forgejo comment identity once, before the status comment lookup
-// and the acquisition both need it: without --comment-author-id the token's GET /user, and
-// the client is rebuilt with it as SelfID (forgejo.New makes no request). If it cannot be read,
-// the lookup and the receipt reader each try again and fail on their own terms (a warning; an
-// agent_runs fetch_failed gap).
+// resolveIdentity settles the comment identity once, before the status comment lookup and the
+// acquisition both need it (Forgejo without --comment-author-id: the token's GET /user). If it
+// cannot be read, the lookup and the receipt reader each try again and fail on their own terms
+// (a warning; an agent_runs fetch_failed gap).
 func (r *runner) resolveIdentity(ctx context.Context) {
-	if r.forgejo == nil || r.c.selfID != 0 {
+	if r.conn.ResolveIdentity == nil {
 		return
 	}
-	id, err := r.forgejo.Self(ctx)
-	if err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: forgejo token identity unknown")
+	if err := r.conn.ResolveIdentity(ctx); err != nil {
+		r.log.Warn().Err(err).Str("forge", r.c.ref.Forge).Msg("forgectx run: token identity unknown")
 		return
 	}
-	r.c.selfID = id
-	if err := r.connect(); err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: forgejo client not rebuilt with its identity")
-	}
+	r.status.c = r.conn.Commenter
 }
 
 // outcome is how the lifecycle ended.
@@ -326,7 +288,7 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 
 	r.cur = "snapshot"
 	// 3. Build and stage the snapshot.
-	acq, err := r.acquirer.Acquire(ctx, r.c.ref, r.c.profile)
+	acq, err := r.conn.Acquirer.Acquire(ctx, r.c.ref, r.c.profile)
 	if err != nil {
 		if o, ok := interrupted(parent, ctx); ok {
 			return o
@@ -605,7 +567,7 @@ func (r *runner) postReceipt(ctx context.Context, out outcome) {
 		r.log.Error().Err(err).Msg("forgectx run: receipt could not be rendered")
 		return
 	}
-	if _, err := r.commenter.CreateComment(ctx, r.c.ref, body); err != nil {
+	if _, err := r.conn.Commenter.CreateComment(ctx, r.c.ref, body); err != nil {
 		r.log.Error().Err(err).Msg("forgectx run: receipt not posted")
 		return
 	}
