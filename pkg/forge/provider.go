@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // Provider is one forge as the rest of forgectx sees it: detection from the CI environment,
@@ -105,16 +107,9 @@ type Options struct {
 	WithCommenter bool
 }
 
-// Retry is the one retry policy of every adapter (pkg/forge/retry applies it).
-type Retry struct {
-	// Max is the number of retries after the first attempt (negative: none).
-	Max int
-	// WaitMin and WaitMax bound the exponential back-off of 5xx and transport errors.
-	WaitMin, WaitMax time.Duration
-	// MaxServerWait caps a wait the server demands (Retry-After, x-ratelimit-reset,
-	// RateLimit-Reset).
-	MaxServerWait time.Duration
-}
+// Retry is the one retry policy's numbers (pkg/forge/retry applies them); zero fields take
+// the adapter's defaults.
+type Retry = retry.Limits
 
 // Offline is the retry timing of a replay: recorded waits need not be waited again.
 var Offline = Retry{WaitMin: time.Millisecond, WaitMax: time.Millisecond, MaxServerWait: time.Millisecond}
