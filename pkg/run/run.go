@@ -50,7 +50,7 @@ type runner struct {
 	results     runResults
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
-	cur         phase // the lifecycle phase running (for an internal error)
+	cur         phase  // the lifecycle phase running (for an internal error)
 	result      outcome
 	sealed      *stage.Sealed
 }
