@@ -60,6 +60,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return snapshotRun(ctx, e, o)
+}
+
+// validate checks the flag combinations.
+func (o snapshotOptions) validate() error {
 	fromForge := o.Forge != (forgeOptions{})
 	switch {
 	case o.FromAcquisition != "" && fromForge:
@@ -75,27 +83,17 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	case o.Out == "":
 		return usagef("--out is required")
 	}
+	return nil
+}
 
-	// Everything that can be wrong with the configuration is rejected before any fetch.
-	profile, err := readConfig(o.Profile, "--profile", snapshot.ReadProfile)
+// snapshotRun is `forgectx snapshot` once the flags are parsed: everything that can be wrong
+// with the configuration is rejected before any fetch; then one acquisition (from the forge
+// registry or the file) and one assembly.
+func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
+	profile, bots, err := o.configs()
 	if err != nil {
 		return err
 	}
-	if _, err := snapshot.HumanMinRole(o.Category); err != nil {
-		return usagef("--category: %v", err)
-	}
-	var bots []snapshot.BotIdentity
-	if o.Bots != "" {
-		if bots, err = readConfig(o.Bots, "--bots", snapshot.ReadBots); err != nil {
-			return err
-		}
-	}
-	if fi, err := os.Lstat(o.Out); err == nil && fi.IsDir() {
-		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
-			return usagef("--out %s: directory is not empty", o.Out)
-		}
-	}
-
 	names := append([]string(nil), o.SecretEnv...)
 	if o.Forge.TokenEnv != "" {
 		names = append(names, o.Forge.TokenEnv)
@@ -103,14 +101,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	pipeline := filter.New(filter.SecretEnvValues(e.Environ(), names))
 
 	var acq *acquisition.Acquisition
-	if fromForge {
-		if acq, err = acquireFromForge(ctx, e, o.Forge, profile); err != nil {
-			return err
-		}
-	} else if acq, err = readAcquisition(e, o.FromAcquisition); err != nil {
+	if o.FromAcquisition == "" {
+		acq, err = acquireFromForge(ctx, e, o.Forge, profile)
+	} else {
+		acq, err = readAcquisition(e, o.FromAcquisition)
+	}
+	if err != nil {
 		return err
 	}
-
 	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline})
 	if err != nil {
 		if snapshot.IsConfigError(err) {
@@ -136,6 +134,29 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "%s\n", line)
 	return err
+}
+
+// configs reads the profile and bot registry and checks the category and --out.
+func (o snapshotOptions) configs() (acquisition.Profile, []snapshot.BotIdentity, error) {
+	profile, err := readConfig(o.Profile, "--profile", snapshot.ReadProfile)
+	if err != nil {
+		return profile, nil, err
+	}
+	if _, err := snapshot.HumanMinRole(o.Category); err != nil {
+		return profile, nil, usagef("--category: %v", err)
+	}
+	var bots []snapshot.BotIdentity
+	if o.Bots != "" {
+		if bots, err = readConfig(o.Bots, "--bots", snapshot.ReadBots); err != nil {
+			return profile, nil, err
+		}
+	}
+	if fi, err := os.Lstat(o.Out); err == nil && fi.IsDir() {
+		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
+			return profile, nil, usagef("--out %s: directory is not empty", o.Out)
+		}
+	}
+	return profile, bots, nil
 }
 
 // readConfig opens a profile or bots file and decodes it; any problem is a usage error naming
