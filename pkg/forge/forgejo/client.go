@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
@@ -27,10 +28,6 @@ const Forge = "forgejo"
 // MAX_RESPONSE_ITEMS (50): asking for more would be clamped by the server, and pagination
 // never relies on a page being full anyway (it follows X-Total-Count and Link).
 const DefaultPageSize = 50
-
-// maxPages bounds one listing so that a server that never stops paginating cannot keep a run
-// alive forever; reaching it is a fetch failure, not a silent cut.
-const maxPages = 10000
 
 // maxRetryAfter caps a server-requested wait (Retry-After, a reset instant).
 const maxRetryAfter = 2 * time.Minute
@@ -304,34 +301,18 @@ func paginate(fetch func(pageNo int) (page, error)) error {
 }
 
 // paginateCount is paginate reporting how many pages it read successfully and the last
-// X-Total-Count seen (-1 when none), for the statistics' lower bound.
+// X-Total-Count seen (-1 when none), for the statistics' lower bound. The loop is the shared
+// forge.Paginate: an empty page ends the listing, a declared total is followed page by page
+// until reached, otherwise Link rel="next" decides.
 func paginateCount(fetch func(pageNo int) (page, error)) (pages, total int, err error) {
-	got := 0
-	total = -1
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return pages, total, fmt.Errorf("listing exceeds %d pages", maxPages)
-		}
+	pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
 		if err != nil {
-			return pages, total, err
+			return forge.Page[int]{}, err
 		}
-		pages++
-		got += p.decoded
-		if p.total >= 0 {
-			total = p.total
-		}
-		switch {
-		case p.decoded == 0:
-			return pages, total, nil
-		case p.total >= 0:
-			if got >= p.total {
-				return pages, total, nil
-			}
-		case p.next == 0:
-			return pages, total, nil
-		}
-	}
+		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+	})
+	return pg.Pages, pg.Total, err
 }
 
 // getJSON performs a direct GET of path (relative to the API URL) with query, decoding the
