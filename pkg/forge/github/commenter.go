@@ -110,37 +110,22 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	if err != nil {
 		return nil, err
 	}
-	ctx = withEndpoint(ctx, "GET /repos/{owner}/{repo}/issues/{number}/comments")
+	const endpoint = "GET /repos/{owner}/{repo}/issues/{number}/comments"
 	var out []forge.Comment
-	page := 0
-	for n := 0; ; n++ {
-		if n >= maxPages {
-			return nil, fmt.Errorf("github: list comments: more than %d pages", maxPages)
-		}
-		var items []*gh.IssueComment
-		var resp *gh.Response
-		err := readPage(ctx, func() error {
-			var err error
-			items, resp, err = m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number,
-				&gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{Page: page, PerPage: PerPage}})
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("github: list comments: %w", quietErr(err))
-		}
+	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
+		return m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number, &gh.IssueListCommentsOptions{ListOptions: opt})
+	}
+	err = pagesREST(withEndpoint(ctx, endpoint), endpoint, list, func(items []*gh.IssueComment) {
 		for _, c := range items {
 			if firstLine(c.GetBody()) == marker && m.own(c.User) && c.GetID() > 0 {
 				out = append(out, toComment(c))
 			}
 		}
-		if resp == nil || resp.NextPage == 0 {
-			return out, nil
-		}
-		if resp.NextPage <= page {
-			return nil, fmt.Errorf("github: list comments: pagination went backwards (page %d after %d)", resp.NextPage, page)
-		}
-		page = resp.NextPage
+	})
+	if err != nil {
+		return nil, fmt.Errorf("github: list comments: %w", quietErr(err))
 	}
+	return out, nil
 }
 
 func toComment(c *gh.IssueComment) forge.Comment {
@@ -215,6 +200,9 @@ func (c *Client) WorkflowRunState(ctx context.Context, repo string, runID int64)
 // quietErr keeps an API error's status code and GitHub's message class but drops the request
 // URL's query and any echoed body text: what reaches a log or a status comment is the status.
 func quietErr(err error) error {
+	if errors.Is(err, errPaginationBackwards) || errors.Is(err, forge.ErrTooManyPages) {
+		return err // our own words, no URL
+	}
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		return fmt.Errorf("HTTP %d", er.Response.StatusCode)
