@@ -1,4 +1,4 @@
-// Package github is the GitHub adapter (issue 6): it reads an issue or pull request and its
+// Package github is the GitHub adapter (docs/github.md): it reads an issue or pull request and its
 // selected sources from the GitHub REST (go-github) and GraphQL APIs into the provider-neutral
 // acquisition model, applying the GitHub mappings of entity-context-snapshot v1 ("Stable records
 // and mutable state" for node IDs, "Checks" for the status/conclusion table, "Relationships,
