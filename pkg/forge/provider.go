@@ -145,6 +145,20 @@ type Stats interface {
 	WriteJSON(w io.Writer) error
 }
 
+// StatsOf adapts an adapter's "statistics of the last acquisition, nil before one" getter to
+// Conn.Stats, keeping a nil pointer a nil Stats.
+func StatsOf[T any, P interface {
+	*T
+	Stats
+}](get func() P) func() Stats {
+	return func() Stats {
+		if p := get(); p != nil {
+			return p
+		}
+		return nil
+	}
+}
+
 // StatsSummary are the counts every adapter reports.
 type StatsSummary struct {
 	Requests, Retries, LowerBound int

@@ -81,12 +81,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if err != nil {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: func() forge.Stats {
-		if st := gc.Stats(); st != nil {
-			return st
-		}
-		return nil
-	}}
+	conn := &forge.Conn{Acquirer: gc, Stats: forge.StatsOf(gc.Stats)}
 	conn.RunState = func(ctx context.Context, repo, link string) (forge.RunState, error) {
 		id := RunIDOf(link)
 		if id == 0 {
