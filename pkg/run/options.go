@@ -142,29 +142,16 @@ func (r *Result) ExitCode() int {
 	return ExitFailed
 }
 
-// ConfigError is a configuration error detected before anything was posted: exit 2.
-type ConfigError struct {
-	Field string
-	Rule  string
-	Err   error
-}
+// ConfigError is a configuration error detected before anything was posted: exit 2. It is
+// forge.ConfigError (field and rule), the one type the providers' refusals also use.
+type ConfigError = forge.ConfigError
 
-func (e *ConfigError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Field, e.Rule, e.Err)
-	}
-	return fmt.Sprintf("%s: %s", e.Field, e.Rule)
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// IsConfigError reports whether err is (or wraps) a *ConfigError, a *forge.ConfigError (the
+// IsConfigError reports whether err is (or wraps) a *ConfigError (this package's or a
 // provider's refusal of a flag or CI variable) or a harness validation error.
 func IsConfigError(err error) bool {
 	var c *ConfigError
-	var f *forge.ConfigError
 	var h *harness.Error
-	return errors.As(err, &c) || errors.As(err, &f) || errors.As(err, &h)
+	return errors.As(err, &c) || errors.As(err, &h)
 }
 
 // RunError is a run that ended failed, cancelled or timed out (exit 1). The status comment and
