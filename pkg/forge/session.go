@@ -158,9 +158,10 @@ func (s *Session) Acquire(ctx context.Context, profile acquisition.Profile) (*ac
 		}
 	}
 	if err != nil {
-		var ee *EntityError
-		if errors.As(err, &ee) {
-			s.log.Error().Str("scope", "entity").Str("code", ee.Code).Str("field", ee.Field).Msg("entity not acquired")
+		var ef EntityFailure
+		if errors.As(err, &ef) {
+			code, field := ef.EntityFailure()
+			s.log.Error().Str("scope", "entity").Str("code", code).Str("field", field).Msg("entity not acquired")
 		}
 		return nil, fmt.Errorf("acquire: %s: %w", s.Ref.Forge, err)
 	}
@@ -271,3 +272,13 @@ func (e *EntityError) Error() string {
 }
 
 func (e *EntityError) Unwrap() error { return e.Err }
+
+// EntityFailure implements the EntityFailure interface.
+func (e *EntityError) EntityFailure() (code, field string) { return e.Code, e.Field }
+
+// EntityFailure is what every adapter's entity-scope error offers, whatever its type: the
+// spec's code and the field it is about, for the one log line (never the error's text).
+type EntityFailure interface {
+	error
+	EntityFailure() (code, field string)
+}

@@ -26,6 +26,9 @@ type EntityError struct {
 	Err   error
 }
 
+// EntityFailure reports the code and field (forge.EntityFailure).
+func (e *EntityError) EntityFailure() (code, field string) { return e.Code, e.Field }
+
 func (e *EntityError) Error() string {
 	return fmt.Sprintf("gitlab: %s: %s: %v", e.Field, e.Code, e.Err)
 }
