@@ -21,12 +21,6 @@ type filterOptions struct {
 	Report         string
 }
 
-// filterEnvNames is the repeatable --secret-env flag.
-type filterEnvNames []string
-
-func (s *filterEnvNames) String() string     { return fmt.Sprint(*s) }
-func (s *filterEnvNames) Set(v string) error { *s = append(*s, v); return nil }
-
 // filterReport is the JSON report: filter_version, status, findings (never source text), and
 // the gap code when the input was rejected.
 type filterReport struct {
@@ -43,7 +37,7 @@ func init() {
 		Run: func(ctx context.Context, e *env, args []string) error {
 			fs := newFlagSet(e, "filter", "filter [--role body|log|display] [--max-bytes N] [--max-source-bytes N] [--secret-env NAME]... [--report FILE] < input > output")
 			var o filterOptions
-			var names filterEnvNames
+			var names stringList
 			fs.StringVar(&o.Role, "role", "body", "bounding rule: body or log (single trailing LF) or display (no LF added)")
 			fs.IntVar(&o.MaxBytes, "max-bytes", 0, "emitted byte bound, LF included for body/log (0 = unbounded)")
 			fs.IntVar(&o.MaxSourceBytes, "max-source-bytes", 0, "reject input larger than this before decoding, as source_too_large (0 = unbounded)")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -32,12 +31,6 @@ type prescriptOptions struct {
 	None      bool // the harness defines no pre-script
 	Command   []string
 }
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runPrescriptCmd(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "prescript", "prescript [--run-dir DIR] [--dotenv FILE] [--secret-env NAME]... [--timeout D] -- SCRIPT [ARGS...]\n       forgectx prescript --none [--dotenv FILE]")

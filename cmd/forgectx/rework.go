@@ -8,8 +8,17 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/rework"
 )
+
+// reworkTokenEnv is the Forgejo provider's default token variable: the gate reads Forgejo/Gitea.
+func reworkTokenEnv() string {
+	if p, ok := forge.Lookup("forgejo"); ok {
+		return p.Policy().DefaultTokenEnv
+	}
+	return "FORGEJO_TOKEN"
+}
 
 func init() {
 	register(&command{
@@ -28,6 +37,7 @@ type reworkGateOptions struct {
 	APIURL, TokenEnv         string
 	PrescriptOutput          bool
 	Timeout                  time.Duration
+	InsecureHTTP             bool
 }
 
 const reworkSynopsis = "rework input-gate --target FILE --target-sha256 HEX --provider-contract FILE --provider-contract-sha256 HEX --actor-id ID --output PATH --api-url URL [--token-env NAME] [--prescript-output] [--timeout D]"
@@ -49,8 +59,9 @@ func runReworkCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.ActorID, "actor-id", "", "the implementation agent's native stable user `ID`")
 	fs.StringVar(&o.Output, "output", "", "receipt `PATH` (must not exist; its parent chain must hold no symlink)")
 	fs.StringVar(&o.APIURL, "api-url", "", "the forge API base `URL` (the server URL plus /api/v1)")
-	fs.StringVar(&o.TokenEnv, "token-env", defaultForgejoTokenEnv, "environment variable `NAME` holding the API token")
+	fs.StringVar(&o.TokenEnv, "token-env", reworkTokenEnv(), "environment variable `NAME` holding the API token")
 	fs.BoolVar(&o.PrescriptOutput, "prescript-output", false, "also append the decision to $FULLSEND_PRESCRIPT_OUTPUT (pre-script output protocol v1): rework proceeds, no_op and blocked skip")
+	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url on a non-loopback host (the token then travels in clear; logged)")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound for both captures")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
@@ -78,6 +89,12 @@ func reworkGateRun(ctx context.Context, e *env, o reworkGateOptions) error {
 	actor, err := strconv.ParseInt(o.ActorID, 10, 64)
 	if err != nil || actor <= 0 || strconv.FormatInt(actor, 10) != o.ActorID {
 		return &exitError{Code: exitUsage, Err: errors.New("--actor-id: must be a positive integer without sign or leading zero")}
+	}
+	if o.APIURL != "" {
+		// The one transport rule of every forge command: https, except loopback or --insecure-http.
+		if err := forge.CheckAPIURL(o.APIURL, o.InsecureHTTP, e.Log); err != nil {
+			return &exitError{Code: exitUsage, Err: fmt.Errorf("rework input-gate: %w", err)}
+		}
 	}
 	prescriptPath := ""
 	if o.PrescriptOutput {

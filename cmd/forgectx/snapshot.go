@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -33,16 +32,11 @@ type snapshotOptions struct {
 	Out             string
 }
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
+const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE] [--insecure-http]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
 
 func runSnapshot(ctx context.Context, e *env, args []string) error {
 	var o snapshotOptions
-	var secrets multiFlag
+	var secrets stringList
 	fs := newFlagSet(e, "snapshot", snapshotSynopsis)
 	fs.StringVar(&o.FromAcquisition, "from-acquisition", "", "assemble from this acquisition JSON file (docs/acquisition.md; - for stdin)")
 	fs.StringVar(&o.Forge.Forge, "forge", "", "read the entity from this forge: github, gitlab or forgejo")
@@ -53,6 +47,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Forge.Record, "record", "", "record API responses into this cassette directory")
 	fs.StringVar(&o.Forge.Replay, "replay", "", "replay API responses from this cassette directory (offline)")
 	fs.StringVar(&o.Forge.Stats, "stats", "", "write request statistics JSON to this file")
+	fs.BoolVar(&o.Forge.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
 	fs.StringVar(&o.Profile, "profile", "", "collection profile JSON (collection.json without admission)")
 	fs.StringVar(&o.Category, "category", "", "agent category: observation (admits triage and above) or mutation (write and above)")
 	fs.StringVar(&o.Bots, "bots", "", `bot registry JSON {"bots":[{"id":…,"login":…,"bot_role":…}]} (default: no bots admitted)`)
@@ -65,6 +60,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	return snapshotRun(ctx, e, o)
+}
+
+// validate checks the flag combinations.
+func (o snapshotOptions) validate() error {
 	fromForge := o.Forge != (forgeOptions{})
 	switch {
 	case o.FromAcquisition != "" && fromForge:
@@ -80,32 +83,17 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	case o.Out == "":
 		return usagef("--out is required")
 	}
+	return nil
+}
 
-	// Everything that can be wrong with the configuration is rejected before any fetch.
-	profile, err := readConfig(o.Profile, "--profile", snapshot.ReadProfile)
+// snapshotRun is `forgectx snapshot` once the flags are parsed: everything that can be wrong
+// with the configuration is rejected before any fetch; then one acquisition (from the forge
+// registry or the file) and one assembly.
+func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
+	profile, bots, err := o.configs()
 	if err != nil {
 		return err
 	}
-	if _, err := snapshot.HumanMinRole(o.Category); err != nil {
-		return usagef("--category: %v", err)
-	}
-	var bots []snapshot.BotIdentity
-	if o.Bots != "" {
-		if bots, err = readConfig(o.Bots, "--bots", snapshot.ReadBots); err != nil {
-			return err
-		}
-	}
-	// Every output is checked before the first request (issue #20): a bad --out, --stats or
-	// --record path is exit 2 now, not exit 1 after the whole fetch.
-	if err := checkSnapshotOutputs(o.Out, o.Forge.Stats, o.Forge.Record); err != nil {
-		return err
-	}
-	if fi, err := os.Lstat(o.Out); err == nil && fi.IsDir() {
-		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
-			return usagef("--out %s: directory is not empty", o.Out)
-		}
-	}
-
 	names := append([]string(nil), o.SecretEnv...)
 	if o.Forge.TokenEnv != "" {
 		names = append(names, o.Forge.TokenEnv)
@@ -113,14 +101,14 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	pipeline := filter.New(filter.SecretEnvValues(e.Environ(), names))
 
 	var acq *acquisition.Acquisition
-	if fromForge {
-		if acq, err = acquireFromForge(ctx, e, o.Forge, profile); err != nil {
-			return err
-		}
-	} else if acq, err = readAcquisition(e, o.FromAcquisition); err != nil {
+	if o.FromAcquisition == "" {
+		acq, err = acquireFromForge(ctx, e, o.Forge, profile)
+	} else {
+		acq, err = readAcquisition(e, o.FromAcquisition)
+	}
+	if err != nil {
 		return err
 	}
-
 	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline})
 	if err != nil {
 		if snapshot.IsConfigError(err) {
@@ -146,6 +134,34 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.Stdout, "%s\n", line)
 	return err
+}
+
+// configs reads the profile and bot registry and checks the category and --out.
+func (o snapshotOptions) configs() (acquisition.Profile, []snapshot.BotIdentity, error) {
+	profile, err := readConfig(o.Profile, "--profile", snapshot.ReadProfile)
+	if err != nil {
+		return profile, nil, err
+	}
+	if _, err := snapshot.HumanMinRole(o.Category); err != nil {
+		return profile, nil, usagef("--category: %v", err)
+	}
+	var bots []snapshot.BotIdentity
+	if o.Bots != "" {
+		if bots, err = readConfig(o.Bots, "--bots", snapshot.ReadBots); err != nil {
+			return profile, nil, err
+		}
+	}
+	// Every output is checked before the first request: a bad --out, --stats or --record path
+	// is exit 2 now, not exit 1 after the whole fetch.
+	if err := checkSnapshotOutputs(o.Out, o.Forge.Stats, o.Forge.Record); err != nil {
+		return profile, nil, err
+	}
+	if fi, err := os.Lstat(o.Out); err == nil && fi.IsDir() {
+		if ents, _ := os.ReadDir(o.Out); len(ents) > 0 {
+			return profile, nil, usagef("--out %s: directory is not empty", o.Out)
+		}
+	}
+	return profile, bots, nil
 }
 
 // readConfig opens a profile or bots file and decodes it; any problem is a usage error naming

@@ -42,7 +42,7 @@ func TestAcquireForgejoReplaysFixtures(t *testing.T) {
 				p.IncludedSources = []string{"check_logs", "checks", "comments", "entity", "reviews"}
 				p.CheckLogSelection = "failed"
 			}
-			a, err := acquireForgejo(context.Background(), forgejoTestEnv(nil, &logs),
+			a, err := acquireFromForge(context.Background(), forgejoTestEnv(nil, &logs),
 				forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: tc.number, Replay: fixture, Stats: stats}, p)
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +94,7 @@ func TestAcquireForgejoUsageErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs bytes.Buffer
-			_, err := acquireForgejo(context.Background(), forgejoTestEnv(tc.vars, &logs), tc.o, p)
+			_, err := acquireFromForge(context.Background(), forgejoTestEnv(tc.vars, &logs), tc.o, p)
 			var u *usageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want a usage error mentioning %q", err, tc.want)
@@ -133,7 +133,7 @@ func TestAcquireForgejoRecordThenReplay(t *testing.T) {
 		IncludedSources: []string{"check_logs", "checks", "comments", "entity", "reviews"}, CheckLogSelection: "failed"}
 	var logs bytes.Buffer
 	o := forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: 12, APIURL: fake.URL + "/api/v1", TokenEnv: "FJ", Record: rec}
-	live, err := acquireForgejo(context.Background(), forgejoTestEnv(map[string]string{"FJ": token}, &logs), o, p)
+	live, err := acquireFromForge(context.Background(), forgejoTestEnv(map[string]string{"FJ": token}, &logs), o, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestAcquireForgejoRecordThenReplay(t *testing.T) {
 	if strings.Contains(logs.String(), token) {
 		t.Error("log contains the token")
 	}
-	replayed, err := acquireForgejo(context.Background(), forgejoTestEnv(nil, &logs),
+	replayed, err := acquireFromForge(context.Background(), forgejoTestEnv(nil, &logs),
 		forgeOptions{Forge: "forgejo", Repo: "Acme/Widgets", Number: 12, Replay: rec}, p)
 	if err != nil {
 		t.Fatal(err)

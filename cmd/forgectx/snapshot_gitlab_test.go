@@ -46,7 +46,7 @@ func TestSnapshotGitLabReplayAssembles(t *testing.T) {
 	stats := filepath.Join(t.TempDir(), "stats.json")
 	var logs bytes.Buffer
 	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, Replay: gitlabCassette, Stats: stats}
-	acq, err := acquireGitlab(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
+	acq, err := acquireFromForge(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,8 @@ func TestSnapshotGitLabFlagErrors(t *testing.T) {
 		{"bad api url", forgeOptions{Repo: "42", Number: 7, TokenEnv: "T", APIURL: "ftp://x"}, map[string]string{"T": "glpat-x"}, "--api-url"},
 	} {
 		var logs bytes.Buffer
-		_, err := acquireGitlab(context.Background(), testEnv(tc.vars, &logs), tc.o, gitlabProfile())
+		tc.o.Forge = "gitlab" // the registry routes by --forge
+		_, err := acquireFromForge(context.Background(), testEnv(tc.vars, &logs), tc.o, gitlabProfile())
 		var u *usageError
 		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want usage error mentioning %q", tc.name, err, tc.want)
@@ -105,7 +106,7 @@ func TestSnapshotGitLabFlagErrors(t *testing.T) {
 func TestSnapshotGitLabReplayMissIsAnError(t *testing.T) {
 	var logs bytes.Buffer
 	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 8, Replay: gitlabCassette}
-	_, err := acquireGitlab(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
+	_, err := acquireFromForge(context.Background(), testEnv(nil, &logs), o, gitlabProfile())
 	if err == nil || !strings.Contains(err.Error(), "merge_request") {
 		t.Fatalf("err = %v", err)
 	}
@@ -171,7 +172,7 @@ func TestSnapshotGitLabRecordKeepsTheTokenOut(t *testing.T) {
 	rec, stats := filepath.Join(dir, "rec"), filepath.Join(dir, "stats.json")
 	var logs bytes.Buffer
 	o := forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, APIURL: fake.URL + "/api/v4", TokenEnv: "GITLAB_TOKEN", Record: rec, Stats: stats}
-	live, err := acquireGitlab(context.Background(), testEnv(map[string]string{"GITLAB_TOKEN": token}, &logs), o, gitlabProfile())
+	live, err := acquireFromForge(context.Background(), testEnv(map[string]string{"GITLAB_TOKEN": token}, &logs), o, gitlabProfile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestSnapshotGitLabRecordKeepsTheTokenOut(t *testing.T) {
 	if strings.Contains(logs.String(), token) || strings.Contains(acq.String(), token) {
 		t.Error("the token reached the logs or the acquisition")
 	}
-	replayed, err := acquireGitlab(context.Background(), testEnv(nil, &logs),
+	replayed, err := acquireFromForge(context.Background(), testEnv(nil, &logs),
 		forgeOptions{Forge: "gitlab", Repo: "Acme/Platform/widgets", Number: 7, Replay: rec}, gitlabProfile())
 	if err != nil {
 		t.Fatal(err)

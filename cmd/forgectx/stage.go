@@ -79,76 +79,94 @@ func runStageCmd(ctx context.Context, e *env, args []string) error {
 	base := stage.Options{Base: o.Base, StateDir: o.StateDir, Forbidden: o.Artifacts, Getenv: e.Getenv, OwnerPID: o.OwnerPID, Log: &e.Log}
 	switch o.Sub {
 	case "create":
-		if o.From == "" {
-			return usagef("--from DIR is required")
-		}
-		var err error
-		if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
-			return err
-		}
-		if o.OwnerPID < 0 {
-			return usagef("--owner-pid must be a process ID")
-		}
-		if o.OwnerPID == 0 {
-			o.OwnerPID = os.Getppid()
-			base.OwnerPID = o.OwnerPID
-		}
-		return stageCreate(ctx, e, o, base)
+		return stageCreateCmd(ctx, e, o, base)
 	case "verify-copy":
-		if err := checkStageID(o.ID); err != nil {
-			return err
-		}
-		mode, err := stage.ParseMode(o.Mode)
-		if err != nil {
-			return usagef("--mode: %v", err)
-		}
-		if o.AgentUID < 0 || o.AgentGID < 0 {
-			return usagef("--agent-uid and --agent-gid must be non-negative")
-		}
-		st, err := stage.Open(base, o.ID)
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("stage verify-copy %s: unknown stage id (never created, already cleaned up or scavenged, or another --state-dir): %w", o.ID, err)
-		}
-		if err != nil {
-			return err
-		}
-		sealed, err := st.Seal(ctx, stage.SealOptions{Mode: mode, AgentUID: o.AgentUID, AgentGID: o.AgentGID})
-		if err != nil {
-			var ve *verify.Error
-			if errors.As(err, &ve) {
-				_ = ve.Report.WriteText(e.Stderr)
-			}
-			return fmt.Errorf("stage verify-copy %s: %w", o.ID, err)
-		}
-		fmt.Fprintf(e.Stdout, "sandbox_dir=%s\nmode=%s\nfiles=%d\nbytes=%d\nindex_sha256=%s\nagent_uid=%d\nagent_gid=%d\n",
-			sealed.Dir, sealed.Mode, sealed.Files, sealed.Bytes, sealed.IndexSHA256, sealed.AgentUID, sealed.AgentGID)
-		return nil
+		return stageVerifyCopy(ctx, e, o, base)
 	case "cleanup":
-		if err := checkStageID(o.ID); err != nil {
-			return err
+		return stageCleanup(e, o, base)
+	}
+	return stageScavenge(ctx, e, base)
+}
+
+// stageCreateCmd checks the create flags and stages --from.
+func stageCreateCmd(ctx context.Context, e *env, o stageOptions, base stage.Options) error {
+	if o.From == "" {
+		return usagef("--from DIR is required")
+	}
+	var err error
+	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
+		return err
+	}
+	if o.OwnerPID < 0 {
+		return usagef("--owner-pid must be a process ID")
+	}
+	if o.OwnerPID == 0 {
+		o.OwnerPID = os.Getppid()
+		base.OwnerPID = o.OwnerPID
+	}
+	return stageCreate(ctx, e, o, base)
+}
+
+// stageVerifyCopy verifies a stage and makes the agent's read-only copy.
+func stageVerifyCopy(ctx context.Context, e *env, o stageOptions, base stage.Options) error {
+	if err := checkStageID(o.ID); err != nil {
+		return err
+	}
+	mode, err := stage.ParseMode(o.Mode)
+	if err != nil {
+		return usagef("--mode: %v", err)
+	}
+	if o.AgentUID < 0 || o.AgentGID < 0 {
+		return usagef("--agent-uid and --agent-gid must be non-negative")
+	}
+	st, err := stage.Open(base, o.ID)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stage verify-copy %s: unknown stage id (never created, already cleaned up or scavenged, or another --state-dir): %w", o.ID, err)
+	}
+	if err != nil {
+		return err
+	}
+	sealed, err := st.Seal(ctx, stage.SealOptions{Mode: mode, AgentUID: o.AgentUID, AgentGID: o.AgentGID})
+	if err != nil {
+		var ve *verify.Error
+		if errors.As(err, &ve) {
+			_ = ve.Report.WriteText(e.Stderr)
 		}
-		st, err := stage.Open(base, o.ID)
-		if errors.Is(err, os.ErrNotExist) {
-			// Cleanup is idempotent across processes too: the state goes last, so a stage
-			// without state was already removed (by an earlier cleanup or the scavenger).
-			e.Log.Info().Str("stage_id", o.ID).Msg("stage cleanup: nothing left to remove")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return st.Cleanup()
-	default: // scavenge
-		rep, err := stage.Scavenge(ctx, base)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.Stdout, "scanned=%d live=%d removed=%d unknown=%d errors=%d\n", rep.Scanned, rep.Live, rep.Removed, rep.Unknown, len(rep.Errors))
-		if len(rep.Errors) > 0 {
-			return &exitError{Code: exitFailed, Err: fmt.Errorf("stage scavenge: %d stage(s) could not be removed: %s", len(rep.Errors), strings.Join(rep.Errors, ", "))}
-		}
+		return fmt.Errorf("stage verify-copy %s: %w", o.ID, err)
+	}
+	fmt.Fprintf(e.Stdout, "sandbox_dir=%s\nmode=%s\nfiles=%d\nbytes=%d\nindex_sha256=%s\nagent_uid=%d\nagent_gid=%d\n",
+		sealed.Dir, sealed.Mode, sealed.Files, sealed.Bytes, sealed.IndexSHA256, sealed.AgentUID, sealed.AgentGID)
+	return nil
+}
+
+// stageCleanup removes a stage; it is idempotent across processes too: the state goes last,
+// so a stage without state was already removed (by an earlier cleanup or the scavenger).
+func stageCleanup(e *env, o stageOptions, base stage.Options) error {
+	if err := checkStageID(o.ID); err != nil {
+		return err
+	}
+	st, err := stage.Open(base, o.ID)
+	if errors.Is(err, os.ErrNotExist) {
+		e.Log.Info().Str("stage_id", o.ID).Msg("stage cleanup: nothing left to remove")
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	return st.Cleanup()
+}
+
+// stageScavenge removes abandoned stages.
+func stageScavenge(ctx context.Context, e *env, base stage.Options) error {
+	rep, err := stage.Scavenge(ctx, base)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "scanned=%d live=%d removed=%d unknown=%d errors=%d\n", rep.Scanned, rep.Live, rep.Removed, rep.Unknown, len(rep.Errors))
+	if len(rep.Errors) > 0 {
+		return &exitError{Code: exitFailed, Err: fmt.Errorf("stage scavenge: %d stage(s) could not be removed: %s", len(rep.Errors), strings.Join(rep.Errors, ", "))}
+	}
+	return nil
 }
 
 func stageCreate(ctx context.Context, e *env, o stageOptions, base stage.Options) error {

@@ -16,7 +16,7 @@ func init() {
 	})
 }
 
-const statusSynopsis = "status reconcile (--agent NAME | --harness FILE) [--repo OWNER/NAME] [--number N] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--current-run]"
+const statusSynopsis = "status reconcile (--agent NAME | --harness FILE) [--repo OWNER/NAME] [--number N] [--api-url URL] [--token-env NAME] [--forge NAME] [--kind KIND] [--comment-author LOGIN] [--comment-author-id ID] [--current-run] [--insecure-http]"
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "reconcile" && args[0] != "--help" && args[0] != "-h") {
@@ -26,7 +26,10 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "status", statusSynopsis)
 	fs.StringVar(&o.Agent, "agent", "", "agent name whose sticky status comment is reconciled")
 	fs.StringVar(&o.HarnessPath, "harness", "", "harness file to read the agent name from")
-	fs.StringVar(&o.Forge, "forge", "github", "forge: github")
+	fs.StringVar(&o.Forge, "forge", "", "forge: github, gitlab or forgejo (default: detected from the CI environment, else github)")
+	fs.StringVar(&o.Kind, "kind", "", "GitLab: work_item or change_proposal (default: from the CI job)")
+	fs.Int64Var(&o.CommentAuthorID, "comment-author-id", 0, "Forgejo: user id the token posts as (default: GET /user)")
+	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
 	fs.StringVar(&o.Repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.Number, "number", 0, "issue or pull request number (default: from the event payload)")
 	fs.StringVar(&o.APIURL, "api-url", "", "forge API base URL (default $GITHUB_API_URL, else https://api.github.com)")

@@ -1,8 +1,12 @@
-// Package forge holds the small interfaces every forge adapter implements (architecture map,
-// "Packages") and the forge-neutral cassette round-tripper used for record/replay.
+// Package forge owns the provider contract and registry (architecture map, "Packages";
+// docs/forges.md): the Provider every forge registers (detection from the CI environment, CI
+// defaults, construction of its clients from one Options), the small interfaces every adapter
+// implements (Acquirer, Commenter), the command-line source policy (Open: replay, record,
+// token, deadline), the transport policy (CheckAPIURL), the shared HTTP client
+// (NewHTTPClient) and the one pagination loop (Paginate). Retries are pkg/forge/retry.
 //
-// A new forge is one new package under pkg/forge/<name> implementing these interfaces; nothing
-// else changes.
+// A new forge is one new package under pkg/forge/<name> plus one line in
+// pkg/forge/providers; nothing else changes.
 package forge
 
 import (

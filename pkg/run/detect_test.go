@@ -11,6 +11,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/cirelay"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
@@ -53,8 +54,8 @@ func TestForgeDetectedFromTheCIEnvironmentExplicitWins(t *testing.T) {
 			}
 			getenv := func(k string) string { return env[k] }
 			if tc.forge == "" {
-				if got := DetectForge(getenv); got != tc.want {
-					t.Errorf("DetectForge = %q, want %q", got, tc.want)
+				if got := forge.Detect(getenv); got != tc.want {
+					t.Errorf("forge.Detect = %q, want %q", got, tc.want)
 				}
 			}
 			o := Options{Harness: h, Forge: tc.forge, Repo: "o/r", Number: 1, CommentAuthor: "bot", APIURL: "https://forge.example/api/v1", Getenv: getenv}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
@@ -58,6 +59,10 @@ type Options struct {
 	// CommentAuthorID is the Forgejo user id the token posts as (the automatic Forgejo Actions
 	// token: -2); 0 asks GET /user. GitLab always asks GET /user (its tokens may).
 	CommentAuthorID int64
+	// InsecureHTTP allows a plain-http APIURL to a non-loopback host (--insecure-http; logged).
+	// Without it such a URL is a configuration error: the token would cross the network in
+	// clear.
+	InsecureHTTP bool
 	// DotenvPath, when set, also relays the decision as a GitLab dotenv report (pkg/cirelay).
 	DotenvPath string
 	// HeadSHA is the Git revision checked out for the run (the receipt's input_head_sha);
@@ -137,24 +142,12 @@ func (r *Result) ExitCode() int {
 	return ExitFailed
 }
 
-// ConfigError is a configuration error detected before anything was posted: exit 2.
-type ConfigError struct {
-	Field string
-	Rule  string
-	Err   error
-}
+// ConfigError is a configuration error detected before anything was posted: exit 2. It is
+// forge.ConfigError (field and rule), the one type the providers' refusals also use.
+type ConfigError = forge.ConfigError
 
-func (e *ConfigError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Field, e.Rule, e.Err)
-	}
-	return fmt.Sprintf("%s: %s", e.Field, e.Rule)
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// IsConfigError reports whether err is (or wraps) a *ConfigError or a harness validation
-// error.
+// IsConfigError reports whether err is (or wraps) a *ConfigError (this package's or a
+// provider's refusal of a flag or CI variable) or a harness validation error.
 func IsConfigError(err error) bool {
 	var c *ConfigError
 	var h *harness.Error

@@ -6,12 +6,12 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -27,9 +27,14 @@ type ReconcileOptions struct {
 
 	Forge, Repo   string
 	Number        int
+	Kind          string // GitLab: issue (work_item) or merge request (change_proposal) notes
 	APIURL        string
 	TokenEnv      string
 	CommentAuthor string
+	// CommentAuthorID is the Forgejo user id the token posts as (0: GET /user).
+	CommentAuthorID int64
+	// InsecureHTTP allows a plain-http API URL to a non-loopback host (logged).
+	InsecureHTTP bool
 	// CurrentRun treats a started comment linked to this workflow run ($GITHUB_RUN_ID) as dead
 	// without asking GitHub: for an `if: always()` step after `forgectx run` in the same job,
 	// where the run is still in progress but the forgectx step is over.
@@ -63,15 +68,55 @@ func parseRunLink(body string) (string, int64) {
 	return m[1], id
 }
 
+// runLinkAny is the CI run link of a status comment's start line, whatever its forge's shape.
+var runLinkAny = regexp.MustCompile(`\(\[CI run\]\((https?://[^()\s]+)\)\)`)
+
 // Reconcile finalises the agent's sticky status comment when a job died leaving it "started"
 // (a SIGKILL, a lost runner): the comment becomes ⚠️ cancelled with ReconcileDetail, keeping its
-// CI run link. A started comment is finalised only when its job is known to be over: its
-// workflow run is this one (CurrentRun), or GitHub reports that run completed or gone
-// (GET /repos/{owner}/{repo}/actions/runs/{run_id}; needs actions: read), or it carries no run
-// link at all (written outside Actions, nothing to ask). A comment whose run is still in
-// progress is left alone. No receipt is posted: the dead run's consumed index is unknown, and
-// a receipt must not guess it (docs/run.md).
+// CI run link. It works on every registered forge. A started comment is finalised only when
+// its job is known to be over: its run link is this job's (CurrentRun), or the forge reports
+// that run completed or gone (GitHub: GET /repos/{owner}/{repo}/actions/runs/{run_id}, needs
+// actions: read; a forge whose provider cannot tell leaves such a comment alone), or it
+// carries no run link at all (nothing to ask). A comment whose run is still in progress is
+// left alone. No receipt is posted: the dead run's consumed index is unknown, and a receipt
+// must not guess it (docs/run.md).
 func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error) {
+	rc, err := resolveReconcile(&o)
+	if err != nil {
+		return nil, err
+	}
+	res := &ReconcileResult{}
+	if rc.conn.ResolveIdentity != nil {
+		if err := rc.conn.ResolveIdentity(ctx); err != nil {
+			return res, fmt.Errorf("reconcile: token identity: %w", err)
+		}
+	}
+	found, err := rc.conn.Commenter.FindComments(ctx, rc.ref, status.Marker(rc.agent))
+	if err != nil {
+		return res, fmt.Errorf("reconcile: %w", err)
+	}
+	res.Comments = len(found)
+	for _, c := range found {
+		if err := rc.reconcileOne(ctx, o.Log, c, res); err != nil {
+			return res, err
+		}
+	}
+	o.Log.Info().Str("forge", rc.ref.Forge).Int("comments", res.Comments).Int("started", res.Started).Int("finalized", res.Finalized).
+		Int("running", res.Running).Msg("reconcile: done")
+	return res, nil
+}
+
+// reconciler is a resolved `status reconcile`.
+type reconciler struct {
+	agent   string
+	ref     forge.Ref
+	current string // this job's run link (--current-run)
+	conn    *forge.Conn
+	pipe    *filter.Pipeline
+}
+
+// resolveReconcile validates o through the forge's CI defaults, like a run, and connects.
+func resolveReconcile(o *ReconcileOptions) (*reconciler, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -87,97 +132,77 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error
 	if agent == "" {
 		return nil, &ConfigError{Field: "--agent", Rule: "required (or --harness)"}
 	}
-	if o.Forge != "" && o.Forge != "github" {
-		return nil, &ConfigError{Field: "--forge", Rule: o.Forge + ": reconcile drives GitHub in this build"}
+	fg := o.Forge
+	if fg == "" {
+		fg = forge.Detect(getenv)
 	}
-	ref := forge.Ref{Forge: "github", Repo: o.Repo, Number: o.Number, APIURL: o.APIURL}
-	if ref.Repo == "" {
-		ref.Repo = getenv("GITHUB_REPOSITORY")
+	p, err := forge.Resolve("--forge", fg)
+	if err != nil {
+		return nil, err
 	}
-	if !validRepo(ref.Repo) {
-		return nil, &ConfigError{Field: "--repo", Rule: "required as OWNER/NAME (default $GITHUB_REPOSITORY)"}
+	job, err := p.CIDefaults(forge.JobInput{Getenv: getenv, Start: time.Now(), Log: o.Log, Repo: o.Repo, APIURL: o.APIURL,
+		Number: o.Number, CommentAuthor: o.CommentAuthor, CommentAuthorID: o.CommentAuthorID})
+	if err != nil {
+		return nil, err
 	}
-	if ref.Number == 0 {
-		ref.Number = readEvent(getenv("GITHUB_EVENT_PATH")).number()
+	if job.Ref.Number < 1 {
+		return nil, &ConfigError{Field: "--number", Rule: "required: a positive issue, pull request or merge request number"}
 	}
-	if ref.Number < 1 {
-		return nil, &ConfigError{Field: "--number", Rule: "required: a positive issue or pull request number"}
-	}
-	if ref.APIURL == "" {
-		ref.APIURL = getenv("GITHUB_API_URL")
-	}
-	if ref.APIURL == "" {
-		ref.APIURL = github.DefaultAPIURL
-	}
-	tokenEnv := o.TokenEnv
-	if tokenEnv == "" {
-		tokenEnv = "GITHUB_TOKEN"
-	}
+	tokenEnv := forge.FirstOf(o.TokenEnv, job.TokenEnv)
 	token := getenv(tokenEnv)
 	if token == "" {
 		return nil, &ConfigError{Field: "--token-env " + tokenEnv, Rule: "the environment variable is unset or empty"}
 	}
-	author := o.CommentAuthor
-	if author == "" && getenv("GITHUB_ACTIONS") == "true" {
-		author = github.ActionsBotLogin
-	}
-	if author == "" {
-		return nil, &ConfigError{Field: "--comment-author", Rule: "required outside GitHub Actions"}
-	}
-	var current int64
+	rc := &reconciler{agent: agent, ref: job.Ref, pipe: filter.New([]string{token})}
 	if o.CurrentRun {
-		id, err := strconv.ParseInt(getenv("GITHUB_RUN_ID"), 10, 64)
-		if err != nil || id <= 0 {
-			return nil, &ConfigError{Field: "--current-run", Rule: "needs $GITHUB_RUN_ID"}
+		if job.RunURL == "" {
+			return nil, &ConfigError{Field: "--current-run", Rule: "needs this job's CI run ($GITHUB_RUN_ID, CI_JOB_URL, FORGEJO_RUN_ID)"}
 		}
-		current = id
+		rc.current = job.RunURL
 	}
-	gc, err := github.New(github.Options{APIURL: ref.APIURL, Token: token, Log: o.Log})
+	kind := forge.FirstOf(o.Kind, job.Kind)
+	rc.conn, err = forge.Connect(p, forge.Options{APIURL: job.Ref.APIURL, Token: token, TokenEnv: tokenEnv, InsecureHTTP: o.InsecureHTTP, Log: o.Log,
+		CommentAuthor: job.CommentAuthor, CommentAuthorID: job.CommentAuthorID, Kind: kind, WithCommenter: true}, true)
 	if err != nil {
-		return nil, &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+		return nil, err
 	}
-	cm, err := github.NewCommenter(gc, author)
-	if err != nil {
-		return nil, &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
-	}
-	pipe := filter.New([]string{token})
+	return rc, nil
+}
 
-	res := &ReconcileResult{}
-	found, err := cm.FindComments(ctx, ref, status.Marker(agent))
-	if err != nil {
-		return res, fmt.Errorf("reconcile: %w", err)
+// reconcileOne finalises c when it is a started comment of a job known to be over.
+func (rc *reconciler) reconcileOne(ctx context.Context, log zerolog.Logger, c forge.Comment, res *ReconcileResult) error {
+	p, ok := status.ParseStatus(c.Body)
+	if !ok || p.State != status.Started {
+		return nil
 	}
-	res.Comments = len(found)
-	for _, c := range found {
-		p, ok := status.ParseStatus(c.Body)
-		if !ok || p.State != status.Started {
-			continue
-		}
-		res.Started++
-		link, runID := parseRunLink(c.Body)
-		dead := true
-		if runID > 0 && runID != current {
-			st, err := gc.WorkflowRunState(ctx, ref.Repo, runID)
+	res.Started++
+	link := ""
+	if m := runLinkAny.FindStringSubmatch(c.Body); m != nil {
+		link = m[1]
+	}
+	dead := true
+	if link != "" && link != rc.current {
+		dead = false
+		if rc.conn.RunState != nil {
+			st, err := rc.conn.RunState(ctx, rc.ref.Repo, link)
 			if err != nil {
-				return res, fmt.Errorf("reconcile: %w", err)
+				return fmt.Errorf("reconcile: %w", err)
 			}
 			dead = !st.Found || st.Completed
-			o.Log.Info().Int64("run_id", runID).Bool("found", st.Found).Str("run_status", st.Status).Msg("reconcile: workflow run state")
+			log.Info().Bool("found", st.Found).Str("run_status", st.Status).Msg("reconcile: CI run state")
 		}
-		if !dead {
-			res.Running++
-			continue
-		}
-		body, err := status.Render(pipe, status.Status{Agent: agent, State: status.Cancelled, RunURL: link, Detail: ReconcileDetail})
-		if err != nil {
-			return res, err
-		}
-		if err := cm.UpdateComment(ctx, ref, c.ID, body); err != nil {
-			return res, fmt.Errorf("reconcile: %w", err)
-		}
-		res.Finalized++
 	}
-	o.Log.Info().Int("comments", res.Comments).Int("started", res.Started).Int("finalized", res.Finalized).
-		Int("running", res.Running).Msg("reconcile: done")
-	return res, nil
+	if !dead {
+		res.Running++
+		return nil
+	}
+	body, err := status.Render(rc.pipe, status.Status{Agent: rc.agent, State: status.Cancelled, RunURL: link, Detail: ReconcileDetail})
+	if err != nil {
+		return err
+	}
+	if err := rc.conn.Commenter.UpdateComment(ctx, rc.ref, c.ID, body); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	res.Finalized++
+	return nil
 }

@@ -5,25 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/cirelay"
-	"github.com/forgectx/forgectx/pkg/distill"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/forge/forgejo"
-	"github.com/forgectx/forgectx/pkg/forge/github"
-	"github.com/forgectx/forgectx/pkg/forge/gitlab"
+	_ "github.com/forgectx/forgectx/pkg/forge/providers" // registers every forge of this build
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
-	"github.com/forgectx/forgectx/pkg/verify"
 )
 
 // noInput is input_revision when the run consumed no index.json (it ended before a snapshot
@@ -36,16 +30,15 @@ const maxExcerptBytes = 96 << 10
 
 // runner is the state of one run.
 type runner struct {
-	o         Options
-	c         *config
-	log       zerolog.Logger
-	pipe      *filter.Pipeline
-	withheld  []string // literal values never passed to the agent
-	acquirer  forge.Acquirer
-	commenter forge.Commenter
-	status    *statusComment
-	res       *Result
-	start     time.Time
+	o        Options
+	c        *config
+	log      zerolog.Logger
+	pipe     *filter.Pipeline
+	withheld []string // literal values never passed to the agent
+	conn     *forge.Conn
+	status   *statusComment
+	res      *Result
+	start    time.Time
 
 	stageOpts   stage.Options
 	st          *stage.Stage
@@ -57,8 +50,9 @@ type runner struct {
 	results     runResults
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
-	cur         string // the lifecycle phase running (for an internal error)
-	forgejo     *forgejo.Client
+	cur         phase  // the lifecycle phase running (for an internal error)
+	result      outcome
+	sealed      *stage.Sealed
 }
 
 // Run performs the whole CI job (docs/run.md): scavenge → start status comment → snapshot →
@@ -109,69 +103,35 @@ func defaults(o *Options) {
 	}
 }
 
-// connect builds the forge clients: the acquirer (which reads receipts back into agent_runs)
-// and the commenter of the status comment and receipts.
+// connect builds the forge clients through the registry: the acquirer (which reads back only
+// receipts by forgectx's own identity into agent_runs) and the commenter of the status
+// comment and receipts.
 func (r *runner) connect() error {
-	var cm forge.Commenter
-	switch r.c.ref.Forge {
-	case "github":
-		gc, err := github.New(github.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, Receipts: github.ReceiptsFromCommentsBy(r.c.author), Log: r.log})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		ghc, err := github.NewCommenter(gc, r.c.author)
-		if err != nil {
-			return &ConfigError{Field: "--comment-author", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm = gc, ghc
-	case "gitlab":
-		// Receipts are read back only from notes by forgectx's own identity: the commenter's
-		// GET /user, read once (the status comment lookup already made it).
-		var glc *gitlab.Commenter
-		self := func(ctx context.Context) (int64, error) { return glc.Self(ctx) }
-		gc, err := gitlab.New(gitlab.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, TokenKind: gitlab.KindForToken(r.c.tokenEnv, r.c.token), Log: r.log, ReceiptAuthor: self})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		glc, err = gitlab.NewCommenter(gc, r.c.kind)
-		if err != nil {
-			return &ConfigError{Field: "--kind", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm = gc, glc
-	case "forgejo":
-		// Receipts are read back only from comments by forgectx's own identity (SelfID; see
-		// resolveIdentity), like the status comment lookup.
-		fc, err := forgejo.New(forgejo.Options{APIURL: r.c.ref.APIURL, Token: r.c.token, SelfID: r.c.selfID, ReceiptsBySelf: true, Log: r.log})
-		if err != nil {
-			return &ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
-		}
-		r.acquirer, cm, r.forgejo = fc, fc, fc
-	default:
-		return &ConfigError{Field: "--forge", Rule: "must be github, gitlab or forgejo"}
+	conn, err := forge.Connect(r.c.provider, forge.Options{
+		APIURL: r.c.ref.APIURL, Token: r.c.token, TokenEnv: r.c.tokenEnv, InsecureHTTP: r.o.InsecureHTTP, Log: r.log,
+		CommentAuthor: r.c.author, CommentAuthorID: r.c.selfID, Kind: r.c.kind, OwnReceipts: true, WithCommenter: true,
+	}, true)
+	if err != nil {
+		return err
 	}
-	r.commenter = cm
-	r.status = &statusComment{c: cm, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
+	r.conn = conn
+	r.status = &statusComment{c: conn.Commenter, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
 	return nil
 }
 
-// resolveIdentity settles the Forgejo comment identity once, before the status comment lookup
-// and the acquisition both need it: without --comment-author-id the token's GET /user, and
-// the client is rebuilt with it as SelfID (forgejo.New makes no request). If it cannot be read,
-// the lookup and the receipt reader each try again and fail on their own terms (a warning; an
-// agent_runs fetch_failed gap).
+// resolveIdentity settles the comment identity once, before the status comment lookup and the
+// acquisition both need it (Forgejo without --comment-author-id: the token's GET /user). If it
+// cannot be read, the lookup and the receipt reader each try again and fail on their own terms
+// (a warning; an agent_runs fetch_failed gap).
 func (r *runner) resolveIdentity(ctx context.Context) {
-	if r.forgejo == nil || r.c.selfID != 0 {
+	if r.conn.ResolveIdentity == nil {
 		return
 	}
-	id, err := r.forgejo.Self(ctx)
-	if err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: forgejo token identity unknown")
+	if err := r.conn.ResolveIdentity(ctx); err != nil {
+		r.log.Warn().Err(err).Str("forge", r.c.ref.Forge).Msg("forgectx run: token identity unknown")
 		return
 	}
-	r.c.selfID = id
-	if err := r.connect(); err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: forgejo client not rebuilt with its identity")
-	}
+	r.status.c = r.conn.Commenter
 }
 
 // outcome is how the lifecycle ended.
@@ -241,8 +201,8 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 func (r *runner) guardLifecycle(parent, ctx context.Context) (out outcome) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.logPanic(r.cur, p)
-			out = outcome{StatusFailure, "forgectx failed internally during the " + r.cur + " phase"}
+			r.logPanic(r.cur.String(), p)
+			out = outcome{StatusFailure, "forgectx failed internally during the " + r.cur.String() + " phase"}
 		}
 	}()
 	return r.lifecycle(parent, ctx)
@@ -301,267 +261,6 @@ func stopped(what string, p procResult, timeout time.Duration, parent, ctx conte
 	return outcome{}, false
 }
 
-func (r *runner) lifecycle(parent, ctx context.Context) outcome {
-	h := r.c.h
-	r.cur = "scavenge"
-	// 1. Scavenge trees abandoned by runs that died uncleanly.
-	r.stageOpts = stage.Options{Base: r.c.base, StateDir: r.c.state, Forbidden: r.o.ArtifactDirs, Getenv: r.o.Getenv, Log: &r.log}
-	sc, err := stage.Scavenge(ctx, r.stageOpts)
-	if err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: scavenging failed")
-	}
-	r.res.Scavenged = sc.Removed
-	r.phase("scavenge").Int("scanned", sc.Scanned).Int("removed", sc.Removed).Int("live", sc.Live).Int("errors", len(sc.Errors)).Msg("forgectx run: abandoned trees scavenged")
-
-	r.cur = "status"
-	r.resolveIdentity(ctx)
-	// 2. Start status comment (a failure to post it is logged, never fatal: the receipt is
-	// what history relies on).
-	if err := r.status.start(ctx); err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: start status comment not posted")
-	} else {
-		r.res.StatusPosted = true
-	}
-	r.phase("status").Bool("posted", r.res.StatusPosted).Msg("forgectx run: start status comment")
-
-	r.cur = "snapshot"
-	// 3. Build and stage the snapshot.
-	acq, err := r.acquirer.Acquire(ctx, r.c.ref, r.c.profile)
-	if err != nil {
-		if o, ok := interrupted(parent, ctx); ok {
-			return o
-		}
-		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
-		return outcome{StatusFailure, "reading the entity from the forge failed"}
-	}
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: r.c.profile, Category: h.Agent.Category, Bots: h.Bots, Filter: r.pipe})
-	if err != nil {
-		if o, ok := interrupted(parent, ctx); ok {
-			return o
-		}
-		var ab *snapshot.AbortError
-		if errors.As(err, &ab) {
-			r.log.Error().Str("scope", ab.Scope).Str("code", ab.Code).Msg("forgectx run: snapshot aborted")
-			return outcome{StatusFailure, fmt.Sprintf("snapshot aborted (%s %s): no script or agent was started", ab.Scope, ab.Code)}
-		}
-		return outcome{StatusFailure, "snapshot assembly failed"}
-	}
-	sum := tree.Summary
-	r.res.Summary = &sum
-	st, err := stage.Create(ctx, r.stageOpts, tree, tree.IndexSHA256)
-	if err != nil {
-		if o, ok := interrupted(parent, ctx); ok {
-			return o
-		}
-		var pe *stage.PlacementError
-		if errors.As(err, &pe) {
-			return outcome{StatusFailure, "the snapshot tree would be placed inside the repository or run output; nothing was started"}
-		}
-		r.log.Error().Err(err).Msg("forgectx run: staging failed")
-		return outcome{StatusFailure, "the snapshot could not be staged"}
-	}
-	// From here the pre-script has seen this index: it is the input the run consumed.
-	r.st, r.tree, r.retained, r.treeDir = st, tree, tree.IndexSHA256, st.HostDir
-	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
-		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
-
-	r.cur = "pre-script"
-	// 4. Pre-script under the protocol, with the snapshot path in its environment.
-	d := prescript.NoPrescript()
-	if h.PreScript != nil {
-		if r.preDir, err = os.MkdirTemp(r.c.state, "prescript-"); err != nil {
-			return outcome{StatusFailure, "the pre-script output file could not be prepared"}
-		}
-		env := append(pickEnv(r.o.Environ(), h.PreScript.Env), EnvSnapshotDir+"="+r.treeDir)
-		log := r.log
-		sout, serr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
-		d, err = prescript.Run(ctx, prescript.Options{
-			RunDir: r.preDir, Command: h.PreScript.Command, Env: env,
-			Stdout: sout, Stderr: serr, Redactor: r.pipe, Timeout: h.PreScript.Timeout, Log: &log,
-		})
-		sout.Flush()
-		serr.Flush()
-		if err != nil {
-			if o, ok := interrupted(parent, ctx); ok {
-				return o
-			}
-			var hf *prescript.HardFailure
-			var pe *prescript.ProtocolError
-			switch {
-			case errors.As(err, &hf) && hf.TimedOut:
-				return outcome{StatusTimedOut, "pre-script: " + hf.Diagnostic}
-			case errors.As(err, &hf):
-				return outcome{StatusFailure, "pre-script: " + hf.Diagnostic}
-			case errors.As(err, &pe):
-				return outcome{StatusFailure, "pre-script output file: " + pe.Error()}
-			}
-			var se *prescript.StartError
-			if errors.As(err, &se) {
-				return outcome{StatusFailure, "pre-script could not be started: " + se.Reason}
-			}
-			return outcome{StatusFailure, "pre-script could not be started"}
-		}
-	}
-	r.decision = &d
-	if d.Skipped {
-		r.res.Decision = "skip"
-	} else {
-		r.res.Decision = "proceed"
-	}
-	r.phase("pre-script").Str("decision", r.res.Decision).Str("basis", string(d.Basis)).Int("outputs", len(d.Outputs)).Msg("forgectx run: decision reached")
-
-	r.cur = "relay"
-	// 5. Relay the decision on every path that reached it.
-	if _, err := cirelay.Relay(cirelay.Options{Getenv: r.o.Getenv, DotenvPath: r.o.DotenvPath, Log: &r.log}, d); err != nil {
-		r.log.Error().Err(err).Msg("forgectx run: decision relay failed")
-		return outcome{StatusFailure, "the decision could not be relayed to the CI system"}
-	}
-
-	// 6. Skip: the receipt, status and cleanup follow in run().
-	if d.Skipped {
-		reason := d.Reason
-		if reason == "" {
-			reason = "the pre-script requested a skip"
-		}
-		return outcome{StatusSkipped, reason}
-	}
-
-	r.cur = "verify"
-	// 7. Root-index compare against the retained digest, verification into memory and the
-	// agent-immutable copy made from exactly the verified bytes (pkg/stage).
-	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
-	if err != nil {
-		if o, ok := interrupted(parent, ctx); ok {
-			return o
-		}
-		var im *stage.IndexMismatchError
-		var ie *stage.ImmutabilityError
-		var ve *verify.Error
-		switch {
-		case errors.As(err, &im):
-			r.log.Error().Str("retained", im.Retained).Str("on_disk", im.OnDisk).Msg("forgectx run: root index changed")
-			return outcome{StatusFailure, "the snapshot's root index changed after assembly; the agent was not started"}
-		case errors.As(err, &ve):
-			r.log.Error().Int("violations", len(ve.Report.Violations)).Msg("forgectx run: staged snapshot failed verification")
-			first := ""
-			if len(ve.Report.Violations) > 0 {
-				first = " (" + ve.Report.Violations[0].Path + ": " + ve.Report.Violations[0].Rule + ")"
-			}
-			return outcome{StatusFailure, "the staged snapshot changed after assembly" + first + "; the agent was not started"}
-		case errors.As(err, &ie):
-			r.log.Error().Str("mode", string(ie.Mode)).Msg("forgectx run: agent immutability cannot be enforced")
-			return outcome{StatusFailure, "the agent's snapshot copy cannot be made read-only here (" + string(ie.Mode) + "); the agent was not started"}
-		}
-		r.log.Error().Err(err).Msg("forgectx run: sealing failed")
-		return outcome{StatusFailure, "the verified snapshot copy could not be made; the agent was not started"}
-	}
-	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).Msg("forgectx run: verified read-only copy ready")
-
-	r.cur = "agent"
-	// 8. The agent: scrubbed environment, the read-only copy and the event excerpt.
-	excerpt, drep := distill.FromCI(distill.CIInput{Getenv: r.o.Getenv}, distill.Options{Filter: r.pipe})
-	if len(excerpt) > maxExcerptBytes {
-		r.log.Warn().Int("bytes", len(excerpt)).Msg("forgectx run: event excerpt too large for the environment; passing {}")
-		excerpt = []byte("{}")
-	}
-	r.log.Info().Str("phase", "excerpt").Int("fields", drep.Fields).Str("warning", drep.Warning).Msg("forgectx run: event distilled")
-	env := pickEnv(r.o.Environ(), h.Agent.Env)
-	env, dropped := scrub(env, r.withheld)
-	if dropped > 0 {
-		r.log.Warn().Int("dropped", dropped).Msg("forgectx run: agent variables carrying a withheld credential were dropped")
-	}
-	env = append(env, EnvContextDir+"="+sealed.Dir, EnvEventExcerpt+"="+string(excerpt))
-	// In both modes the launched agent must be unprivileged: with a write-overriding
-	// capability or UID 0 it could rewrite the root-owned copy (ownership) or remount the
-	// read-only bind mount writable (bind-mount). stage.CheckAgentProcess runs right after the
-	// start; a refused agent is killed and the run fails (docs/run.md, "Agent privileges").
-	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace, afterStart: stage.CheckAgentProcess}
-	if sealed.Mode == stage.ModeOwnership || sealed.AgentUID > 0 && os.Geteuid() == 0 {
-		// The agent runs as the agent UID with no supplementary groups, so the kernel clears
-		// every capability at execve — unless the binary grants some back.
-		if err := checkAgentExecutable(h.Agent.Command[0], env); err != nil {
-			r.log.Error().Err(err).Msg("forgectx run: agent executable refused")
-			return outcome{StatusFailure, agentExecutableProblem(err)}
-		}
-		spec.attr = sealed.SysProcAttr()
-	}
-	r.phase("agent").Str("mode", string(sealed.Mode)).Msg("forgectx run: agent starting")
-	aout, aerr := newRedactLines(r.o.Stdout, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
-	spec.stdout, spec.stderr = aout, aerr
-	ap := runProc(ctx, spec)
-	aout.Flush()
-	aerr.Flush()
-	r.res.AgentRan, r.res.AgentDuration = ap.StartErr == nil, ap.Duration
-	r.contextDir = sealed.Dir
-	// Spec "Lifecycle and access": the sandbox copy goes right after the runtime's last use;
-	// the host tree stays for the post-script. A failure is retried by the final cleanup.
-	if err := r.st.RemoveSandbox(); err != nil {
-		r.log.Warn().Err(err).Msg("forgectx run: sandbox copy not removed after the agent; retried at cleanup")
-	} else {
-		r.phase("agent").Msg("forgectx run: sandbox copy removed")
-	}
-	if ap.CheckErr != nil {
-		r.log.Error().Err(ap.CheckErr).Str("mode", string(sealed.Mode)).Msg("forgectx run: agent process is not unprivileged; stopped")
-		return outcome{StatusFailure, "the agent process was not unprivileged and was stopped"}
-	}
-	r.phase("agent").Int("exit_code", ap.ExitCode).Int64("duration_ms", ap.Duration.Milliseconds()).
-		Bool("timed_out", ap.TimedOut).Bool("cancelled", ap.Cancelled).Msg("forgectx run: agent finished")
-	if o, ok := stopped("the agent", ap, h.Agent.Timeout, parent, ctx); ok {
-		return o
-	}
-	result := outcome{StatusSuccess, ""}
-	r.agentStatus = StatusSuccess
-	if !ap.ok() {
-		result = outcome{StatusFailure, describeExit("the agent", ap, h.Agent.Timeout)}
-		r.agentStatus = StatusFailure
-	}
-
-	r.cur = "post-script"
-	// 9. Post-script on the host (after a failed agent too: it may report or clean up).
-	if h.PostScript != nil {
-		if r.preDir == "" {
-			if r.preDir, err = os.MkdirTemp(r.c.state, "prescript-"); err != nil {
-				return outcome{StatusFailure, "the post-script result file could not be prepared"}
-			}
-		}
-		resultFile := filepath.Join(r.preDir, "result")
-		env := append(pickEnv(r.o.Environ(), h.PostScript.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus,
-			EnvResultFile+"="+resultFile)
-		pout, perr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
-		tail := newLastLine(perr, 2048)
-		pp := runProc(ctx, procSpec{argv: h.PostScript.Command, env: env, stdout: pout, stderr: tail, timeout: h.PostScript.Timeout, grace: r.o.KillGrace})
-		pout.Flush()
-		perr.Flush()
-		r.phase("post-script").Int("exit_code", pp.ExitCode).Int64("duration_ms", pp.Duration.Milliseconds()).Msg("forgectx run: post-script finished")
-		if o, ok := stopped("the post-script", pp, h.PostScript.Timeout, parent, ctx); ok {
-			return o
-		}
-		if !pp.ok() && result.status == StatusSuccess {
-			d := describeExit("the post-script", pp, h.PostScript.Timeout)
-			if last := tail.Last(); last != "" {
-				red, _ := r.pipe.Redact(last)
-				d += ": " + red
-			}
-			result = outcome{StatusFailure, d}
-		}
-		if pp.ok() {
-			res, err := readResults(resultFile)
-			if err != nil {
-				// The results are the post-script's claim for the receipt; a malformed claim
-				// fails the run rather than leaving a receipt that says less than happened.
-				r.log.Error().Err(err).Msg("forgectx run: post-script result file refused")
-				if result.status == StatusSuccess {
-					result = outcome{StatusFailure, "the post-script's " + err.Error()}
-				}
-			} else {
-				r.results = res
-			}
-			r.phase("post-script").Int("result_record_keys", len(res.keys)).Bool("resulting_commit", res.commit != "").Msg("forgectx run: results read")
-		}
-	}
-	return result
-}
-
 // cleanup removes the sandbox copy, the host tree and the stage state (pkg/stage), and the
 // pre-script's private directory, on every path. Failures are recorded (no content).
 func (r *runner) cleanup() {
@@ -609,7 +308,7 @@ func (r *runner) postReceipt(ctx context.Context, out outcome) {
 		r.log.Error().Err(err).Msg("forgectx run: receipt could not be rendered")
 		return
 	}
-	if _, err := r.commenter.CreateComment(ctx, r.c.ref, body); err != nil {
+	if _, err := r.conn.Commenter.CreateComment(ctx, r.c.ref, body); err != nil {
 		r.log.Error().Err(err).Msg("forgectx run: receipt not posted")
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/pkg/status/marker"
 )
 
 // File roles and media types (index.schema.json file.role; closed by role).
@@ -815,7 +815,7 @@ func (a *asm) comments() error {
 	cands := make([]candidate, 0, len(list))
 	for i := range list {
 		c := &list[i]
-		if status.IsOwnComment(c.Body) {
+		if marker.IsOwnComment(c.Body) {
 			// forgectx's own status and receipt comments are not conversation: the sticky
 			// status is a mutable summary (staging it would change the agent's context every
 			// run and defeat prompt-cache reuse) and receipts are read back into

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/json"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
 )
 
@@ -145,17 +146,8 @@ type actorsJSON struct {
 	Actors []actorJSON `json:"actors"`
 }
 
-type runJSON struct {
-	ID                 string   `json:"id"`
-	Agent              string   `json:"agent"`
-	Status             string   `json:"status"`
-	InputRevision      string   `json:"input_revision"`
-	InputHeadSHA       string   `json:"input_head_sha,omitempty"`
-	ResultRecordKeys   []string `json:"result_record_keys"`
-	ResultingCommitSHA string   `json:"resulting_commit_sha,omitempty"`
-	StartedAt          string   `json:"started_at,omitempty"`
-	CompletedAt        string   `json:"completed_at"`
-}
+// runJSON is one agent-runs.json run: the one receipt type.
+type runJSON = acquisition.Receipt
 
 type runsJSON struct {
 	Runs []runJSON `json:"runs"`

@@ -9,28 +9,21 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/status/marker"
 )
 
 // ReceiptMarker is the first line of every receipt comment (docs/receipts.md).
-const ReceiptMarker = "<!-- forgectx:receipt v1 -->"
+const ReceiptMarker = marker.Receipt
 
 // Receipt statuses (history/agent-runs.json runs[].status).
 var receiptStatuses = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true, "timed_out": true}
 
 // Receipt is the machine-readable block of a run receipt: the fields of one
-// history/agent-runs.json run, with timestamps in the canonical v1 form.
-type Receipt struct {
-	ID                 string   `json:"id"`
-	Agent              string   `json:"agent"`
-	Status             string   `json:"status"`
-	InputRevision      string   `json:"input_revision"`
-	InputHeadSHA       string   `json:"input_head_sha,omitempty"`
-	ResultRecordKeys   []string `json:"result_record_keys"`
-	ResultingCommitSHA string   `json:"resulting_commit_sha,omitempty"`
-	StartedAt          string   `json:"started_at,omitempty"`
-	CompletedAt        string   `json:"completed_at"`
-}
+// history/agent-runs.json run, with timestamps in the canonical v1 form. It is the one receipt
+// type, acquisition.Receipt.
+type Receipt = acquisition.Receipt
 
 var (
 	// receiptIDPattern is the intersection of structural_id and the GitHub node-id mapping, so
@@ -41,9 +34,9 @@ var (
 	canonicalTS      = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{9}Z$`)
 )
 
-// Validate checks every field against the agent-runs schema rules and the receipt ID rule,
-// naming the field and the rule on failure. It sorts ResultRecordKeys (ASCII order).
-func (r *Receipt) Validate() error {
+// ValidateReceipt checks every field against the agent-runs schema rules and the receipt ID
+// rule, naming the field and the rule on failure. It sorts ResultRecordKeys (ASCII order).
+func ValidateReceipt(r *Receipt) error {
 	if !receiptIDPattern.MatchString(r.ID) {
 		return fmt.Errorf("receipt: id: must match %s", receiptIDPattern)
 	}
@@ -88,7 +81,7 @@ func (r *Receipt) Validate() error {
 // RenderReceipt returns the body of a receipt comment: the marker, one human line and the
 // receipt as RFC 8785 JSON in a fenced block. The comment is posted once and never edited.
 func RenderReceipt(r Receipt) (string, error) {
-	if err := r.Validate(); err != nil {
+	if err := ValidateReceipt(&r); err != nil {
 		return "", err
 	}
 	js, err := canon.JSON(r)
@@ -143,7 +136,7 @@ func ParseReceipt(body string) (Receipt, error) {
 	if dec.More() {
 		return Receipt{}, errors.New("receipt: json block: trailing data")
 	}
-	if err := r.Validate(); err != nil {
+	if err := ValidateReceipt(&r); err != nil {
 		return Receipt{}, err
 	}
 	// The block must be exactly the RFC 8785 bytes RenderReceipt writes: encoding/json keeps

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/status/marker"
 )
 
 // State is the state a status comment shows.
@@ -109,7 +110,7 @@ type Parsed struct {
 	State State
 }
 
-var markerLine = regexp.MustCompile(`^<!-- forgectx:status agent=([A-Za-z0-9][A-Za-z0-9._-]{0,63}) -->$`)
+var markerLine = marker.StatusLine
 var stateLine = regexp.MustCompile(`^(?:⏳|✅|❌|⏭️|⚠️) \*\*forgectx\*\* agent ` + "`" + `[^` + "`" + `]+` + "`" + ` (started|succeeded|failed|skipped|was cancelled|timed out)`)
 
 // ParseStatus reads the agent and state of a status comment body, ok=false when the body is

@@ -29,6 +29,9 @@ func (e *EntityError) Error() string { return "entity " + e.Code + ": " + e.Err.
 
 func (e *EntityError) Unwrap() error { return e.Err }
 
+// EntityFailure reports the code (forge.EntityFailure); Forgejo's entity errors name no field.
+func (e *EntityError) EntityFailure() (code, field string) { return e.Code, "" }
+
 func entityErr(err error) error {
 	return &EntityError{Code: gapFor(err), Err: err}
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // Forge is the source.forge value of this adapter.
@@ -27,24 +29,23 @@ const Forge = "forgejo"
 // never relies on a page being full anyway (it follows X-Total-Count and Link).
 const DefaultPageSize = 50
 
-// maxPages bounds one listing so that a server that never stops paginating cannot keep a run
-// alive forever; reaching it is a fetch failure, not a silent cut.
-const maxPages = 10000
-
-// maxRetryAfter caps a server-requested Retry-After wait.
+// maxRetryAfter caps a server-requested wait (Retry-After, a reset instant).
 const maxRetryAfter = 2 * time.Minute
 
-// cappedBackoff is retryablehttp's exponential backoff (which honours Retry-After) with
-// server-requested waits capped at maxRetryAfter.
-func cappedBackoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-	return min2(retryablehttp.DefaultBackoff(min, max, attempt, resp), maxRetryAfter)
-}
+// retryDefaults are Forgejo's retry numbers: 3 retries (the fault scenarios and their request
+// counts were fixed with this count; see docs/forges.md, "Retries"), 500ms–10s back-off.
+var retryDefaults = retry.Limits{Max: 3, WaitMin: 500 * time.Millisecond, WaitMax: 10 * time.Second, MaxServerWait: maxRetryAfter}
 
-func min2(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
-	}
-	return b
+// policy is the shared retry policy (pkg/forge/retry) with Forgejo's defaults and endpoint
+// templates; a cross-origin redirect refusal is never retried.
+func policy(opts Options) *retry.Policy {
+	return retry.New(retry.Policy{
+		Forge:    Forge,
+		Limits:   retry.Limits{Max: opts.RetryMax, WaitMin: opts.RetryWaitMin, WaitMax: opts.RetryWaitMax}.Defaults(retryDefaults),
+		Endpoint: func(r *http.Request) string { return r.Method + " " + endpointClass(r.URL.Path) },
+		Final:    []error{ErrCrossOriginRedirect},
+		Log:      opts.Log,
+	})
 }
 
 // maxResponseBytes bounds one API response body read by a direct call.
@@ -128,39 +129,17 @@ func New(opts Options) (*Client, error) {
 		base = http.DefaultTransport
 	}
 	rc := retryablehttp.NewClient()
-	rc.Logger = nil // retryablehttp would log URLs; our own log lines carry only codes
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
 	rc.HTTPClient = &http.Client{Transport: &countingTransport{next: base, stats: stats}, Timeout: timeout, CheckRedirect: innerRedirect}
-	switch {
-	case opts.RetryMax < 0:
-		rc.RetryMax = 0
-	case opts.RetryMax == 0:
-		rc.RetryMax = 3
-	default:
-		rc.RetryMax = opts.RetryMax
-	}
-	rc.RetryWaitMin, rc.RetryWaitMax = 500*time.Millisecond, 10*time.Second
-	if opts.RetryWaitMin > 0 {
-		rc.RetryWaitMin = opts.RetryWaitMin
-	}
-	if opts.RetryWaitMax > 0 {
-		rc.RetryWaitMax = opts.RetryWaitMax
-	}
-	rc.CheckRetry = retryPolicy
-	// DefaultBackoff honours Retry-After on 429/503 without a ceiling; a server asking for a
-	// day would hold the run until its deadline, so the wait is capped.
-	rc.Backoff = cappedBackoff
+	policy(opts).Apply(rc)
 	rc.RequestLogHook = func(_ retryablehttp.Logger, _ *http.Request, attempt int) {
 		if attempt > 0 {
 			stats.retried()
 		}
 	}
-	// Hand the last response back instead of an opaque "giving up" error, so the caller sees
-	// the status code and can classify the failure (fetch_failed vs authorization_failed).
-	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	return &Client{
 		apiURL:   api,
 		rootURL:  strings.TrimSuffix(api, "/api/v1"),
@@ -208,32 +187,6 @@ func innerRedirect(req *http.Request, via []*http.Request) error {
 		return err
 	}
 	return nil
-}
-
-// retryPolicy retries idempotent requests on transport errors, 429 and 5xx (not 501), the
-// retryablehttp default, and never retries a POST: creating a comment twice because the first
-// answer was lost is worse than reporting the failure.
-func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	var req *http.Request
-	if resp != nil {
-		req = resp.Request
-	}
-	if req != nil && req.Method == http.MethodPost {
-		return false, nil
-	}
-	if errors.Is(err, ErrCrossOriginRedirect) {
-		return false, nil // a policy refusal, not a transient failure
-	}
-	retry, perr := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-	if perr != nil {
-		// DefaultRetryPolicy reports unrecoverable transport errors (bad TLS, bad scheme) as
-		// errors; keep the original error for the caller.
-		return false, nil
-	}
-	return retry, nil
 }
 
 // Host is the canonical source.host of the client's API URL.
@@ -348,34 +301,18 @@ func paginate(fetch func(pageNo int) (page, error)) error {
 }
 
 // paginateCount is paginate reporting how many pages it read successfully and the last
-// X-Total-Count seen (-1 when none), for the statistics' lower bound.
+// X-Total-Count seen (-1 when none), for the statistics' lower bound. The loop is the shared
+// forge.Paginate: an empty page ends the listing, a declared total is followed page by page
+// until reached, otherwise Link rel="next" decides.
 func paginateCount(fetch func(pageNo int) (page, error)) (pages, total int, err error) {
-	got := 0
-	total = -1
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return pages, total, fmt.Errorf("listing exceeds %d pages", maxPages)
-		}
+	pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
 		if err != nil {
-			return pages, total, err
+			return forge.Page[int]{}, err
 		}
-		pages++
-		got += p.decoded
-		if p.total >= 0 {
-			total = p.total
-		}
-		switch {
-		case p.decoded == 0:
-			return pages, total, nil
-		case p.total >= 0:
-			if got >= p.total {
-				return pages, total, nil
-			}
-		case p.next == 0:
-			return pages, total, nil
-		}
-	}
+		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+	})
+	return pg.Pages, pg.Total, err
 }
 
 // getJSON performs a direct GET of path (relative to the API URL) with query, decoding the

@@ -10,6 +10,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // FindComments implements forge.Commenter: it returns, across every page of the issue
@@ -67,14 +68,14 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 }
 
 // CreateComment implements forge.Commenter (POST /repos/{owner}/{repo}/issues/{n}/comments;
-// pull requests share the issue comments API). It is never retried, so a lost answer cannot
-// produce a duplicate comment.
+// pull requests share the issue comments API). It is retried only after a rate-limit refusal
+// (retry.Once), so a lost answer cannot produce a duplicate comment.
 func (c *Client) CreateComment(ctx context.Context, ref forge.Ref, body string) (forge.Comment, error) {
 	owner, name, err := c.checkRef(ref)
 	if err != nil {
 		return forge.Comment{}, err
 	}
-	sdk, err := c.sdk(ctx)
+	sdk, err := c.sdk(retry.Once(ctx))
 	if err != nil {
 		return forge.Comment{}, fmt.Errorf("forgejo: client: %w", err)
 	}

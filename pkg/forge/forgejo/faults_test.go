@@ -587,11 +587,11 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // short one is honoured.
 func TestRetryAfterIsCapped(t *testing.T) {
 	long := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"86400"}}}
-	if d := cappedBackoff(time.Millisecond, time.Second, 1, long); d != maxRetryAfter {
+	if d := policy(Options{RetryWaitMin: time.Millisecond, RetryWaitMax: time.Second}).Backoff(time.Millisecond, time.Second, 1, long); d != maxRetryAfter {
 		t.Errorf("wait = %v, want the %v cap", d, maxRetryAfter)
 	}
 	short := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}}
-	if d := cappedBackoff(time.Millisecond, time.Second, 1, short); d != 3*time.Second {
+	if d := policy(Options{RetryWaitMin: time.Millisecond, RetryWaitMax: time.Second}).Backoff(time.Millisecond, time.Second, 1, short); d != 3*time.Second {
 		t.Errorf("wait = %v, want Retry-After's 3s", d)
 	}
 }

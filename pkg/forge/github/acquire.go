@@ -1,4 +1,4 @@
-// Package github is the GitHub adapter (issue 6): it reads an issue or pull request and its
+// Package github is the GitHub adapter (docs/github.md): it reads an issue or pull request and its
 // selected sources from the GitHub REST (go-github) and GraphQL APIs into the provider-neutral
 // acquisition model, applying the GitHub mappings of entity-context-snapshot v1 ("Stable records
 // and mutable state" for node IDs, "Checks" for the status/conclusion table, "Relationships,
@@ -32,8 +32,9 @@ const PerPage = 100
 // DefaultAcquireTimeout bounds an acquisition whose context carries no deadline.
 const DefaultAcquireTimeout = 15 * time.Minute
 
-// maxPages stops a list whose pagination never ends (a misbehaving server).
-const maxPages = 10000
+// maxPages stops a GraphQL cursor walk whose pagination never ends (a misbehaving server): the
+// shared bound of forge.Paginate.
+const maxPages = forge.MaxPages
 
 // ErrEntity wraps every failure to read the required entity (no snapshot without it).
 var ErrEntity = errors.New("github: entity")
@@ -235,13 +236,22 @@ func readPage(ctx context.Context, fetch func() error) error {
 // listREST reads every page of a go-github list. It returns what it read and, on failure,
 // the error of the failed page (the caller turns it into a fetch_failed gap).
 func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, error) {
-	ctx = withEndpoint(ctx, endpoint)
 	var all []T
-	page := 0
-	for n := 0; ; n++ {
-		if n >= maxPages {
-			return all, fmt.Errorf("github: %s: more than %d pages", endpoint, maxPages)
-		}
+	err := pagesREST(withEndpoint(ctx, endpoint), endpoint, fetch, func(items []T) {
+		r.countPage(source)
+		all = append(all, items...)
+	})
+	return all, err
+}
+
+// errPaginationBackwards is a NextPage at or before the page just read.
+var errPaginationBackwards = errors.New("pagination went backwards")
+
+// pagesREST is the one REST pagination of this adapter: go-github's NextPage through the
+// shared forge.Paginate, each page handed to each as it arrives, a transient page failure
+// retried (readPage), a next page that goes backwards refused.
+func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) error {
+	_, err := forge.Paginate(0, forge.PageRules{}, func(page int) (forge.Page[int], error) {
 		var items []T
 		var resp *gh.Response
 		err := readPage(ctx, func() error {
@@ -250,18 +260,19 @@ func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch
 			return err
 		})
 		if err != nil {
-			return all, err
+			return forge.Page[int]{}, err
 		}
-		r.countPage(source)
-		all = append(all, items...)
-		if resp == nil || resp.NextPage == 0 {
-			return all, nil
+		each(items)
+		p := forge.Page[int]{Rows: len(items), Total: -1}
+		if resp != nil && resp.NextPage != 0 {
+			if resp.NextPage <= page {
+				return p, fmt.Errorf("github: %s: %w (page %d after %d)", endpoint, errPaginationBackwards, resp.NextPage, page)
+			}
+			p.HasNext, p.Next = true, resp.NextPage
 		}
-		if resp.NextPage <= page {
-			return all, fmt.Errorf("github: %s: pagination went backwards (page %d after %d)", endpoint, resp.NextPage, page)
-		}
-		page = resp.NextPage
-	}
+		return p, nil
+	})
+	return err
 }
 
 // readConsistent reads a list up to twice: a list whose items repeat (pages shifted by an

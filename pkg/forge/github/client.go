@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +19,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 	"github.com/forgectx/forgectx/pkg/version"
 )
 
@@ -108,18 +106,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
 	}
-	if opts.RetryMax == 0 {
-		opts.RetryMax = 4
-	}
-	if opts.RetryWaitMin <= 0 {
-		opts.RetryWaitMin = time.Second
-	}
-	if opts.RetryWaitMax <= 0 {
-		opts.RetryWaitMax = 30 * time.Second
-	}
-	if opts.MaxRateLimitWait <= 0 {
-		opts.MaxRateLimitWait = 15 * time.Minute
-	}
+	pol := newPolicy(retry.Limits{Max: opts.RetryMax, WaitMin: opts.RetryWaitMin, WaitMax: opts.RetryWaitMax, MaxServerWait: opts.MaxRateLimitWait}.Defaults(retryDefaults), opts.Log)
 	inner := opts.Transport
 	if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
@@ -149,17 +136,7 @@ func New(opts Options) (*Client, error) {
 		// redirect is seen once, after retries, by one policy.
 		noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: opts.Timeout, CheckRedirect: noRedirect}
-		rc.Logger = nil
-		rc.RetryMax = opts.RetryMax
-		rc.RetryWaitMin, rc.RetryWaitMax = opts.RetryWaitMin, opts.RetryWaitMax
-		rc.CheckRetry = retryPolicy
-		rc.Backoff = backoff(opts.MaxRateLimitWait)
-		rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
-		rc.RequestLogHook = func(_ retryablehttp.Logger, req *http.Request, attempt int) {
-			if attempt > 0 {
-				c.log.Debug().Str("endpoint", endpointOf(req.Context())).Int("attempt", attempt).Msg("github: retrying request")
-			}
-		}
+		pol.Apply(rc)
 		sc := rc.StandardClient()
 		sc.CheckRedirect = follow
 		// go-github short-circuits every later request (no request, an error) once a response
@@ -214,40 +191,46 @@ func SourceHost(apiURL string) (string, error) {
 	return h, nil
 }
 
-// retryPolicy retries transport errors (not cancellations, not replay misses), 5xx other than
-// 501, 429, 403 responses that carry a rate-limit signal (Retry-After, an exhausted
-// x-ratelimit-remaining, or GitHub's "secondary rate limit" message without headers), and a
-// GraphQL 200 whose body is only a RATE_LIMITED error (GitHub's GraphQL primary limit).
-// Everything else is final: a permission 403 or a 404 never improves.
-func retryPolicy(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if err != nil {
-		if errors.Is(err, cassette.ErrNotRecorded) || errors.Is(err, context.Canceled) {
-			return false, err
-		}
-		return true, nil
-	}
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		return true, nil
-	case resp.StatusCode == http.StatusForbidden:
-		if isRateLimited(resp) || graphQLRateLimited(resp) {
-			return true, nil
+// retryDefaults are GitHub's retry numbers: 4 retries, 1s–30s back-off, server-demanded waits
+// up to 15 minutes (an exhausted primary limit resets hourly; a longer demand waits the cap
+// and the retry most likely fails into a gap).
+var retryDefaults = retry.Limits{Max: 4, WaitMin: time.Second, WaitMax: 30 * time.Second, MaxServerWait: 15 * time.Minute}
+
+// newPolicy is the shared retry policy (pkg/forge/retry) with GitHub's additions: a 403 whose
+// body names a secondary rate limit (or abuse detection) without headers, and a GraphQL
+// RATE_LIMITED answer (HTTP 200, sometimes 403), are retried; a rate limit that names no wait
+// waits a minute, as GitHub asks. Everything else is the shared rule: a permission 403 or a
+// 404 never improves.
+func newPolicy(l retry.Limits, log zerolog.Logger) *retry.Policy {
+	return retry.New(retry.Policy{
+		Forge:            "github",
+		Limits:           l,
+		Endpoint:         func(r *http.Request) string { return endpointOf(r.Context()) },
+		Retryable:        retryableAnswer,
+		Limited:          func(resp *http.Response) bool { return resp.Header.Get(rateLimitedMark) != "" },
+		UnnamedLimitWait: secondaryLimitWait,
+		Log:              log,
+		Now:              func() time.Time { return now() },
+	})
+}
+
+// retryableAnswer is GitHub's addition to the shared retry rule (see newPolicy).
+func retryableAnswer(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusForbidden:
+		if graphQLRateLimited(resp) {
+			return true
 		}
 		b := strings.ToLower(string(peekBody(resp, 4096)))
-		return strings.Contains(b, "secondary rate limit") || strings.Contains(b, "abuse detection"), nil
-	case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented:
-		return true, nil
-	case resp.StatusCode == http.StatusOK:
+		return strings.Contains(b, "secondary rate limit") || strings.Contains(b, "abuse detection")
+	case http.StatusOK:
 		if graphQLRateLimited(resp) {
 			// The body is drained before the back-off runs: leave it the verdict.
 			resp.Header.Set(rateLimitedMark, "1")
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // rateLimitedMark is set by the retry policy on a retried 200 that was a GraphQL RATE_LIMITED
@@ -350,59 +333,8 @@ func peekBody(resp *http.Response, n int64) []byte {
 // clients to wait at least a minute.
 const secondaryLimitWait = time.Minute
 
-func isRateLimited(resp *http.Response) bool {
-	return resp.Header.Get("Retry-After") != "" || resp.Header.Get("X-Ratelimit-Remaining") == "0"
-}
-
 // now is the clock the back-off reads x-ratelimit-reset against (tests pin it).
 var now = time.Now
-
-// backoff honours Retry-After (seconds or HTTP date; GitHub's secondary limit and 429) and,
-// for an exhausted primary limit, x-ratelimit-reset (Unix seconds), each capped at maxWait;
-// otherwise exponential from min to max.
-func backoff(maxWait time.Duration) retryablehttp.Backoff {
-	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-		if resp != nil {
-			if d, ok := rateLimitWait(resp); ok {
-				return clampDur(d, 0, maxWait)
-			}
-			if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests || resp.Header.Get(rateLimitedMark) != "" {
-				return clampDur(secondaryLimitWait, 0, maxWait)
-			}
-		}
-		d := time.Duration(float64(min) * math.Pow(2, float64(attempt)))
-		return clampDur(d, min, max)
-	}
-}
-
-// rateLimitWait is the wait a rate-limited response demands, if it demands one.
-func rateLimitWait(resp *http.Response) (time.Duration, bool) {
-	if ra := strings.TrimSpace(resp.Header.Get("Retry-After")); ra != "" {
-		if s, err := strconv.Atoi(ra); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second, true
-		}
-		if t, err := http.ParseTime(ra); err == nil {
-			return t.Sub(now()), true
-		}
-	}
-	if resp.Header.Get("X-Ratelimit-Remaining") == "0" {
-		if s, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-			// One extra second: the reset instant is whole seconds and clocks drift.
-			return time.Unix(s, 0).Sub(now()) + time.Second, true
-		}
-	}
-	return 0, false
-}
-
-func clampDur(d, lo, hi time.Duration) time.Duration {
-	if d < lo {
-		return lo
-	}
-	if d > hi {
-		return hi
-	}
-	return d
-}
 
 type endpointKey struct{}
 

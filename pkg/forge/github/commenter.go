@@ -10,8 +10,10 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v66/github"
+	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // ActionsBotLogin is the account every comment written with a GitHub Actions GITHUB_TOKEN is
@@ -30,10 +32,9 @@ const ActionsBotLogin = "github-actions[bot]"
 // that ID; it never searches again within a run. CreateComment reports the author GitHub
 // actually attributed the comment to, so a misconfigured Login is visible at once.
 type Commenter struct {
-	c       *Client
-	login   string
-	create  *gh.Client // no automatic retries: a retried POST after a 5xx may post twice
-	maxWait time.Duration
+	c      *Client
+	login  string
+	create *gh.Client // retries only rate-limit refusals: a retried POST after a 5xx may post twice
 }
 
 var _ forge.Commenter = (*Commenter)(nil)
@@ -43,15 +44,21 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 	if strings.TrimSpace(login) == "" || strings.ContainsAny(login, " \t\r\n/") {
 		return nil, errors.New("github: commenter: login: required, a GitHub login such as github-actions[bot]")
 	}
-	hc := &http.Client{Transport: c.counter, Timeout: 60 * time.Second,
+	// Creation has its own retrying client: the shared policy under retry.Once (only a rate-limit
+	// refusal is retried), at most three attempts, waits capped at a minute.
+	rc := retryablehttp.NewClient()
+	rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log).Apply(rc)
+	hc := rc.StandardClient()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	create := gh.NewClient(hc)
 	create.BaseURL = c.rest.BaseURL
 	create.UserAgent = c.rest.UserAgent
 	if c.token != "" {
 		create = create.WithAuthToken(c.token)
 	}
-	return &Commenter{c: c, login: login, create: create, maxWait: time.Minute}, nil
+	return &Commenter{c: c, login: login, create: create}, nil
 }
 
 // Login is the identity the commenter treats as its own.
@@ -103,37 +110,22 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	if err != nil {
 		return nil, err
 	}
-	ctx = withEndpoint(ctx, "GET /repos/{owner}/{repo}/issues/{number}/comments")
+	const endpoint = "GET /repos/{owner}/{repo}/issues/{number}/comments"
 	var out []forge.Comment
-	page := 0
-	for n := 0; ; n++ {
-		if n >= maxPages {
-			return nil, fmt.Errorf("github: list comments: more than %d pages", maxPages)
-		}
-		var items []*gh.IssueComment
-		var resp *gh.Response
-		err := readPage(ctx, func() error {
-			var err error
-			items, resp, err = m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number,
-				&gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{Page: page, PerPage: PerPage}})
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("github: list comments: %w", quietErr(err))
-		}
+	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
+		return m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number, &gh.IssueListCommentsOptions{ListOptions: opt})
+	}
+	err = pagesREST(withEndpoint(ctx, endpoint), endpoint, list, func(items []*gh.IssueComment) {
 		for _, c := range items {
 			if firstLine(c.GetBody()) == marker && m.own(c.User) && c.GetID() > 0 {
 				out = append(out, toComment(c))
 			}
 		}
-		if resp == nil || resp.NextPage == 0 {
-			return out, nil
-		}
-		if resp.NextPage <= page {
-			return nil, fmt.Errorf("github: list comments: pagination went backwards (page %d after %d)", resp.NextPage, page)
-		}
-		page = resp.NextPage
+	})
+	if err != nil {
+		return nil, fmt.Errorf("github: list comments: %w", quietErr(err))
 	}
+	return out, nil
 }
 
 func toComment(c *gh.IssueComment) forge.Comment {
@@ -143,40 +135,24 @@ func toComment(c *gh.IssueComment) forge.Comment {
 // CreateComment posts a comment. It is retried only when GitHub refused it with a rate limit
 // (429, or 403 with Retry-After or an exhausted x-ratelimit-remaining: the comment was not
 // created), waiting what GitHub asks up to one minute, at most three attempts; never after a
-// 5xx or a transport error, where the comment may exist.
+// 5xx or a transport error, where the comment may exist (retry.Once).
 func (m *Commenter) CreateComment(ctx context.Context, ref forge.Ref, body string) (forge.Comment, error) {
 	owner, name, err := splitRef(ref)
 	if err != nil {
 		return forge.Comment{}, err
 	}
-	ctx = withEndpoint(ctx, "POST /repos/{owner}/{repo}/issues/{number}/comments")
-	for attempt := 1; ; attempt++ {
-		c, resp, err := m.create.Issues.CreateComment(ctx, owner, name, ref.Number, &gh.IssueComment{Body: gh.String(body)})
-		if err == nil {
-			if c.GetID() <= 0 {
-				return forge.Comment{}, errors.New("github: create comment: answer has no comment id")
-			}
-			if !m.own(c.User) {
-				m.c.log.Warn().Str("configured_login", m.login).Msg("github: the created comment is not attributed to the configured comment author; later runs will not find it")
-			}
-			return toComment(c), nil
-		}
-		wait, limited := time.Duration(0), false
-		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusForbidden && isRateLimited(resp.Response))) {
-			wait, _ = rateLimitWait(resp.Response)
-			limited = true
-		}
-		if !limited || attempt >= 3 || ctx.Err() != nil {
-			return forge.Comment{}, fmt.Errorf("github: create comment: %w", quietErr(err))
-		}
-		wait = clampDur(wait, time.Second, m.maxWait)
-		m.c.log.Warn().Int("attempt", attempt).Int64("wait_ms", wait.Milliseconds()).Msg("github: comment creation rate limited; retrying")
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return forge.Comment{}, fmt.Errorf("github: create comment: %w", ctx.Err())
-		}
+	ctx = retry.Once(withEndpoint(ctx, "POST /repos/{owner}/{repo}/issues/{number}/comments"))
+	c, _, err := m.create.Issues.CreateComment(ctx, owner, name, ref.Number, &gh.IssueComment{Body: gh.String(body)})
+	if err != nil {
+		return forge.Comment{}, fmt.Errorf("github: create comment: %w", quietErr(err))
 	}
+	if c.GetID() <= 0 {
+		return forge.Comment{}, errors.New("github: create comment: answer has no comment id")
+	}
+	if !m.own(c.User) {
+		m.c.log.Warn().Str("configured_login", m.login).Msg("github: the created comment is not attributed to the configured comment author; later runs will not find it")
+	}
+	return toComment(c), nil
 }
 
 // UpdateComment replaces a comment's body (PATCH is idempotent, so the ordinary retries apply).
@@ -224,6 +200,9 @@ func (c *Client) WorkflowRunState(ctx context.Context, repo string, runID int64)
 // quietErr keeps an API error's status code and GitHub's message class but drops the request
 // URL's query and any echoed body text: what reaches a log or a status comment is the status.
 func quietErr(err error) error {
+	if errors.Is(err, errPaginationBackwards) || errors.Is(err, forge.ErrTooManyPages) {
+		return err // our own words, no URL
+	}
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		return fmt.Errorf("HTTP %d", er.Response.StatusCode)
@@ -242,5 +221,6 @@ func quietErr(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return context.DeadlineExceeded
 	}
-	return errors.New("request failed")
+	// A transport failure: its class, never the URL it carries.
+	return errors.New("request failed: " + retry.Cause(err))
 }

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // Spec, Entity state: GitHub issue OPEN/CLOSED → open/closed; a pull request with merged: true
@@ -267,7 +270,7 @@ func TestRetryPolicy(t *testing.T) {
 		{"transport error", nil, errors.New("connection reset"), true},
 		{"replay miss", nil, cassette.ErrNotRecorded, false},
 	} {
-		got, _ := retryPolicy(ctx, tc.resp, tc.err)
+		got, _ := testPolicy(10*time.Minute).CheckRetry(ctx, tc.resp, tc.err)
 		if got != tc.want {
 			t.Errorf("%s: retry = %v, want %v", tc.name, got, tc.want)
 		}
@@ -288,7 +291,7 @@ func TestRetryPolicy(t *testing.T) {
 		{"GraphQL RATE_LIMITED", withBody(200, map[string]string{"X-Ratelimit-Remaining": "0"}, `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded"}]}`), `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded"}]}`, true},
 		{"GraphQL data using the last point", withBody(200, map[string]string{"X-Ratelimit-Remaining": "0"}, `{"data":{"x":1}}`), `{"data":{"x":1}}`, false},
 	} {
-		got, _ := retryPolicy(ctx, tc.resp, nil)
+		got, _ := testPolicy(10*time.Minute).CheckRetry(ctx, tc.resp, nil)
 		if got != tc.want {
 			t.Errorf("%s: retry = %v, want %v", tc.name, got, tc.want)
 		}
@@ -299,7 +302,7 @@ func TestRetryPolicy(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if got, _ := retryPolicy(cctx, resp(500, nil), nil); got {
+	if got, _ := testPolicy(10*time.Minute).CheckRetry(cctx, resp(500, nil), nil); got {
 		t.Error("retried after the context was cancelled")
 	}
 }
@@ -309,7 +312,7 @@ func TestBackoffHonoursRateLimitHeaders(t *testing.T) {
 	fixed := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	now = func() time.Time { return fixed }
 	defer func() { now = time.Now }()
-	b := backoff(10 * time.Minute)
+	b := testPolicy(10 * time.Minute).Backoff
 	min, max := time.Second, 30*time.Second
 	for _, tc := range []struct {
 		name string
@@ -320,7 +323,7 @@ func TestBackoffHonoursRateLimitHeaders(t *testing.T) {
 		{"Retry-After date", resp(429, map[string]string{"Retry-After": fixed.Add(90 * time.Second).Format(http.TimeFormat)}), 90 * time.Second},
 		{"x-ratelimit-reset", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(120*time.Second).Unix(), 10)}), 121 * time.Second},
 		{"reset beyond the cap", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(time.Hour).Unix(), 10)}), 10 * time.Minute},
-		{"reset in the past", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(-time.Hour).Unix(), 10)}), 0},
+		{"reset in the past", resp(403, map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": strconv.FormatInt(fixed.Add(-time.Hour).Unix(), 10)}), time.Second}, // the shared policy's floor: min
 		{"5xx exponential attempt 0", resp(502, nil), time.Second},
 		{"secondary limit without Retry-After waits a minute", resp(403, nil), time.Minute},
 		{"429 without Retry-After waits a minute", resp(429, nil), time.Minute},
@@ -347,4 +350,9 @@ func TestNodeIDMapping(t *testing.T) {
 			t.Errorf("validNodeID(%q) = %v", id, !ok)
 		}
 	}
+}
+
+// testPolicy is the client's retry policy with its defaults and maxWait as the server-wait cap.
+func testPolicy(maxWait time.Duration) *retry.Policy {
+	return newPolicy(retry.Limits{MaxServerWait: maxWait}.Defaults(retryDefaults), zerolog.Nop())
 }

@@ -26,6 +26,9 @@ type EntityError struct {
 	Err   error
 }
 
+// EntityFailure reports the code and field (forge.EntityFailure).
+func (e *EntityError) EntityFailure() (code, field string) { return e.Code, e.Field }
+
 func (e *EntityError) Error() string {
 	return fmt.Sprintf("gitlab: %s: %s: %v", e.Field, e.Code, e.Err)
 }
@@ -135,25 +138,7 @@ func validProjectPath(repo string) error {
 // Acquire reads the entity named by ref and the sources profile selects. ref.Number is the
 // issue iid for a work_item profile and the merge-request iid for a change_proposal profile.
 func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
-	if ref.Forge != "" && ref.Forge != "gitlab" {
-		return nil, fmt.Errorf("gitlab: ref.forge %q: this adapter reads gitlab only", ref.Forge)
-	}
-	if ref.APIURL != "" {
-		b, err := parseAPIURL(ref.APIURL)
-		if err != nil {
-			return nil, err
-		}
-		if b.String() != c.base.String() {
-			return nil, fmt.Errorf("gitlab: ref.api_url %q: differs from the client's %q", ref.APIURL, c.base.String())
-		}
-	}
-	if ref.Number < 1 {
-		return nil, fmt.Errorf("gitlab: number %d: must be a positive iid", ref.Number)
-	}
-	if profile.EntityKind != acquisition.KindWorkItem && profile.EntityKind != acquisition.KindChangeProposal {
-		return nil, fmt.Errorf("gitlab: profile entity_kind %q: must be work_item or change_proposal", profile.EntityKind)
-	}
-	pid, err := projectID(ref.Repo)
+	pid, err := c.checkRef(ref, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +173,53 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	log.Debug().Str("entity_id", a.Entity.ID).Msg("entity read")
 
+	c.discussionSources(ctx, pid, int64(ref.Number), change, profile, a)
+	if change && profile.Includes(acquisition.SourceReviews) {
+		// GitLab approvals have no immutable review record ids (spec, review mappings):
+		// there is no formal review history to read.
+		a.Outcomes.Add(acquisition.ScopeReviews, acquisition.GapHistoryUnavailable, 1)
+	}
+	if change && profile.Includes(acquisition.SourceChecks) {
+		c.checks(ctx, pid, profile, a)
+	}
+	c.actors(ctx, pid, a)
+	c.finishStats(a)
+	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
+		Int("actors", len(a.Actors)).Msg("gitlab acquisition complete")
+	return a, nil
+}
+
+// checkRef refuses a ref or profile this client cannot read, before any request, and returns
+// the project id to address.
+func (c *Client) checkRef(ref forge.Ref, profile acquisition.Profile) (any, error) {
+	if ref.Forge != "" && ref.Forge != "gitlab" {
+		return nil, fmt.Errorf("gitlab: ref.forge %q: this adapter reads gitlab only", ref.Forge)
+	}
+	if ref.APIURL != "" {
+		b, err := parseAPIURL(ref.APIURL)
+		if err != nil {
+			return nil, err
+		}
+		if b.String() != c.base.String() {
+			return nil, fmt.Errorf("gitlab: ref.api_url %q: differs from the client's %q", ref.APIURL, c.base.String())
+		}
+	}
+	if ref.Number < 1 {
+		return nil, fmt.Errorf("gitlab: number %d: must be a positive iid", ref.Number)
+	}
+	if profile.EntityKind != acquisition.KindWorkItem && profile.EntityKind != acquisition.KindChangeProposal {
+		return nil, fmt.Errorf("gitlab: profile entity_kind %q: must be work_item or change_proposal", profile.EntityKind)
+	}
+	return projectID(ref.Repo)
+}
+
+// discussionSources reads the comments and agent_runs sources: one discussions read serves
+// both (receipts are notes too).
+func (c *Client) discussionSources(ctx context.Context, pid any, iid int64, change bool, profile acquisition.Profile, a *acquisition.Acquisition) {
 	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
 	if wantComments || wantRuns {
 		// One discussions read serves both sources: receipts are notes too.
-		ds, err := c.discussions(ctx, pid, int64(ref.Number), change)
+		ds, err := c.discussions(ctx, pid, iid, change)
 		ds = uniqueDiscussions(ds)
 		switch {
 		case err != nil:
@@ -215,19 +243,6 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 			}
 		}
 	}
-	if change && profile.Includes(acquisition.SourceReviews) {
-		// GitLab approvals have no immutable review record ids (spec, review mappings):
-		// there is no formal review history to read.
-		a.Outcomes.Add(acquisition.ScopeReviews, acquisition.GapHistoryUnavailable, 1)
-	}
-	if change && profile.Includes(acquisition.SourceChecks) {
-		c.checks(ctx, pid, profile, a)
-	}
-	c.actors(ctx, pid, a)
-	c.finishStats(a)
-	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
-		Int("actors", len(a.Actors)).Msg("gitlab acquisition complete")
-	return a, nil
 }
 
 func actorRef(id int64, username string) acquisition.ActorRef {

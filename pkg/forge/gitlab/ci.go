@@ -100,16 +100,9 @@ func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, e
 	var e CIEnv
 	e.Ref.Forge = "gitlab"
 	e.ServerURL = get("CI_SERVER_URL")
-	switch api := get("CI_API_V4_URL"); {
-	case api != "":
-		e.Ref.APIURL = api
-	case e.ServerURL != "":
-		e.Ref.APIURL = strings.TrimSuffix(e.ServerURL, "/") + "/api/v4"
-	default:
-		return CIEnv{}, errors.New("gitlab ci: CI_API_V4_URL and CI_SERVER_URL: both unset")
-	}
-	if _, err := parseAPIURL(e.Ref.APIURL); err != nil {
-		return CIEnv{}, fmt.Errorf("gitlab ci: api url: %w", err)
+	var err error
+	if e.Ref.APIURL, err = ciAPIURL(get, e.ServerURL); err != nil {
+		return CIEnv{}, err
 	}
 	iid := get("CI_MERGE_REQUEST_IID")
 	if iid != "" {
@@ -120,50 +113,14 @@ func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, e
 		e.Ref.Number = n
 		e.Kind = acquisition.KindChangeProposal
 	}
-	for _, k := range projectVars(iid != "") {
-		v := get(k)
-		if v == "" {
-			continue
-		}
-		if k != "CI_PROJECT_PATH" && !numericID.MatchString(v) {
-			return CIEnv{}, fmt.Errorf("gitlab ci: %s %q: must be a positive integer", k, v)
-		}
-		if k == "CI_PROJECT_PATH" {
-			if err := validProjectPath(v); err != nil {
-				return CIEnv{}, fmt.Errorf("gitlab ci: CI_PROJECT_PATH: %w", err)
-			}
-		}
-		e.Ref.Repo = v
-		break
+	if e.Ref.Repo, err = ciProject(get, iid != ""); err != nil {
+		return CIEnv{}, err
 	}
 	if e.Ref.Repo == "" {
 		return CIEnv{}, errors.New("gitlab ci: CI_PROJECT_ID and CI_PROJECT_PATH: both unset")
 	}
 	if iid == "" {
-		if tp := getenv("TRIGGER_PAYLOAD"); strings.TrimSpace(tp) != "" {
-			raw := []byte(tp)
-			var err error
-			if !strings.HasPrefix(strings.TrimSpace(tp), "{") {
-				if raw, err = readFile(tp); err != nil {
-					err = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: unreadable: %w", err)
-				}
-			}
-			var ev triggered
-			if err == nil {
-				if ev, err = triggerEntity(raw); err != nil {
-					err = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: %w", err)
-				}
-			}
-			switch {
-			case err != nil:
-				// No entity is guessed from a payload that cannot be read: the caller needs an
-				// explicit --number (and fails for lack of one), and can report why.
-				e.TriggerError = err
-			case ev.kind != "":
-				e.Ref.Number, e.Kind, e.Trigger = ev.iid, ev.kind, ev.event
-				e.Ref.Repo = strconv.FormatInt(ev.project, 10)
-			}
-		}
+		e.fromTrigger(getenv("TRIGGER_PAYLOAD"), readFile)
 	}
 	e.JobURL = get("CI_JOB_URL")
 	e.CommitSHA = get("CI_COMMIT_SHA")
@@ -183,6 +140,67 @@ func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, e
 		e.TokenEnv = "CI_JOB_TOKEN"
 	}
 	return e, nil
+}
+
+// ciAPIURL is CI_API_V4_URL, else CI_SERVER_URL + "/api/v4", checked.
+func ciAPIURL(get func(string) string, serverURL string) (string, error) {
+	api := get("CI_API_V4_URL")
+	switch {
+	case api != "":
+	case serverURL != "":
+		api = strings.TrimSuffix(serverURL, "/") + "/api/v4"
+	default:
+		return "", errors.New("gitlab ci: CI_API_V4_URL and CI_SERVER_URL: both unset")
+	}
+	if _, err := parseAPIURL(api); err != nil {
+		return "", fmt.Errorf("gitlab ci: api url: %w", err)
+	}
+	return api, nil
+}
+
+// ciProject is the first set project variable of projectVars(mr), checked ("" when none).
+func ciProject(get func(string) string, mr bool) (string, error) {
+	for _, k := range projectVars(mr) {
+		v := get(k)
+		if v == "" {
+			continue
+		}
+		if k != "CI_PROJECT_PATH" && !numericID.MatchString(v) {
+			return "", fmt.Errorf("gitlab ci: %s %q: must be a positive integer", k, v)
+		}
+		if k == "CI_PROJECT_PATH" {
+			if err := validProjectPath(v); err != nil {
+				return "", fmt.Errorf("gitlab ci: CI_PROJECT_PATH: %w", err)
+			}
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+// fromTrigger takes the entity from a webhook-triggered pipeline's TRIGGER_PAYLOAD (inline
+// JSON or a file path). No entity is guessed from a payload that cannot be read: the caller
+// needs an explicit --number (and fails for lack of one), and can report why (TriggerError).
+func (e *CIEnv) fromTrigger(tp string, readFile func(string) ([]byte, error)) {
+	if strings.TrimSpace(tp) == "" {
+		return
+	}
+	raw := []byte(tp)
+	var err error
+	if !strings.HasPrefix(strings.TrimSpace(tp), "{") {
+		if raw, err = readFile(tp); err != nil {
+			e.TriggerError = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: unreadable: %w", err)
+			return
+		}
+	}
+	ev, err := triggerEntity(raw)
+	switch {
+	case err != nil:
+		e.TriggerError = fmt.Errorf("gitlab ci: TRIGGER_PAYLOAD: %w", err)
+	case ev.kind != "":
+		e.Ref.Number, e.Kind, e.Trigger = ev.iid, ev.kind, ev.event
+		e.Ref.Repo = strconv.FormatInt(ev.project, 10)
+	}
 }
 
 func projectVars(mr bool) []string {

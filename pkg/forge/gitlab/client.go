@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	gl "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // DefaultAPIURL is GitLab.com's REST API base, used when Options.APIURL is empty.
@@ -113,21 +111,11 @@ func New(o Options) (*Client, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
-	if o.RetryMax == 0 {
-		o.RetryMax = 5
+	lim := retry.Limits{Max: o.RetryMax, WaitMin: o.RetryWaitMin, WaitMax: o.RetryWaitMax, MaxServerWait: o.MaxServerWait}.Defaults(retryDefaults)
+	if lim.Max < 0 {
+		lim.Max = 0
 	}
-	if o.RetryMax < 0 {
-		o.RetryMax = 0
-	}
-	if o.RetryWaitMin <= 0 {
-		o.RetryWaitMin = 500 * time.Millisecond
-	}
-	if o.RetryWaitMax <= 0 {
-		o.RetryWaitMax = 8 * time.Second
-	}
-	if o.MaxServerWait <= 0 {
-		o.MaxServerWait = 60 * time.Second
-	}
+	o.RetryMax, o.RetryWaitMin, o.RetryWaitMax, o.MaxServerWait = lim.Max, lim.WaitMin, lim.WaitMax, lim.MaxServerWait
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -146,7 +134,17 @@ func New(o Options) (*Client, error) {
 	cnt := &counter{next: httpc.Transport, basePath: strings.TrimSuffix(base.EscapedPath(), "/")}
 	cnt.reset()
 	httpc.Transport = cnt
-	backoff := Backoff(o.Now, o.MaxServerWait)
+	basePath := cnt.basePath
+	pol := retry.New(retry.Policy{
+		Forge:  "gitlab",
+		Limits: lim,
+		Endpoint: func(r *http.Request) string {
+			return r.Method + " " + templatePath(strings.TrimPrefix(r.URL.EscapedPath(), basePath))
+		},
+		Final: []error{ErrCrossOriginRedirect},
+		Log:   o.Log,
+		Now:   o.Now,
+	})
 	var auth gl.AuthSource = gl.AccessTokenAuthSource{Token: o.Token}
 	if o.TokenKind == TokenJob {
 		auth = gl.JobTokenAuthSource{Token: o.Token}
@@ -157,7 +155,8 @@ func New(o Options) (*Client, error) {
 	client, err := gl.NewAuthSourceClient(auth,
 		gl.WithBaseURL(base.String()),
 		gl.WithHTTPClient(httpc),
-		gl.WithCustomBackoff(backoff),
+		gl.WithCustomBackoff(pol.Backoff),
+		gl.WithCustomRetry(pol.CheckRetry),
 		gl.WithCustomRetryMax(o.RetryMax),
 		gl.WithCustomRetryWaitMinMax(o.RetryWaitMin, o.RetryWaitMax),
 		gl.WithCustomLeveledLogger(quietLogger{}),
@@ -167,16 +166,8 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitlab: client: %w", err)
 	}
-	retrier := &retryablehttp.Client{
-		HTTPClient:   httpc,
-		Logger:       quietLogger{},
-		RetryWaitMin: o.RetryWaitMin,
-		RetryWaitMax: o.RetryWaitMax,
-		RetryMax:     o.RetryMax,
-		CheckRetry:   retryableGET,
-		Backoff:      backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-	}
+	retrier := &retryablehttp.Client{HTTPClient: httpc}
+	pol.Apply(retrier)
 	return &Client{gl: client, base: base, host: host, opts: o, httpc: httpc, retrier: retrier, counter: cnt}, nil
 }
 
@@ -263,105 +254,19 @@ func SourceHost(u *url.URL) (string, error) {
 	return h, nil
 }
 
-// Backoff returns the retry wait policy: a wait the server asks for (Retry-After in seconds
-// or as an HTTP date, else RateLimit-Reset as a Unix time) on 429 and 503 answers and on a
-// 403 that reports RateLimit-Remaining: 0, capped at maxServerWait and never below min;
-// otherwise exponential backoff min·2^attempt capped at max. client-go's own backoff reads
-// only RateLimit-Reset and ignores Retry-After, which is why forgectx replaces it.
+// retryDefaults are GitLab's retry numbers: 5 retries (the fault scenarios and their request
+// counts were fixed with this count; docs/forges.md, "Retries"), 500ms–8s back-off,
+// server-demanded waits up to 60s.
+var retryDefaults = retry.Limits{Max: 5, WaitMin: 500 * time.Millisecond, WaitMax: 8 * time.Second, MaxServerWait: 60 * time.Second}
+
+// Backoff is the shared back-off (pkg/forge/retry) as GitLab configures it: a wait the server
+// asks for (Retry-After in seconds or as an HTTP date, else RateLimit-Reset as a Unix time) on
+// 429 and 503 answers and on a 403 that reports RateLimit-Remaining: 0, capped at
+// maxServerWait and never below min; otherwise exponential backoff min·2^attempt capped at
+// max. client-go's own backoff reads only RateLimit-Reset and ignores Retry-After, which is
+// why forgectx replaces it.
 func Backoff(now func() time.Time, maxServerWait time.Duration) retryablehttp.Backoff {
-	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-		if resp != nil && rateLimited(resp) {
-			if d, ok := serverWait(resp.Header, now()); ok {
-				return min2(max2(d, min), maxServerWait)
-			}
-		}
-		d := time.Duration(float64(min) * math.Pow(2, float64(attempt)))
-		if d > max || d <= 0 {
-			d = max
-		}
-		return d
-	}
-}
-
-func rateLimited(resp *http.Response) bool {
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		return true
-	case http.StatusForbidden:
-		return resp.Header.Get("RateLimit-Remaining") == "0"
-	}
-	return false
-}
-
-// serverWait reads Retry-After (delta seconds or HTTP date) and then RateLimit-Reset (Unix
-// seconds) into a wait relative to now.
-func serverWait(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
-			if s > math.MaxInt32 {
-				s = math.MaxInt32
-			}
-			return time.Duration(s) * time.Second, true
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max2(t.Sub(now), 0), true
-		}
-	}
-	if v := strings.TrimSpace(h.Get("RateLimit-Reset")); v != "" {
-		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
-			return max2(time.Unix(s, 0).Sub(now), 0), true
-		}
-	}
-	return 0, false
-}
-
-func max2(a, b time.Duration) time.Duration {
-	if a > b {
-		return a
-	}
-	return b
-}
-
-func min2(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
-	}
-	return b
-}
-
-// retryableGET is the retry policy of the trace reader (GET only): transport errors other
-// than cancellation, 429, and 5xx except 501 are retried.
-func retryableGET(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if err != nil {
-		if errors.Is(err, ErrCrossOriginRedirect) {
-			return false, err // a policy refusal, not a transient failure
-		}
-		var nerr net.Error
-		if errors.As(err, &nerr) || strings.Contains(err.Error(), "connection") {
-			return true, nil
-		}
-		return false, err
-	}
-	return retryableStatus(resp.StatusCode), nil
-}
-
-func retryableStatus(code int) bool {
-	return code == http.StatusTooManyRequests || code == 0 || (code >= 500 && code != http.StatusNotImplemented)
-}
-
-// retryOnlyRateLimit is the retry policy for non-idempotent writes (note creation): only a
-// 429, which GitLab sends before doing anything, is retried; a 5xx may have created the note.
-func retryOnlyRateLimit(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if err != nil || resp == nil {
-		return false, err
-	}
-	return resp.StatusCode == http.StatusTooManyRequests, nil
+	return retry.New(retry.Policy{Forge: "gitlab", Limits: retry.Limits{MaxServerWait: maxServerWait}, Now: now}).Backoff
 }
 
 // quietLogger discards retryablehttp's log lines: they contain URLs with query strings and

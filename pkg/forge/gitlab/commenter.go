@@ -12,6 +12,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
 // Commenter implements forge.Commenter on GitLab notes of one entity kind (merge requests for
@@ -112,7 +113,7 @@ func (m *Commenter) CreateComment(ctx context.Context, ref forge.Ref, body strin
 	if err != nil {
 		return forge.Comment{}, err
 	}
-	opts := []gl.RequestOptionFunc{gl.WithContext(ctx), gl.WithRequestRetry(retryOnlyRateLimit)}
+	opts := []gl.RequestOptionFunc{gl.WithContext(retry.Once(ctx))}
 	var n *gl.Note
 	if m.kind == acquisition.KindChangeProposal {
 		n, _, err = m.c.gl.Notes.CreateMergeRequestNote(pid, iid, &gl.CreateMergeRequestNoteOptions{Body: &body}, opts...)

@@ -1,0 +1,114 @@
+package forge
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxPages bounds one listing so that a server that never stops paginating cannot keep a run
+// alive forever; reaching it is an error (a fetch failure), never a silent cut.
+const MaxPages = 10000
+
+// Page is what one list answer said about the listing, whatever the forge's mechanism:
+// Link rel="next", X-Next-Page, go-github's NextPage, a GraphQL pageInfo.
+type Page[C any] struct {
+	// Rows is how many rows this answer actually held.
+	Rows int
+	// HasNext says the provider declared a next page (Link next, X-Next-Page, NextPage,
+	// hasNextPage); Next is how to ask for it.
+	HasNext bool
+	Next    C
+	// NextKey identifies Next for repeat detection ("" skips the check).
+	NextKey string
+	// Total is the provider-declared size of the listing (X-Total-Count, X-Total,
+	// totalCount), -1 when the answer declared none.
+	Total int
+}
+
+// PageRules say when a listing ends besides "no next page declared".
+type PageRules struct {
+	// EmptyEnds ends the listing at an empty page even when a next page is declared (Forgejo:
+	// a total that overstates the list, items deleted while paging).
+	EmptyEnds bool
+	// TotalEnds ends the listing once the rows read reach the declared total, and continues
+	// to Next while they fall short of it even without a declared next page (Forgejo clamps
+	// the page size, so a short page proves nothing).
+	TotalEnds bool
+}
+
+// Pagination is what a paginated read knows at its end, so completeness accounting can be
+// built on it: pages read, the rows of each answer as it actually was, the provider's last
+// declared total, and whether a next page was declared but not followed.
+type Pagination struct {
+	Pages        int
+	RowsPerPage  []int
+	Rows         int
+	Total        int // last declared total, -1 when none was
+	NextDeclared bool
+	Stop         StopReason
+}
+
+// StopReason is why a listing ended.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopNoNext       StopReason = "no_next"
+	StopTotalReached StopReason = "total_reached"
+	StopEmptyPage    StopReason = "empty_page"
+)
+
+// ErrTooManyPages is returned (wrapped) when a listing exceeds MaxPages.
+var ErrTooManyPages = errors.New("pagination: too many pages")
+
+// Paginate reads a listing page by page from first: fetch asks for one page and reports what
+// the answer declared. It is the one pagination loop of every adapter. A fetch error ends the
+// listing with that error and the pagination so far.
+func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (Pagination, error) {
+	pg := Pagination{Total: -1}
+	cursor := first
+	seen := map[string]bool{}
+	for {
+		if pg.Pages >= MaxPages {
+			return pg, fmt.Errorf("%w: more than %d", ErrTooManyPages, MaxPages)
+		}
+		p, err := fetch(cursor)
+		if err != nil {
+			return pg, err
+		}
+		pg.Pages++
+		pg.Rows += p.Rows
+		pg.RowsPerPage = append(pg.RowsPerPage, p.Rows)
+		if p.Total >= 0 {
+			pg.Total = p.Total
+		}
+		pg.NextDeclared = p.HasNext
+		next, stop := decideNext(rules, pg, p)
+		if !next {
+			pg.Stop = stop
+			return pg, nil
+		}
+		if p.NextKey != "" {
+			if seen[p.NextKey] {
+				return pg, fmt.Errorf("pagination: next page %q repeats", p.NextKey)
+			}
+			seen[p.NextKey] = true
+		}
+		cursor = p.Next
+	}
+}
+
+func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopReason) {
+	switch {
+	case rules.EmptyEnds && p.Rows == 0:
+		return false, StopEmptyPage
+	case rules.TotalEnds && p.Total >= 0:
+		if pg.Rows >= p.Total {
+			return false, StopTotalReached
+		}
+		return true, ""
+	case !p.HasNext:
+		return false, StopNoNext
+	}
+	return true, ""
+}
