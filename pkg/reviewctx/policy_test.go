@@ -136,7 +136,9 @@ func TestPolicyRangeEdgesAccepted(t *testing.T) {
 			ref0(m)["resource_class"] = "document"
 		}},
 		{"adapter name 64 chars", func(m map[string]any) { ref0(m)["adapter"] = "a" + strings.Repeat("b", 63) }},
-		{"issue_key prefix 16 chars", func(m map[string]any) { ref0(m)["recognizer"] = map[string]any{"type": "issue_key", "prefix": "A" + strings.Repeat("9", 15)} }},
+		{"issue_key prefix 16 chars", func(m map[string]any) {
+			ref0(m)["recognizer"] = map[string]any{"type": "issue_key", "prefix": "A" + strings.Repeat("9", 15)}
+		}},
 		{"only references", func(m map[string]any) { delete(m, "forge_discussions"); delete(m, "remediation_threads") }},
 		{"retain count", func(m map[string]any) {
 			pr := obj(ref0(m), "projections")
