@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -524,20 +523,13 @@ func parseReference(p string, v *strictValue) (*Reference, error) {
 	return r, nil
 }
 
-// classesSorted reports the account classes as a set, for membership tests.
+// classSet returns the account classes as a set, for membership tests.
 func classSet(l []string) map[string]bool {
 	m := map[string]bool{}
 	for _, c := range l {
 		m[c] = true
 	}
 	return m
-}
-
-// sortedCopy returns a sorted copy of l.
-func sortedCopy(l []string) []string {
-	c := append([]string(nil), l...)
-	sort.Strings(c)
-	return c
 }
 
 // ReadPolicyFile validates a local policy file (for `forgectx review-context policy
