@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/forgectx/forgectx/pkg/filter"
 )
 
 // Adapter protocol wire names (byte-exact).
@@ -341,6 +343,20 @@ type boundedBuf struct {
 
 var errExcess = errors.New("excess bytes")
 
+// capBuf keeps the first max bytes and silently drops the rest (stderr must never block or
+// fail the child, only stay bounded).
+type capBuf struct {
+	b   []byte
+	max int
+}
+
+func (w *capBuf) Write(p []byte) (int, error) {
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
 func (w *boundedBuf) Write(p []byte) (int, error) {
 	if len(w.b)+len(p) > w.max {
 		w.b = append(w.b, p[:max(0, w.max-len(w.b))]...)
@@ -376,7 +392,7 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 	cmd.Dir = home
 	cmd.Stdin = bytes.NewReader(append(append([]byte{}, req...), '\n'))
 	out := &boundedBuf{max: MaxFrameBytes + 1}
-	errb := &boundedBuf{max: maxStderrBytes}
+	errb := &capBuf{max: maxStderrBytes}
 	cmd.Stdout, cmd.Stderr = out, errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -386,7 +402,8 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 	}
 	werr := cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // reap any lingering group member
-	s.stderr = errb.b
+	red, _ := filter.New(nil).Redact(string(errb.b))
+	s.stderr = []byte(red)
 	if werr != nil || ctx.Err() != nil || len(out.b) > MaxFrameBytes {
 		return nil, errUnavailable
 	}

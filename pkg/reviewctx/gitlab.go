@@ -119,7 +119,7 @@ func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 	})
 	if err != nil {
 		var er *gl.ErrorResponse
-		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 404 {
+		if errors.Is(err, gl.ErrNotFound) || (errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 404) {
 			return nil, policyErr(fmt.Errorf("%s: missing at the protected target SHA", PolicyPath))
 		}
 		return nil, fmt.Errorf("reviewctx: gitlab: policy tree: %w", err)
@@ -198,6 +198,30 @@ func (g *GitLab) liveBot(ctx context.Context) (*gl.User, error) {
 
 // automationRE matches GitLab's project and group access-token bot users and the
 // instance's own bots; anything else with a valid identity is a user.
+// mentionRE matches a GitLab @username mention (not an e-mail address: no word character
+// before the @).
+var mentionRE = regexp.MustCompile(`@([A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?)`)
+
+// replaceMentions rewrites every @username mention (an @ not preceded by a word character,
+// dot or hyphen, so e-mail addresses are left to DLP) through f.
+func replaceMentions(s string, f func(username string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range mentionRE.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] > 0 {
+			c := s[m[0]-1]
+			if c == '.' || c == '-' || c == '_' || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z') {
+				continue
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(f(s[m[2]:m[3]]))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 var automationRE = regexp.MustCompile(`^((project|group)_[0-9]+_bot(_[0-9a-f]{32})?|alert-bot|support-bot|gitlab-bot|ghost)$`)
 
 // classify returns the account class of a note, or "" for an invalid identity.
@@ -481,11 +505,35 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 		pseudo[n.Author.ID] = p
 		return p
 	}
+	// Assign pseudonyms over the whole admitted snapshot first, so that a mention of a
+	// participant who speaks later maps to the same pseudonym.
+	for _, t := range append(append([]selectedThread{}, s.generic...), s.remediation...) {
+		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
+			name(n, t.classes[j])
+		}
+	}
+	byUsername := map[string]string{}
+	for _, t := range append(append([]selectedThread{}, s.generic...), s.remediation...) {
+		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
+			byUsername[strings.ToLower(n.Author.Username)] = name(n, t.classes[j])
+		}
+	}
+	// Mentions are display identity too: a known participant becomes its pseudonym, anyone
+	// else "@someone". The live bot's own mentions were removed with the commands.
+	unmention := func(s string) string {
+		return replaceMentions(s, func(u string) string {
+			if p, ok := byUsername[strings.ToLower(u)]; ok {
+				return "@" + p
+			}
+			return "@someone"
+		})
+	}
 	for i, t := range s.generic {
 		var parts []string
 		notes := append([]*gl.Note{t.root}, t.replies...)
 		for j, n := range notes {
 			body, _ := stripCommands(n.Body, bot.Username)
+			body = unmention(body)
 			parts = append(parts, "["+name(n, t.classes[j])+" "+t.classes[j]+"] "+body)
 		}
 		state := "open"
@@ -518,13 +566,14 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 		}
 		th := &Thread{Fingerprint: t.fingerprint, AnchorState: anchor, Resolved: t.resolved, Replies: []Reply{}, Completeness: Complete, OmittedReplies: t.omitted}
 		th.Root, _ = stripCommands(t.rootText, bot.Username)
+		th.Root = unmention(th.Root)
 		for j, n := range t.replies {
 			body, cmds := stripCommands(n.Body, bot.Username)
 			if cmds > 0 && body == "" {
 				th.OmittedReplies++
 				continue
 			}
-			th.Replies = append(th.Replies, Reply{Author: name(n, t.classes[j+1]), Class: t.classes[j+1], Text: body})
+			th.Replies = append(th.Replies, Reply{Author: name(n, t.classes[j+1]), Class: t.classes[j+1], Text: unmention(body)})
 		}
 		th.ReplyCount = len(th.Replies)
 		if t.omitted > 0 {
