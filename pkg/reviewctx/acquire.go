@@ -166,7 +166,9 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		applyBudgets(pol, results)
 	}
 	if lc.Constrained {
-		res.Sources = append(res.Sources, results[0].State)
+		st := results[0].State
+		st.Records = len(results[0].Drafts)
+		res.Sources = append(res.Sources, st)
 		if len(results[0].Drafts) == 1 {
 			c := results[0].Drafts[0].Content
 			res.Metadata = &c
