@@ -14,12 +14,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-const helperModeEnv = "REVIEWCTX_HELPER_MODE"
+const (
+	helperModeEnv = "REVIEWCTX_HELPER_MODE"
+	helperPIDEnv  = "REVIEWCTX_HELPER_PIDFILE"
+)
 
 // TestAdapterHelperProcess is the stdio adapter the tests run (the test binary re-executed
 // with a clean environment); it does nothing in a normal test run.
@@ -79,6 +83,9 @@ func TestAdapterHelperProcess(t *testing.T) {
 		c := exec.Command("/bin/sleep", "30")
 		c.Stdout = os.Stdout
 		c.Start()
+		if f := os.Getenv(helperPIDEnv); f != "" {
+			os.WriteFile(f, []byte(strconv.Itoa(c.Process.Pid)), 0o600)
+		}
 		out.Write(append(b, '\n'))
 	case "exitfail":
 		out.Write(append(b, '\n'))
@@ -99,15 +106,20 @@ func helperAdapterJSON(t testing.TB, name string) string {
 	}
 	b, _ := json.Marshal([]map[string]any{{
 		"name": name, "type": "stdio", "tenants": []string{"engineering"}, "resource_classes": []string{"issue"},
-		"command": exe, "args": []string{"-test.run=^TestAdapterHelperProcess$"}, "env_from": []string{helperModeEnv},
+		"command": exe, "args": []string{"-test.run=^TestAdapterHelperProcess$"}, "env_from": []string{helperModeEnv, helperPIDEnv},
 	}})
 	return string(b)
 }
 
-func helperEnv(mode string) Env {
+func helperEnv(mode string) Env { return helperEnvPID(mode, "") }
+
+func helperEnvPID(mode, pidFile string) Env {
 	return func(n string) (string, bool) {
-		if n == helperModeEnv {
+		switch n {
+		case helperModeEnv:
 			return mode, true
+		case helperPIDEnv:
+			return pidFile, true
 		}
 		return "", false
 	}
@@ -171,17 +183,29 @@ func TestStdioAdapterFrames(t *testing.T) {
 
 func TestStdioAdapterLingeringChildIsKilled(t *testing.T) {
 	adapters, _ := ParseAdapters(helperAdapterJSON(t, "tracker"))
-	b := &Broker{Adapters: adapters, Env: helperEnv("linger")}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	b := &Broker{Adapters: adapters, Env: helperEnvPID("linger", pidFile)}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if rec := b.Resolve(ctx, "run-1", "req-1", testRef(t), "DEMO-7", fxNow); rec != nil {
 		t.Fatal("a lingering child's frame was admitted")
 	}
-	// The forked sleep must be gone: no process of ours runs /bin/sleep 30 any more.
-	time.Sleep(100 * time.Millisecond)
-	out, _ := exec.Command("/bin/sh", "-c", "ps -eo ppid,args 2>/dev/null | grep -c '[s]leep 30' || true").Output()
-	if strings.TrimSpace(string(out)) != "0" && strings.TrimSpace(string(out)) != "" {
-		t.Fatalf("lingering child survives: %s", out)
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(raw))
+	// The forked child must be dead: gone, or a zombie awaiting its new parent's reaping.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("forked child %d still running: %s", pid, stat)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
