@@ -64,6 +64,9 @@ func runReviewContextPolicyValidate(_ context.Context, e *env, o reviewContextPo
 	return nil
 }
 
+// reviewContextNow is the acquisition clock (age bounds, store expiry); tests pin it.
+var reviewContextNow = time.Now
+
 // reviewContextAcquireOptions are the flags of `forgectx review-context acquire`.
 type reviewContextAcquireOptions struct {
 	APIURL       string
@@ -139,7 +142,7 @@ func runReviewContextAcquire(ctx context.Context, e *env, o reviewContextAcquire
 		return usagef("--store-dir: required when %s is %s", reviewctx.EnvMode, mode)
 	}
 	adapters, adaptersSet := lookupEnv(e, reviewctx.EnvAdaptersJSON)
-	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: o.APIURL, Token: e.Getenv(o.TokenEnv), TokenEnv: o.TokenEnv}, o.Project, o.MR, time.Now)
+	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: o.APIURL, Token: e.Getenv(o.TokenEnv), TokenEnv: o.TokenEnv}, o.Project, o.MR, reviewContextNow)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}
@@ -148,6 +151,7 @@ func runReviewContextAcquire(ctx context.Context, e *env, o reviewContextAcquire
 		ExpectedHead: o.ExpectedHead, StoreDir: o.StoreDir,
 		Filter: filter.New(filter.SecretEnvValues(e.Environ(), []string{o.TokenEnv})),
 		Env:    func(n string) (string, bool) { return lookupEnv(e, n) },
+		Now:    reviewContextNow,
 	})
 	if err != nil {
 		for _, usage := range []error{reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
@@ -104,5 +107,76 @@ func TestReviewContextAcquireMetadataCommitsStore(t *testing.T) {
 	}
 	if _, err := reviewctx.LoadStore(dir, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestReviewContextAcquireEnrichedScenario(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile("../../pkg/reviewctx/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const (
+		api    = "/api/v4/projects/42"
+		head   = "8e0b45049b6253b8984cde9241830d2851168142"
+		target = "dd692733bb84bc3e9e862e66c099daec2fa00c83"
+	)
+	pg := func(b []byte, n, next int) httpfake.Reply {
+		r := httpfake.JSON(200, b)
+		r.Header.Set("X-Page", strconv.Itoa(n))
+		if next > 0 {
+			r.Header.Set("X-Next-Page", strconv.Itoa(next))
+		}
+		return r
+	}
+	var pipes []json.RawMessage
+	json.Unmarshal(read("gitlab/pipelines.json"), &pipes)
+	one, _ := json.Marshal(pipes[:1])
+	var j1, j2 []json.RawMessage
+	json.Unmarshal(read("gitlab/jobs_801_page1.json"), &j1)
+	json.Unmarshal(read("gitlab/jobs_801_page2.json"), &j2)
+	jobs, _ := json.Marshal(append(j1, j2...))
+	fake := httpfake.New(t)
+	mr := read("gitlab/merge_request.json")
+	fake.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, mr), httpfake.JSON(200, mr))
+	fake.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, read("gitlab/branch_main.json")))
+	fake.Expect("GET", api+"/repository/tree?page=1&path=.opencodereview&per_page=100&ref="+target, pg(read("gitlab/tree_opencodereview.json"), 1, 0))
+	fake.Expect("GET", api+"/repository/blobs/a1b2c3d4e5f60718293a4b5c6d7e8f9012345678/raw", httpfake.Reply{Status: 200, Body: read("policy-v3-ci.json")})
+	fake.Expect("GET", "/api/v4/user", httpfake.JSON(200, read("gitlab/user_bot.json")))
+	p1, p2 := read("gitlab/discussions_page1.json"), read("gitlab/discussions_remediation.json")
+	fake.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", pg(p1, 1, 2), pg(p1, 1, 2))
+	fake.Expect("GET", api+"/merge_requests/7/discussions?page=2&per_page=100", pg(p2, 2, 0), pg(p2, 2, 0))
+	fake.Expect("GET", api+"/pipelines?order_by=id&per_page=20&sha="+head+"&sort=desc", pg(one, 1, 0), pg(one, 1, 0))
+	fake.Expect("GET", api+"/pipelines/801/jobs?include_retried=true&page=1&per_page=100", pg(jobs, 1, 0), pg(jobs, 1, 0))
+	dir := filepath.Join(t.TempDir(), "s")
+	reviewContextNow = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+	t.Cleanup(func() { reviewContextNow = time.Now })
+	getenv, environ := acquireEnv(map[string]string{"OCR_REVIEW_CONTEXT_MODE": "enriched", "CI_API_V4_URL": fake.URL + "/api/v4",
+		"CI_MERGE_REQUEST_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "GITLAB_TOKEN": "glpat-abcdefghijklmnop", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": head})
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"review-context", "acquire", "--store-dir", dir}, nil, &out, &errb, getenv, environ); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"mode: enriched\ntarget: protected\npolicy: ocr.review-context-policy/v3 sha256:",
+		"store: written\nrecords: 5\n", // metadata, the one selectable generic thread of page 1, one remediation thread, build and test
+		"source forge_discussions: optional complete records=1",
+		"source remediation_threads: optional complete records=1",
+		"source ci_outcomes: required partial records=2 omitted=0 reasons=duplicate_retries,malformed",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	s, err := reviewctx.LoadStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Records {
+		if !reviewctx.ValidHandle(r.Handle) {
+			t.Fatalf("handle %q", r.Handle)
+		}
 	}
 }
