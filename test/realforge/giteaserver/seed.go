@@ -63,13 +63,18 @@ func (s *Server) passwordToken(t testing.TB, u *User) string {
 }
 
 // CreateBot creates a bot-type account (Gitea's user type 4) with the gitea CLI, the only way
-// to make one. Gitea creates bots with must-change-password set and no password, so the bot
-// cannot log in; its token is made by the CLI too (generate-access-token needs no login).
+// to make one. Gitea creates bots with must-change-password set and no password: the bot cannot
+// log in, and until the flag is cleared (here, by the admin API) Gitea answers every API request
+// made with its token 403 "You must change your password". Its token is made by the CLI
+// (generate-access-token needs no login).
 func (s *Server) CreateBot(t testing.TB, login string) *User {
 	t.Helper()
 	s.cli(t, "admin", "user", "create", "--username", login, "--email", login+"@example.invalid", "--user-type", "bot")
 	tok := s.cliToken(t, login)
 	u := &User{Login: login, Token: tok}
+	s.MustDo(t, s.Admin.Token, "", "PATCH", "/admin/users/"+url.PathEscape(login), map[string]any{
+		"login_name": login, "source_id": 0, "must_change_password": false,
+	}, nil)
 	var got struct {
 		ID int64 `json:"id"`
 	}
