@@ -143,6 +143,8 @@ func TestRealForge(t *testing.T) {
 		}
 	})
 
+	// Last: it adds comments (status and receipts) to the issue.
+	t.Run("run", func(t *testing.T) { testRun(t, sc) })
 }
 
 func hasAnyFile(dir string) bool {
