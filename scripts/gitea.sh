@@ -66,7 +66,7 @@ start=$(date +%s)
 mod="code.gitea.io/gitea@v$GITEA_VERSION"
 log "downloading $mod from the Go module proxy"
 # Outside any module, so the project's go.mod is never touched.
-dir=$(cd "$cache" && GOFLAGS= go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+dir=$(cd "$cache" && GOFLAGS='' go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 if [ -z "$dir" ] || [ ! -d "$dir" ]; then log "go mod download did not report a module directory"; exit 1; fi
 
 if [ -x "$bin" ]; then # a binary without its assets (an interrupted copy): never rebuild for that
