@@ -318,6 +318,7 @@ func (s *Server) start(t testing.TB) {
 	cmd := exec.Command(s.bin, "web", "--config", s.ini, "--work-path", s.dir)
 	cmd.Env = s.env()
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		t.Fatal(err)
