@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // finish adds collection.json, builds index.json, validates every JSON document against the
@@ -49,6 +51,9 @@ func (a *asm) finish() (*Tree, error) {
 		}
 		return a.records[i].key < a.records[j].key
 	})
+	if err := checkBounds(files, 0); err != nil {
+		return nil, err
+	}
 	recs := make([]any, len(a.records))
 	for i, r := range a.records {
 		recs[i] = r.entry
@@ -78,6 +83,9 @@ func (a *asm) finish() (*Tree, error) {
 		return nil, err
 	}
 
+	if err := checkBounds(files, len(index)); err != nil {
+		return nil, err
+	}
 	t := &Tree{Files: files, Index: index, IndexSHA256: canon.SHA256Hex(index)}
 	sum := Summary{EntityKind: e.Kind, EntityID: e.ID, EntityNumber: e.Number, Gaps: gaps, Findings: a.all.list(),
 		Files: len(files) + 1, Bytes: int64(len(index)), IndexSHA256: t.IndexSHA256}
@@ -93,6 +101,21 @@ func (a *asm) finish() (*Tree, error) {
 	}
 	t.Summary = sum
 	return t, nil
+}
+
+// checkBounds applies the tree bounds verification enforces (pkg/treefs, one definition for
+// both) before the tree leaves the assembler: a tree beyond them aborts assembly instead of
+// being written and then refused by the consumer. The profile check (ValidateProfile) rejects
+// every profile whose record bounds alone could exceed them before fetching; this catches the
+// rest (threads sharing comments, an index or tree grown past its byte bounds by long IDs and
+// bodies). The abort names the consumer's rule code.
+func checkBounds(files []File, indexBytes int) error {
+	err := treefs.CheckTree(len(files), func(i int) (string, int) { return files[i].Path, len(files[i].Data) }, indexBytes)
+	var be *treefs.BoundsError
+	if errors.As(err, &be) {
+		return &AbortError{Scope: "tree", Code: be.Rule, Reason: be.Detail + " (the tree bound verification enforces)", Err: err}
+	}
+	return err
 }
 
 // byPath sorts the staged files and their manifest entries (same index) by path.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -27,20 +28,26 @@ type checker struct {
 	intact map[string]bool
 	// byPath maps a manifest path to its entry.
 	byPath map[string]*ManifestFile
+	// violAt holds the (cleaned) paths that already carry a violation: a set, so asking is
+	// constant time however many violations a hostile tree produces.
+	violAt map[string]bool
 }
 
 func (c *checker) add(p, rule, detail string) {
-	c.viol = append(c.viol, newViolation(p, rule, detail))
+	c.addViolation(newViolation(p, rule, detail))
 }
 
-func (c *checker) hasViolationAt(p string) bool {
-	for _, v := range c.viol {
-		if v.Path == p {
-			return true
-		}
+func (c *checker) addViolation(v Violation) {
+	if c.violAt == nil {
+		c.violAt = map[string]bool{}
 	}
-	return false
+	c.viol = append(c.viol, v)
+	c.violAt[v.Path] = true
 }
+
+// hasViolationAt compares p with the recorded (escaped) violation paths, as a scan of the
+// violations would.
+func (c *checker) hasViolationAt(p string) bool { return c.violAt[p] }
 
 // singletons are the files every v1 tree contains.
 var singletons = []string{
@@ -182,20 +189,21 @@ func (c *checker) manifestFiles() {
 			c.add(p, RuleExtraFile, "present but not listed in the manifest")
 		}
 	}
+	// A directory is used when some manifest path lies below it: collect every ancestor of
+	// every manifest path once (the tree depth is fixed, so this is linear in the files).
+	used := make(map[string]bool, len(c.dirs))
+	for p := range c.byPath {
+		for d := path.Dir(p); d != "." && d != "/" && !used[d]; d = path.Dir(d) {
+			used[d] = true
+		}
+	}
 	dirs := make([]string, 0, len(c.dirs))
 	for d := range c.dirs {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		used := false
-		for p := range c.byPath {
-			if strings.HasPrefix(p, d+"/") {
-				used = true
-				break
-			}
-		}
-		if !used {
+		if !used[d] {
 			c.add(d, RuleExtraDirectory, "directory holds no manifest file")
 		}
 	}
@@ -459,9 +467,17 @@ func (c *checker) entityMetadata(d *docs) {
 	if d.collection != nil && d.collection.EntityKind != c.man.Entity.Kind {
 		c.add("collection.json", RuleEntityMetadata, "entity_kind must equal index.json entity.kind")
 	}
+	// Records by metadata path (one pass), so each check document is compared with the
+	// records naming it without scanning every record per check.
+	byMeta := map[string][]int{}
+	for i, r := range c.man.Records {
+		if r.MetadataPath != "" && d.checks[r.MetadataPath] != nil {
+			byMeta[r.MetadataPath] = append(byMeta[r.MetadataPath], i)
+		}
+	}
 	for p, cd := range d.checks {
-		for _, r := range c.man.Records {
-			if r.MetadataPath == p && (cd.ID != r.ID || cd.CreatedAt != r.CreatedAt) {
+		for _, i := range byMeta[p] {
+			if r := &c.man.Records[i]; cd.ID != r.ID || cd.CreatedAt != r.CreatedAt {
 				c.add(p, RuleCheckMetadata, "id and created_at must equal the manifest record")
 			}
 		}
@@ -638,6 +654,14 @@ func (c *checker) orders(d *docs) {
 			c.add("relations/reviews.json", RuleRecordKey, "review record_key "+rv.RecordKey+" does not derive from its review id")
 		}
 	}
+	// Threads by review record key, in view order: each review view is built from its own
+	// threads rather than by scanning every thread per review.
+	threadsOf := map[string][]int{}
+	for i, t := range viewThreads {
+		if t.ReviewRecordKey != "" {
+			threadsOf[t.ReviewRecordKey] = append(threadsOf[t.ReviewRecordKey], i)
+		}
+	}
 	views := map[string]bool{}
 	for _, r := range c.man.Records {
 		if r.Kind != "review" || r.ContentPath == "" {
@@ -650,11 +674,8 @@ func (c *checker) orders(d *docs) {
 		}
 		want := []string{r.ContentPath}
 		seen := map[string]bool{r.ContentPath: true}
-		for _, t := range viewThreads {
-			if t.ReviewRecordKey != r.RecordKey {
-				continue
-			}
-			for _, k := range t.RecordKeys {
+		for _, ti := range threadsOf[r.RecordKey] {
+			for _, k := range viewThreads[ti].RecordKeys {
 				if p, ok := pathOf[k]; ok && !seen[p] {
 					seen[p] = true
 					want = append(want, p)
