@@ -342,9 +342,6 @@ type countWriter struct{ n int64 }
 func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
 
 func renderJSON(w io.Writer, snap *verify.Snapshot) error {
-	blocks, err := prompt.Render(snap, prompt.Options{View: prompt.ViewTimeline})
-	if err != nil {
-		return err
-	}
-	return prompt.WriteJSON(w, blocks)
+	_, err := prompt.StreamJSON(w, snap, prompt.Options{View: prompt.ViewTimeline})
+	return err
 }
