@@ -71,12 +71,25 @@ func (a *asm) finish() (*Tree, error) {
 	if err != nil {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	for _, f := range files {
-		if name := schema.ForPath(f.Path); name != "" && !a.validated[f.Path] {
+	// Every JSON document not validated where it was built (check metadata, entity, agent
+	// runs, actors, collection), on every core; the bundle is safe for concurrent use.
+	var docs []int
+	for i, f := range files {
+		if schema.ForPath(f.Path) != "" && !a.validated[f.Path] {
+			docs = append(docs, i)
+		}
+	}
+	if err := forEach((len(docs)+indexChunk-1)/indexChunk, func(c int) error {
+		for _, i := range docs[c*indexChunk : min((c+1)*indexChunk, len(docs))] {
+			f := files[i]
+			name := schema.ForPath(f.Path)
 			if err := b.Validate(name, f.Data); err != nil {
-				return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
+				return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	index, err := buildIndex(idx, b)
 	if err != nil {
@@ -219,16 +232,28 @@ func buildIndex(idx indexJSON, b *schema.Bundle) ([]byte, error) {
 		}
 	}
 	nf, nr := len(idx.Files), len(idx.Records)
-	var buf []byte
-	var err error
-	for start := 0; start == 0 || start < nf || start < nr; start += indexChunk {
-		f0, r0 := min(start, nf), min(start, nr)
-		if buf, err = w.render(buf[:0], f0, min(start+indexChunk, nf), r0, min(start+indexChunk, nr)); err != nil {
-			return nil, err
+	// The chunks are independent documents: render and validate them on every core, each
+	// with its own writer (its own item count) and buffer; the counts are summed after.
+	chunks := max((max(nf, nr)+indexChunk-1)/indexChunk, 1)
+	items := make([]int, chunks)
+	err := forEach(chunks, func(c int) error {
+		start := c * indexChunk
+		cw := &indexWriter{idx: w.idx, scalars: w.scalars}
+		buf, err := cw.render(nil, min(start, nf), min(start+indexChunk, nf), min(start, nr), min(start+indexChunk, nr))
+		if err != nil {
+			return err
 		}
 		if err := b.Validate(schema.Index, buf); err != nil {
-			return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+			return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
 		}
+		items[c] = cw.items
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range items {
+		w.items += n
 	}
 	empty, err := w.render(nil, 0, 0, 0, 0)
 	if err != nil {
@@ -390,12 +415,11 @@ func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte
 			size += len(x)
 		}
 	}
-	var buf []byte
-	for start := 0; start == 0 || start < longest; start += indexChunk {
-		buf = render(buf[:0], start, start+indexChunk)
-		if err := b.Validate(name, buf); err != nil {
-			return nil, err
-		}
+	// Independent chunks: validated on every core (the lowest failing chunk's error wins).
+	if err := forEach(max((longest+indexChunk-1)/indexChunk, 1), func(c int) error {
+		return b.Validate(name, render(nil, c*indexChunk, (c+1)*indexChunk))
+	}); err != nil {
+		return nil, err
 	}
 	return render(make([]byte, 0, size), 0, longest), nil
 }
