@@ -86,7 +86,9 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
-	c.validateJSON("index.json", schema.Index, idx)
+	for _, v := range indexViolations(c.bundle, idx, probe) {
+		c.addViolation(v)
+	}
 	var man Manifest
 	if err := json.Unmarshal(idx, &man); err != nil {
 		c.add("index.json", RuleIndexInvalid, "index.json does not decode as a v1 manifest")
@@ -112,20 +114,6 @@ func supportedFilter(v string) bool {
 		}
 	}
 	return false
-}
-
-// validateJSON checks one document against its schema and its RFC 8785 form.
-func (c *checker) validateJSON(p, schemaName string, doc []byte) bool {
-	ok := true
-	if err := c.bundle.Validate(schemaName, doc); err != nil {
-		c.add(p, RuleSchemaInvalid, strings.TrimPrefix(err.Error(), "schema: "))
-		ok = false
-	}
-	if canonical, err := canon.Transform(doc); err != nil || !bytes.Equal(canonical, doc) {
-		c.add(p, RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline")
-		ok = false
-	}
-	return ok
 }
 
 // manifestFiles checks the exact path set, each file's size and digest, and role and media
@@ -239,13 +227,28 @@ type docs struct {
 // checks need.
 func (c *checker) documents() *docs {
 	d := &docs{checks: map[string]*checkDoc{}}
-	for _, f := range c.man.Files {
-		name, isJSON := schemaForRole[f.Role]
-		if !isJSON || !c.intact[f.Path] {
-			continue
+	// Schema and canonical-form checks are independent per document: run them on every core,
+	// then report and decode in manifest order.
+	var jobs []int
+	for i, f := range c.man.Files {
+		if _, isJSON := schemaForRole[f.Role]; isJSON && c.intact[f.Path] {
+			jobs = append(jobs, i)
 		}
+	}
+	found := make([][]Violation, len(jobs))
+	forEach((len(jobs)+indexChunk-1)/indexChunk, func(ch int) {
+		for j := ch * indexChunk; j < min((ch+1)*indexChunk, len(jobs)); j++ {
+			f := &c.man.Files[jobs[j]]
+			found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+		}
+	})
+	for j, fi := range jobs {
+		f := c.man.Files[fi]
 		data := c.files[f.Path]
-		if !c.validateJSON(f.Path, name, data) {
+		if len(found[j]) > 0 {
+			for _, v := range found[j] {
+				c.addViolation(v)
+			}
 			continue
 		}
 		var err error
