@@ -8,7 +8,9 @@
 // /proc/self/clear_refs) before the loop and read from /proc/self/status after it, so the
 // figure covers the loop only. BenchmarkAssemble also reports acq-MB (the acquisition file's
 // size), rss-per-acq (peak RSS over it), floor-ms (the floor measured in the same run on the
-// same tree) and x-floor (ns/op over the floor).
+// same tree) and x-floor (ns/op over the floor), and the same in CPU time (floor-cpu-ms,
+// x-floor-cpu). Every benchmark also reports cpu-ms, the process's CPU time per op: file
+// creation on a shared disk makes wall times noisy, CPU time much less so.
 //
 // 100k records are heavy (minutes of CPU, about 1.5 GB of memory): run them sparingly, e.g.
 //
@@ -28,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -181,6 +184,33 @@ func peakRSS(b *testing.B) float64 {
 
 const mib = 1 << 20
 
+// cpuTime is the process's user+system CPU time (GC included). On a shared, loaded machine it
+// shows the cost more faithfully than wall time: each benchmark reports it per op as cpu-ms.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs the timed loop body b.N times between a peak-RSS reset and its reading, and
+// reports peak-rss-MB and cpu-ms (per op).
+func measure(b *testing.B, op func(i int)) (rss float64, cpu time.Duration) {
+	resetPeak(b)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		op(i)
+	}
+	b.StopTimer()
+	cpu = (cpuTime() - cpu0) / time.Duration(b.N)
+	rss = peakRSS(b)
+	b.ReportMetric(rss/mib, "peak-rss-MB")
+	b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms")
+	return rss, cpu
+}
+
 func each(b *testing.B, fn func(b *testing.B, n int)) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) { fn(b, n) })
@@ -191,9 +221,8 @@ func BenchmarkAssemble(b *testing.B) {
 	each(b, func(b *testing.B, n int) {
 		c := get(b, n)
 		var last *snapshot.Tree
-		resetPeak(b)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		var outs []string
+		rss, cpu := measure(b, func(i int) {
 			last = nil
 			out := filepath.Join(tmpRoot, fmt.Sprintf("assemble-%d-%d", n, i))
 			t, err := pipeline(c, out)
@@ -204,30 +233,31 @@ func BenchmarkAssemble(b *testing.B) {
 				b.Fatalf("only %d files for %d records", len(t.Files), n)
 			}
 			last = t
-			b.StopTimer()
-			os.RemoveAll(out)
-			b.StartTimer()
+			outs = append(outs, out) // removed after the loop: removal is neither assembly nor floor
+		})
+		for _, o := range outs {
+			os.RemoveAll(o)
 		}
-		b.StopTimer()
-		rss := peakRSS(b)
 		perOp := b.Elapsed() / time.Duration(b.N)
-		// The floor, in the same run on the same tree: median of three.
-		var fl []time.Duration
+		// The floor, in the same run on the same tree: median of three, wall and CPU.
+		var fl, flCPU []time.Duration
 		for i := 0; i < 3; i++ {
 			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuTime()
 			if err := floor(last, out); err != nil {
 				b.Fatal(err)
 			}
-			fl = append(fl, time.Since(start))
+			fl, flCPU = append(fl, time.Since(start)), append(flCPU, cpuTime()-cpu0)
 			os.RemoveAll(out)
 		}
 		sort.Slice(fl, func(i, j int) bool { return fl[i] < fl[j] })
-		b.ReportMetric(rss/mib, "peak-rss-MB")
+		sort.Slice(flCPU, func(i, j int) bool { return flCPU[i] < flCPU[j] })
 		b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
 		b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
 		b.ReportMetric(float64(fl[1].Milliseconds()), "floor-ms")
+		b.ReportMetric(float64(flCPU[1].Milliseconds()), "floor-cpu-ms")
 		b.ReportMetric(float64(perOp)/float64(fl[1]), "x-floor")
+		b.ReportMetric(float64(cpu)/float64(flCPU[1]), "x-floor-cpu")
 	})
 }
 
@@ -240,35 +270,29 @@ func BenchmarkFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 		os.RemoveAll(filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n)))
-		resetPeak(b)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		var outs []string
+		measure(b, func(i int) {
 			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
 			if err := floor(t, out); err != nil {
 				b.Fatal(err)
 			}
-			b.StopTimer()
-			os.RemoveAll(out)
-			b.StartTimer()
+			outs = append(outs, out)
+		})
+		for _, o := range outs {
+			os.RemoveAll(o)
 		}
-		b.StopTimer()
-		b.ReportMetric(peakRSS(b)/mib, "peak-rss-MB")
 	})
 }
 
 func BenchmarkVerify(b *testing.B) {
 	each(b, func(b *testing.B, n int) {
 		c := tree(b, n)
-		resetPeak(b)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		measure(b, func(int) {
 			snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
 			if err != nil || snap == nil {
 				b.Fatal(err, rep.Violations)
 			}
-		}
-		b.StopTimer()
-		b.ReportMetric(peakRSS(b)/mib, "peak-rss-MB")
+		})
 	})
 }
 
@@ -290,9 +314,7 @@ func BenchmarkStage(b *testing.B) {
 			b.Fatal(err)
 		}
 		o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
-		resetPeak(b)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		measure(b, func(int) {
 			st, err := stage.Create(context.Background(), o, snap, snap.IndexSHA256)
 			if err != nil {
 				b.Fatal(err)
@@ -303,9 +325,7 @@ func BenchmarkStage(b *testing.B) {
 			if err := st.Cleanup(); err != nil {
 				b.Fatal(err)
 			}
-		}
-		b.StopTimer()
-		b.ReportMetric(peakRSS(b)/mib, "peak-rss-MB")
+		})
 	})
 }
 
@@ -314,10 +334,8 @@ func BenchmarkStage(b *testing.B) {
 func BenchmarkPrompt(b *testing.B) {
 	each(b, func(b *testing.B, n int) {
 		c := tree(b, n)
-		resetPeak(b)
-		b.ResetTimer()
 		var size int64
-		for i := 0; i < b.N; i++ {
+		measure(b, func(int) {
 			snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
 			if err != nil || snap == nil {
 				b.Fatal(err, rep.Violations)
@@ -327,12 +345,10 @@ func BenchmarkPrompt(b *testing.B) {
 				b.Fatal(err)
 			}
 			size = cw.n
-		}
-		b.StopTimer()
+		})
 		if size < int64(n)*100 {
 			b.Fatalf("prompt output of %d bytes for %d records", size, n)
 		}
-		b.ReportMetric(peakRSS(b)/mib, "peak-rss-MB")
 		b.ReportMetric(float64(size)/mib, "out-MB")
 	})
 }
