@@ -896,6 +896,9 @@ func (a *asm) comments() error {
 		func(i int, body filter.Result) error {
 			cd := sel[i]
 			c := &list[cd.idx]
+			if a.cfg.ReleaseBodies {
+				c.Body = ""
+			}
 			return a.stageText(sc, canon.KindComment, c.ID, cd, *c.Author.ID, body, s, a.commentContent)
 		})
 	if err != nil {
@@ -948,6 +951,9 @@ func (a *asm) reviews() error {
 	err := a.filterBodies(len(sel), func(i int) string { return list[sel[i].idx].Body }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
 		func(i int, body filter.Result) error {
 			cd := sel[i]
+			if a.cfg.ReleaseBodies {
+				list[cd.idx].Body = ""
+			}
 			return a.stageReview(sc, &list[cd.idx], cd, body, s)
 		})
 	if err != nil {

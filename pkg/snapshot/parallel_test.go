@@ -50,3 +50,39 @@ func TestParallelFilteringIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// ReleaseBodies changes nothing in the tree; it only lets the acquisition's filtered bodies
+// and logs go (they are cleared once staged).
+func TestReleaseBodiesGivesTheSameTree(t *testing.T) {
+	cfg := snapshot.Config{Profile: acqcorpus.Profile(300), Category: snapshot.CategoryObservation, Filter: filter.New(nil)}
+	keep, err := snapshot.Assemble(context.Background(), acqcorpus.Make(300), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq := acqcorpus.Make(300)
+	cfg.ReleaseBodies = true
+	released, err := snapshot.Assemble(context.Background(), acq, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if released.IndexSHA256 != keep.IndexSHA256 || len(released.Files) != len(keep.Files) {
+		t.Fatal("ReleaseBodies changed the tree")
+	}
+	for i := range keep.Files {
+		if !bytes.Equal(keep.Files[i].Data, released.Files[i].Data) {
+			t.Fatalf("ReleaseBodies changed %s", keep.Files[i].Path)
+		}
+	}
+	logs := 0
+	for _, c := range acq.Checks {
+		if c.Log != nil {
+			logs++
+			if c.Log.Content != nil {
+				t.Fatal("a staged log was not released")
+			}
+		}
+	}
+	if logs == 0 || acq.Comments[0].Body != "" || acq.Reviews[0].Body != "" {
+		t.Fatal("staged bodies were not released")
+	}
+}

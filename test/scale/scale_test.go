@@ -134,7 +134,9 @@ func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := snapshot.Assemble(context.Background(), acq, config(c.n))
+	cfg := config(c.n)
+	cfg.ReleaseBodies = true // as forgectx snapshot does
+	t, err := snapshot.Assemble(context.Background(), acq, cfg)
 	if err != nil {
 		return nil, err
 	}
