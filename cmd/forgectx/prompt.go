@@ -56,13 +56,17 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 		_ = rep.WriteText(e.Stderr)
 		return &exitError{Code: exitFailed, Err: fmt.Errorf("prompt %s: refusing to render an unverified tree: %d violation(s)", o.Dir, len(rep.Violations))}
 	}
-	blocks, err := prompt.Render(snap, prompt.Options{View: o.View})
+	// Streamed: one block's text at a time (a 100k-record timeline would otherwise be held
+	// three times: the snapshot, every block, the encoded output). A view that cannot be
+	// rendered fails before anything is written.
+	stream := prompt.StreamJSON
+	if o.Format == "text" {
+		stream = prompt.StreamText
+	}
+	n, err := stream(e.Stdout, snap, prompt.Options{View: o.View})
 	if err != nil {
 		return fmt.Errorf("prompt %s: %w", o.Dir, err)
 	}
-	e.Log.Debug().Int("blocks", len(blocks)).Str("index_sha256", snap.IndexSHA256).Str("view", o.View).Msg("prompt")
-	if o.Format == "text" {
-		return prompt.WriteText(e.Stdout, blocks)
-	}
-	return prompt.WriteJSON(e.Stdout, blocks)
+	e.Log.Debug().Int("blocks", n).Str("index_sha256", snap.IndexSHA256).Str("view", o.View).Msg("prompt")
+	return nil
 }

@@ -109,7 +109,8 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 	if err != nil {
 		return err
 	}
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline})
+	// The acquisition is not read again: its bodies may go as soon as they are filtered.
+	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline, ReleaseBodies: true})
 	if err != nil {
 		if snapshot.IsConfigError(err) {
 			return usagef("%v", err)

@@ -2,8 +2,10 @@ package acquisition
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -99,4 +101,41 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("write/read is not stable")
 		}
 	})
+}
+
+// The single-pass decoder decodes exactly what a whole-document strict decode does, for every
+// fixture (lists, nulls, nested objects, base64 logs).
+func TestReadEqualsWholeDocumentDecode(t *testing.T) {
+	docs := []string{`{"acquisition_version":1,"comments":null,"source":{"forge":"github"}}`}
+	for _, name := range fixtureNames(t) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	for i, doc := range docs {
+		got, err := Read(strings.NewReader(doc))
+		if err != nil {
+			t.Fatalf("doc %d: %v", i, err)
+		}
+		dec := json.NewDecoder(strings.NewReader(doc))
+		dec.DisallowUnknownFields()
+		var want Acquisition
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("doc %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, &want) {
+			t.Fatalf("doc %d: single-pass decode differs from the whole-document decode", i)
+		}
+	}
+	if _, err := Read(strings.NewReader(`{"acquisition_version":null}`)); err == nil || !strings.Contains(err.Error(), "acquisition_version: required") {
+		t.Fatalf("null version: %v", err)
+	}
+	if _, err := Read(strings.NewReader(`{"acquisition_version":1,"comments":[{"id":"a","nope":1}],"acquisition_version":2}`)); err == nil || !strings.Contains(err.Error(), "2 is not supported") {
+		t.Fatalf("a later unsupported version must outrank the unknown field: %v", err)
+	}
+	if _, err := Read(strings.NewReader(`{"acquisition_version":1} ]`)); err == nil || !strings.Contains(err.Error(), "trailing data") {
+		t.Fatalf("trailing bracket: %v", err)
+	}
 }

@@ -18,6 +18,7 @@
 package prompt
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -96,66 +97,69 @@ func isHex64(s string) bool { return len(s) == 64 && canon.IsLowerHex(s) }
 
 // Render renders the selected projection of a verified snapshot.
 func Render(s *verify.Snapshot, o Options) ([]Block, error) {
+	var blocks []Block
+	if err := Each(s, o, func(b Block) error { blocks = append(blocks, b); return nil }); err != nil {
+		return nil, err
+	}
+	return blocks, nil
+}
+
+// Each renders the selected projection of a verified snapshot one block at a time, in block
+// order, and hands each to fn (an error from fn stops it): only one block's text exists at a
+// time, so rendering a 100k-record view costs the snapshot plus one block rather than every
+// block at once. Every path is resolved before the first block is rendered, so a view that
+// cannot be rendered fails before fn is called.
+func Each(s *verify.Snapshot, o Options, fn func(Block) error) error {
 	if s == nil || s.Manifest == nil {
-		return nil, errors.New("prompt: the snapshot has not been verified")
+		return errors.New("prompt: the snapshot has not been verified")
 	}
 	orderPath, err := ViewPath(o.View)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	order, ok := s.File(orderPath)
 	if !ok {
-		return nil, fmt.Errorf("%w: the tree has no %s", ErrView, orderPath)
+		return fmt.Errorf("%w: the tree has no %s", ErrView, orderPath)
 	}
-	var blocks []Block
-	add := func(kind, p string) error {
-		b, ok := s.File(p)
-		if !ok {
-			return fmt.Errorf("prompt: %s is listed but not in the verified snapshot", p)
-		}
-		blk, err := NewBlock(kind, p, b)
-		if err != nil {
-			return err
-		}
-		blocks = append(blocks, blk)
-		return nil
-	}
+	type item struct{ kind, path string }
+	var items []item
+	add := func(kind, p string) { items = append(items, item{kind, p}) }
 	if len(order) > 0 {
 		for _, line := range strings.Split(strings.TrimSuffix(string(order), "\n"), "\n") {
-			if err := add(KindRecord, line); err != nil {
-				return nil, err
-			}
+			add(KindRecord, line)
 		}
 	}
-	for _, p := range []string{"relations/reviews.json"} {
-		if err := add(KindRelationship, p); err != nil {
-			return nil, err
-		}
-	}
-	if err := add(KindHistory, "history/agent-runs.json"); err != nil {
-		return nil, err
-	}
+	add(KindRelationship, "relations/reviews.json")
+	add(KindHistory, "history/agent-runs.json")
 	for _, r := range s.Manifest.Records {
 		for _, p := range []string{r.MetadataPath, r.LogPath} {
-			if p == "" {
-				continue
-			}
-			if err := add(KindCheck, p); err != nil {
-				return nil, err
+			if p != "" {
+				add(KindCheck, p)
 			}
 		}
 	}
 	for _, p := range []string{"entity/metadata.json", "state/threads.json", "state/actors.json"} {
-		if err := add(KindState, p); err != nil {
-			return nil, err
-		}
+		add(KindState, p)
 	}
 	for _, p := range []string{"collection.json", "index.json"} {
-		if err := add(KindManifest, p); err != nil {
-			return nil, err
+		add(KindManifest, p)
+	}
+	for _, it := range items {
+		if _, ok := s.File(it.path); !ok {
+			return fmt.Errorf("prompt: %s is listed but not in the verified snapshot", it.path)
 		}
 	}
-	return blocks, nil
+	for _, it := range items {
+		b, _ := s.File(it.path)
+		blk, err := NewBlock(it.kind, it.path, b)
+		if err != nil {
+			return err
+		}
+		if err := fn(blk); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewBlock fences one file's bytes. The text is
@@ -278,6 +282,70 @@ func WriteJSON(w io.Writer, blocks []Block) error {
 	buf.WriteString("]\n")
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// StreamJSON writes exactly what WriteJSON(w, Render(s, o)) writes, rendering and writing one
+// block at a time (see Each). A failure after the first block leaves partial output; the error
+// says so, and the caller must discard it.
+// It returns the number of blocks written.
+func StreamJSON(w io.Writer, s *verify.Snapshot, o Options) (int, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err := Each(s, o, func(b Block) error {
+		buf.Reset()
+		if n == 0 {
+			buf.WriteString("[\n")
+		} else {
+			buf.WriteString(",\n")
+		}
+		if err := enc.Encode(textBlock{Type: "text", Text: b.Text}); err != nil {
+			return err
+		}
+		n++
+		_, err := bw.Write(buf.Bytes()[:buf.Len()-1]) // the encoder's newline goes with the separator
+		return err
+	})
+	if err != nil {
+		return n, partial(n, err)
+	}
+	if n == 0 {
+		bw.WriteString("[\n")
+	} else {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return n, bw.Flush()
+}
+
+// StreamText writes exactly what WriteText(w, Render(s, o)) writes, one block at a time, and
+// returns the number of blocks written.
+func StreamText(w io.Writer, s *verify.Snapshot, o Options) (int, error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	n := 0
+	err := Each(s, o, func(b Block) error {
+		if n > 0 {
+			if _, err := bw.WriteString("\n"); err != nil {
+				return err
+			}
+		}
+		n++
+		_, err := bw.WriteString(b.Text)
+		return err
+	})
+	if err != nil {
+		return n, partial(n, err)
+	}
+	return n, bw.Flush()
+}
+
+func partial(blocks int, err error) error {
+	if blocks == 0 {
+		return err
+	}
+	return fmt.Errorf("prompt: output is incomplete after %d block(s), discard it: %w", blocks, err)
 }
 
 // WriteText writes the blocks for a human reader, separated by blank lines.

@@ -398,3 +398,53 @@ func TestEveryViewRendersItsOrderFile(t *testing.T) {
 		}
 	}
 }
+
+// Streaming writes exactly the bytes of rendering every block and then writing them, for every
+// view of both stored trees and both formats (and an empty view), block for block.
+func TestStreamingEqualsRenderThenWrite(t *testing.T) {
+	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
+		snap := load(t, name)
+		views := []string{ViewTimeline, ViewUnresolvedReview}
+		for _, p := range snap.Paths() {
+			if v, ok := strings.CutPrefix(p, "views/reviews/"); ok {
+				views = append(views, "reviews/"+strings.TrimSuffix(v, ".order"))
+			}
+			if v, ok := strings.CutPrefix(p, "threads/"); ok {
+				views = append(views, "threads/"+strings.TrimSuffix(v, ".order"))
+			}
+		}
+		if len(views) < 4 {
+			t.Fatalf("%s: only %d views", name, len(views))
+		}
+		for _, v := range views {
+			blocks, err := Render(snap, Options{View: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got bytes.Buffer
+			if err := WriteJSON(&want, blocks); err != nil {
+				t.Fatal(err)
+			}
+			n, err := StreamJSON(&got, snap, Options{View: v})
+			if err != nil || n != len(blocks) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s %s: StreamJSON (%d blocks, %v) differs from WriteJSON(Render) (%d blocks)", name, v, n, err, len(blocks))
+			}
+			want.Reset()
+			got.Reset()
+			if err := WriteText(&want, blocks); err != nil {
+				t.Fatal(err)
+			}
+			n, err = StreamText(&got, snap, Options{View: v})
+			if err != nil || n != len(blocks) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s %s: StreamText differs from WriteText(Render)", name, v)
+			}
+		}
+	}
+	var empty bytes.Buffer
+	if _, err := StreamJSON(&empty, load(t, verifytest.Demo), Options{View: "threads/" + strings.Repeat("a", 64)}); err == nil {
+		t.Fatal("an absent view streamed")
+	}
+	if empty.Len() != 0 {
+		t.Fatal("an absent view wrote output before failing")
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -235,6 +238,12 @@ func (a *asm) src(name string) *SourceSummary {
 // apply runs the filter pipeline; a component error aborts (original bytes never pass).
 func (a *asm) apply(src []byte, role filter.Role, maxBytes int) (filter.Result, error) {
 	r, err := a.cfg.Filter.Apply(a.ctx, src, filter.Options{Role: role, MaxBytes: maxBytes, MaxSourceBytes: a.prof.Bounds.MaxSourceBytes})
+	return a.accept(r, err)
+}
+
+// accept applies the assembler's rules to one filter outcome (in input order: it folds the
+// findings into the run's totals).
+func (a *asm) accept(r filter.Result, err error) (filter.Result, error) {
 	if err != nil {
 		return r, &AbortError{Scope: "filter", Code: AbortFilterFailed, Reason: "a filter pipeline component failed", Err: err}
 	}
@@ -743,13 +752,59 @@ func duplicateIDs(n int, id func(int) string) map[string]bool {
 	return dup
 }
 
-// textRecord filters and stages one comment or review body. It returns the manifest record;
-// a rejected body keeps its record (status rejected, no content path) and adds the scope's gap.
-func (a *asm) textRecord(scope, kind, id, key string, c candidate, authorID string, body string) (recordJSON, bool, error) {
-	r, err := a.apply([]byte(body), filter.RoleBody, a.prof.Bounds.MaxRecordBytes)
-	if err != nil {
-		return recordJSON{}, false, err
+// filterChunk is how many bodies filterBodies filters concurrently before handing them on:
+// enough to keep every core busy, few enough that only a chunk of filtered bodies is held
+// besides the record files they become.
+const filterChunk = 256
+
+// filterBodies runs the filter pipeline over n record bodies on every available core (the
+// pipeline is safe for concurrent use; each body is filtered independently) and hands each
+// result, in index order, to stage, which runs on the calling goroutine only. The tree is
+// therefore byte-for-byte what filtering the bodies one by one produces, whatever the
+// scheduling (TestParallelFilteringIsDeterministic); the first failure in index order wins.
+func (a *asm) filterBodies(n int, body func(i int) string, role filter.Role, maxBytes int, stage func(i int, r filter.Result) error) error {
+	opts := filter.Options{Role: role, MaxBytes: maxBytes, MaxSourceBytes: a.prof.Bounds.MaxSourceBytes}
+	workers := runtime.GOMAXPROCS(0)
+	res := make([]filter.Result, min(n, filterChunk))
+	errs := make([]error, len(res))
+	for start := 0; start < n; start += filterChunk {
+		m := min(start+filterChunk, n) - start
+		run := func(j int) { res[j], errs[j] = a.cfg.Filter.Apply(a.ctx, []byte(body(start+j)), opts) }
+		if w := min(workers, m); w <= 1 {
+			for j := 0; j < m; j++ {
+				run(j)
+			}
+		} else {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for ; w > 0; w-- {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := int(next.Add(1)) - 1; j < m; j = int(next.Add(1)) - 1 {
+						run(j)
+					}
+				}()
+			}
+			wg.Wait()
+		}
+		for j := 0; j < m; j++ {
+			r, err := a.accept(res[j], errs[j])
+			res[j], errs[j] = filter.Result{}, nil // the chunk's bodies go as soon as they are staged
+			if err != nil {
+				return err
+			}
+			if err := stage(start+j, r); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// textRecord stages one filtered comment or review body. It returns the manifest record;
+// a rejected body keeps its record (status rejected, no content path) and adds the scope's gap.
+func (a *asm) textRecord(scope, kind, id, key string, c candidate, authorID string, r filter.Result) (recordJSON, bool, error) {
 	author, err := a.indexAuthor(authorID)
 	if err != nil {
 		return recordJSON{}, false, err
@@ -786,7 +841,7 @@ func (a *asm) admitRecord(sc string, author acquisition.ActorRef) bool {
 // stageText stages one selected comment or review through textRecord, appends its manifest
 // record, updates the source's counts and remembers where a retained body's content went in
 // content (keyed by forge ID; threads and review relationships point at it).
-func (a *asm) stageText(sc, kind, id string, cd candidate, authorID, body string, s *SourceSummary, content map[string]retained) error {
+func (a *asm) stageText(sc, kind, id string, cd candidate, authorID string, body filter.Result, s *SourceSummary, content map[string]retained) error {
 	rec, ok, err := a.textRecord(sc, kind, id, cd.key, cd, authorID, body)
 	if err != nil {
 		return err
@@ -837,11 +892,17 @@ func (a *asm) comments() error {
 	}
 	sortCandidates(cands)
 	sel := a.selectBound(sc, cands)
-	for _, cd := range sel {
-		c := &list[cd.idx]
-		if err := a.stageText(sc, canon.KindComment, c.ID, cd, *c.Author.ID, c.Body, s, a.commentContent); err != nil {
-			return err
-		}
+	err := a.filterBodies(len(sel), func(i int) string { return list[sel[i].idx].Body }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
+		func(i int, body filter.Result) error {
+			cd := sel[i]
+			c := &list[cd.idx]
+			if a.cfg.ReleaseBodies {
+				c.Body = ""
+			}
+			return a.stageText(sc, canon.KindComment, c.ID, cd, *c.Author.ID, body, s, a.commentContent)
+		})
+	if err != nil {
+		return err
 	}
 	s.Omitted = s.Acquired - s.Own - s.Records
 	return nil
@@ -887,27 +948,16 @@ func (a *asm) reviews() error {
 	}
 	sortCandidates(cands)
 	sel := a.selectBound(sc, cands)
-	for _, cd := range sel {
-		r := &list[cd.idx]
-		if err := a.stageText(sc, canon.KindReview, r.ID, cd, *r.Author.ID, r.Body, s, a.reviewContent); err != nil {
-			return err
-		}
-		a.reviewKept[r.ID] = cd.key
-		a.reviewTimes[r.ID] = cd.t
-		rel := reviewRelJSON{ID: r.ID, RecordKey: cd.key, State: r.State, ReviewedSHA: r.ReviewedSHA, SubmittedAt: cd.ts}
-		if r.State == "dismissed" {
-			var at, by *string
-			if r.DismissedAt != nil {
-				c, _ := optTS(*r.DismissedAt)
-				at = &c
+	err := a.filterBodies(len(sel), func(i int) string { return list[sel[i].idx].Body }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
+		func(i int, body filter.Result) error {
+			cd := sel[i]
+			if a.cfg.ReleaseBodies {
+				list[cd.idx].Body = ""
 			}
-			if r.DismissedBy != nil && r.DismissedBy.ID != nil {
-				by = r.DismissedBy.ID
-				a.referenced[*by] = true
-			}
-			rel.DismissedAt, rel.DismissedByActorID = nullable(at), nullable(by)
-		}
-		a.reviewOrder = append(a.reviewOrder, rel)
+			return a.stageReview(sc, &list[cd.idx], cd, body, s)
+		})
+	if err != nil {
+		return err
 	}
 	s.Omitted = s.Acquired - s.Records
 	// Formal review arrays sort by submitted_at, then review ID.
@@ -918,5 +968,29 @@ func (a *asm) reviews() error {
 		}
 		return a.reviewOrder[i].ID < a.reviewOrder[j].ID
 	})
+	return nil
+}
+
+// stageReview stages one selected, filtered review: its record and its relationship row.
+func (a *asm) stageReview(sc string, r *acquisition.Review, cd candidate, body filter.Result, s *SourceSummary) error {
+	if err := a.stageText(sc, canon.KindReview, r.ID, cd, *r.Author.ID, body, s, a.reviewContent); err != nil {
+		return err
+	}
+	a.reviewKept[r.ID] = cd.key
+	a.reviewTimes[r.ID] = cd.t
+	rel := reviewRelJSON{ID: r.ID, RecordKey: cd.key, State: r.State, ReviewedSHA: r.ReviewedSHA, SubmittedAt: cd.ts}
+	if r.State == "dismissed" {
+		var at, by *string
+		if r.DismissedAt != nil {
+			c, _ := optTS(*r.DismissedAt)
+			at = &c
+		}
+		if r.DismissedBy != nil && r.DismissedBy.ID != nil {
+			by = r.DismissedBy.ID
+			a.referenced[*by] = true
+		}
+		rel.DismissedAt, rel.DismissedByActorID = nullable(at), nullable(by)
+	}
+	a.reviewOrder = append(a.reviewOrder, rel)
 	return nil
 }

@@ -174,6 +174,9 @@ func (a *asm) checkLog(c *acquisition.Check, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if a.cfg.ReleaseBodies {
+		c.Log.Content = nil
+	}
 	if r.Status == filter.StatusRejected {
 		a.gap(sc, r.Gap, 1)
 		return "", nil

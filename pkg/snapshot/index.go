@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // finish adds collection.json, builds index.json, validates every JSON document against the
@@ -49,6 +51,9 @@ func (a *asm) finish() (*Tree, error) {
 		}
 		return a.records[i].key < a.records[j].key
 	})
+	if err := checkBounds(files, 0); err != nil {
+		return nil, err
+	}
 	recs := make([]any, len(a.records))
 	for i, r := range a.records {
 		recs[i] = r.entry
@@ -66,18 +71,34 @@ func (a *asm) finish() (*Tree, error) {
 	if err != nil {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	for _, f := range files {
-		if name := schema.ForPath(f.Path); name != "" && !a.validated[f.Path] {
+	// Every JSON document not validated where it was built (check metadata, entity, agent
+	// runs, actors, collection), on every core; the bundle is safe for concurrent use.
+	var docs []int
+	for i, f := range files {
+		if schema.ForPath(f.Path) != "" && !a.validated[f.Path] {
+			docs = append(docs, i)
+		}
+	}
+	if err := forEach((len(docs)+indexChunk-1)/indexChunk, func(c int) error {
+		for _, i := range docs[c*indexChunk : min((c+1)*indexChunk, len(docs))] {
+			f := files[i]
+			name := schema.ForPath(f.Path)
 			if err := b.Validate(name, f.Data); err != nil {
-				return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
+				return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	index, err := buildIndex(idx, b)
 	if err != nil {
 		return nil, err
 	}
 
+	if err := checkBounds(files, len(index)); err != nil {
+		return nil, err
+	}
 	t := &Tree{Files: files, Index: index, IndexSHA256: canon.SHA256Hex(index)}
 	sum := Summary{EntityKind: e.Kind, EntityID: e.ID, EntityNumber: e.Number, Gaps: gaps, Findings: a.all.list(),
 		Files: len(files) + 1, Bytes: int64(len(index)), IndexSHA256: t.IndexSHA256}
@@ -93,6 +114,21 @@ func (a *asm) finish() (*Tree, error) {
 	}
 	t.Summary = sum
 	return t, nil
+}
+
+// checkBounds applies the tree bounds verification enforces (pkg/treefs, one definition for
+// both) before the tree leaves the assembler: a tree beyond them aborts assembly instead of
+// being written and then refused by the consumer. The profile check (ValidateProfile) rejects
+// every profile whose record bounds alone could exceed them before fetching; this catches the
+// rest (threads sharing comments, an index or tree grown past its byte bounds by long IDs and
+// bodies). The abort names the consumer's rule code.
+func checkBounds(files []File, indexBytes int) error {
+	err := treefs.CheckTree(len(files), func(i int) (string, int) { return files[i].Path, len(files[i].Data) }, indexBytes)
+	var be *treefs.BoundsError
+	if errors.As(err, &be) {
+		return &AbortError{Scope: "tree", Code: be.Rule, Reason: be.Detail + " (the tree bound verification enforces)", Err: err}
+	}
+	return err
 }
 
 // byPath sorts the staged files and their manifest entries (same index) by path.
@@ -196,16 +232,28 @@ func buildIndex(idx indexJSON, b *schema.Bundle) ([]byte, error) {
 		}
 	}
 	nf, nr := len(idx.Files), len(idx.Records)
-	var buf []byte
-	var err error
-	for start := 0; start == 0 || start < nf || start < nr; start += indexChunk {
-		f0, r0 := min(start, nf), min(start, nr)
-		if buf, err = w.render(buf[:0], f0, min(start+indexChunk, nf), r0, min(start+indexChunk, nr)); err != nil {
-			return nil, err
+	// The chunks are independent documents: render and validate them on every core, each
+	// with its own writer (its own item count) and buffer; the counts are summed after.
+	chunks := max((max(nf, nr)+indexChunk-1)/indexChunk, 1)
+	items := make([]int, chunks)
+	err := forEach(chunks, func(c int) error {
+		start := c * indexChunk
+		cw := &indexWriter{idx: w.idx, scalars: w.scalars}
+		buf, err := cw.render(nil, min(start, nf), min(start+indexChunk, nf), min(start, nr), min(start+indexChunk, nr))
+		if err != nil {
+			return err
 		}
 		if err := b.Validate(schema.Index, buf); err != nil {
-			return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+			return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
 		}
+		items[c] = cw.items
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range items {
+		w.items += n
 	}
 	empty, err := w.render(nil, 0, 0, 0, 0)
 	if err != nil {
@@ -367,12 +415,11 @@ func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte
 			size += len(x)
 		}
 	}
-	var buf []byte
-	for start := 0; start == 0 || start < longest; start += indexChunk {
-		buf = render(buf[:0], start, start+indexChunk)
-		if err := b.Validate(name, buf); err != nil {
-			return nil, err
-		}
+	// Independent chunks: validated on every core (the lowest failing chunk's error wins).
+	if err := forEach(max((longest+indexChunk-1)/indexChunk, 1), func(c int) error {
+		return b.Validate(name, render(nil, c*indexChunk, (c+1)*indexChunk))
+	}); err != nil {
+		return nil, err
 	}
 	return render(make([]byte, 0, size), 0, longest), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // maxSafeInteger is the largest integer RFC 8785 (IEEE 754 doubles) serialises exactly.
@@ -136,6 +137,22 @@ func ValidateProfile(p acquisition.Profile) error {
 	}
 	if b.MaxLabels < 0 || b.MaxLabels > maxSafeInteger {
 		return &ConfigError{Field: "bounds.max_labels", Rule: "must be an integer from 0 to 2^53-1"}
+	}
+	// The tree bounds (pkg/treefs) are shared with the consumer: a profile whose selection
+	// could produce a tree verify refuses is invalid before fetching, like a profile breaking
+	// the entity-kind rules (spec "Relationships, history, and collection profiles": an
+	// invalid profile aborts collection before fetching or assembly), rather than assembled
+	// into a tree that then fails verification.
+	if b.MaxRecordsPerSource > treefs.MaxRecordsPerSource {
+		return &ConfigError{Field: "bounds.max_records_per_source", Rule: fmt.Sprintf("must be at most %d: %d files per record slot would exceed the %d-file tree bound verification enforces", treefs.MaxRecordsPerSource, treefs.FilesPerRecordSlot, treefs.MaxFiles)}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"bounds.max_record_bytes", b.MaxRecordBytes}, {"bounds.max_log_bytes", b.MaxLogBytes}} {
+		if f.v > treefs.MaxBodyBytes {
+			return &ConfigError{Field: f.name, Rule: fmt.Sprintf("must be at most %d so that a bounded file fits the %d-byte file bound verification enforces", treefs.MaxBodyBytes, treefs.MaxFileBytes)}
+		}
 	}
 	return nil
 }

@@ -66,6 +66,11 @@ type Config struct {
 	// Filter is the pipeline every body, log, display and structural string passes through.
 	// It is required: there is no unfiltered mode.
 	Filter *filter.Pipeline
+	// ReleaseBodies lets Assemble clear each comment and review body and each check log in
+	// the acquisition as soon as it is filtered, so their memory can go while the tree is
+	// built (the bodies of a 100k-record acquisition are most of it). Only for a caller that
+	// hands the acquisition over and does not read it again; the tree is the same either way.
+	ReleaseBodies bool
 }
 
 // File is one emitted file of the tree (other than the root index.json).

@@ -172,6 +172,9 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 		}
 		return nil, err
 	}
+	// The copy is written: the verified bytes are no longer needed, and dropping them before
+	// the copy is verified keeps one tree in memory at a time rather than two.
+	snap = nil
 	// The agent-facing copy must hold exactly the verified tree and be read-only.
 	_, rep2, err := verify.Load(ctx, s.SandboxDir, verify.Options{IndexSHA256: s.IndexSHA256})
 	if err == nil && !rep2.OK() {

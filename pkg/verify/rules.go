@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -27,20 +28,26 @@ type checker struct {
 	intact map[string]bool
 	// byPath maps a manifest path to its entry.
 	byPath map[string]*ManifestFile
+	// violAt holds the (cleaned) paths that already carry a violation: a set, so asking is
+	// constant time however many violations a hostile tree produces.
+	violAt map[string]bool
 }
 
 func (c *checker) add(p, rule, detail string) {
-	c.viol = append(c.viol, newViolation(p, rule, detail))
+	c.addViolation(newViolation(p, rule, detail))
 }
 
-func (c *checker) hasViolationAt(p string) bool {
-	for _, v := range c.viol {
-		if v.Path == p {
-			return true
-		}
+func (c *checker) addViolation(v Violation) {
+	if c.violAt == nil {
+		c.violAt = map[string]bool{}
 	}
-	return false
+	c.viol = append(c.viol, v)
+	c.violAt[v.Path] = true
 }
+
+// hasViolationAt compares p with the recorded (escaped) violation paths, as a scan of the
+// violations would.
+func (c *checker) hasViolationAt(p string) bool { return c.violAt[p] }
 
 // singletons are the files every v1 tree contains.
 var singletons = []string{
@@ -79,7 +86,9 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
-	c.validateJSON("index.json", schema.Index, idx)
+	for _, v := range indexViolations(c.bundle, idx, probe) {
+		c.addViolation(v)
+	}
 	var man Manifest
 	if err := json.Unmarshal(idx, &man); err != nil {
 		c.add("index.json", RuleIndexInvalid, "index.json does not decode as a v1 manifest")
@@ -105,20 +114,6 @@ func supportedFilter(v string) bool {
 		}
 	}
 	return false
-}
-
-// validateJSON checks one document against its schema and its RFC 8785 form.
-func (c *checker) validateJSON(p, schemaName string, doc []byte) bool {
-	ok := true
-	if err := c.bundle.Validate(schemaName, doc); err != nil {
-		c.add(p, RuleSchemaInvalid, strings.TrimPrefix(err.Error(), "schema: "))
-		ok = false
-	}
-	if canonical, err := canon.Transform(doc); err != nil || !bytes.Equal(canonical, doc) {
-		c.add(p, RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline")
-		ok = false
-	}
-	return ok
 }
 
 // manifestFiles checks the exact path set, each file's size and digest, and role and media
@@ -182,20 +177,21 @@ func (c *checker) manifestFiles() {
 			c.add(p, RuleExtraFile, "present but not listed in the manifest")
 		}
 	}
+	// A directory is used when some manifest path lies below it: collect every ancestor of
+	// every manifest path once (the tree depth is fixed, so this is linear in the files).
+	used := make(map[string]bool, len(c.dirs))
+	for p := range c.byPath {
+		for d := path.Dir(p); d != "." && d != "/" && !used[d]; d = path.Dir(d) {
+			used[d] = true
+		}
+	}
 	dirs := make([]string, 0, len(c.dirs))
 	for d := range c.dirs {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		used := false
-		for p := range c.byPath {
-			if strings.HasPrefix(p, d+"/") {
-				used = true
-				break
-			}
-		}
-		if !used {
+		if !used[d] {
 			c.add(d, RuleExtraDirectory, "directory holds no manifest file")
 		}
 	}
@@ -231,13 +227,28 @@ type docs struct {
 // checks need.
 func (c *checker) documents() *docs {
 	d := &docs{checks: map[string]*checkDoc{}}
-	for _, f := range c.man.Files {
-		name, isJSON := schemaForRole[f.Role]
-		if !isJSON || !c.intact[f.Path] {
-			continue
+	// Schema and canonical-form checks are independent per document: run them on every core,
+	// then report and decode in manifest order.
+	var jobs []int
+	for i, f := range c.man.Files {
+		if _, isJSON := schemaForRole[f.Role]; isJSON && c.intact[f.Path] {
+			jobs = append(jobs, i)
 		}
+	}
+	found := make([][]Violation, len(jobs))
+	forEach((len(jobs)+indexChunk-1)/indexChunk, func(ch int) {
+		for j := ch * indexChunk; j < min((ch+1)*indexChunk, len(jobs)); j++ {
+			f := &c.man.Files[jobs[j]]
+			found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+		}
+	})
+	for j, fi := range jobs {
+		f := c.man.Files[fi]
 		data := c.files[f.Path]
-		if !c.validateJSON(f.Path, name, data) {
+		if len(found[j]) > 0 {
+			for _, v := range found[j] {
+				c.addViolation(v)
+			}
 			continue
 		}
 		var err error
@@ -459,9 +470,17 @@ func (c *checker) entityMetadata(d *docs) {
 	if d.collection != nil && d.collection.EntityKind != c.man.Entity.Kind {
 		c.add("collection.json", RuleEntityMetadata, "entity_kind must equal index.json entity.kind")
 	}
+	// Records by metadata path (one pass), so each check document is compared with the
+	// records naming it without scanning every record per check.
+	byMeta := map[string][]int{}
+	for i, r := range c.man.Records {
+		if r.MetadataPath != "" && d.checks[r.MetadataPath] != nil {
+			byMeta[r.MetadataPath] = append(byMeta[r.MetadataPath], i)
+		}
+	}
 	for p, cd := range d.checks {
-		for _, r := range c.man.Records {
-			if r.MetadataPath == p && (cd.ID != r.ID || cd.CreatedAt != r.CreatedAt) {
+		for _, i := range byMeta[p] {
+			if r := &c.man.Records[i]; cd.ID != r.ID || cd.CreatedAt != r.CreatedAt {
 				c.add(p, RuleCheckMetadata, "id and created_at must equal the manifest record")
 			}
 		}
@@ -638,6 +657,14 @@ func (c *checker) orders(d *docs) {
 			c.add("relations/reviews.json", RuleRecordKey, "review record_key "+rv.RecordKey+" does not derive from its review id")
 		}
 	}
+	// Threads by review record key, in view order: each review view is built from its own
+	// threads rather than by scanning every thread per review.
+	threadsOf := map[string][]int{}
+	for i, t := range viewThreads {
+		if t.ReviewRecordKey != "" {
+			threadsOf[t.ReviewRecordKey] = append(threadsOf[t.ReviewRecordKey], i)
+		}
+	}
 	views := map[string]bool{}
 	for _, r := range c.man.Records {
 		if r.Kind != "review" || r.ContentPath == "" {
@@ -650,11 +677,8 @@ func (c *checker) orders(d *docs) {
 		}
 		want := []string{r.ContentPath}
 		seen := map[string]bool{r.ContentPath: true}
-		for _, t := range viewThreads {
-			if t.ReviewRecordKey != r.RecordKey {
-				continue
-			}
-			for _, k := range t.RecordKeys {
+		for _, ti := range threadsOf[r.RecordKey] {
+			for _, k := range viewThreads[ti].RecordKeys {
 				if p, ok := pathOf[k]; ok && !seen[p] {
 					seen[p] = true
 					want = append(want, p)

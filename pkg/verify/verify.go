@@ -29,6 +29,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // Rule codes of violations. They are stable identifiers (documented in docs/consumer.md).
@@ -39,8 +40,8 @@ const (
 	RuleSpecialFile     = "special_file"
 	RuleReplaced        = "replaced_while_reading"
 	RuleUnreadable      = "unreadable"
-	RuleFileTooLarge    = "file_too_large"
-	RuleTooManyFiles    = "too_many_files"
+	RuleFileTooLarge    = treefs.RuleFileTooLarge
+	RuleTooManyFiles    = treefs.RuleTooManyFiles
 	RuleIndexDigest     = "index_digest_mismatch"
 	RuleIndexInvalid    = "index_invalid"
 	RuleSchemaVersion   = "unsupported_schema_version"
@@ -88,12 +89,15 @@ const SupportedSchemaVersion = 1
 // this build's filter pipeline implements.
 var SupportedFilterVersions = []string{filter.Version}
 
-// Default bounds: far above any tree a v1 collection profile can produce, low enough that a
-// hostile tree cannot exhaust memory.
+// Default bounds: the tree bounds of pkg/treefs, the one definition the assembler also checks
+// (a profile that could exceed them is rejected before fetching, an assembled tree beyond them
+// aborts before it is written), so a tree the assembler writes is never refused for its size;
+// low enough that a hostile tree cannot exhaust memory.
 const (
-	DefaultMaxFileBytes  = 64 << 20
-	DefaultMaxTotalBytes = 512 << 20
-	DefaultMaxFiles      = 100000
+	DefaultMaxFileBytes  = treefs.MaxFileBytes
+	DefaultMaxIndexBytes = treefs.MaxIndexBytes
+	DefaultMaxTotalBytes = treefs.MaxTotalBytes
+	DefaultMaxFiles      = treefs.MaxFiles
 )
 
 // Options configure Load and Dir.
@@ -101,8 +105,10 @@ type Options struct {
 	// IndexSHA256 is the retained lowercase hex SHA-256 of the assembled root index.json.
 	// When set, the on-disk index must match it before any child is checked.
 	IndexSHA256 string
-	// Bounds; zero means the default.
+	// Bounds; zero means the default. MaxFileBytes applies to every file but the root
+	// index.json, which MaxIndexBytes bounds.
 	MaxFileBytes  int64
+	MaxIndexBytes int64
 	MaxTotalBytes int64
 	MaxFiles      int
 	// Bundle validates the JSON documents; nil means the project's embedded v1 bundle.
@@ -114,6 +120,13 @@ func (o Options) maxFileBytes() int64 {
 		return o.MaxFileBytes
 	}
 	return DefaultMaxFileBytes
+}
+
+func (o Options) maxIndexBytes() int64 {
+	if o.MaxIndexBytes > 0 {
+		return o.MaxIndexBytes
+	}
+	return DefaultMaxIndexBytes
 }
 
 func (o Options) maxTotalBytes() int64 {
@@ -265,7 +278,9 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 		rep.Files++
 		rep.Bytes += int64(len(f.data))
 	}
-	c.viol = append(c.viol, w.viol...)
+	for _, v := range w.viol {
+		c.addViolation(v)
+	}
 	idx, haveIndex := c.files["index.json"]
 	if haveIndex {
 		rep.IndexSHA256 = canon.SHA256Hex(idx)

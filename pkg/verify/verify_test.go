@@ -13,6 +13,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/snapshot/demo"
+	"github.com/forgectx/forgectx/pkg/treefs"
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 )
@@ -631,4 +632,41 @@ func FuzzTreeFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// index.json has its own bound (it grows with the tree: every file and record is listed), the
+// same one the assembler checks before writing (pkg/treefs); every other file keeps the
+// per-file bound.
+func TestIndexHasItsOwnBound(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	idx := read(t, dir, "index.json")
+	small := int64(len(idx) - 1)
+	_, rep, err := verify.Load(context.Background(), dir, verify.Options{MaxIndexBytes: small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasViolation(rep, "index.json", verify.RuleFileTooLarge) {
+		t.Fatalf("index.json one byte over its bound: %v", rep.Violations)
+	}
+	// A per-file bound below the index's size does not apply to the index.
+	_, rep, err = verify.Load(context.Background(), dir, verify.Options{MaxFileBytes: small, MaxIndexBytes: int64(len(idx))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasViolation(rep, "index.json", verify.RuleFileTooLarge) {
+		t.Fatalf("index.json judged by the per-file bound: %v", rep.Violations)
+	}
+	if verify.DefaultMaxFiles != treefs.MaxFiles || verify.DefaultMaxIndexBytes != treefs.MaxIndexBytes ||
+		verify.DefaultMaxFileBytes != treefs.MaxFileBytes || verify.DefaultMaxTotalBytes != treefs.MaxTotalBytes {
+		t.Fatal("verify's default bounds are not the tree bounds the assembler checks")
+	}
+}
+
+func hasViolation(rep verify.Report, p, rule string) bool {
+	for _, v := range rep.Violations {
+		if v.Path == p && v.Rule == rule {
+			return true
+		}
+	}
+	return false
 }

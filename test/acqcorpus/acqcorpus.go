@@ -23,7 +23,15 @@ var logLine = "2026-09-03T14:02:41.5000001Z     retry_test.go:57: delay after 8 
 
 // Make returns an acquisition with n non-entity records (n >= 10): 80% comments (every third
 // one in a review thread), 10% reviews, 10% checks (every fourth failed, with a log).
-func Make(n int) *acquisition.Acquisition {
+func Make(n int) *acquisition.Acquisition { return make1(n, 1) }
+
+// MakeBusy is Make with the body sizes of a busy real pull request: comment and review bodies
+// of 1 to 13 paragraphs (about 400 B to 5 KB, 2.6 KB on average), which makes the 100k-record
+// acquisition document about 230 MB — the corpus of the scale benchmarks (test/scale).
+func MakeBusy(n int) *acquisition.Acquisition { return make1(n, 13) }
+
+// make1 builds the corpus; comment i and review i carry 1 + i%spread paragraphs.
+func make1(n, spread int) *acquisition.Acquisition {
 	base := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 	at := func(i int) string { return base.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano) }
 	actors := []acquisition.Actor{}
@@ -48,7 +56,7 @@ func Make(n int) *acquisition.Acquisition {
 	for i := 0; i < nComments; i++ {
 		id := fmt.Sprintf("IC_kwDOBench%08d", i)
 		a.Comments = append(a.Comments, acquisition.Comment{ID: id, Author: refs[i%len(refs)], CreatedAt: at(i + 1),
-			Body: fmt.Sprintf("Comment %d.\n\n%s", i, paragraph)})
+			Body: fmt.Sprintf("Comment %d.\n\n%s", i, strings.Repeat(paragraph, 1+i%spread))})
 		if i%3 == 0 {
 			if thread != nil {
 				a.Threads = append(a.Threads, *thread)
@@ -70,7 +78,7 @@ func Make(n int) *acquisition.Acquisition {
 	for i := 0; i < nReviews; i++ {
 		state := []string{"commented", "approved", "changes_requested"}[i%3]
 		a.Reviews = append(a.Reviews, acquisition.Review{ID: fmt.Sprintf("PRR_kwDOBench%08d", i), Author: refs[(i+2)%len(refs)],
-			State: state, SubmittedAt: at(i*7 + 2), Body: "Review notes.\n\n" + paragraph, ReviewedSHA: Head})
+			State: state, SubmittedAt: at(i*7 + 2), Body: "Review notes.\n\n" + strings.Repeat(paragraph, 1+i%spread), ReviewedSHA: Head})
 	}
 	f := false
 	for i := 0; i < nChecks; i++ {

@@ -1,0 +1,365 @@
+// Package scale holds the scale benchmarks of a 100,000-record pull request (issue #23): the
+// snapshot pipeline (acquisition.Read of the JSON file, snapshot.Assemble, WriteDir) against
+// its floor (writing the same files and bytes plus their SHA-256), then verify, stage and
+// prompt on the written tree, each at 1k, 10k and 100k records of acqcorpus.MakeBusy.
+//
+// Every benchmark reports peak-rss-MB, the process's peak resident set (VmHWM) during the
+// timed loop: the peak is reset (debug.FreeOSMemory, then "5" written to
+// /proc/self/clear_refs) before the loop and read from /proc/self/status after it, so the
+// figure covers the loop only. BenchmarkAssemble also reports acq-MB (the acquisition file's
+// size), rss-per-acq (peak RSS over it), floor-ms (the floor measured in the same run on the
+// same tree) and x-floor (ns/op over the floor), and the same in CPU time (floor-cpu-ms,
+// x-floor-cpu). Every benchmark also reports cpu-ms, the process's CPU time per op: file
+// creation on a shared disk makes wall times noisy, CPU time much less so.
+//
+// 100k records are heavy (minutes of CPU, about 1.5 GB of memory): run them sparingly, e.g.
+//
+//	go test ./test/scale -run XXX -bench 'records=100000$' -benchtime 1x
+package scale_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/prompt"
+	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/pkg/stage"
+	"github.com/forgectx/forgectx/pkg/treefs"
+	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/test/acqcorpus"
+)
+
+var sizes = []int{1000, 10000, 100000}
+
+// corpus is one size's acquisition file and (once built) its assembled tree on disk.
+type corpus struct {
+	n        int
+	acqPath  string
+	acqBytes int64
+	treeDir  string
+	digest   string
+}
+
+var (
+	tmpRoot string
+	mu      sync.Mutex
+	corpora = map[int]*corpus{}
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if tmpRoot, err = os.MkdirTemp("", "forgectx-scale-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(tmpRoot)
+	os.Exit(code)
+}
+
+func config(n int) snapshot.Config {
+	return snapshot.Config{Profile: acqcorpus.Profile(n), Category: snapshot.CategoryObservation, Filter: filter.New(nil)}
+}
+
+// get returns the corpus of n records, writing its acquisition file the first time.
+func get(b *testing.B, n int) *corpus {
+	mu.Lock()
+	defer mu.Unlock()
+	if c, ok := corpora[n]; ok {
+		return c
+	}
+	c := &corpus{n: n, acqPath: filepath.Join(tmpRoot, fmt.Sprintf("acq-%d.json", n))}
+	f, err := os.Create(c.acqPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := acquisition.Write(w, acqcorpus.MakeBusy(n)); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	fi, err := os.Stat(c.acqPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.acqBytes = fi.Size()
+	corpora[n] = c
+	return c
+}
+
+// tree returns the corpus with its tree assembled and written (once).
+func tree(b *testing.B, n int) *corpus {
+	c := get(b, n)
+	mu.Lock()
+	defer mu.Unlock()
+	if c.treeDir == "" {
+		dir := filepath.Join(tmpRoot, fmt.Sprintf("tree-%d", n))
+		t, err := pipeline(c, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.treeDir, c.digest = dir, t.IndexSHA256
+	}
+	return c
+}
+
+// pipeline is `forgectx snapshot --from-acquisition FILE --out DIR`: read, assemble, write.
+func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
+	f, err := os.Open(c.acqPath)
+	if err != nil {
+		return nil, err
+	}
+	acq, err := acquisition.Read(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	cfg := config(c.n)
+	cfg.ReleaseBodies = true // as forgectx snapshot does
+	t, err := snapshot.Assemble(context.Background(), acq, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return t, t.WriteDir(out)
+}
+
+// floor writes the same files and bytes as the tree's WriteDir and hashes each with SHA-256:
+// the least any assembler of this tree must do.
+func floor(t *snapshot.Tree, out string) error {
+	if err := os.Mkdir(out, 0o700); err != nil {
+		return err
+	}
+	files := make([]treefs.File, len(t.Files))
+	for i, f := range t.Files {
+		sha256.Sum256(f.Data)
+		files[i] = treefs.File{Path: f.Path, Data: f.Data}
+	}
+	sha256.Sum256(t.Index)
+	return treefs.Write(out, files, t.Index)
+}
+
+func resetPeak(b *testing.B) {
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Logf("peak RSS cannot be reset (%v): peak-rss-MB covers the whole process", err)
+	}
+}
+
+// peakRSS is VmHWM from /proc/self/status, in bytes.
+func peakRSS(b *testing.B) float64 {
+	s, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(s), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+const mib = 1 << 20
+
+// cpuTime is the process's user+system CPU time (GC included). On a shared, loaded machine it
+// shows the cost more faithfully than wall time: each benchmark reports it per op as cpu-ms.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs the timed loop body b.N times between a peak-RSS reset and its reading, and
+// reports peak-rss-MB and cpu-ms (per op).
+func measure(b *testing.B, op func(i int)) (rss float64, cpu time.Duration) {
+	resetPeak(b)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		op(i)
+	}
+	b.StopTimer()
+	cpu = (cpuTime() - cpu0) / time.Duration(b.N)
+	rss = peakRSS(b)
+	b.ReportMetric(rss/mib, "peak-rss-MB")
+	b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms")
+	return rss, cpu
+}
+
+func each(b *testing.B, fn func(b *testing.B, n int)) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) { fn(b, n) })
+	}
+}
+
+func BenchmarkAssemble(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := get(b, n)
+		var last *snapshot.Tree
+		var outs []string
+		rss, cpu := measure(b, func(i int) {
+			last = nil
+			out := filepath.Join(tmpRoot, fmt.Sprintf("assemble-%d-%d", n, i))
+			t, err := pipeline(c, out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(t.Files) < n {
+				b.Fatalf("only %d files for %d records", len(t.Files), n)
+			}
+			last = t
+			outs = append(outs, out) // removed after the loop: removal is neither assembly nor floor
+		})
+		for _, o := range outs {
+			os.RemoveAll(o)
+		}
+		perOp := b.Elapsed() / time.Duration(b.N)
+		// The floor, in the same run on the same tree: median of three, wall and CPU.
+		var fl, flCPU []time.Duration
+		for i := 0; i < 3; i++ {
+			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
+			start, cpu0 := time.Now(), cpuTime()
+			if err := floor(last, out); err != nil {
+				b.Fatal(err)
+			}
+			fl, flCPU = append(fl, time.Since(start)), append(flCPU, cpuTime()-cpu0)
+			os.RemoveAll(out)
+		}
+		sort.Slice(fl, func(i, j int) bool { return fl[i] < fl[j] })
+		sort.Slice(flCPU, func(i, j int) bool { return flCPU[i] < flCPU[j] })
+		b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
+		b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
+		b.ReportMetric(float64(fl[1].Milliseconds()), "floor-ms")
+		b.ReportMetric(float64(flCPU[1].Milliseconds()), "floor-cpu-ms")
+		b.ReportMetric(float64(perOp)/float64(fl[1]), "x-floor")
+		b.ReportMetric(float64(cpu)/float64(flCPU[1]), "x-floor-cpu")
+	})
+}
+
+// BenchmarkFloor is the floor alone: write the assembled tree's files and bytes and hash them.
+func BenchmarkFloor(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := get(b, n)
+		t, err := pipeline(c, filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		os.RemoveAll(filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n)))
+		var outs []string
+		measure(b, func(i int) {
+			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
+			if err := floor(t, out); err != nil {
+				b.Fatal(err)
+			}
+			outs = append(outs, out)
+		})
+		for _, o := range outs {
+			os.RemoveAll(o)
+		}
+	})
+}
+
+func BenchmarkVerify(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := tree(b, n)
+		measure(b, func(int) {
+			snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
+			if err != nil || snap == nil {
+				b.Fatal(err, rep.Violations)
+			}
+		})
+	})
+}
+
+// BenchmarkStage is staging as forgectx run does it: create the host tree from the verified
+// snapshot, seal (verify again, copy, make immutable, verify the copy), clean up. It needs
+// root for the ownership seal.
+func BenchmarkStage(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root for the ownership seal")
+	}
+	each(b, func(b *testing.B, n int) {
+		c := tree(b, n)
+		snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
+		if err != nil || snap == nil {
+			b.Fatal(err, rep.Violations)
+		}
+		base := filepath.Join(tmpRoot, fmt.Sprintf("stage-%d", n))
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
+		measure(b, func(int) {
+			st, err := stage.Create(context.Background(), o, snap, snap.IndexSHA256)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: 65534, AgentGID: 65534}); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.Cleanup(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// BenchmarkPrompt is `forgectx prompt DIR --index-sha256 HEX`: verify, then render the
+// timeline's blocks as JSON.
+func BenchmarkPrompt(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := tree(b, n)
+		var size int64
+		measure(b, func(int) {
+			snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
+			if err != nil || snap == nil {
+				b.Fatal(err, rep.Violations)
+			}
+			cw := &countWriter{}
+			if err := renderJSON(cw, snap); err != nil {
+				b.Fatal(err)
+			}
+			size = cw.n
+		})
+		if size < int64(n)*100 {
+			b.Fatalf("prompt output of %d bytes for %d records", size, n)
+		}
+		b.ReportMetric(float64(size)/mib, "out-MB")
+	})
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+func renderJSON(w io.Writer, snap *verify.Snapshot) error {
+	_, err := prompt.StreamJSON(w, snap, prompt.Options{View: prompt.ViewTimeline})
+	return err
+}
