@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # the single-quoted commands are expanded by the child shells they are handed to
 # Hostile-input campaign (issue #20): runs a built forgectx against the inputs a new user, a
 # broken CI job or a hostile workspace would give it and prints one Markdown table row per try:
 #
@@ -35,7 +36,7 @@ try() {
   local label="$1" want="$2" check=""; shift 2
   if [ "$1" != "--" ]; then check="$1"; shift; fi
   shift
-  local err code note
+  local code note
   env ${TRY_ENV[@]+"${TRY_ENV[@]}"} "$bin" --log-level error "$@" >"$T/.out" 2>"$T/.err" </dev/null; code=$?
   # the violation line (verify, prompt, stage print PATH: RULE: DETAIL on stdout or stderr),
   # else forgectx's one error line

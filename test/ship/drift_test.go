@@ -108,15 +108,17 @@ var (
 // Flags deliberately without an input, with the reason. Each must still be a real flag.
 var (
 	actionFixed = map[string]string{
-		"state-dir": "the action keeps forgectx's private state in $RUNNER_TEMP (run's default), outside the workspace",
-		"tree-dir":  "the action keeps snapshot trees in $RUNNER_TEMP (run's default), outside the workspace",
-		"token-env": "the action passes the token input as FORGECTX_TOKEN",
-		"dotenv":    "GitHub gets the decision in $GITHUB_OUTPUT (the step outputs); the dotenv report is GitLab's relay",
+		"state-dir":     "the action keeps forgectx's private state in $RUNNER_TEMP (run's default), outside the workspace",
+		"tree-dir":      "the action keeps snapshot trees in $RUNNER_TEMP (run's default), outside the workspace",
+		"token-env":     "the action passes the token input as FORGECTX_TOKEN",
+		"dotenv":        "GitHub gets the decision in $GITHUB_OUTPUT (the step outputs); the dotenv report is GitLab's relay",
+		"insecure-http": "never a wrapper input: the token in clear over a network is not something a copied workflow should be able to switch on (GitHub's API is https)",
 	}
 	componentFixed = map[string]string{
-		"state-dir": "the job keeps forgectx's private state in the default temporary directory, outside the project",
-		"tree-dir":  "the job keeps snapshot trees in the default temporary directory, outside the project",
-		"dotenv":    "the job writes the decision to forgectx.env, its artifacts:reports:dotenv file",
+		"state-dir":     "the job keeps forgectx's private state in the default temporary directory, outside the project",
+		"tree-dir":      "the job keeps snapshot trees in the default temporary directory, outside the project",
+		"dotenv":        "the job writes the decision to forgectx.env, its artifacts:reports:dotenv file",
+		"insecure-http": "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
 	}
 )
 

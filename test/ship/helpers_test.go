@@ -108,10 +108,11 @@ var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 // runFlags returns the flags `forgectx run --help` lists, sorted.
 func runFlags(t testing.TB) []string {
 	t.Helper()
+	bin := forgectxBin(t) // may build the shared binary: not inside the 30 s bound of the help call
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, forgectxBin(t), "run", "--help")
+	cmd := exec.CommandContext(ctx, bin, "run", "--help")
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
