@@ -202,14 +202,26 @@ func skipString(b []byte, i int) int {
 
 // nfkc applies NFKC, counting each normalisation segment it changed. Pure ASCII and text that
 // is already NFKC are returned as is after one quick check.
+//
+// Only the segments that need work go through norm.Form.Append (one call, and one allocation,
+// per segment): every run that is already NFKC is copied in one piece. A run is only started
+// at a rune that is a true boundary (combining class 0, nothing composes with what precedes
+// it), so the bytes and the per-segment counts are exactly those of normalising segment by
+// segment; in particular a run of more than 30 combining marks, where NFKC inserts U+034F,
+// is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
+// one, so a single full-width character early in a text made the rest ~250x slower.
 func nfkc(b []byte, c *counts) []byte {
 	q := norm.NFKC.QuickSpan(b)
 	if q == len(b) {
 		return b
 	}
-	out := make([]byte, q, len(b)+len(b)/16)
+	out := make([]byte, q, headroom(len(b)))
 	copy(out, b[:q])
-	rest := b[q:]
+	return nfkcRest(out, b[q:], c)
+}
+
+// nfkcRest appends the NFKC form of rest to out (out is NFKC and ends at a boundary).
+func nfkcRest(out, rest []byte, c *counts) []byte {
 	for len(rest) > 0 {
 		n := norm.NFKC.NextBoundary(rest, true)
 		if n <= 0 {
@@ -222,8 +234,25 @@ func nfkc(b []byte, c *counts) []byte {
 			c[cNFKC]++
 		}
 		rest = rest[n:]
+		if len(rest) > 0 && quickStart(rest) {
+			q := norm.NFKC.QuickSpan(rest)
+			out = append(out, rest[:q]...)
+			rest = rest[q:]
+		}
 	}
 	return out
+}
+
+// quickStart reports whether a quick-check run may start at rest[0]: an ASCII byte, or a rune
+// with combining class 0 that has a boundary before it. After a segment that ended inside a
+// long run of combining marks (NFKC's stream-safe limit) the next rune is a non-starter, and
+// the run must go on being normalised segment by segment.
+func quickStart(rest []byte) bool {
+	if rest[0] < utf8.RuneSelf {
+		return true
+	}
+	p := norm.NFKC.Properties(rest)
+	return p.BoundaryBefore() && p.CCC() == 0 && p.LeadCCC() == 0
 }
 
 // unicodeSafety is pipeline step 1b. Stripping runs before NFKC (so a compatibility form
