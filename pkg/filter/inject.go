@@ -155,9 +155,12 @@ func mkRule(c code, starts []string, pattern string) rule {
 }
 
 var (
-	negStarts   = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
-	aiStarts    = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
-	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$github_token", "github_token"}
+	negStarts = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
+	aiStarts  = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
+	// "$" starts a variable reference ($GITHUB_TOKEN, ${DEPLOY_TOKEN}): the scan tries '$'
+	// as a word start of its own (v1.3 listed "$github_token", which a scan that starts
+	// words only at letters and digits never reached)
+	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$", "github_token"}
 	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal", "echo", "share", "attach", "leave", "reply"}
 )
 
@@ -234,7 +237,7 @@ var rules = []rule{
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)},
 
 	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
-	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`),
+	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`).needs("exfiltrat"),
 	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
 		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
 	mkRule(cExfiltration, actStarts,
@@ -700,6 +703,8 @@ func scanInjection(b []byte, c *counts) {
 		if byteClass[ch] != clAlnum {
 			if (ch == '<' || ch == '[') && i >= s.hidTo {
 				s.hiddenAt(i)
+			} else if ch == '$' && i+1 < n && (b[i+1] == '{' || isAlnum(b[i+1])) && (i == 0 || !isAlnum(b[i-1])) {
+				s.atWord(i) // a variable reference: "$DEPLOY_TOKEN …"
 			}
 			i++
 			continue

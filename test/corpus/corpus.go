@@ -77,6 +77,18 @@ func (g *gen) mixed(alpha string, n int) string {
 	}
 }
 
+// letters returns n random letters of both cases with no digit (but at least one of each
+// case, as random key material has).
+func (g *gen) letters(n int) string {
+	const az = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for {
+		s := g.str(az, n)
+		if strings.ContainsAny(s, az[:26]) && strings.ContainsAny(s, az[26:]) {
+			return s
+		}
+	}
+}
+
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
 func luhnDigit(d string) byte {
@@ -249,6 +261,13 @@ func (g *gen) plant(family string) string {
 	case "api-key-header":
 		return g.pick("curl -H 'X-API-Key: "+v+"' https://api.example.com", "PRIVATE-TOKEN: "+v, `"x-api-key": "`+v+`"`)
 	case "secret-assignment":
+		if g.r.IntN(4) == 0 {
+			// about 1% of random 24-28-character secrets have no digit: in an environment
+			// file or a JSON document such a value is still the secret, not a variable name
+			v = g.letters(24 + g.r.IntN(5))
+			g.c.Secrets[len(g.c.Secrets)-1].Value = v
+			return g.pick("REDIS_PASSWORD=", "export SERVICE_SECRET=", `{"api_key": "`, `{"password": "`, `\"client_secret\": \"`) + v + g.pick("", `"}`, " ")
+		}
 		if g.r.IntN(8) == 0 {
 			return "      <password>" + v + "</password>"
 		}
@@ -268,7 +287,7 @@ func (g *gen) plant(family string) string {
 
 // lookalike returns a line of non-secret data that must stay byte-identical.
 func (g *gen) lookalike() string {
-	switch g.r.IntN(17) {
+	switch g.r.IntN(18) {
 	case 0:
 		return "HEAD is now at " + g.str(hexd, 40) + " Merge pull request #" + fmt.Sprint(1+g.r.IntN(9999))
 	case 1:
@@ -301,6 +320,9 @@ func (g *gen) lookalike() string {
 		return `echo "$REGISTRY_PASSWORD" | docker login ghcr.io -u bot --password-stdin && mkdir -p dist && docker run -p 8080:80 -u 1000:1000 app`
 	case 15:
 		return "s.TrimSpace(line) s.Contains(key) token: ${{ secrets.GITHUB_TOKEN }} password: $DB_PASSWORD api_key: <your-api-key>"
+	case 16: // digit-free values that name a variable or a placeholder, not a secret
+		return g.pick("  password: cfg.Password", "    client_secret: clientSecret,", "GITHUB_TOKEN=secrets.GITHUB_TOKEN make release",
+			`{"api_key": "YOUR_API_KEY", "token": "your-token-here"}`, "const apiKey = process.env.API_KEY", "API_TOKEN=API_TOKEN_PROD ./deploy.sh")
 	}
 	return "go.sum: golang.org/x/text v0.14.0 h1:" + g.str(b64, 43) + "= and request " + g.str(hexd, 32)
 }
