@@ -41,15 +41,16 @@ var asciiPieces = []string{
 	"abcdefghijklmnopqrstuvwxyzABCDEFGH", "0123456789abcdef0123456789abcdef", "xvgIWVProsmlIcrIASvstKFW",
 }
 
-// randomText concatenates random pieces: unicode shapes, anchors, probe lines and corpus lines.
-func randomText(r *rand.Rand, extra []string) string {
+// randomText concatenates random pieces: unicode shapes, ASCII anchors and extra (probe and
+// corpus lines).
+func randomText(r *rand.Rand, ascii, extra []string) string {
 	var sb strings.Builder
 	for range 1 + r.IntN(60) {
 		switch r.IntN(4) {
 		case 0:
 			sb.WriteString(unicodePieces[r.IntN(len(unicodePieces))])
 		case 1:
-			sb.WriteString(asciiPieces[r.IntN(len(asciiPieces))])
+			sb.WriteString(ascii[r.IntN(len(ascii))])
 		case 2:
 			sb.WriteString(extra[r.IntN(len(extra))])
 		default:
@@ -103,7 +104,7 @@ func TestDifferentialAgainstV13(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 14))
 	changed := 0
 	for k := range n {
-		in := randomText(r, extra)
+		in := randomText(r, asciiPieces, extra)
 		for _, role := range []filter.Role{filter.RoleBody, filter.RoleDisplay} {
 			max := 0
 			if k%3 == 0 {
@@ -198,3 +199,62 @@ func BenchmarkV13Mixed(b *testing.B) { benchV13(b, corpus.Mixed(3, 8<<20)) }
 
 // BenchmarkV13Hostile: see BenchmarkV13Mixed.
 func BenchmarkV13Hostile(b *testing.B) { benchV13(b, corpus.Hostile(3, 8<<20)) }
+
+// TestDifferentialLongTexts: texts longer than one Unicode-safety chunk (the hostile corpus,
+// and random pieces with CR, LF and CRLF placed around the chunk boundaries) come out as
+// v1.3.1's, line by line: the same Unicode findings, and lines that differ only by v1.4's
+// recall and precision fixes.
+func TestDifferentialLongTexts(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var benign []string // no injection phrase: a rejected text has no lines to compare
+	for _, p := range asciiPieces {
+		if !strings.Contains(p, "ignore") && !strings.Contains(p, "<!--") && !strings.Contains(p, "system") &&
+			!strings.Contains(p, "ssh") && !strings.Contains(p, "post") && !strings.Contains(p, "$") {
+			benign = append(benign, p)
+		}
+	}
+	var sb strings.Builder
+	for sb.Len() < 900<<10 {
+		sb.WriteString(randomText(r, benign, benign))
+		sb.WriteString([]string{"\n", "\r\n", "\r", "\u0301\n", "\x1b]0;unterminated\n", "\xe3\x81\n"}[r.IntN(6)])
+	}
+	texts := map[string]string{
+		"hostile": string(corpus.Hostile(8, 1<<20).Text),
+		"random":  sb.String(),
+		"crlf":    strings.Repeat("ｆｕｌｌ\r\n"+strings.Repeat("x", 1000)+"\r\n", 700),
+	}
+	for name, in := range texts {
+		got, err := filter.New(nil).Apply(bg, []byte(in), filter.Options{Role: filter.RoleBody})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := filterv13.New(nil).Apply(bg, []byte(in), filterv13.Options{Role: filterv13.RoleBody})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Status) != string(want.Status) {
+			t.Fatalf("%s: status %s, v1.3.1 %s", name, got.Status, want.Status)
+		}
+		gf, wf := findingsOf(got.Findings), findingsOf13(want.Findings)
+		for c, v := range wf {
+			if strings.HasPrefix(c, "unicode.") && gf[c] != v {
+				t.Errorf("%s: %s %d, v1.3.1 %d", name, c, gf[c], v)
+			}
+		}
+		gl, wl := strings.Split(string(got.Output), "\n"), strings.Split(string(want.Output), "\n")
+		if len(gl) != len(wl) {
+			t.Fatalf("%s: %d lines, v1.3.1 %d", name, len(gl), len(wl))
+		}
+		diff := 0
+		for k := range gl {
+			if gl[k] == wl[k] {
+				continue
+			}
+			diff++
+			if !onlyRecallFixes([]byte(wl[k]), stateCursor.ReplaceAll([]byte(gl[k]), []byte("${1}[REDACTED:payment-card]"))) {
+				t.Fatalf("%s line %d:\nnew %q\nold %q", name, k, gl[k], wl[k])
+			}
+		}
+		t.Logf("%s: %d bytes, %d of %d lines changed by a recall or precision fix", name, len(in), diff, len(gl))
+	}
+}

@@ -258,7 +258,58 @@ func quickStart(rest []byte) bool {
 // unicodeSafety is pipeline step 1b. Stripping runs before NFKC (so a compatibility form
 // cannot hide behind an invisible character) and again after it until the text is stable, so
 // the result is a fixed point: filtering it again changes nothing.
+//
+// A long text is processed in chunks of about safetyChunk bytes that end before a line feed
+// (never between CR and LF): no escape sequence, UTF-8 sequence or NFKC segment crosses such a
+// point, so each chunk normalises exactly as it would inside the whole text, and the result
+// is written into one output buffer. Peak memory is the input, one output of about its size
+// and a few chunk-sized scratch copies, instead of one full copy per step. The input itself
+// is returned when nothing changes.
 func unicodeSafety(b []byte, c *counts) []byte {
+	if len(b) <= safetyChunk {
+		return unicodeSafetyChunk(b, c)
+	}
+	var out []byte // nil while every chunk so far came back unchanged
+	for start := 0; start < len(b); {
+		end := chunkEnd(b, start)
+		piece := unicodeSafetyChunk(b[start:end], c)
+		same := len(piece) == end-start && &piece[0] == &b[start]
+		if out == nil && !same {
+			out = make([]byte, start, headroom(len(b)))
+			copy(out, b[:start])
+		}
+		if out != nil {
+			out = append(out, piece...)
+		}
+		start = end
+	}
+	if out == nil {
+		return b
+	}
+	return out
+}
+
+// safetyChunk is the chunk size of unicodeSafety (a chunk runs on to the next line feed).
+const safetyChunk = 256 << 10
+
+// chunkEnd returns where the chunk starting at start ends: at the first LF at least
+// safetyChunk bytes on that does not follow a CR, or at the end of the text.
+func chunkEnd(b []byte, start int) int {
+	for e := start + safetyChunk; e < len(b); {
+		k := bytes.IndexByte(b[e:], '\n')
+		if k < 0 {
+			break
+		}
+		if p := e + k; b[p-1] != '\r' {
+			return p
+		}
+		e += k + 1
+	}
+	return len(b)
+}
+
+// unicodeSafetyChunk is unicodeSafety on one chunk (or a whole short text).
+func unicodeSafetyChunk(b []byte, c *counts) []byte {
 	b = stripUnsafe(b, c)
 	for range 4 {
 		n := nfkc(b, c)
