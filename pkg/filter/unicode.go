@@ -51,8 +51,10 @@ func classifyRune(r rune) code {
 // except TAB and LF, terminal escape sequences, LRM/RLM/ALM, word joiner, every other Cf
 // character) and counts each removal. Terminal escapes are parsed in one forward pass, so an
 // unterminated sequence costs linear time: an unterminated OSC/DCS/APC/PM/SOS string ends at
-// the next LF (kept) or at the end of the text. It returns b itself when nothing changes.
-func stripUnsafe(b []byte, c *counts) []byte {
+// the next LF (kept) or at the end of the text. It returns b itself when nothing changes;
+// otherwise the result is built in *buf (grown as needed and stored back), or in a fresh
+// slice when buf is nil.
+func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	var out []byte // nil until the first change
 	last := 0      // b[last:i] is pending copy into out
 	for i := 0; i < len(b); {
@@ -63,7 +65,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 				continue
 			}
 			if out == nil {
-				out = make([]byte, 0, headroom(len(b)))
+				out = newBuf(buf, headroom(len(b)))
 			}
 			out = append(out, b[last:i]...)
 			switch ch {
@@ -93,7 +95,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {
 			if out == nil {
-				out = make([]byte, 0, headroom(len(b)+len(b)/8))
+				out = newBuf(buf, headroom(len(b)+len(b)/8))
 			}
 			out = append(out, b[last:i]...)
 			out = append(out, "\uFFFD"...)
@@ -108,7 +110,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, headroom(len(b)))
+			out = newBuf(buf, headroom(len(b)))
 		}
 		out = append(out, b[last:i]...)
 		i += n
@@ -130,7 +132,25 @@ func stripUnsafe(b []byte, c *counts) []byte {
 	if out == nil {
 		return b
 	}
-	return append(out, b[last:]...)
+	out = append(out, b[last:]...)
+	keepBuf(buf, out)
+	return out
+}
+
+// newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
+// and it is large enough (else a new one), a fresh one when buf is nil.
+func newBuf(buf *[]byte, n int) []byte {
+	if buf != nil && cap(*buf) >= n {
+		return (*buf)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// keepBuf stores out (which may have grown) back as *buf for the next chunk.
+func keepBuf(buf *[]byte, out []byte) {
+	if buf != nil {
+		*buf = out[:0]
+	}
 }
 
 // headroom is the capacity of a copy of n bytes: a little spare room lets redaction rewrite
@@ -210,18 +230,26 @@ func skipString(b []byte, i int) int {
 // segment; in particular a run of more than 30 combining marks, where NFKC inserts U+034F,
 // is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
 // one, so a single full-width character early in a text made the rest ~250x slower.
-func nfkc(b []byte, c *counts) []byte {
+func nfkc(b []byte, c *counts, buf *[]byte) []byte {
 	q := norm.NFKC.QuickSpan(b)
 	if q == len(b) {
 		return b
 	}
-	out := make([]byte, q, headroom(len(b)))
-	copy(out, b[:q])
-	return nfkcRest(out, b[q:], c)
+	out := append(newBuf(buf, headroom(len(b))), b[:q]...)
+	out = nfkcRest(out, b[q:], c)
+	keepBuf(buf, out)
+	return out
 }
 
 // nfkcRest appends the NFKC form of rest to out (out is NFKC and ends at a boundary).
+//
+// A segment that starts at a true boundary normalises on its own and goes through one
+// norm.Iter reused for the whole text; norm.Form.Append allocates its working buffer on every
+// call (about 30 bytes of garbage per input byte on text that is not NFKC anywhere), so it is
+// kept for the rare segment that has to merge with the tail of out (after a run of more than
+// 30 combining marks).
 func nfkcRest(out, rest []byte, c *counts) []byte {
+	var it norm.Iter
 	for len(rest) > 0 {
 		n := norm.NFKC.NextBoundary(rest, true)
 		if n <= 0 {
@@ -229,7 +257,14 @@ func nfkcRest(out, rest []byte, c *counts) []byte {
 		}
 		seg := rest[:n]
 		before := len(out)
-		out = norm.NFKC.Append(out, seg...)
+		if quickStart(seg) {
+			it.Init(norm.NFKC, seg)
+			for !it.Done() {
+				out = append(out, it.Next()...)
+			}
+		} else {
+			out = norm.NFKC.Append(out, seg...)
+		}
 		if !bytes.Equal(out[before:], seg) {
 			c[cNFKC]++
 		}
@@ -264,15 +299,17 @@ func quickStart(rest []byte) bool {
 // point, so each chunk normalises exactly as it would inside the whole text, and the result
 // is written into one output buffer. Peak memory is the input, one output of about its size
 // and a few chunk-sized scratch copies, instead of one full copy per step. The input itself
-// is returned when nothing changes.
+// is returned when nothing changes. The chunks' scratch buffers are reused from chunk to
+// chunk, so the garbage stays a few chunks' size too.
 func unicodeSafety(b []byte, c *counts) []byte {
 	if len(b) <= safetyChunk {
-		return unicodeSafetyChunk(b, c)
+		return unicodeSafetyChunk(b, c, nil)
 	}
 	var out []byte // nil while every chunk so far came back unchanged
+	var sc [2][]byte
 	for start := 0; start < len(b); {
 		end := chunkEnd(b, start)
-		piece := unicodeSafetyChunk(b[start:end], c)
+		piece := unicodeSafetyChunk(b[start:end], c, &sc)
 		same := len(piece) == end-start && &piece[0] == &b[start]
 		if out == nil && !same {
 			out = make([]byte, start, headroom(len(b)))
@@ -308,15 +345,24 @@ func chunkEnd(b []byte, start int) int {
 	return len(b)
 }
 
-// unicodeSafetyChunk is unicodeSafety on one chunk (or a whole short text).
-func unicodeSafetyChunk(b []byte, c *counts) []byte {
-	b = stripUnsafe(b, c)
+// unicodeSafetyChunk is unicodeSafety on one chunk (or a whole short text). With sc, the
+// steps write into its two buffers in turn (a step's input is never its output buffer) and
+// the result lives in one of them until the next call; with nil, each step that changes
+// something allocates its result.
+func unicodeSafetyChunk(b []byte, c *counts, sc *[2][]byte) []byte {
+	buf := func(k int) *[]byte {
+		if sc == nil {
+			return nil
+		}
+		return &sc[k]
+	}
+	b = stripUnsafe(b, c, buf(0)) // b is the chunk itself or sc[0]
 	for range 4 {
-		n := nfkc(b, c)
+		n := nfkc(b, c, buf(1)) // b or sc[1]
 		if len(n) == len(b) && (len(n) == 0 || &n[0] == &b[0]) {
 			return b
 		}
-		s := stripUnsafe(n, c)
+		s := stripUnsafe(n, c, buf(0)) // n is in sc[1]: sc[0] (b) is free again
 		if len(s) == len(n) {
 			return s
 		}
