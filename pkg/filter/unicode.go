@@ -230,52 +230,100 @@ func skipString(b []byte, i int) int {
 // segment; in particular a run of more than 30 combining marks, where NFKC inserts U+034F,
 // is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
 // one, so a single full-width character early in a text made the rest ~250x slower.
-func nfkc(b []byte, c *counts, buf *[]byte) []byte {
+func nfkc(b []byte, c *counts, buf *[]byte) (out []byte, dirty bool) {
 	q := norm.NFKC.QuickSpan(b)
 	if q == len(b) {
-		return b
+		return b, false
 	}
-	out := append(newBuf(buf, headroom(len(b))), b[:q]...)
-	out = nfkcRest(out, b[q:], c)
+	out = append(newBuf(buf, headroom(len(b))), b[:q]...)
+	out, dirty = nfkcRest(out, b[q:], c)
 	keepBuf(buf, out)
-	return out
+	return out, dirty
 }
 
-// nfkcRest appends the NFKC form of rest to out (out is NFKC and ends at a boundary).
+// nfkcRest appends the NFKC form of rest to out (out is NFKC and ends at a boundary). dirty
+// reports that a normalised segment holds a character stripUnsafe removes or replaces, so the
+// strip pass must run again; the bytes copied unchanged were stripped already.
 //
-// A segment that starts at a true boundary normalises on its own and goes through one
-// norm.Iter reused for the whole text; norm.Form.Append allocates its working buffer on every
-// call (about 30 bytes of garbage per input byte on text that is not NFKC anywhere), so it is
-// kept for the rare segment that has to merge with the tail of out (after a run of more than
-// 30 combining marks).
-func nfkcRest(out, rest []byte, c *counts) []byte {
+// A full-width ASCII character or an ideographic space alone in its segment (the next rune
+// is a true boundary) becomes its ASCII byte directly. Any other segment that starts at a
+// true boundary normalises on its own and goes through one norm.Iter reused for the whole
+// text; norm.Form.Append allocates its working buffer on every call (about 30 bytes of
+// garbage per input byte on text that is not NFKC anywhere), so it is kept for the rare
+// segment that has to merge with the tail of out (after a run of more than 30 combining
+// marks).
+func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 	var it norm.Iter
 	for len(rest) > 0 {
-		n := norm.NFKC.NextBoundary(rest, true)
-		if n <= 0 {
-			n = len(rest)
-		}
-		seg := rest[:n]
-		before := len(out)
-		if quickStart(seg) {
-			it.Init(norm.NFKC, seg)
-			for !it.Done() {
-				out = append(out, it.Next()...)
-			}
-		} else {
-			out = norm.NFKC.Append(out, seg...)
-		}
-		if !bytes.Equal(out[before:], seg) {
+		if a, sz := wideASCII(rest); sz > 0 && (len(rest) == sz || quickStart(rest[sz:])) {
+			out = append(out, a)
 			c[cNFKC]++
+			rest = rest[sz:]
+		} else {
+			n := norm.NFKC.NextBoundary(rest, true)
+			if n <= 0 {
+				n = len(rest)
+			}
+			seg := rest[:n]
+			before := len(out)
+			if quickStart(seg) {
+				it.Init(norm.NFKC, seg)
+				for !it.Done() {
+					out = append(out, it.Next()...)
+				}
+			} else {
+				out = norm.NFKC.Append(out, seg...)
+				dirty = true // it may have rewritten the tail of out as well: strip again
+			}
+			if !bytes.Equal(out[before:], seg) {
+				c[cNFKC]++
+				dirty = dirty || needsStrip(out[before:])
+			}
+			rest = rest[n:]
 		}
-		rest = rest[n:]
 		if len(rest) > 0 && quickStart(rest) {
 			q := norm.NFKC.QuickSpan(rest)
 			out = append(out, rest[:q]...)
 			rest = rest[q:]
 		}
 	}
-	return out
+	return out, dirty
+}
+
+// wideASCII returns the ASCII byte NFKC maps the rune at b[0] to when it is a full-width form
+// U+FF01–U+FF5E or the ideographic space U+3000, and the rune's size; size 0 otherwise.
+func wideASCII(b []byte) (byte, int) {
+	if len(b) < 3 {
+		return 0, 0
+	}
+	switch {
+	case b[0] == 0xEF && b[1] == 0xBC && b[2] >= 0x81 && b[2] <= 0xBF: // U+FF01–U+FF3F
+		return b[2] - 0x81 + 0x21, 3
+	case b[0] == 0xEF && b[1] == 0xBD && b[2] >= 0x80 && b[2] <= 0x9E: // U+FF40–U+FF5E
+		return b[2] - 0x80 + 0x60, 3
+	case b[0] == 0xE3 && b[1] == 0x80 && b[2] == 0x80: // U+3000
+		return ' ', 3
+	}
+	return 0, 0
+}
+
+// needsStrip reports whether b holds a byte or rune stripUnsafe would remove or replace.
+func needsStrip(b []byte) bool {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			if asciiNeedsWork[b[i]] {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 || classifyRune(r) != 0xff {
+			return true
+		}
+		i += n
+	}
+	return false
 }
 
 // quickStart reports whether a quick-check run may start at rest[0]: an ASCII byte, or a rune
@@ -358,9 +406,12 @@ func unicodeSafetyChunk(b []byte, c *counts, sc *[2][]byte) []byte {
 	}
 	b = stripUnsafe(b, c, buf(0)) // b is the chunk itself or sc[0]
 	for range 4 {
-		n := nfkc(b, c, buf(1)) // b or sc[1]
+		n, dirty := nfkc(b, c, buf(1)) // b or sc[1]
 		if len(n) == len(b) && (len(n) == 0 || &n[0] == &b[0]) {
 			return b
+		}
+		if !dirty {
+			return n // stripping it again would change nothing
 		}
 		s := stripUnsafe(n, c, buf(0)) // n is in sc[1]: sc[0] (b) is free again
 		if len(s) == len(n) {
