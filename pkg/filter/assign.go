@@ -194,6 +194,13 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	ident, hump := identifier(val)
+	// A quoted value is a string literal and the value of an upper-case NAME= (an environment
+	// file or a shell assignment) is literal text: neither is ever a variable name, so a
+	// value without a digit (about 1% of random 24-character secrets) is not an identifier
+	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference.
+	if ident && (quote != nil || envKey(b[ks:ke], b[i]) && bytes.IndexByte(val, '.') < 0) {
+		ident = false
+	}
 	if class == keyPassword {
 		if len(val) < 4 || (ident && (hump || bytes.IndexByte(val, '.') >= 0)) {
 			return span{}, false
@@ -214,16 +221,25 @@ func detectAssignment(b []byte, i int) (span, bool) {
 // the secret itself, while a reference to another variable would be written $NAME or in
 // upper case.
 func envValue(key []byte, sep byte, quote, val []byte) bool {
+	if !envKey(key, sep) {
+		return false
+	}
+	for _, c := range val {
+		if isUpper(c) || c == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// envKey reports an environment-file or shell assignment key: upper case, digits and '_',
+// followed by '='.
+func envKey(key []byte, sep byte) bool {
 	if sep != '=' {
 		return false
 	}
 	for _, c := range key {
 		if !(isUpper(c) || isDigit(c) || c == '_') {
-			return false
-		}
-	}
-	for _, c := range val {
-		if isUpper(c) || c == '.' {
 			return false
 		}
 	}

@@ -11,11 +11,14 @@ import (
 
 // TestCorpusRecallAndPrecision: every planted secret of every family is gone from the
 // emitted bytes, and the number of redactions equals the number planted (look-alikes — SHAs,
-// UUIDs, digests, base64 images, timestamps, phone numbers, order IDs, versions — are kept).
+// UUIDs, digests, base64 images, timestamps, phone numbers, order IDs, versions, digit-free
+// variable names — are kept), on plain corpora and on the hostile one (no line in NFKC).
 func TestCorpusRecallAndPrecision(t *testing.T) {
 	for name, c := range map[string]corpus.Corpus{
-		"ci-log": corpus.CILog(1, 1<<20),
-		"thread": corpus.Thread(2, 1<<20),
+		"ci-log":  corpus.CILog(1, 1<<20),
+		"thread":  corpus.Thread(2, 1<<20),
+		"mixed":   corpus.Mixed(3, 1<<20),
+		"hostile": corpus.Hostile(4, 1<<20),
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filter.New(c.RunCredentials)

@@ -129,10 +129,31 @@ func init() {
 	// payload that is JSON too, and a signature (JWS), or the five parts of a JWE.
 	add(prefixRule{prefix: "eyJ", set: &setAlnumUDDot, min: 30, kind: cJWT, check: jwtParts})
 	add(prefixRule{prefix: "pypi-AgE", set: &setAlnumUD, min: 60, kind: cPyPIToken})
+	for c := range prefixRules {
+		for _, r := range prefixRules[c] {
+			prefixPair[pairKey(r.prefix[0], r.prefix[1])] = true
+		}
+	}
+	prefixPair[pairKey(slackHost[0], slackHost[1])] = true
+	for x := byte('A'); x <= 'Z'; x++ { // an IBAN opens with its two-letter country code
+		for y := byte('A'); y <= 'Z'; y++ {
+			prefixPair[pairKey(x, y)] = true
+		}
+	}
 }
+
+// prefixPair holds the first two bytes of every token prefix, of the Slack webhook host and of
+// every IBAN country code: a word starting with any other pair cannot be one of them, and most
+// words leave detectPrefix after one table lookup.
+var prefixPair [1 << 16]bool
+
+func pairKey(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
 
 // detectPrefix runs the vendor-token rules and the IBAN check at the word start i.
 func detectPrefix(b []byte, i int) (span, bool) {
+	if i+1 >= len(b) || !prefixPair[pairKey(b[i], b[i+1])] {
+		return span{}, false
+	}
 	rest := b[i:]
 	for k := range prefixRules[b[i]] {
 		r := &prefixRules[b[i]][k]

@@ -16,6 +16,13 @@
 //	(*Pipeline).CheckStructural(ctx, s string) error       nil only if the full pipeline leaves s unchanged
 //	filter.SecretEnvValues(environ []string, names []string) []string
 //	filter.MergeFindings(...[]Finding) []Finding
+//
+// A Pipeline is safe for concurrent use: Apply, Redact, Sanitize and CheckStructural keep all
+// their working state (chunk buffers, the injection scan's lower-cased block) per call.
+//
+// internal/filterv13 is a frozen copy of the v1.3.1 pipeline imported only by this package's
+// tests: the differential tests compare the two on random and hostile text, so every change
+// of emitted bytes between the versions is one that v1.4 makes on purpose.
 package filter
 
 import (
@@ -32,7 +39,7 @@ import (
 
 // Version is the filter_version written into every snapshot. It changes whenever the emitted
 // bytes for the same input would change.
-const Version = "forgectx-filter-v1.3.1"
+const Version = "forgectx-filter-v1.4.0"
 
 // Role selects the bounding rule: bodies and logs get the single-trailing-LF rule, display
 // strings are bounded with no LF added.

@@ -42,6 +42,7 @@ type rule struct {
 	pre      func(b []byte, i int) bool // cheap check on the raw text at the start word, before any lower-casing
 	affirm   bool                       // skipped when the previous word negates it ("do not post … in this issue")
 	need     [][]byte                   // at least one must occur in the segment before the regexp runs (cheap reject)
+	needIdx  []int                      // need as indexes into needWords (set by init)
 	gap      bool                       // "A … B on one line" rule: searched unanchored over a window, see atWord
 }
 
@@ -154,9 +155,12 @@ func mkRule(c code, starts []string, pattern string) rule {
 }
 
 var (
-	negStarts   = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
-	aiStarts    = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
-	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$github_token", "github_token"}
+	negStarts = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
+	aiStarts  = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
+	// "$" starts a variable reference ($GITHUB_TOKEN, ${DEPLOY_TOKEN}): the scan tries '$'
+	// as a word start of its own (v1.3 listed "$github_token", which a scan that starts
+	// words only at letters and digits never reached)
+	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$", "github_token"}
 	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal", "echo", "share", "attach", "leave", "reply"}
 )
 
@@ -233,7 +237,7 @@ var rules = []rule{
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)},
 
 	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
-	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`),
+	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`).needs("exfiltrat"),
 	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
 		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
 	mkRule(cExfiltration, actStarts,
@@ -283,6 +287,30 @@ type startEntry struct {
 var startTable [256][]startEntry
 
 func init() {
+	idx := map[string]int{}
+	for k := range rules {
+		for _, w := range rules[k].need {
+			n, ok := idx[string(w)]
+			if !ok {
+				n = len(needWords)
+				idx[string(w)] = n
+				needWords = append(needWords, w)
+			}
+			rules[k].needIdx = append(rules[k].needIdx, n)
+		}
+	}
+	for n, w := range needWords {
+		if len(w) == 1 {
+			needBy1[w[0]] = append(needBy1[w[0]], n)
+			continue
+		}
+		key := uint16(w[0])<<8 | uint16(w[1])
+		if needPair[key] == 0 {
+			needPair[key] = uint16(len(needCands))
+			needCands = append(needCands, nil)
+		}
+		needCands[needPair[key]] = append(needCands[needPair[key]], n)
+	}
 	if len(rules) > 128 {
 		panic("filter: more than 128 injection rules: widen startEntry.rules")
 	}
@@ -334,32 +362,94 @@ func hasPrefixFold(b []byte, w string) bool {
 type injScan struct {
 	b       []byte
 	c       *counts
-	scratch []byte
 	lastEnd [numCodes]int // absolute end of the last counted match per code
 	covered []int         // per gap rule: every match starting before this was searched for
-	gapBuf  []byte
-	hidFrom int // current hidden region [hidFrom, hidTo)
+	hidFrom int           // current hidden region [hidFrom, hidTo)
 	hidTo   int
+	// lb is the lower-cased view of b[lbFrom:lbFrom+len(lb)], refilled a block at a time as the
+	// scan moves forward: each byte is lower-cased about once, not once per anchor hit.
+	lb     []byte
+	lbFrom int
+	// per need word (needWords): its offsets in the current block (once occDone) and a
+	// cursor, the first offset not before the last position asked about
+	occ     [][]int32
+	occCur  []int
+	occDone bool
 }
 
-// segment lower-cases b[i:] up to 400 bytes, stopping at the second line break.
-func (s *injScan) segment(i int) []byte {
-	s.scratch = s.scratch[:0]
-	nl := 0
-	for k := i; k < len(s.b) && k-i < 400; k++ {
-		c := s.b[k]
-		if c == '\n' {
-			nl++
-			if nl == 2 {
-				break
+// lowerBlock is how much of the text one refill of the lower-cased view covers. It is far
+// larger than any window a rule reads (a segment is <= 400 bytes, a gap window 2048), so
+// refills are rare and each byte is lower-cased about once.
+const lowerBlock = 64 << 10
+
+// view returns the lower-cased b[i:j]. Scans only move forward: a range the current block does
+// not cover starts a new block at i. The slice is valid until the next view call.
+func (s *injScan) view(i, j int) []byte {
+	if i < s.lbFrom || j > s.lbFrom+len(s.lb) {
+		e := min(len(s.b), max(j, i+lowerBlock))
+		s.lb = appendLowerASCII(s.lb[:0], s.b[i:e])
+		s.lbFrom = i
+		s.occDone = false
+	}
+	return s.lb[i-s.lbFrom : j-s.lbFrom]
+}
+
+// segEnd is where the segment from i ends: 400 bytes on, or at the second line break.
+func (s *injScan) segEnd(i int) int {
+	e := min(len(s.b), i+400)
+	if nl := bytes.IndexByte(s.b[i:e], '\n'); nl >= 0 {
+		if nl2 := bytes.IndexByte(s.b[i+nl+1:e], '\n'); nl2 >= 0 {
+			e = i + nl + 1 + nl2
+		}
+	}
+	return e
+}
+
+// hasNeed reports whether one of the rule's need words occurs (lower-cased) within [i, end),
+// a range the current block covers. The first call in a block finds every need word in it in
+// one keyword pass (a two-byte table names the candidate words at each position); later calls
+// only advance a cursor per word. v1.3 searched each anchor hit's segment once per need word.
+func (s *injScan) hasNeed(need []int, i, end int) bool {
+	if !s.occDone {
+		s.findNeedWords()
+	}
+	for _, w := range need {
+		occ := s.occ[w]
+		k := s.occCur[w]
+		for k < len(occ) && int(occ[k])+s.lbFrom < i {
+			k++
+		}
+		s.occCur[w] = k
+		if k < len(occ) && int(occ[k])+s.lbFrom+len(needWords[w]) <= end {
+			return true
+		}
+	}
+	return false
+}
+
+// findNeedWords records, per need word, every offset in the current block where it occurs.
+func (s *injScan) findNeedWords() {
+	s.occDone = true
+	for w := range s.occ {
+		s.occ[w], s.occCur[w] = s.occ[w][:0], 0
+	}
+	lb := s.lb
+	for p := 0; p < len(lb); p++ {
+		c0 := lb[p]
+		for _, w := range needBy1[c0] {
+			s.occ[w] = append(s.occ[w], int32(p))
+		}
+		if p+1 == len(lb) {
+			break
+		}
+		if ci := needPair[uint16(c0)<<8|uint16(lb[p+1])]; ci != 0 {
+			for _, w := range needCands[ci] {
+				if bytes.HasPrefix(lb[p:], needWords[w]) {
+					s.occ[w] = append(s.occ[w], int32(p))
+				}
 			}
 		}
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		s.scratch = append(s.scratch, c)
 	}
-	return s.scratch
 }
 
 // leadOK reports whether only [ \t*#>-] precede i back to its line start or the hidden
@@ -401,8 +491,8 @@ func (s *injScan) gapSearch(k, i int) {
 	} else {
 		s.covered[k] = we - gapMatch
 	}
-	w := s.lowerRange(i, we)
-	if r.need != nil && !containsAny(w, r.need) {
+	w := s.view(i, we)
+	if r.needIdx != nil && !s.hasNeed(r.needIdx, i, we) {
 		return
 	}
 	for _, m := range r.re.FindAllIndex(w, -1) {
@@ -411,12 +501,6 @@ func (s *injScan) gapSearch(k, i int) {
 			s.lastEnd[r.code] = i + m[1]
 		}
 	}
-}
-
-// lowerRange lower-cases b[i:j] into a scratch buffer of its own.
-func (s *injScan) lowerRange(i, j int) []byte {
-	s.gapBuf = appendLowerASCII(s.gapBuf[:0], s.b[i:j])
-	return s.gapBuf
 }
 
 // atWord tries every rule whose start word matches at the word start i.
@@ -433,7 +517,7 @@ func (s *injScan) atWord(i int) {
 	if hit[0]|hit[1] == 0 {
 		return
 	}
-	var seg []byte
+	se := -1 // end of the segment from i, once needed
 	inHidden := i >= s.hidFrom && i < s.hidTo
 	for w := range hit {
 		for m := hit[w]; m != 0; m &= m - 1 {
@@ -449,11 +533,14 @@ func (s *injScan) atWord(i int) {
 				s.gapSearch(k, i)
 				continue
 			}
-			if seg == nil {
-				seg = s.segment(i)
+			if se < 0 {
+				se = s.segEnd(i)
 			}
-			if r.need != nil && !containsAny(seg, r.need) {
-				continue
+			seg := s.view(i, se)
+			if r.needIdx != nil {
+				if !s.hasNeed(r.needIdx, i, se) {
+					continue
+				}
 			}
 			if m := r.re.FindIndex(seg); m != nil {
 				s.c[r.code]++
@@ -608,13 +695,16 @@ func foldConfusables(b []byte) []byte {
 // foldConfusables.
 func scanInjection(b []byte, c *counts) {
 	b = foldConfusables(b)
-	s := injScan{b: b, c: c, scratch: make([]byte, 0, 512), hidFrom: -1, hidTo: -1, covered: make([]int, len(rules))}
+	s := injScan{b: b, c: c, hidFrom: -1, hidTo: -1, covered: make([]int, len(rules)),
+		occ: make([][]int32, len(needWords)), occCur: make([]int, len(needWords))}
 	n := len(b)
 	for i := 0; i < n; {
 		ch := b[i]
 		if byteClass[ch] != clAlnum {
 			if (ch == '<' || ch == '[') && i >= s.hidTo {
 				s.hiddenAt(i)
+			} else if ch == '$' && i+1 < n && (b[i+1] == '{' || isAlnum(b[i+1])) && (i == 0 || !isAlnum(b[i-1])) {
+				s.atWord(i) // a variable reference: "$DEPLOY_TOKEN …"
 			}
 			i++
 			continue
@@ -630,11 +720,12 @@ func scanInjection(b []byte, c *counts) {
 // injectionFound reports whether c holds any injection finding.
 func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTranslateExecute) }
 
-func containsAny(b []byte, words [][]byte) bool {
-	for _, w := range words {
-		if bytes.Contains(b, w) {
-			return true
-		}
-	}
-	return false
-}
+// needWords are the distinct need words of every rule; rule.needIdx index them. needBy1 lists
+// the one-byte words by their byte; needPair maps the first two bytes of every longer word to
+// its entry in needCands (0: none).
+var (
+	needWords [][]byte
+	needBy1   [256][]int
+	needPair  [1 << 16]uint16
+	needCands = [][]int{nil}
+)

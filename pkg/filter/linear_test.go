@@ -40,6 +40,8 @@ func TestLinearTimeOnPathologicalInput(t *testing.T) {
 		"slack":     strings.Repeat("hooks.slack.com/services/", 1<<15),
 		"cyrillic":  strings.Repeat("ignоre ", 1<<17),
 		"hiddenif":  "<!--" + strings.Repeat("if you ", 1<<17),
+		"dollar":    strings.Repeat("$DEPLOY_TOKEN ${X_TOKEN} ", 1<<15) + "exfiltrate",
+		"cjk":       strings.Repeat("（注）日本語，ﾊﾟｯｹｰｼﾞ　", 1<<15),
 	} {
 		st := time.Now()
 		r, err := p.Apply(bg, []byte(s), filter.Options{Role: filter.RoleBody})

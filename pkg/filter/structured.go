@@ -87,7 +87,7 @@ func detectCard(b []byte, i int) (span, bool) {
 		j++
 	}
 	if nd >= 13 {
-		if !numAfter(b, j) || !cardValid(d[:nd]) {
+		if !numAfter(b, j) || !cardValid(d[:nd]) || stateKeyBefore(b, i) {
 			return span{}, false
 		}
 		return span{i, j, cPaymentCard}, true
@@ -122,6 +122,32 @@ func detectCard(b []byte, i int) (span, bool) {
 		return span{}, false
 	}
 	return span{i, j, cPaymentCard}, true
+}
+
+// stateKeyBefore reports a value of a pagination or protocol-state key (next_page_token=…,
+// "continuation_token": "…"): a long digit string there is a cursor that happens to pass the
+// Luhn check (one in ten does), not a card number.
+func stateKeyBefore(b []byte, i int) bool {
+	j := i - 1
+	if j >= 0 && (b[j] == '"' || b[j] == '\'') {
+		j--
+	}
+	for j >= 0 && b[j] == ' ' {
+		j--
+	}
+	if j < 0 || (b[j] != '=' && b[j] != ':') {
+		return false
+	}
+	j--
+	if j >= 0 && (b[j] == '"' || b[j] == '\'') {
+		j--
+	}
+	ke := j + 1
+	for j >= 0 && ke-j <= 48 && setKey[b[j]] {
+		j--
+	}
+	var kbuf [48]byte
+	return hasAnySuffix(string(appendLowerASCII(kbuf[:0], b[j+1:ke])), notSecretSuffixes)
 }
 
 func cardGroups(g []int) bool {

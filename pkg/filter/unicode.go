@@ -51,8 +51,10 @@ func classifyRune(r rune) code {
 // except TAB and LF, terminal escape sequences, LRM/RLM/ALM, word joiner, every other Cf
 // character) and counts each removal. Terminal escapes are parsed in one forward pass, so an
 // unterminated sequence costs linear time: an unterminated OSC/DCS/APC/PM/SOS string ends at
-// the next LF (kept) or at the end of the text. It returns b itself when nothing changes.
-func stripUnsafe(b []byte, c *counts) []byte {
+// the next LF (kept) or at the end of the text. It returns b itself when nothing changes;
+// otherwise the result is built in *buf (grown as needed and stored back), or in a fresh
+// slice when buf is nil.
+func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	var out []byte // nil until the first change
 	last := 0      // b[last:i] is pending copy into out
 	for i := 0; i < len(b); {
@@ -63,7 +65,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 				continue
 			}
 			if out == nil {
-				out = make([]byte, 0, headroom(len(b)))
+				out = newBuf(buf, headroom(len(b)))
 			}
 			out = append(out, b[last:i]...)
 			switch ch {
@@ -93,7 +95,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {
 			if out == nil {
-				out = make([]byte, 0, headroom(len(b)+len(b)/8))
+				out = newBuf(buf, headroom(len(b)+len(b)/8))
 			}
 			out = append(out, b[last:i]...)
 			out = append(out, "\uFFFD"...)
@@ -108,7 +110,7 @@ func stripUnsafe(b []byte, c *counts) []byte {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, headroom(len(b)))
+			out = newBuf(buf, headroom(len(b)))
 		}
 		out = append(out, b[last:i]...)
 		i += n
@@ -130,7 +132,25 @@ func stripUnsafe(b []byte, c *counts) []byte {
 	if out == nil {
 		return b
 	}
-	return append(out, b[last:]...)
+	out = append(out, b[last:]...)
+	keepBuf(buf, out)
+	return out
+}
+
+// newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
+// and it is large enough (else a new one), a fresh one when buf is nil.
+func newBuf(buf *[]byte, n int) []byte {
+	if buf != nil && cap(*buf) >= n {
+		return (*buf)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// keepBuf stores out (which may have grown) back as *buf for the next chunk.
+func keepBuf(buf *[]byte, out []byte) {
+	if buf != nil {
+		*buf = out[:0]
+	}
 }
 
 // headroom is the capacity of a copy of n bytes: a little spare room lets redaction rewrite
@@ -202,41 +222,198 @@ func skipString(b []byte, i int) int {
 
 // nfkc applies NFKC, counting each normalisation segment it changed. Pure ASCII and text that
 // is already NFKC are returned as is after one quick check.
-func nfkc(b []byte, c *counts) []byte {
+//
+// Only the segments that need work go through norm.Form.Append (one call, and one allocation,
+// per segment): every run that is already NFKC is copied in one piece. A run is only started
+// at a rune that is a true boundary (combining class 0, nothing composes with what precedes
+// it), so the bytes and the per-segment counts are exactly those of normalising segment by
+// segment; in particular a run of more than 30 combining marks, where NFKC inserts U+034F,
+// is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
+// one, so a single full-width character early in a text made the rest ~250x slower.
+func nfkc(b []byte, c *counts, buf *[]byte) (out []byte, dirty bool) {
 	q := norm.NFKC.QuickSpan(b)
 	if q == len(b) {
-		return b
+		return b, false
 	}
-	out := make([]byte, q, len(b)+len(b)/16)
-	copy(out, b[:q])
-	rest := b[q:]
+	out = append(newBuf(buf, headroom(len(b))), b[:q]...)
+	out, dirty = nfkcRest(out, b[q:], c)
+	keepBuf(buf, out)
+	return out, dirty
+}
+
+// nfkcRest appends the NFKC form of rest to out (out is NFKC and ends at a boundary). dirty
+// reports that a normalised segment holds a character stripUnsafe removes or replaces, so the
+// strip pass must run again; the bytes copied unchanged were stripped already.
+//
+// A full-width ASCII character or an ideographic space alone in its segment (the next rune
+// is a true boundary) becomes its ASCII byte directly. Any other segment that starts at a
+// true boundary normalises on its own and goes through one norm.Iter reused for the whole
+// text; norm.Form.Append allocates its working buffer on every call (about 30 bytes of
+// garbage per input byte on text that is not NFKC anywhere), so it is kept for the rare
+// segment that has to merge with the tail of out (after a run of more than 30 combining
+// marks).
+func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
+	var it norm.Iter
 	for len(rest) > 0 {
-		n := norm.NFKC.NextBoundary(rest, true)
-		if n <= 0 {
-			n = len(rest)
-		}
-		seg := rest[:n]
-		before := len(out)
-		out = norm.NFKC.Append(out, seg...)
-		if !bytes.Equal(out[before:], seg) {
+		if a, sz := wideASCII(rest); sz > 0 && (len(rest) == sz || quickStart(rest[sz:])) {
+			out = append(out, a)
 			c[cNFKC]++
+			rest = rest[sz:]
+		} else {
+			n := norm.NFKC.NextBoundary(rest, true)
+			if n <= 0 {
+				n = len(rest)
+			}
+			seg := rest[:n]
+			before := len(out)
+			if quickStart(seg) {
+				it.Init(norm.NFKC, seg)
+				for !it.Done() {
+					out = append(out, it.Next()...)
+				}
+			} else {
+				out = norm.NFKC.Append(out, seg...)
+				dirty = true // it may have rewritten the tail of out as well: strip again
+			}
+			if !bytes.Equal(out[before:], seg) {
+				c[cNFKC]++
+				dirty = dirty || needsStrip(out[before:])
+			}
+			rest = rest[n:]
 		}
-		rest = rest[n:]
+		if len(rest) > 0 && quickStart(rest) {
+			q := norm.NFKC.QuickSpan(rest)
+			out = append(out, rest[:q]...)
+			rest = rest[q:]
+		}
 	}
-	return out
+	return out, dirty
+}
+
+// wideASCII returns the ASCII byte NFKC maps the rune at b[0] to when it is a full-width form
+// U+FF01–U+FF5E or the ideographic space U+3000, and the rune's size; size 0 otherwise.
+func wideASCII(b []byte) (byte, int) {
+	if len(b) < 3 {
+		return 0, 0
+	}
+	switch {
+	case b[0] == 0xEF && b[1] == 0xBC && b[2] >= 0x81 && b[2] <= 0xBF: // U+FF01–U+FF3F
+		return b[2] - 0x81 + 0x21, 3
+	case b[0] == 0xEF && b[1] == 0xBD && b[2] >= 0x80 && b[2] <= 0x9E: // U+FF40–U+FF5E
+		return b[2] - 0x80 + 0x60, 3
+	case b[0] == 0xE3 && b[1] == 0x80 && b[2] == 0x80: // U+3000
+		return ' ', 3
+	}
+	return 0, 0
+}
+
+// needsStrip reports whether b holds a byte or rune stripUnsafe would remove or replace.
+func needsStrip(b []byte) bool {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			if asciiNeedsWork[b[i]] {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 || classifyRune(r) != 0xff {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// quickStart reports whether a quick-check run may start at rest[0]: an ASCII byte, or a rune
+// with combining class 0 that has a boundary before it. After a segment that ended inside a
+// long run of combining marks (NFKC's stream-safe limit) the next rune is a non-starter, and
+// the run must go on being normalised segment by segment.
+func quickStart(rest []byte) bool {
+	if rest[0] < utf8.RuneSelf {
+		return true
+	}
+	p := norm.NFKC.Properties(rest)
+	return p.BoundaryBefore() && p.CCC() == 0 && p.LeadCCC() == 0
 }
 
 // unicodeSafety is pipeline step 1b. Stripping runs before NFKC (so a compatibility form
 // cannot hide behind an invisible character) and again after it until the text is stable, so
 // the result is a fixed point: filtering it again changes nothing.
+//
+// A long text is processed in chunks of about safetyChunk bytes that end before a line feed
+// (never between CR and LF): no escape sequence, UTF-8 sequence or NFKC segment crosses such a
+// point, so each chunk normalises exactly as it would inside the whole text, and the result
+// is written into one output buffer. Peak memory is the input, one output of about its size
+// and a few chunk-sized scratch copies, instead of one full copy per step. The input itself
+// is returned when nothing changes. The chunks' scratch buffers are reused from chunk to
+// chunk, so the garbage stays a few chunks' size too.
 func unicodeSafety(b []byte, c *counts) []byte {
-	b = stripUnsafe(b, c)
+	if len(b) <= safetyChunk {
+		return unicodeSafetyChunk(b, c, nil)
+	}
+	var out []byte // nil while every chunk so far came back unchanged
+	var sc [2][]byte
+	for start := 0; start < len(b); {
+		end := chunkEnd(b, start)
+		piece := unicodeSafetyChunk(b[start:end], c, &sc)
+		same := len(piece) == end-start && &piece[0] == &b[start]
+		if out == nil && !same {
+			out = make([]byte, start, headroom(len(b)))
+			copy(out, b[:start])
+		}
+		if out != nil {
+			out = append(out, piece...)
+		}
+		start = end
+	}
+	if out == nil {
+		return b
+	}
+	return out
+}
+
+// safetyChunk is the chunk size of unicodeSafety (a chunk runs on to the next line feed).
+const safetyChunk = 256 << 10
+
+// chunkEnd returns where the chunk starting at start ends: at the first LF at least
+// safetyChunk bytes on that does not follow a CR, or at the end of the text.
+func chunkEnd(b []byte, start int) int {
+	for e := start + safetyChunk; e < len(b); {
+		k := bytes.IndexByte(b[e:], '\n')
+		if k < 0 {
+			break
+		}
+		if p := e + k; b[p-1] != '\r' {
+			return p
+		}
+		e += k + 1
+	}
+	return len(b)
+}
+
+// unicodeSafetyChunk is unicodeSafety on one chunk (or a whole short text). With sc, the
+// steps write into its two buffers in turn (a step's input is never its output buffer) and
+// the result lives in one of them until the next call; with nil, each step that changes
+// something allocates its result.
+func unicodeSafetyChunk(b []byte, c *counts, sc *[2][]byte) []byte {
+	buf := func(k int) *[]byte {
+		if sc == nil {
+			return nil
+		}
+		return &sc[k]
+	}
+	b = stripUnsafe(b, c, buf(0)) // b is the chunk itself or sc[0]
 	for range 4 {
-		n := nfkc(b, c)
+		n, dirty := nfkc(b, c, buf(1)) // b or sc[1]
 		if len(n) == len(b) && (len(n) == 0 || &n[0] == &b[0]) {
 			return b
 		}
-		s := stripUnsafe(n, c)
+		if !dirty {
+			return n // stripping it again would change nothing
+		}
+		s := stripUnsafe(n, c, buf(0)) // n is in sc[1]: sc[0] (b) is free again
 		if len(s) == len(n) {
 			return s
 		}

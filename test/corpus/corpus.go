@@ -77,6 +77,18 @@ func (g *gen) mixed(alpha string, n int) string {
 	}
 }
 
+// letters returns n random letters of both cases with no digit (but at least one of each
+// case, as random key material has).
+func (g *gen) letters(n int) string {
+	const az = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for {
+		s := g.str(az, n)
+		if strings.ContainsAny(s, az[:26]) && strings.ContainsAny(s, az[26:]) {
+			return s
+		}
+	}
+}
+
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
 func luhnDigit(d string) byte {
@@ -249,6 +261,13 @@ func (g *gen) plant(family string) string {
 	case "api-key-header":
 		return g.pick("curl -H 'X-API-Key: "+v+"' https://api.example.com", "PRIVATE-TOKEN: "+v, `"x-api-key": "`+v+`"`)
 	case "secret-assignment":
+		if g.r.IntN(4) == 0 {
+			// about 1% of random 24-28-character secrets have no digit: in an environment
+			// file or a JSON document such a value is still the secret, not a variable name
+			v = g.letters(24 + g.r.IntN(5))
+			g.c.Secrets[len(g.c.Secrets)-1].Value = v
+			return g.pick("REDIS_PASSWORD=", "export SERVICE_SECRET=", `{"api_key": "`, `{"password": "`, `\"client_secret\": \"`) + v + g.pick("", `"}`, " ")
+		}
 		if g.r.IntN(8) == 0 {
 			return "      <password>" + v + "</password>"
 		}
@@ -268,7 +287,7 @@ func (g *gen) plant(family string) string {
 
 // lookalike returns a line of non-secret data that must stay byte-identical.
 func (g *gen) lookalike() string {
-	switch g.r.IntN(17) {
+	switch g.r.IntN(18) {
 	case 0:
 		return "HEAD is now at " + g.str(hexd, 40) + " Merge pull request #" + fmt.Sprint(1+g.r.IntN(9999))
 	case 1:
@@ -301,6 +320,9 @@ func (g *gen) lookalike() string {
 		return `echo "$REGISTRY_PASSWORD" | docker login ghcr.io -u bot --password-stdin && mkdir -p dist && docker run -p 8080:80 -u 1000:1000 app`
 	case 15:
 		return "s.TrimSpace(line) s.Contains(key) token: ${{ secrets.GITHUB_TOKEN }} password: $DB_PASSWORD api_key: <your-api-key>"
+	case 16: // digit-free values that name a variable or a placeholder, not a secret
+		return g.pick("  password: cfg.Password", "    client_secret: clientSecret,", "GITHUB_TOKEN=secrets.GITHUB_TOKEN make release",
+			`{"api_key": "YOUR_API_KEY", "token": "your-token-here"}`, "const apiKey = process.env.API_KEY", "API_TOKEN=API_TOKEN_PROD ./deploy.sh")
 	}
 	return "go.sum: golang.org/x/text v0.14.0 h1:" + g.str(b64, 43) + "= and request " + g.str(hexd, 32)
 }
@@ -409,4 +431,107 @@ func Thread(seed uint64, size int) Corpus {
 	}
 	g.c.Text = []byte(g.b.String())
 	return g.c
+}
+
+// Mixed makes about size bytes that alternate between CI-log stretches and markdown-thread
+// stretches of about 16 KiB each (one generator, so planted secrets and run credentials are
+// recorded once): the corpus the filter's throughput target is measured on.
+func Mixed(seed uint64, size int) Corpus {
+	g := newGen(seed)
+	fam, next, ts := 0, 2048, 0
+	for block := 0; g.b.Len() < size; block++ {
+		end := min(size, g.b.Len()+16<<10)
+		for g.b.Len() < end {
+			if g.b.Len() >= next {
+				next += 4096 + 2048*(block%2)
+				if block%2 == 0 {
+					g.b.WriteString(fmt.Sprintf("2026-11-30T07:%02d:%02d.0000000Z ", (ts/60)%60, ts%60))
+				}
+				g.b.WriteString(g.plant(Families[fam%len(Families)]) + "\n")
+				fam++
+				continue
+			}
+			if block%2 == 0 {
+				g.b.WriteString(g.logLine(ts) + "\n")
+				ts++
+			} else {
+				g.comment(block)
+			}
+		}
+	}
+	g.c.Text = []byte(g.b.String())
+	return g.c
+}
+
+// comment writes one markdown thread comment (header, template, prose, a code block of
+// look-alikes and a table).
+func (g *gen) comment(n int) {
+	fmt.Fprintf(&g.b, "### Comment %d by @user%d — 2026-11-%02dT10:%02d:00Z\n\n", n+1, g.r.IntN(500), 1+g.r.IntN(29), g.r.IntN(60))
+	g.b.WriteString(g.pick(templates...) + "\n\n")
+	for range 2 + g.r.IntN(4) {
+		g.b.WriteString(g.pick(prose...) + "\n")
+	}
+	g.b.WriteString("\n```\n")
+	for range 3 + g.r.IntN(6) {
+		g.b.WriteString(g.lookalike() + "\n")
+	}
+	g.b.WriteString("```\n\n| step | result |\n|---|---|\n| build | ✅ |\n| test | ❌ |\n\n")
+}
+
+// lineLeads open every line of the hostile corpus: each is changed by NFKC (an ideographic
+// space, full-width parentheses and letters, a circled digit), so no line of it is already
+// in normal form.
+var lineLeads = []string{"\u3000", "（注）", "① ", "ｎｏｔｅ ", "\u3000\u3000"}
+
+// cjk is CJK-heavy markdown prose with full-width punctuation (NFKC folds "，", "：", "（）",
+// "！" to ASCII) and half-width katakana with voicing marks (NFKC composes them).
+var cjk = []string{
+	"このバグは再現できます。手順は以下の通りです：（１）ビルド，（２）テスト！",
+	"修复了登录页面的问题，请查看日志（见下文）。测试全部通过！",
+	"ﾃｽﾄが失敗しました：ﾊﾟｯｹｰｼﾞのﾊﾞｰｼﾞｮﾝを確認してください。",
+	"한국어 설명：빌드가 실패했습니다（로그 참조）．",
+	"## 変更点\n- ドキュメントを更新，ＣＩの設定を修正\n- ＲＥＡＤＭＥの例を追加",
+}
+
+// zalgo returns a letter followed by n combining marks in no canonical order (NFKC reorders
+// them and, past 30 in a row, inserts U+034F).
+func (g *gen) zalgo(n int) string {
+	var sb strings.Builder
+	sb.WriteString(g.pick("Z", "a", "l", "g", "o"))
+	for range n {
+		sb.WriteRune(rune(0x300 + g.r.IntN(0x70)))
+	}
+	return sb.String()
+}
+
+// Hostile makes about size bytes of text that is not NFKC anywhere: the Mixed corpus with a
+// compatibility character at the start of every line, CJK-heavy markdown paragraphs, and
+// combining-mark runs (some longer than 30). Every planted secret is still in the text
+// verbatim (ASCII), so recall is measured as on the other corpora. It is the "hostile
+// author" benchmark: a filter that is linear in the text runs it at a throughput comparable
+// to the plain corpora.
+func Hostile(seed uint64, size int) Corpus {
+	base := Mixed(seed, size)
+	g := newGen(seed ^ 0x5eed)
+	lines := strings.SplitAfter(string(base.Text), "\n")
+	var sb strings.Builder
+	sb.Grow(size + size/4)
+	for k, l := range lines {
+		if l == "" {
+			continue
+		}
+		// a private key's body lines are left alone: the key must stay one block
+		if !strings.HasPrefix(l, "-----END") && !(len(l) == 65 && !strings.Contains(l, " ")) {
+			sb.WriteString(lineLeads[k%len(lineLeads)])
+		}
+		sb.WriteString(l)
+		switch k % 7 {
+		case 0, 3:
+			sb.WriteString(g.pick(cjk...) + "\n")
+		case 5:
+			sb.WriteString(g.zalgo(4+g.r.IntN(40)) + " " + g.pick(cjk...) + "\n")
+		}
+	}
+	base.Text = []byte(sb.String())
+	return base
 }

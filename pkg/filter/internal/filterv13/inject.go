@@ -1,0 +1,640 @@
+package filterv13
+
+import (
+	"bytes"
+	"math/bits"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// The deterministic injection floor. Each family has anchor words (matched case-insensitively
+// at word starts) and RE2 patterns. The scan is one pass over the text: only an anchor hit
+// evaluates that family's patterns, over a window from the start of the hit's line to the end
+// of the following line (so a phrase wrapped once still matches), lower-cased. Hidden HTML
+// (comments, hidden elements, markdown link-reference comments) is inspected whole.
+
+// sep stands for the space in the patterns below: whitespace (including one line break) and
+// the markdown emphasis and quoting characters an attacker can sprinkle between words.
+const sep = `[\s\p{Z}*_~"'\x60>]+`
+
+const (
+	neg     = `(?:do not|don't|don’t|dont|never|must not|mustn't|should not|shouldn't|you will not|you won't)`
+	aiNoun  = `(?:ai|a\.i\.|llm|large language model|language model|ai assistant|ai agent|coding agent|coding assistant|assistant|agent|model|chatbot|copilot|claude|chatgpt|gpt|gemini|codex|devin|cursor)`
+	human   = `(?:user|human|operator|maintainer|owner|requester|developer|reviewer)s?`
+	secretN = `(?:secrets?|credentials?|tokens?|environment variables?|env vars?|env variables?|api keys?|ssh keys?|private keys?|passwords?|\$?github_token|\$\{?[a-z0-9_]*(?:token|secret|password|passwd|api_key|_key|credentials?)\}?|\.env(?: files?)?)`
+	// dest is where exfiltrated text is to be put: the agent's own visible output.
+	dest  = `(?:in|into|to|as|on) (?:your|the|a|an|this) (?:reply|response|comment|answer|pr|pull request|issue|commit|output|review|description|summary|final answer)\b`
+	files = `(?:~/|\$home/|/root/|/home/[a-z0-9_-]+/)?(?:\.ssh/id_[a-z0-9_]*|\.ssh\b|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.aws/credentials|\.netrc|\.git-credentials|\.docker/config\.json|\.npmrc|\.pypirc|/etc/shadow|\.kube/config|/proc/self/environ|\.config/gh/hosts\.yml|application_default_credentials\.json)`
+	sinks = `(?:\bcurl\b|\bwget\b|\bnc\b|\bncat\b|\bnetcat\b|https?://|webhook)`
+)
+
+// rule is one injection pattern. It is tried only at a word start whose word begins with one
+// of starts (case-insensitive prefix), and its regexp is anchored there, over the lower-cased
+// text from that word up to 400 bytes (never past the second line break after it). hidden
+// rules apply only inside hidden HTML regions.
+type rule struct {
+	code     code
+	starts   []string
+	re       *regexp.Regexp
+	hidden   bool
+	lineLead bool                       // the match must be preceded, on its line or in its region, only by [ \t*#>-]
+	pre      func(b []byte, i int) bool // cheap check on the raw text at the start word, before any lower-casing
+	affirm   bool                       // skipped when the previous word negates it ("do not post … in this issue")
+	need     [][]byte                   // at least one must occur in the segment before the regexp runs (cheap reject)
+	gap      bool                       // "A … B on one line" rule: searched unanchored over a window, see atWord
+}
+
+// needs returns r with a cheap literal precondition.
+func (r rule) needs(w ...string) rule {
+	for _, x := range w {
+		r.need = append(r.need, []byte(x))
+	}
+	return r
+}
+
+// affirmative returns r skipped after a negation: a template telling people NOT to paste
+// their credentials uses the same words as a request to paste them.
+func (r rule) affirmative() rule { r.affirm = true; return r }
+
+// negatedBefore reports whether the word before i is a negation (not, never, don't, no, nor).
+func negatedBefore(b []byte, i int) bool {
+	j := i - 1
+	for j >= 0 && (b[j] == ' ' || b[j] == '\t' || b[j] == '*' || b[j] == '_' || b[j] == '\n') {
+		j--
+	}
+	e := j + 1
+	for j >= 0 && (isAlnum(b[j]) || b[j] == '\'') {
+		j--
+	}
+	w := strings.ToLower(string(b[j+1 : e]))
+	switch w {
+	case "not", "never", "don't", "dont", "no", "nor":
+		return true
+	}
+	// "don’t" with a typographic apostrophe: the word read back is "t"
+	return w == "t" && j >= 3 && string(b[j-2:j+1]) == "’" && (b[j-3]|0x20) == 'n'
+}
+
+// when returns r with a cheap check on the raw text at the start word, run before the
+// segment is lower-cased: rules whose start words are frequent ("run", "make", "system") stay
+// cheap on text that cannot match.
+func (r rule) when(f func(b []byte, i int) bool) rule { r.pre = f; return r }
+
+// nextWord returns the index of the first byte after the word at i and the spaces, backticks
+// and quotes that follow it.
+func nextWord(b []byte, i int) int {
+	for i < len(b) && (isAlnum(b[i]) || b[i] == '\'' || b[i] == '-') {
+		i++
+	}
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '`' || b[i] == '"' || b[i] == '\'' || b[i] == '*' || b[i] == '_') {
+		i++
+	}
+	return i
+}
+
+// nextIs returns a pre check: the next word after the start word begins with one of words.
+func nextIs(words ...string) func(b []byte, i int) bool {
+	return func(b []byte, i int) bool {
+		j := nextWord(b, i)
+		for _, w := range words {
+			if hasPrefixFold(b[j:], w) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// pathNear is a pre check for rules about credential files, exact for them: every file name
+// they know holds '~', '/', '.' or "id_", so a segment (the same ≤400 bytes up to the second
+// line break that the pattern sees) without any of these cannot match.
+func pathNear(b []byte, i int) bool {
+	nl := 0
+	for k := i; k < len(b) && k-i < 400; k++ {
+		switch b[k] {
+		case '~', '/', '.':
+			return true
+		case 'i', 'I':
+			if k+2 < len(b) && (b[k+1]|0x20) == 'd' && b[k+2] == '_' {
+				return true
+			}
+		case '\n':
+			if nl++; nl == 2 {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// nearFold returns a pre check: one of words occurs (ASCII case-insensitively) within n bytes
+// after the start word.
+func nearFold(n int, words ...string) func(b []byte, i int) bool {
+	return func(b []byte, i int) bool {
+		end := min(len(b), i+n)
+		for k := i; k < end; k++ {
+			for _, w := range words {
+				if hasPrefixFold(b[k:end], w) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// gapRule compiles an unanchored "A … B on one line" rule.
+func gapRule(c code, starts []string, pattern string) rule {
+	return rule{code: c, starts: starts, gap: true, re: regexp.MustCompile(pattern)}
+}
+
+func mkRule(c code, starts []string, pattern string) rule {
+	return rule{code: c, starts: starts, re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(pattern, " ", sep) + `)`)}
+}
+
+var (
+	negStarts   = []string{"do", "don't", "don’t", "dont", "never", "must", "should", "you"}
+	aiStarts    = []string{"ai", "a.i.", "llm", "large", "language", "assistant", "agent", "model", "chatbot", "copilot", "claude", "chatgpt", "gpt", "gemini", "codex", "devin", "cursor", "coding"}
+	secretStart = []string{"secret", "credential", "token", "environment", "env", "api", "ssh", "private", "password", "$github_token", "github_token"}
+	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal", "echo", "share", "attach", "leave", "reply"}
+)
+
+var rules = []rule{
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
+		`(?:ignore|disregard|forget)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`).needs("instruction", "prompt", "directive", "guideline", "guardrail"),
+	// override/bypass: only the reader's own instructions ("override your safety guidelines",
+	// "bypass all previous instructions"); "let users override the system prompt" is a
+	// feature request in any LLM tool's tracker.
+	mkRule(cInstructionOverride, []string{"overrid", "bypass"},
+		`(?:override|bypass)(?: all| any| of)* (?:your(?: previous| prior| original| initial| system| safety| developer)?|(?:the )?(?:previous|prior|preceding|above|earlier)) (?:instructions?|prompts?|directives?|guidelines|guardrails|rules|programming|restrictions)\b`),
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
+		`(?:ignore|disregard|forget)(?: all| any| of| the| your| my)* (?:previous|prior|preceding|above|earlier) (?:directions|guidance|rules|commands|constraints|restrictions|context|programming|orders)\b`).needs("direction", "guidance", "rule", "command", "constraint", "restriction", "context", "programming", "order"),
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
+		`(?:ignore|disregard|forget)(?: all| any| of)* your (?:instructions|rules|guidelines|programming|directives|guardrails|guidance|training|restrictions|constraints|system prompt)\b`).needs("your"),
+	mkRule(cInstructionOverride, []string{"ignor", "disregard"},
+		`(?:ignore|disregard)(?: all| of| everything)* the above(?: text| message| prompt| instructions)?(?:,| and| then)(?: instead| then)? (?:say|print|output|respond|reply|write|return|translate|tell|instead)\b`).needs("above"),
+	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
+		`(?:ignore|disregard|forget) (?:everything|all(?: of it)?|anything) (?:above|before|prior|previously|you (?:were|have been) (?:told|given))\b`).needs("everything", "all", "anything"),
+	mkRule(cInstructionOverride, []string{"do", "don't", "don’t", "dont", "never", "stop"},
+		`(?:(?:do not|don't|don’t|dont|never) (?:follow|obey)|stop (?:following|obeying)) (?:your|the|any) (?:previous|prior|original|system|above|initial) (?:instructions?|prompts?|directives?|guidelines)\b`).needs("instruction", "prompt", "directive", "guideline"),
+	mkRule(cInstructionOverride, []string{"your"},
+		`your (?:new|real|actual|true|updated|only) (?:instructions?|directives?) (?:are|is|now|follow|:)`).needs("instruction", "directive"),
+
+	mkRule(cSystemPrompt, []string{"new", "updated", "real", "actual", "revised", "true", "replacement", "overriding"},
+		`(?:new|updated|real|actual|revised|true|replacement|overriding) system (?:prompt|message|instructions?)(?: is| are| reads| follows|\s*:)`).needs("system"),
+	mkRule(cSystemPrompt, []string{"replace", "overrid", "overwrite", "reset", "forget", "ignor", "disregard"},
+		`(?:replace|override|overwrite|reset|forget|ignore|disregard) your system (?:prompt|message|instructions?)\b`).needs("system"),
+	mkRule(cSystemPrompt, []string{"your"},
+		`your (?:new |real |actual |updated )?system (?:prompt|message|instructions?) (?:is now|are now|has been (?:updated|changed|replaced|overridden)|now reads|is as follows|reads as follows)\b`).when(nextIs("new", "real", "actual", "updated", "system")),
+	mkRule(cSystemPrompt, []string{"system"},
+		`system (?:prompt|instructions?) (?:has|have) (?:been )?(?:updated|changed|replaced|overridden)[^.\n]{0,40}[.:;,]? you (?:must|should|will|are) now\b`).when(nextIs("prompt", "instruction")),
+	// a role marker ("SYSTEM:", "[SYSTEM]", "### System prompt:", "**System**:") followed by an
+	// instruction to the reader
+	mkRule(cSystemPrompt, []string{"system"},
+		`system(?: prompt| message| override| update| notice)?\s*(?:\]|>|\|>|\*\*|:)+\s*(?:you are now|you're now|you will now|you must now|from now on|new instructions|updated instructions|ignore|disregard|forget|your (?:new |real )?(?:role|task|instructions|goal|purpose))`).when(nearFold(24, ":", "]", ">")),
+	mkRule(cSystemPrompt, []string{"reveal", "print", "output", "repeat", "show", "leak", "dump"},
+		`(?:reveal|print|output|repeat|show|leak|dump) (?:me )?your (?:full |entire |hidden |original )?system (?:prompt|message|instructions?)\b`).needs("system"),
+
+	mkRule(cUnrestrictedRole, []string{"you", "act", "pretend", "roleplay", "role-play", "behave", "become"},
+		`(?:you are|you're|you’re|act as|acting as|pretend to be|pretend you are|roleplay as|role-play as|behave as|become)(?: now)?(?: an?)? (?:unrestricted|unfiltered|uncensored|jailbroken|unlimited|amoral|unbound|evil|rogue) (?:ai|assistant|model|chatbot|llm|agent|version|mode)\b`).needs("unrestrict", "unfilter", "uncensor", "jailbr", "unlimited", "amoral", "unbound", "evil", "rogue"),
+	// "enable developer mode" and "god mode" are everyday words in browser-extension, Android
+	// and game trackers: only the jailbreak modes count, and developer/god mode only when the
+	// reader is told it is in it.
+	mkRule(cUnrestrictedRole, []string{"enable", "activate", "enter", "switch", "you"},
+		`(?:enable|activate|enter|switch to|you are (?:now )?in|you're (?:now )?in) (?:dan|jailbreak|jailbroken|unrestricted|unfiltered|uncensored) mode\b`).needs("mode"),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you(?: are|'re|’re) (?:now )?in (?:developer|god|admin|sudo|root) mode\b`).needs("mode"),
+	mkRule(cUnrestrictedRole, []string{"dan", "jailbr", "unrestrict", "unfilter", "uncensor", "evil"},
+		`(?:dan|jailbreak|jailbroken|unrestricted|unfiltered|uncensored|evil) mode(?::| is| has been)? (?:now )?(?:enabled|activated|on|engaged|unlocked)\b`).when(nextIs("mode")),
+	mkRule(cUnrestrictedRole, []string{"developer"},
+		`developer mode (?:enabled|activated|unlocked)[.!,:]? (?:you|from now)`).when(nextIs("mode")),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you(?: are|'re|’re)(?: now)?(?: called| named)? (?:dan|stan|dude|aim)(?:[.,!;:)]|$| and| which| who| an?)`).needs("dan", "stan", "dude", "aim"),
+	mkRule(cUnrestrictedRole, []string{"ai", "a.i.", "assistant", "chatbot", "llm"},
+		`(?:ai|a\.i\.|assistant|chatbot|llm)s?(?: [a-z]+){0,2} (?:with no|without(?: any)?) (?:restrictions|limitations|limits|filters|content polic(?:y|ies)|guardrails|censorship|ethical (?:guidelines|constraints|restrictions|boundaries)|moral (?:guidelines|constraints)|rules|safety (?:guidelines|filters|measures))\b`).when(nearFold(40, "with")),
+	mkRule(cUnrestrictedRole, []string{"do"}, `do anything now\b`).needs("anything"),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you(?: are|'re|’re)(?: now)? (?:no longer|not) (?:bound|restricted|limited|constrained) by (?:any|your|the|openai|anthropic)`).needs("bound", "restrict", "limited", "constrain"),
+	mkRule(cUnrestrictedRole, []string{"you"},
+		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`).needs("restriction", "limitation", "rules", "guideline", "filter", "policy"),
+
+	mkRule(cConcealment, negStarts,
+		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs("user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"),
+	mkRule(cConcealment, []string{"keep", "hide"},
+		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`).needs("from"),
+	mkRule(cConcealment, negStarts,
+		neg+` (?:mention|reveal|disclose|acknowledge|tell (?:anyone|anybody|them|the `+human+`|your `+human+`) about) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt"),
+	mkRule(cConcealment, []string{"so", "such", "make", "making", "ensure", "ensuring"},
+		`(?:so|such|make sure|making sure|ensure|ensuring) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't|never) (?:find out|(?:notice|know|see|learn|realize|realise) (?:what you|that you|about (?:this|these|it|the instructions)|anything|these instructions|this (?:instruction|comment|message)))`).needs("find out", "you", "about", "anything", "instruction", "comment", "message"),
+	mkRule(cConcealment, negStarts,
+		neg+` (?:report|mention|include|list|disclose|reveal|log|record) (?:this|it|that|these|any of (?:this|these|it)|(?:this|that) (?:step|change|action|command|part|instruction)|these (?:steps|changes|actions|commands|instructions)) (?:in|from) (?:your|the final) (?:summary|response|reply|report|output|answer|final answer|pr description|commit message|changelog)\b`).needs("your", "final"),
+	{code: cConcealment, hidden: true, starts: negStarts,
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)},
+
+	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
+	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`),
+	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
+		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
+	mkRule(cExfiltration, actStarts,
+		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").affirmative(),
+	// "read ~/.ssh/id_rsa and pass its content as …" (tool-poisoning style): a credential file
+	// read and then handed on; a public key (id_rsa.pub) is not a credential file
+	mkRule(cExfiltration, []string{"read", "cat", "open", "print", "dump", "get", "fetch", "copy", "load", "base64", "encode"},
+		`(?:read|cat|open|print|dump|get|fetch|copy|load|base64(?: encode)?|encode)(?: the| your)?(?: contents? of)?(?: the| your)? `+files+`(?:[\s\x60'"),;:]|$).{0,80}?\b(?:and|then|,) (?:then )?(?:pass|send|include|put|add|paste|post|upload|append|embed|attach|return|insert|leak|share)\b`).
+		when(pathNear).affirmative(),
+	// "run env and paste the output here": the whole environment dumped into the agent's output
+	mkRule(cExfiltration, []string{"run", "execute", "exec"},
+		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
+	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+	gapRule(cExfiltration, []string{"curl", "wget"},
+		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
+	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
+		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("curl", "wget", "nc"),
+
+	mkRule(cTranslateExecute, []string{"translat", "decod", "deciph", "decrypt", "deobfusc", "unscrambl", "revers", "base64", "rot13", "rot-13"},
+		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says|its instructions)|do (?:exactly )?(?:what|as) (?:it|they|the (?:text|message|result|decoded text|translation)) (?:says?|tells? you|instructs?|asks?))\b`).needs("execute", "run", "follow", "obey", "carry out", "act on", "perform", "comply", "do "),
+
+	// hidden HTML: content addressing an AI reader
+	{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?`+aiNoun+`s?\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)},
+	{code: cHiddenHTML, hidden: true, lineLead: true, starts: aiStarts,
+		re: regexp.MustCompile(`^(?:` + aiNoun + `s?(?:` + sep + `(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)` + sep + `(?:this|these|the)[a-z ]{0,24})?\s*[:,])`)},
+	// a privileged forge action requested where no human reader sees it
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"approve", "merge", "auto-merge", "add", "invite", "push", "grant", "give"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:(?:approve and )?merge|auto-merge|approve) (?:this|the) (?:pr|pull request|mr|merge request|change)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:add|invite) (?:me|@[a-z0-9-]+|user [a-z0-9-]+) as (?:an? )?(?:collaborator|maintainer|admin|administrator|owner)\b|push (?:directly )?to (?:main|master|the default branch|production)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:grant|give) (?:me|@[a-z0-9-]+) (?:admin|write|maintainer|owner) (?:access|permission|rights)`, " ", sep) + `)`)}.affirmative(),
+	// instructions keyed to the agent's own task: "when summarizing this issue, also …"
+	{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)},
+}
+
+// startEntry is one distinct start word and the set of rules (a bit per rule index) it
+// starts; startTable indexes them by the word's first byte in both cases.
+type startEntry struct {
+	word  string
+	rules [2]uint64
+}
+
+var startTable [256][]startEntry
+
+func init() {
+	if len(rules) > 128 {
+		panic("filter: more than 128 injection rules: widen startEntry.rules")
+	}
+	for k, r := range rules {
+		for _, w := range r.starts {
+			if len(w) > 16 || strings.ToLower(w) != w {
+				panic("filter: injection start word longer than 16 bytes or not lower case: " + w)
+			}
+			firsts := []byte{w[0]}
+			if w[0] >= 'a' && w[0] <= 'z' {
+				firsts = append(firsts, w[0]-'a'+'A')
+			}
+			for _, c := range firsts {
+				found := false
+				for e := range startTable[c] {
+					if startTable[c][e].word == w {
+						startTable[c][e].rules[k/64] |= 1 << (k % 64)
+						found = true
+					}
+				}
+				if !found {
+					var e startEntry
+					e.word = w
+					e.rules[k/64] |= 1 << (k % 64)
+					startTable[c] = append(startTable[c], e)
+				}
+			}
+		}
+	}
+}
+
+// hasPrefixFold reports whether b starts with the lower-case ASCII word w, ignoring case.
+func hasPrefixFold(b []byte, w string) bool {
+	if len(b) < len(w) {
+		return false
+	}
+	for k := 0; k < len(w); k++ {
+		c := b[k]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		if c != w[k] {
+			return false
+		}
+	}
+	return true
+}
+
+type injScan struct {
+	b       []byte
+	c       *counts
+	scratch []byte
+	lastEnd [numCodes]int // absolute end of the last counted match per code
+	covered []int         // per gap rule: every match starting before this was searched for
+	gapBuf  []byte
+	hidFrom int // current hidden region [hidFrom, hidTo)
+	hidTo   int
+}
+
+// segment lower-cases b[i:] up to 400 bytes, stopping at the second line break.
+func (s *injScan) segment(i int) []byte {
+	s.scratch = s.scratch[:0]
+	nl := 0
+	for k := i; k < len(s.b) && k-i < 400; k++ {
+		c := s.b[k]
+		if c == '\n' {
+			nl++
+			if nl == 2 {
+				break
+			}
+		}
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		s.scratch = append(s.scratch, c)
+	}
+	return s.scratch
+}
+
+// leadOK reports whether only [ \t*#>-] precede i back to its line start or the hidden
+// region start.
+func (s *injScan) leadOK(i int) bool {
+	for k := i - 1; k >= s.hidFrom; k-- {
+		switch s.b[k] {
+		case ' ', '\t', '*', '#', '>', '-', '(':
+			continue
+		case '\n':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// gapWindow and gapMatch bound the gap rules: a match is at most gapMatch bytes long, so one
+// search over [i, i+gapWindow) finds every match starting before i+gapWindow-gapMatch, and
+// anchor hits before that are skipped. Each byte is searched a bounded number of times.
+const (
+	gapWindow = 2048
+	gapMatch  = 512
+)
+
+func (s *injScan) gapSearch(k, i int) {
+	r := &rules[k]
+	if i < s.covered[k] {
+		return
+	}
+	// Gap rules never match across a line break: the window ends at the line end when the
+	// line is short enough, and then the whole rest of the line is covered.
+	we := min(len(s.b), i+gapWindow)
+	if nl := bytes.IndexByte(s.b[i:we], '\n'); nl >= 0 {
+		we = i + nl
+		s.covered[k] = we
+	} else if we == len(s.b) {
+		s.covered[k] = we
+	} else {
+		s.covered[k] = we - gapMatch
+	}
+	w := s.lowerRange(i, we)
+	if r.need != nil && !containsAny(w, r.need) {
+		return
+	}
+	for _, m := range r.re.FindAllIndex(w, -1) {
+		if i+m[0] >= s.lastEnd[r.code] && i+m[0] < s.covered[k] {
+			s.c[r.code]++
+			s.lastEnd[r.code] = i + m[1]
+		}
+	}
+}
+
+// lowerRange lower-cases b[i:j] into a scratch buffer of its own.
+func (s *injScan) lowerRange(i, j int) []byte {
+	s.gapBuf = appendLowerASCII(s.gapBuf[:0], s.b[i:j])
+	return s.gapBuf
+}
+
+// atWord tries every rule whose start word matches at the word start i.
+func (s *injScan) atWord(i int) {
+	// every rule one of whose start words begins the text at i; each distinct start word is
+	// compared once, and the rules then run in their table order
+	var hit [2]uint64
+	for _, e := range startTable[s.b[i]] {
+		if hasPrefixFold(s.b[i:], e.word) {
+			hit[0] |= e.rules[0]
+			hit[1] |= e.rules[1]
+		}
+	}
+	if hit[0]|hit[1] == 0 {
+		return
+	}
+	var seg []byte
+	inHidden := i >= s.hidFrom && i < s.hidTo
+	for w := range hit {
+		for m := hit[w]; m != 0; m &= m - 1 {
+			k := w*64 + bits.TrailingZeros64(m)
+			r := &rules[k]
+			if r.hidden && !inHidden || i < s.lastEnd[r.code] {
+				continue
+			}
+			if (r.lineLead && !s.leadOK(i)) || (r.pre != nil && !r.pre(s.b, i)) || (r.affirm && negatedBefore(s.b, i)) {
+				continue
+			}
+			if r.gap {
+				s.gapSearch(k, i)
+				continue
+			}
+			if seg == nil {
+				seg = s.segment(i)
+			}
+			if r.need != nil && !containsAny(seg, r.need) {
+				continue
+			}
+			if m := r.re.FindIndex(seg); m != nil {
+				s.c[r.code]++
+				s.lastEnd[r.code] = i + m[1]
+			}
+		}
+	}
+}
+
+var (
+	commentOpen  = []byte("<!--")
+	commentClose = []byte("-->")
+	hiddenAttr   = regexp.MustCompile(`\shidden(?:\s|=|/|$)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:[^.0-9]|$)|opacity\s*:\s*0(?:\.0+)?(?:[^.0-9]|$)|(?:^|[^-])color\s*:\s*(?:transparent|white|#fff\b|#ffffff)`)
+)
+
+// hiddenAt inspects a hidden region starting at '<' (HTML comment or hidden element) or '['
+// (markdown link-reference comment) and counts a hidden-html finding when its content
+// may address an AI reader: it records the region so hidden rules apply to the words in it.
+func (s *injScan) hiddenAt(p int) {
+	b := s.b
+	var cs, end int
+	switch {
+	case bytes.HasPrefix(b[p:], commentOpen):
+		cs = p + len(commentOpen)
+		k := bytes.Index(b[cs:], commentClose)
+		if k < 0 {
+			end = len(b)
+		} else {
+			end = cs + k + len(commentClose)
+		}
+	case b[p] == '<':
+		// a tag: <name attrs>; hidden by attribute or style
+		te := bytes.IndexByte(b[p:min(len(b), p+1024)], '>')
+		if te < 0 {
+			return
+		}
+		tag := b[p+1 : p+te]
+		ne := 0
+		for ne < len(tag) && isAlnum(tag[ne]) {
+			ne++
+		}
+		if ne == 0 || ne == len(tag) || !hiddenAttr.Match(bytes.ToLower(tag[ne:])) {
+			return
+		}
+		name := string(bytes.ToLower(tag[:ne]))
+		cs = p + te + 1
+		end = findCloseTag(b, cs, name)
+	case b[p] == '[':
+		// a markdown link-reference comment: [//]: # (…), [//]: <> (…), [comment]: # (…),
+		// [comment]: <> (…) — never rendered
+		var rest []byte
+		switch {
+		case bytes.HasPrefix(b[p:], []byte("[//]: ")):
+			rest = b[p+len("[//]: "):]
+		case bytes.HasPrefix(b[p:], []byte("[comment]: ")):
+			rest = b[p+len("[comment]: "):]
+		default:
+			return
+		}
+		switch {
+		case bytes.HasPrefix(rest, []byte("#")):
+			cs = len(b) - len(rest) + 1
+		case bytes.HasPrefix(rest, []byte("<>")):
+			cs = len(b) - len(rest) + 2
+		default:
+			return
+		}
+		e := bytes.IndexByte(b[p:], '\n')
+		if e < 0 {
+			end = len(b)
+		} else {
+			end = p + e
+		}
+	default:
+		return
+	}
+	if end <= s.hidTo {
+		return
+	}
+	s.hidFrom, s.hidTo = cs, end
+}
+
+// findCloseTag returns the index of the first "</name" (any case) at or after from, or len(b).
+func findCloseTag(b []byte, from int, name string) int {
+	for from < len(b) {
+		k := bytes.Index(b[from:], []byte("</"))
+		if k < 0 {
+			return len(b)
+		}
+		from += k
+		if hasPrefixFold(b[from+2:], name) {
+			return from
+		}
+		from += 2
+	}
+	return len(b)
+}
+
+// confusables maps Cyrillic, Greek and Latin-extension letters that NFKC leaves alone but that
+// render like ASCII letters ("ignоre" with a Cyrillic о) to the ASCII letter. It is used only
+// for the injection scan's view of the text, never for the emitted bytes.
+var confusables = map[rune]byte{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c', 'т': 't',
+	'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ї': 'i', 'ј': 'j', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w', 'ӏ': 'l',
+	'ɡ': 'g', 'ү': 'y', 'ց': 'g', 'օ': 'o', 'ս': 'u', 'զ': 'q',
+	'А': 'a', 'В': 'b', 'Е': 'e', 'Ё': 'e', 'К': 'k', 'М': 'm', 'Н': 'h', 'О': 'o', 'Р': 'p', 'С': 'c', 'Т': 't',
+	'У': 'y', 'Х': 'x', 'Ѕ': 's', 'І': 'i', 'Ї': 'i', 'Ј': 'j', 'Һ': 'h', 'Ԁ': 'd', 'Ԛ': 'q', 'Ԝ': 'w', 'Ӏ': 'l',
+	// Greek
+	'α': 'a', 'β': 'b', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	'γ': 'y', 'η': 'n', 'ω': 'w',
+	'Α': 'a', 'Β': 'b', 'Ε': 'e', 'Ζ': 'z', 'Η': 'h', 'Ι': 'i', 'Κ': 'k', 'Μ': 'm', 'Ν': 'n', 'Ο': 'o', 'Ρ': 'p',
+	'Τ': 't', 'Υ': 'y', 'Χ': 'x',
+	// Latin extensions
+	'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɩ': 'i', 'ʏ': 'y', 'ɪ': 'i', 'ɴ': 'n', 'ʀ': 'r', 'ᴀ': 'a', 'ᴄ': 'c', 'ᴅ': 'd',
+	'ᴇ': 'e', 'ᴋ': 'k', 'ᴍ': 'm', 'ᴏ': 'o', 'ᴘ': 'p', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ᴢ': 'z', 'ꜱ': 's',
+}
+
+// foldConfusables returns b with every confusable letter replaced by its ASCII look-alike, or
+// b itself when it has none. Only the lead bytes of the blocks above are inspected, so ASCII
+// and most other text costs one pass of byte compares.
+func foldConfusables(b []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < 0xC4 || (c > 0xD5 && c != 0xE1 && c != 0xEA) {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		a, ok := confusables[r]
+		if !ok {
+			i += n
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[last:i]...)
+		out = append(out, a)
+		i += n
+		last = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// scanInjection is pipeline steps 3 and 5: it counts injection findings in b, read through
+// foldConfusables.
+func scanInjection(b []byte, c *counts) {
+	b = foldConfusables(b)
+	s := injScan{b: b, c: c, scratch: make([]byte, 0, 512), hidFrom: -1, hidTo: -1, covered: make([]int, len(rules))}
+	n := len(b)
+	for i := 0; i < n; {
+		ch := b[i]
+		if byteClass[ch] != clAlnum {
+			if (ch == '<' || ch == '[') && i >= s.hidTo {
+				s.hiddenAt(i)
+			}
+			i++
+			continue
+		}
+		end := setAlnum.run(b, i)
+		if (i == 0 || !isAlnum(b[i-1])) && len(startTable[ch]) > 0 {
+			s.atWord(i)
+		}
+		i = end
+	}
+}
+
+// injectionFound reports whether c holds any injection finding.
+func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTranslateExecute) }
+
+func containsAny(b []byte, words [][]byte) bool {
+	for _, w := range words {
+		if bytes.Contains(b, w) {
+			return true
+		}
+	}
+	return false
+}
