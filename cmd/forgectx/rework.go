@@ -40,7 +40,7 @@ type reworkGateOptions struct {
 	InsecureHTTP             bool
 }
 
-const reworkSynopsis = "rework input-gate --target FILE --target-sha256 HEX --provider-contract FILE --provider-contract-sha256 HEX --actor-id ID --output PATH --api-url URL [--token-env NAME] [--prescript-output] [--timeout D]"
+const reworkSynopsis = "rework input-gate --target FILE --target-sha256 HEX --provider-contract FILE --provider-contract-sha256 HEX --actor-id ID --output PATH --api-url URL [--token-env NAME] [--prescript-output] [--timeout D] [--insecure-http]"
 
 func runReworkCmd(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] != "input-gate" {
@@ -107,7 +107,7 @@ func reworkGateRun(ctx context.Context, e *env, o reworkGateOptions) error {
 		TargetPath: o.Target, TargetSHA256: o.TargetSHA256,
 		ContractPath: o.Contract, ContractSHA256: o.ContractSHA256,
 		ActorID: actor, OutputPath: o.Output, APIURL: o.APIURL, TokenEnv: o.TokenEnv, Getenv: e.Getenv,
-		Timeout: o.Timeout, Log: e.Log,
+		Timeout: o.Timeout, InsecureHTTP: o.InsecureHTTP, Log: e.Log,
 	})
 	if err != nil {
 		var ie *rework.InputError

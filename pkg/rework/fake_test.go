@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 )
 
@@ -288,7 +289,7 @@ func newRun(t *testing.T, f *httpfake.Server, target, contract string) *gateRun 
 			}
 			return ""
 		},
-		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond,
+		Retry: forge.Retry{WaitMin: time.Millisecond, WaitMax: 2 * time.Millisecond, MaxServerWait: 2 * time.Millisecond},
 	}
 	return g
 }

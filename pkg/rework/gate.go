@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
 
 // ReceiptSchema is the wire name of the receipt.
@@ -64,11 +65,12 @@ type Options struct {
 	// after every input and the output have been validated.
 	TokenEnv string
 	Getenv   func(string) string
-	// HTTPClient, when set, is used as is (the seam for the shared forge client); otherwise
-	// NewHTTPClient(Transport, …) is built.
-	HTTPClient                 *http.Client
-	Transport                  http.RoundTripper
-	RetryWaitMin, RetryWaitMax time.Duration
+	// Transport is the innermost round-tripper of the shared forge client (nil: a clone of
+	// http.DefaultTransport); Retry overrides DefaultRetry field by field; InsecureHTTP allows
+	// plain http to a non-loopback host (--insecure-http).
+	Transport    http.RoundTripper
+	Retry        forge.Retry
+	InsecureHTTP bool
 	// Timeout bounds both captures (default 10 minutes).
 	Timeout time.Duration
 	Log     zerolog.Logger
@@ -80,7 +82,7 @@ type Result struct {
 	OutputPath    string
 	ReceiptSHA256 string
 	ReceiptBytes  int
-	// Requests counts the HTTP attempts made through the built-in client (0 with HTTPClient).
+	// Requests counts the HTTP attempts that reached the transport.
 	Requests int64
 }
 
@@ -111,6 +113,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := ParseAPIURL(o.APIURL); err != nil {
 		return nil, err
 	}
+	// The transport rule, before the token is read; NewHTTPClient applies (and logs) it again.
+	if err := forge.CheckAPIURL(o.APIURL, o.InsecureHTTP, zerolog.Nop()); err != nil {
+		var ce *forge.ConfigError
+		if errors.As(err, &ce) {
+			return nil, inErr("--api-url", "", "%s", ce.Rule)
+		}
+		return nil, inErr("--api-url", "", "%v", err)
+	}
 	host, err := canon.Host(o.APIURL)
 	if err != nil {
 		return nil, inErr("--api-url", "", "has no canonical host")
@@ -126,11 +136,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("--token-env %s: %w", o.TokenEnv, ErrToken)
 	}
 	var counter atomic.Int64
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = NewHTTPClient(o.Transport, &counter, o.RetryWaitMin, o.RetryWaitMax)
+	hc, err := NewHTTPClient(forge.Options{APIURL: o.APIURL, Token: token, TokenEnv: o.TokenEnv, Transport: o.Transport,
+		Retry: o.Retry, InsecureHTTP: o.InsecureHTTP, Log: o.Log}, &counter)
+	if err != nil {
+		return nil, err
 	}
-	g, err := NewGetter(o.APIURL, token, hc)
+	g, err := NewGetter(o.APIURL, hc)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 )
 
@@ -384,7 +385,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // TestPreNetworkRefusals: every input and output refusal happens before the token is read
 // and makes zero requests (the fake has no expectation, so any request would fail the test,
-// and the built-in client's counter stays 0).
+// and a counting transport under the shared forge client stays at 0).
 func TestPreNetworkRefusals(t *testing.T) {
 	w := reworkWorld()
 	good := targetJSON(w)
@@ -408,6 +409,11 @@ func TestPreNetworkRefusals(t *testing.T) {
 		}},
 		{name: "TargetIsADirectory", setup: func(t *testing.T, g *gateRun) { g.opts.TargetPath = g.dir }},
 		{name: "APIURLWithoutAPIV1", setup: func(t *testing.T, g *gateRun) { g.opts.APIURL = strings.TrimSuffix(g.opts.APIURL, "/api/v1") }},
+		{name: "PlainHTTPToNonLoopbackRefused", setup: func(t *testing.T, g *gateRun) { g.opts.APIURL = "http://forge.example.invalid/api/v1" },
+			check: func(err error) bool {
+				var ie *InputError
+				return errors.As(err, &ie) && ie.File == "--api-url" && strings.Contains(ie.Rule, "insecure-http")
+			}},
 		{name: "ExistingOutputRefusedBeforeCredentials", setup: func(t *testing.T, g *gateRun) {
 			if err := os.WriteFile(g.opts.OutputPath, []byte("old receipt"), 0o600); err != nil {
 				t.Fatal(err)
@@ -453,7 +459,10 @@ func TestPreNetworkRefusals(t *testing.T) {
 				c.setup(t, g)
 			}
 			var counted atomic.Int64
-			g.opts.HTTPClient = NewHTTPClient(nil, &counted, 0, 0)
+			g.opts.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				counted.Add(1)
+				return http.DefaultTransport.RoundTrip(r)
+			})
 			res, err := Run(context.Background(), g.opts)
 			if err == nil {
 				t.Fatalf("Run accepted the input: %+v", res)
@@ -476,10 +485,14 @@ func TestPreNetworkRefusals(t *testing.T) {
 
 func TestGETOnly(t *testing.T) {
 	var n atomic.Int64
-	hc := NewHTTPClient(roundTripFunc(func(*http.Request) (*http.Response, error) {
-		t.Error("a non-GET request reached the transport")
-		return nil, errors.New("unreachable")
-	}), &n, 0, 0)
+	hc, err := NewHTTPClient(forge.Options{APIURL: "http://127.0.0.1:1/api/v1", Token: "secret-token-value",
+		Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			t.Error("a non-GET request reached the transport")
+			return nil, errors.New("unreachable")
+		})}, &n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		req, _ := http.NewRequest(m, "http://127.0.0.1:1/api/v1/version", nil)
 		if _, err := hc.Do(req); err == nil || !strings.Contains(err.Error(), "only GET") {

@@ -1,9 +1,10 @@
 package rework
 
-// All of the gate's HTTP plumbing lives in this one file: client construction, the token
-// header, retries, the GET-only guard and the Link/X-Total-Count pagination walk with its
-// provenance. It is a seam: Getter takes an *http.Client and a base URL, so the gate can be
-// rewired onto the shared forge provider client without touching capture or decision code.
+// All of the gate's HTTP plumbing lives in this one file. The client is the shared forge
+// client (forge.NewHTTPClient: token on the API's origin only, the transport rule
+// https-except-loopback/--insecure-http, cross-origin redirects handed back unfollowed, the
+// pkg/forge/retry policy); this file adds what only the gate needs: the GET-only guard and
+// the Link/X-Total-Count pagination walk with its provenance, driven by forge.Paginate.
 
 import (
 	"context"
@@ -17,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
 
 // PageSize is the `limit` of every list request: Gitea's default MAX_RESPONSE_ITEMS (50).
@@ -31,111 +32,90 @@ const (
 	MaxResponseBytes = 8 << 20
 )
 
+// DefaultRetry are the gate's retry numbers: 3 retries of transport errors, 429 and 5xx (not
+// 501), backing off from 500 ms to 10 s, a server-demanded wait capped at 2 minutes.
+var DefaultRetry = forge.Retry{Max: 3, WaitMin: 500 * time.Millisecond, WaitMax: 10 * time.Second, MaxServerWait: 2 * time.Minute}
+
 // errNotGET is returned for any non-GET request: the gate never writes to the forge.
 var errNotGET = errors.New("rework: only GET requests are allowed")
 
-// getOnly refuses every method but GET before it reaches the network. It wraps the innermost
-// transport, so a retry or a redirect cannot smuggle another method through either.
+// getOnly refuses every method but GET before it reaches the network. The gate's client has
+// it twice: outermost, so a refused request is not retried, and innermost (counting the
+// attempts that reach the transport), so neither a retry nor a redirect can smuggle another
+// method through.
 type getOnly struct {
 	next     http.RoundTripper
-	requests *atomic.Int64
+	requests *atomic.Int64 // nil: not counted
 }
 
 func (g getOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet {
+		if r.Body != nil {
+			_ = r.Body.Close() // a RoundTripper must close the body it does not send
+		}
 		return nil, errNotGET
 	}
-	g.requests.Add(1)
+	if g.requests != nil {
+		g.requests.Add(1)
+	}
 	return g.next.RoundTrip(r)
 }
 
-// NewHTTPClient builds the retrying, GET-only client the gate uses when no client is injected:
-// transport errors, 429 and 5xx (not 501) are retried up to 3 times with capped exponential
-// backoff; each attempt has a 60 s timeout; a redirect leaving the API's origin is refused so
-// the token never reaches another host. next nil means http.DefaultTransport.
-func NewHTTPClient(next http.RoundTripper, counter *atomic.Int64, retryWaitMin, retryWaitMax time.Duration) *http.Client {
-	if next == nil {
-		next = http.DefaultTransport
+// NewHTTPClient builds the gate's GET-only client on the shared forge client from o (APIURL,
+// Token, Transport as the innermost layer, Retry over DefaultRetry, InsecureHTTP, Log).
+// counter, when not nil, counts the attempts that reach o.Transport. The transport rule is
+// checked here, before any request.
+func NewHTTPClient(o forge.Options, counter *atomic.Int64) (*http.Client, error) {
+	inner := o.Transport
+	if inner == nil {
+		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	rc := retryablehttp.NewClient()
-	rc.Logger = nil // it would log URLs
-	rc.HTTPClient = &http.Client{Transport: getOnly{next: next, requests: counter}, Timeout: 60 * time.Second, CheckRedirect: sameOrigin}
-	rc.RetryMax = 3
-	rc.RetryWaitMin, rc.RetryWaitMax = 500*time.Millisecond, 10*time.Second
-	if retryWaitMin > 0 {
-		rc.RetryWaitMin = retryWaitMin
+	o.Transport = getOnly{next: inner, requests: counter}
+	hc, err := forge.NewHTTPClient(o, forge.ClientSpec{
+		Forge: "forgejo", Auth: forge.BearerAuth("token"), Endpoint: endpointOf, Retry: DefaultRetry,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if retryWaitMax > 0 {
-		rc.RetryWaitMax = retryWaitMax
-	}
-	rc.CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error) {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		if errors.Is(err, errNotGET) || errors.Is(err, errCrossOrigin) {
-			return false, err
-		}
-		if err != nil {
-			return true, nil
-		}
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented {
-			return true, nil
-		}
-		return false, nil
-	}
-	rc.Backoff = func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-		return minDuration(retryablehttp.DefaultBackoff(min, max, attempt, resp), 2*time.Minute)
-	}
-	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
-	return &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOrigin}
+	hc.Transport = getOnly{next: hc.Transport}
+	return hc, nil
 }
 
-func minDuration(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
+// endpointOf templates a request for the retry log line: owner, repository and numbers are
+// replaced, so the line names no repository and no query.
+func endpointOf(r *http.Request) string {
+	p := r.URL.Path
+	if i := strings.Index(p, "/api/v1/"); i >= 0 {
+		p = p[i+len("/api/v1"):]
 	}
-	return b
+	seg := strings.Split(strings.Trim(p, "/"), "/")
+	for i, s := range seg {
+		switch {
+		case i > 0 && seg[0] == "repos" && i == 1:
+			seg[i] = "{owner}"
+		case i > 0 && seg[0] == "repos" && i == 2:
+			seg[i] = "{repo}"
+		case s != "" && strings.Trim(s, "0123456789") == "":
+			seg[i] = "{n}"
+		}
+	}
+	return r.Method + " /" + strings.Join(seg, "/")
 }
 
-var errCrossOrigin = errors.New("rework: redirect to another origin refused")
-
-func sameOrigin(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("rework: stopped after 10 redirects")
-	}
-	if len(via) > 0 && (!strings.EqualFold(req.URL.Scheme, via[0].URL.Scheme) || !strings.EqualFold(req.URL.Host, via[0].URL.Host)) {
-		return errCrossOrigin
-	}
-	return nil
-}
-
-// Getter performs the gate's authenticated GETs against one API base URL (…/api/v1).
+// Getter performs the gate's GETs against one API base URL (…/api/v1) with the client from
+// NewHTTPClient, which carries the token.
 type Getter struct {
-	base  *url.URL
-	token string
-	hc    *http.Client
+	base *url.URL
+	hc   *http.Client
 }
 
-// NewGetter returns a Getter for apiURL using hc (which must not be nil). An injected client
-// (the seam for the shared forge client) gets the GET-only guard around its transport too, so
-// the rule holds whatever client is plugged in.
-func NewGetter(apiURL, token string, hc *http.Client) (*Getter, error) {
+// NewGetter returns a Getter for apiURL using hc (which must not be nil).
+func NewGetter(apiURL string, hc *http.Client) (*Getter, error) {
 	u, err := ParseAPIURL(apiURL)
 	if err != nil {
 		return nil, err
 	}
-	if _, guarded := hc.Transport.(*retryablehttp.RoundTripper); !guarded {
-		next := hc.Transport
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		if _, ok := next.(getOnly); !ok {
-			c := *hc
-			c.Transport = getOnly{next: next, requests: &atomic.Int64{}}
-			hc = &c
-		}
-	}
-	return &Getter{base: u, token: token, hc: hc}, nil
+	return &Getter{base: u, hc: hc}, nil
 }
 
 // ParseAPIURL validates an API base URL: absolute http(s), no query, fragment or credentials,
@@ -183,9 +163,6 @@ func (g *Getter) get(ctx context.Context, rel string) ([]byte, http.Header, int,
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "forgectx")
-	if g.token != "" {
-		req.Header.Set("Authorization", "token "+g.token)
-	}
 	resp, err := g.hc.Do(req)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("GET %s: %w", p, scrubURLError(err))
@@ -245,50 +222,54 @@ type PaginationError struct {
 func (e *PaginationError) Error() string { return "GET " + e.Path + ": pagination: " + e.Rule }
 
 // list reads every page of a list endpoint: page=1,2,… with limit=PageSize, following Link
-// rel="next" (which must point at the same endpoint on the same origin, one page further).
-// The walk ends on the page without rel="next"; X-Total-Count, when sent, must be the same on
-// every page and equal the number of rows read. decode splits one page body into rows.
+// rel="next" (which must point at the same endpoint, one page further). The walk ends on the
+// page without rel="next"; X-Total-Count, when sent, must be the same on every page and equal
+// the number of rows read. decode splits one page body into rows. forge.Paginate is the loop;
+// the page function records each answer's provenance and applies the gate's stricter rules
+// (its own page and row bounds, an empty page announcing a next one is an error, not an end).
 func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int, error)) ([]Page, error) {
 	var pages []Page
 	rows := 0
 	var total *string
-	for n := 1; ; n++ {
+	_, err := forge.Paginate(1, forge.PageRules{}, func(n int) (forge.Page[int], error) {
 		if n > MaxPages {
-			return pages, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", MaxPages)}
+			return forge.Page[int]{}, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", MaxPages)}
 		}
 		rel := fmt.Sprintf("%s?limit=%d&page=%d", path, PageSize, n)
 		body, h, status, err := g.get(ctx, rel)
 		pg := Page{Request: rel, Status: status, TotalCount: headerPtr(h, "X-Total-Count"), Link: headerPtr(h, "Link")}
 		if err != nil {
 			pages = append(pages, pg)
-			return pages, err
+			return forge.Page[int]{}, err
 		}
 		k, err := decode(body)
 		pg.Rows = k
 		pages = append(pages, pg)
 		if err != nil {
-			return pages, err
+			return forge.Page[int]{}, err
 		}
 		rows += k
 		if rows > MaxListItems {
-			return pages, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d rows", MaxListItems)}
+			return forge.Page[int]{}, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d rows", MaxListItems)}
 		}
 		if pg.TotalCount != nil {
 			if total != nil && *total != *pg.TotalCount {
-				return pages, &PaginationError{Path: path, Rule: "X-Total-Count changed between pages"}
+				return forge.Page[int]{}, &PaginationError{Path: path, Rule: "X-Total-Count changed between pages"}
 			}
 			total = pg.TotalCount
 		}
-		next, err := nextLink(g.base, path, h, n)
+		next, err := nextLink(path, h, n)
 		if err != nil {
-			return pages, &PaginationError{Path: path, Rule: err.Error()}
+			return forge.Page[int]{}, &PaginationError{Path: path, Rule: err.Error()}
 		}
-		if !next {
-			break
+		if next && k == 0 {
+			return forge.Page[int]{}, &PaginationError{Path: path, Rule: "an empty page announces a next page"}
 		}
-		if k == 0 {
-			return pages, &PaginationError{Path: path, Rule: "an empty page announces a next page"}
-		}
+		// Total stays -1: the gate compares X-Total-Count itself, as sent, after the walk.
+		return forge.Page[int]{Rows: k, HasNext: next, Next: n + 1, NextKey: strconv.Itoa(n + 1), Total: -1}, nil
+	})
+	if err != nil {
+		return pages, err
 	}
 	if total != nil {
 		t, err := strconv.Atoi(*total)
@@ -307,7 +288,7 @@ func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int
 // API base — so the token cannot be steered to another host; the Link's origin is therefore
 // not compared (Gitea renders it from its configured ROOT_URL, which may name the server
 // differently from --api-url) and is kept as provenance.
-func nextLink(_ *url.URL, path string, h http.Header, n int) (bool, error) {
+func nextLink(path string, h http.Header, n int) (bool, error) {
 	for _, part := range strings.Split(h.Get("Link"), ",") {
 		target, params, ok := strings.Cut(part, ";")
 		if !ok || !hasRelNext(params) {
