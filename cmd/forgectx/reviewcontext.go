@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 )
 
@@ -75,10 +76,11 @@ type reviewContextAcquireOptions struct {
 	TokenEnv     string
 	StoreDir     string
 	ExpectedHead string
+	InsecureHTTP bool
 }
 
 func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA]")
+	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--insecure-http]")
 	var o reviewContextAcquireOptions
 	tokenEnv := "CI_JOB_TOKEN"
 	if e.Getenv("GITLAB_TOKEN") != "" {
@@ -95,6 +97,7 @@ func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.TokenEnv, "token-env", tokenEnv, "environment variable holding the token (default GITLAB_TOKEN when set, else CI_JOB_TOKEN)")
 	fs.StringVar(&o.StoreDir, "store-dir", "", "directory for the private context store (created 0700; required unless the mode is off)")
 	fs.StringVar(&o.ExpectedHead, "expected-head", e.Getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), "fail closed unless the MR head is this SHA (default $CI_MERGE_REQUEST_SOURCE_BRANCH_SHA)")
+	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url on a non-loopback host (the token then travels in clear; logged)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -111,6 +114,11 @@ func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
 	o.MR = n
 	if o.APIURL == "" {
 		return usagef("--api-url: not set and $CI_API_V4_URL is empty")
+	}
+	// The one transport rule of every forge command: https, except loopback or --insecure-http,
+	// checked before the token is read or any request is made.
+	if err := forge.CheckAPIURL(o.APIURL, o.InsecureHTTP, e.Log); err != nil {
+		return usagef("%v", err)
 	}
 	return runReviewContextAcquire(ctx, e, o)
 }

@@ -81,6 +81,18 @@ func TestReviewContextAcquireSelectorsFailClosedBeforeAnyRequest(t *testing.T) {
 	}
 }
 
+// The one transport rule: a plain-http API base on a non-loopback host is refused before the
+// token is read or any request is made (the host does not resolve: a request would fail the
+// run differently, with exit 1).
+func TestReviewContextAcquirePlainHTTPToNonLoopbackIsRefused(t *testing.T) {
+	getenv, environ := acquireEnv(map[string]string{"OCR_REVIEW_CONTEXT_MODE": "metadata", "CI_API_V4_URL": "http://forge.invalid/api/v4"})
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"review-context", "acquire", "--project", "42", "--mr", "7", "--store-dir", filepath.Join(t.TempDir(), "s")}, nil, &out, &errb, getenv, environ)
+	if code != 2 || !strings.Contains(errb.String(), "--api-url: must be https") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
 func TestReviewContextAcquireMetadataCommitsStore(t *testing.T) {
 	fx := func(name string) []byte {
 		b, err := os.ReadFile("../../pkg/reviewctx/testdata/gitlab/" + name + ".json")
