@@ -157,13 +157,12 @@ type run struct {
 
 // list reads a paginated list completely and accounts for it in the statistics.
 func (r *run) list(name string, fetch func(n int) (page, error)) error {
-	pages, total, err := paginateCount(fetch)
-	r.pages[name] += pages
-	need := pages
-	if total >= 0 {
-		need = max(1, (total+r.c.pageSize-1)/r.c.pageSize)
-	}
-	r.bound += max(1, need)
+	pg, err := paginateCount(fetch)
+	r.pages[name] += pg.Pages
+	// The bound counts pages at the size the server actually served (Gitea clamps limit to
+	// MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit altogether), never at
+	// the size asked for.
+	r.bound += pg.Needed()
 	return err
 }
 

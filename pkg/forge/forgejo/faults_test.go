@@ -173,19 +173,32 @@ func TestPaginationFollowsLinkWithoutTotalCount(t *testing.T) {
 	}
 }
 
-// TestPaginationStopsOnEmptyPage: a total that overstates the list (items deleted while
-// paging) ends at the first empty page instead of looping.
-func TestPaginationStopsOnEmptyPage(t *testing.T) {
+// TestEmptyPageShortOfTotalIsAGap: an empty page is not the last while X-Total-Count is
+// unreached, and the search is bounded (never loops).
+func TestEmptyPageShortOfTotalIsAGap(t *testing.T) {
+	// Gitea counts rows it hides from the token (other users' pending reviews) in
+	// X-Total-Count: an empty page is not the end while the total is unreached. The listing
+	// goes on until the pages read cover the total at the largest page seen (5 pages of 2 for
+	// 9), keeps the rows found past the empty page, and then ends in a fetch_failed gap.
 	s := pagedIssueScenario()
-	fake := fakeWith(t, s, nil)
-	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, issueComments(2)), "X-Total-Count", "9"))
+	all := issueComments(3)
+	// The gapped comments reference nobody, so no permission lookup follows.
+	fake := fakeWith(t, s, nil, "/repos/Acme/Widgets/collaborators/bob/permission")
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, all[0:2]), "X-Total-Count", "9"))
 	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=3", withHeader(httpfake.JSON(200, all[2:3]), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=4", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=5", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
 	a, err := acquire(t, fakeClient(t, fake, 2), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Comments) != 2 {
-		t.Fatalf("comments = %d", len(a.Comments))
+	gapped := false
+	for _, g := range a.Outcomes.Comments {
+		gapped = gapped || g.Code == acquisition.GapFetchFailed
+	}
+	if !gapped {
+		t.Fatalf("comments = %d, gaps %+v: an empty page short of X-Total-Count ended the list silently", len(a.Comments), a.Outcomes.Comments)
 	}
 }
 
