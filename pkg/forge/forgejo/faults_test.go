@@ -675,3 +675,23 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 		t.Errorf("other origin got %d requests, home %d (want 0 and 1: no retry)", leaked.Load(), hits.Load())
 	}
 }
+
+// TestCommitStatusesWithoutTasksAreAChecksGap: with Actions disabled the tasks endpoint
+// answers 200 and an empty list, but external CI reports on the head through commit
+// statuses: the head must not look check-free, so the statuses are the checks scope's
+// unsupported gap (they lack the check-run lifecycle the spec's check rules require).
+func TestCommitStatusesWithoutTasksAreAChecksGap(t *testing.T) {
+	s := pullScenario()
+	fake := fakeWith(t, s, map[string][]httpfake.Reply{
+		"/repos/Acme/Widgets/actions/tasks?limit=50&page=1": {withHeader(httpfake.JSON(200, `{"total_count":0,"workflow_runs":[]}`), "X-Total-Count", "0")},
+	})
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/commits/"+headSHA+"/status", httpfake.JSON(200,
+		`{"state":"failure","total_count":2,"statuses":[{"id":1,"status":"failure","context":"woodpecker/test"},{"id":2,"status":"success","context":"drone/build"}]}`))
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Checks) != 0 || gapCount(a.Outcomes.Checks, acquisition.GapUnsupported) != 2 {
+		t.Fatalf("checks %d, gaps %+v: a head with 2 commit statuses looks check-free", len(a.Checks), a.Outcomes.Checks)
+	}
+}
