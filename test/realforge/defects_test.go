@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
@@ -155,5 +154,3 @@ func bodyBytes(t *testing.T, srv *giteaserver.Server, token, path string) int {
 	t.Logf("%s: %d bytes, Content-Length %d, Transfer-Encoding %v", path, n, resp.ContentLength, resp.TransferEncoding)
 	return int(n)
 }
-
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -9,6 +9,7 @@ package realforge
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -50,3 +51,5 @@ func TestDefectStatusReconcileForgejo(t *testing.T) {
 		t.Fatalf("the dead run's status comment is still %q after reconcile", firstLine(c.Body))
 	}
 }
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
