@@ -1,8 +1,8 @@
 //go:build realforge_defects
 
-// The status reconcile defect of issue #15: `forgectx status reconcile` accepts only
-// --forge github today; pkg/run is being extended for GitLab/Forgejo, and this file drops its
-// build tag when that lands. Run it with:
+// The status reconcile defect of issue #15: `forgectx status reconcile --forge forgejo` exits 0
+// on this branch but leaves the dead run's comment at "started"; pkg/run is being extended for
+// GitLab/Forgejo, and this file drops its build tag when that lands. Run it with:
 //
 //	FORGECTX_REALFORGE=1 go test -tags realforge_defects ./test/realforge -run TestDefectStatusReconcile -v
 package realforge
