@@ -27,8 +27,11 @@ type Page[C any] struct {
 
 // PageRules say when a listing ends besides "no next page declared".
 type PageRules struct {
-	// EmptyEnds ends the listing at an empty page even when a next page is declared (Forgejo:
-	// a total that overstates the list, items deleted while paging).
+	// EmptyEnds ends the listing at an empty page when nothing the provider declared is still
+	// unread. An empty page is not the end while a declared total is unreached (Gitea counts
+	// rows it then hides from the token, so a page of hidden rows is empty but not last): the
+	// listing continues until the pages read cover the total at the largest page seen, and
+	// then ends in ErrIncomplete.
 	EmptyEnds bool
 	// TotalEnds ends the listing once the rows read reach the declared total, and continues
 	// to Next while they fall short of it even without a declared next page (Forgejo clamps
@@ -58,6 +61,11 @@ const (
 	StopEmptyPage    StopReason = "empty_page"
 )
 
+// ErrIncomplete is returned (wrapped) when a listing ended before the total or next page the
+// provider declared was reached: a provider-declared total or next page that was not reached
+// is a gap (fetch_failed), never a silently short list.
+var ErrIncomplete = errors.New("pagination: listing ended short of what the provider declared")
+
 // ErrTooManyPages is returned (wrapped) when a listing exceeds MaxPages.
 var ErrTooManyPages = errors.New("pagination: too many pages")
 
@@ -86,6 +94,9 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		next, stop := decideNext(rules, pg, p)
 		if !next {
 			pg.Stop = stop
+			if stop == StopEmptyPage && pg.Total > pg.Rows {
+				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
+			}
 			return pg, nil
 		}
 		if p.NextKey != "" {
@@ -100,8 +111,13 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 
 func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopReason) {
 	switch {
-	case rules.EmptyEnds && p.Rows == 0:
+	case rules.EmptyEnds && p.Rows == 0 && !(pg.Total > pg.Rows && pg.Largest() > 0 && pg.Pages*pg.Largest() < pg.Total):
+		// Empty and either nothing declared is unread, or the pages read already cover the
+		// declared total at the largest page seen (rows are missing, not unread), or no page
+		// held a row so no page size bounds the search.
 		return false, StopEmptyPage
+	case rules.EmptyEnds && p.Rows == 0:
+		return true, ""
 	case rules.TotalEnds && p.Total >= 0:
 		if pg.Rows >= p.Total {
 			return false, StopTotalReached
@@ -111,4 +127,23 @@ func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopRea
 		return false, StopNoNext
 	}
 	return true, ""
+}
+
+// Largest is the most rows one answer held (0 before any).
+func (pg Pagination) Largest() int {
+	n := 0
+	for _, r := range pg.RowsPerPage {
+		n = max(n, r)
+	}
+	return n
+}
+
+// Needed is how many requests a perfect run needs for this listing, counted at the size each
+// answer actually had: every page read when the listing had no declared total or ended short,
+// else the declared total at the largest page seen (at least one).
+func (pg Pagination) Needed() int {
+	if pg.Total < 0 || pg.Rows < pg.Total || pg.Largest() == 0 {
+		return max(1, pg.Pages)
+	}
+	return max(1, min(pg.Pages, (pg.Total+pg.Largest()-1)/pg.Largest()))
 }

@@ -27,22 +27,43 @@ func TestPaginateRulesAndResult(t *testing.T) {
 			forge.Pagination{Pages: 1, RowsPerPage: []int{2}, Rows: 2, Total: 2, NextDeclared: true, Stop: forge.StopTotalReached}},
 		{"total short without a next link continues", forge.PageRules{TotalEnds: true}, pages(pg{Rows: 1, Next: 1, Total: 2}, pg{Rows: 1, Next: 2, Total: 2}),
 			forge.Pagination{Pages: 2, RowsPerPage: []int{1, 1}, Rows: 2, Total: 2, Stop: forge.StopTotalReached}},
-		{"empty page ends", forge.PageRules{EmptyEnds: true, TotalEnds: true}, pages(pg{Rows: 1, Next: 1, Total: 9}, pg{Rows: 0, HasNext: true, Next: 2, Total: 9}),
-			forge.Pagination{Pages: 2, RowsPerPage: []int{1, 0}, Rows: 1, Total: 9, NextDeclared: true, Stop: forge.StopEmptyPage}},
+		{"empty page ends when the total is reached", forge.PageRules{EmptyEnds: true}, pages(pg{Rows: 2, HasNext: true, Next: 1, Total: 2}, pg{Rows: 0, Next: 2, Total: 2}),
+			forge.Pagination{Pages: 2, RowsPerPage: []int{2, 0}, Rows: 2, Total: 2, Stop: forge.StopEmptyPage}},
+		{"empty page short of the total is not the end", forge.PageRules{EmptyEnds: true, TotalEnds: true},
+			pages(pg{Rows: 1, Next: 1, Total: 3}, pg{Rows: 0, Next: 2, Total: 3}, pg{Rows: 2, Next: 3, Total: 3}),
+			forge.Pagination{Pages: 3, RowsPerPage: []int{1, 0, 2}, Rows: 3, Total: 3, Stop: forge.StopTotalReached}},
 	} {
 		got, err := forge.Paginate(0, tc.rules, tc.fetch)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
 		}
 	}
+	// Hidden rows: the search for the declared total is bounded by the largest page seen (2
+	// rows a page, 5 declared: 3 pages), then the listing is incomplete, never silently short.
+	p, err := forge.Paginate(0, forge.PageRules{EmptyEnds: true, TotalEnds: true},
+		pages(pg{Rows: 2, Next: 1, Total: 5}, pg{Rows: 0, Next: 2, Total: 5}, pg{Rows: 0, Next: 3, Total: 5}))
+	if !errors.Is(err, forge.ErrIncomplete) || p.Pages != 3 || p.Rows != 2 {
+		t.Errorf("hidden rows: %+v, %v; want 3 pages and ErrIncomplete", p, err)
+	}
+	if n := p.Needed(); n != 3 {
+		t.Errorf("needed %d for an incomplete listing of 3 pages", n)
+	}
+	// The bound is counted at the size the answers had, not the size asked for: one answer of
+	// 55 rows (an endpoint that ignores page/limit) needs one request; 5 rows at 2 a page, 3.
+	if n := (forge.Pagination{Pages: 1, RowsPerPage: []int{55}, Rows: 55, Total: -1}).Needed(); n != 1 {
+		t.Errorf("needed %d for one answer", n)
+	}
+	if n := (forge.Pagination{Pages: 3, RowsPerPage: []int{2, 2, 1}, Rows: 5, Total: 5}).Needed(); n != 3 {
+		t.Errorf("needed %d for 5 rows served 2 a page", n)
+	}
 	// A next page that repeats is an error, not a loop.
-	_, err := forge.Paginate(0, forge.PageRules{}, func(int) (pg, error) { return pg{Rows: 1, HasNext: true, NextKey: "same", Total: -1}, nil })
+	_, err = forge.Paginate(0, forge.PageRules{}, func(int) (pg, error) { return pg{Rows: 1, HasNext: true, NextKey: "same", Total: -1}, nil })
 	if err == nil {
 		t.Error("a repeating next page was followed")
 	}
 	// A fetch error ends the listing with it.
 	boom := errors.New("boom")
-	p, err := forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) {
+	p, err = forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) {
 		if n == 1 {
 			return pg{}, boom
 		}

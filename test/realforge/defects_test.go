@@ -1,11 +1,7 @@
-//go:build realforge_defects
-
 // These tests reproduce, against a real Gitea, the defects issue #15 found in the Forgejo
-// adapter and the missing `status reconcile --forge forgejo`. They fail on the adapter as it is
-// (which is why they sit behind the realforge_defects build tag, so .ci/run stays green); the
-// adapter fix removes the tag. Run them with:
-//
-//	go test -tags realforge_defects ./test/realforge -run TestDefects -v
+// adapter; each failed on the adapter before its fix, and they run in .ci/run with the rest of
+// the real-server suite. The missing `status reconcile --forge forgejo` is
+// reconcile_defect_test.go, still behind the realforge_defects build tag.
 package realforge
 
 import (
@@ -13,11 +9,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/status"
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 
@@ -139,28 +132,6 @@ func TestDefects(t *testing.T) {
 		}
 	})
 
-	t.Run("status-reconcile-forgejo", func(t *testing.T) {
-		// Not one of the adapter defects: `forgectx status reconcile` accepts only
-		// --forge github today. Needs: reconcile over the Forgejo commenter, finalising a
-		// status comment a killed run left at "started".
-		pipe := filter.New(nil)
-		body, err := status.Render(pipe, status.Status{Agent: "triage", State: status.Started, RunURL: srv.URL + "/owner/widgets/actions/runs/1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := srv.Comment(t, admin, repo, pull, body)
-		r := forgectx(t, map[string]string{"FORGECTX_TOKEN": admin.Token}, "status", "reconcile", "--forge", "forgejo",
-			"--agent", "triage", "--repo", repo.FullName(), "--number", fmt.Sprint(pull), "--api-url", srv.APIURL,
-			"--token-env", "FORGECTX_TOKEN", "--comment-author", admin.Login)
-		if r.code != 0 {
-			t.Fatalf("status reconcile --forge forgejo: exit %d\n%s", r.code, tailStr(r.stderr, 1500))
-		}
-		var c struct{ Body string }
-		srv.MustDo(t, admin.Token, "", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo.FullName(), id), nil, &c)
-		if st, ok := status.ParseStatus(c.Body); !ok || st.State == status.Started {
-			t.Fatalf("the dead run's status comment is still %q after reconcile", firstLine(c.Body))
-		}
-	})
 }
 
 // bodyBytes is the size of an API answer's body as read (chunked or not).
@@ -183,5 +154,3 @@ func bodyBytes(t *testing.T, srv *giteaserver.Server, token, path string) int {
 	t.Logf("%s: %d bytes, Content-Length %d, Transfer-Encoding %v", path, n, resp.ContentLength, resp.TransferEncoding)
 	return int(n)
 }
-
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -2,6 +2,7 @@ package forgejo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -157,13 +158,12 @@ type run struct {
 
 // list reads a paginated list completely and accounts for it in the statistics.
 func (r *run) list(name string, fetch func(n int) (page, error)) error {
-	pages, total, err := paginateCount(fetch)
-	r.pages[name] += pages
-	need := pages
-	if total >= 0 {
-		need = max(1, (total+r.c.pageSize-1)/r.c.pageSize)
-	}
-	r.bound += max(1, need)
+	pg, err := paginateCount(fetch)
+	r.pages[name] += pg.Pages
+	// The bound counts pages at the size the server actually served (Gitea clamps limit to
+	// MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit altogether), never at
+	// the size asked for.
+	r.bound += pg.Needed()
 	return err
 }
 
@@ -507,6 +507,32 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 			c.Log = &acquisition.Log{Outcome: acquisition.LogUnsupported}
 		}
 		r.a.Checks = append(r.a.Checks, c)
+	}
+	if len(seen) == 0 {
+		r.commitStatuses(ctx, head)
+	}
+}
+
+// commitStatuses makes sure a head without Actions tasks does not look check-free: with
+// Actions disabled the tasks endpoint answers 200 and an empty list, yet external CI
+// (Woodpecker, Drone) reports on the head through commit statuses. A commit status has no
+// check-run lifecycle the spec's check rules require (no start, completion or never-started
+// report, and it is overwritten per context), so the statuses are not emitted as checks: they
+// are the checks scope's unsupported gap, counted per status.
+func (r *run) commitStatuses(ctx context.Context, head string) {
+	path := fmt.Sprintf("/repos/%s/%s/commits/%s/status", url.PathEscape(r.owner), url.PathEscape(r.name), url.PathEscape(head))
+	var body struct {
+		TotalCount int               `json:"total_count"`
+		Statuses   []json.RawMessage `json:"statuses"`
+	}
+	_, _, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/commits/{sha}/status", path, nil, &body)
+	r.bound++
+	if err != nil {
+		r.gap(acquisition.ScopeChecks, gapFor(err), err)
+		return
+	}
+	if n := max(body.TotalCount, len(body.Statuses)); n > 0 {
+		r.a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapUnsupported, n)
 	}
 }
 

@@ -296,15 +296,15 @@ func pageOf(h http.Header, next, decoded int) page {
 // there is no Link rel="next". It never relies on a short page meaning "last page", because
 // Forgejo clamps `limit` to MAX_RESPONSE_ITEMS.
 func paginate(fetch func(pageNo int) (page, error)) error {
-	_, _, err := paginateCount(fetch)
+	_, err := paginateCount(fetch)
 	return err
 }
 
-// paginateCount is paginate reporting how many pages it read successfully and the last
-// X-Total-Count seen (-1 when none), for the statistics' lower bound. The loop is the shared
+// paginateCount is paginate reporting the pagination (pages and rows each answer actually
+// held, the last X-Total-Count seen), for the statistics' lower bound. The loop is the shared
 // forge.Paginate: an empty page ends the listing, a declared total is followed page by page
 // until reached, otherwise Link rel="next" decides.
-func paginateCount(fetch func(pageNo int) (page, error)) (pages, total int, err error) {
+func paginateCount(fetch func(pageNo int) (page, error)) (forge.Pagination, error) {
 	pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
 		if err != nil {
@@ -312,7 +312,7 @@ func paginateCount(fetch func(pageNo int) (page, error)) (pages, total int, err 
 		}
 		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
 	})
-	return pg.Pages, pg.Total, err
+	return pg, err
 }
 
 // getJSON performs a direct GET of path (relative to the API URL) with query, decoding the

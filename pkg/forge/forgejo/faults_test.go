@@ -173,19 +173,32 @@ func TestPaginationFollowsLinkWithoutTotalCount(t *testing.T) {
 	}
 }
 
-// TestPaginationStopsOnEmptyPage: a total that overstates the list (items deleted while
-// paging) ends at the first empty page instead of looping.
-func TestPaginationStopsOnEmptyPage(t *testing.T) {
+// TestEmptyPageShortOfTotalIsAGap: an empty page is not the last while X-Total-Count is
+// unreached, and the search is bounded (never loops).
+func TestEmptyPageShortOfTotalIsAGap(t *testing.T) {
+	// Gitea counts rows it hides from the token (other users' pending reviews) in
+	// X-Total-Count: an empty page is not the end while the total is unreached. The listing
+	// goes on until the pages read cover the total at the largest page seen (5 pages of 2 for
+	// 9), keeps the rows found past the empty page, and then ends in a fetch_failed gap.
 	s := pagedIssueScenario()
-	fake := fakeWith(t, s, nil)
-	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, issueComments(2)), "X-Total-Count", "9"))
+	all := issueComments(3)
+	// The gapped comments reference nobody, so no permission lookup follows.
+	fake := fakeWith(t, s, nil, "/repos/Acme/Widgets/collaborators/bob/permission")
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=1", withHeader(httpfake.JSON(200, all[0:2]), "X-Total-Count", "9"))
 	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=2", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=3", withHeader(httpfake.JSON(200, all[2:3]), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=4", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/issues/7/comments?limit=2&page=5", withHeader(httpfake.JSON(200, []any{}), "X-Total-Count", "9"))
 	a, err := acquire(t, fakeClient(t, fake, 2), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Comments) != 2 {
-		t.Fatalf("comments = %d", len(a.Comments))
+	gapped := false
+	for _, g := range a.Outcomes.Comments {
+		gapped = gapped || g.Code == acquisition.GapFetchFailed
+	}
+	if !gapped {
+		t.Fatalf("comments = %d, gaps %+v: an empty page short of X-Total-Count ended the list silently", len(a.Comments), a.Outcomes.Comments)
 	}
 }
 
@@ -660,5 +673,25 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 	}
 	if leaked.Load() != 0 || hits.Load() != 1 {
 		t.Errorf("other origin got %d requests, home %d (want 0 and 1: no retry)", leaked.Load(), hits.Load())
+	}
+}
+
+// TestCommitStatusesWithoutTasksAreAChecksGap: with Actions disabled the tasks endpoint
+// answers 200 and an empty list, but external CI reports on the head through commit
+// statuses: the head must not look check-free, so the statuses are the checks scope's
+// unsupported gap (they lack the check-run lifecycle the spec's check rules require).
+func TestCommitStatusesWithoutTasksAreAChecksGap(t *testing.T) {
+	s := pullScenario()
+	fake := fakeWith(t, s, map[string][]httpfake.Reply{
+		"/repos/Acme/Widgets/actions/tasks?limit=50&page=1": {withHeader(httpfake.JSON(200, `{"total_count":0,"workflow_runs":[]}`), "X-Total-Count", "0")},
+	})
+	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/commits/"+headSHA+"/status", httpfake.JSON(200,
+		`{"state":"failure","total_count":2,"statuses":[{"id":1,"status":"failure","context":"woodpecker/test"},{"id":2,"status":"success","context":"drone/build"}]}`))
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Checks) != 0 || gapCount(a.Outcomes.Checks, acquisition.GapUnsupported) != 2 {
+		t.Fatalf("checks %d, gaps %+v: a head with 2 commit statuses looks check-free", len(a.Checks), a.Outcomes.Checks)
 	}
 }

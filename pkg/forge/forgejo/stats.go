@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
@@ -25,7 +26,8 @@ type Stats struct {
 	Retries int `json:"retries"`
 	// Failures counts transport errors and non-2xx answers (a permission 404 included).
 	Failures int `json:"failures"`
-	// ResponseBytes sums the announced Content-Length of the responses.
+	// ResponseBytes sums the response body bytes actually read (chunked answers carry no
+	// Content-Length).
 	ResponseBytes int64 `json:"response_bytes"`
 	// Pages counts successfully read pages per list of the last acquisition.
 	Pages map[string]int `json:"pages"`
@@ -61,6 +63,12 @@ type counters struct {
 
 func newStats() *counters {
 	return &counters{byEndpoint: map[string]int{}, pages: map[string]int{}, records: map[string]int{}}
+}
+
+func (s *counters) read(n int64) {
+	s.mu.Lock()
+	s.responseBytes += n
+	s.mu.Unlock()
 }
 
 func (s *counters) retried() {
@@ -115,14 +123,11 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil || resp.StatusCode/100 != 2 {
 		s.failures++
 	}
-	if resp != nil && resp.ContentLength > 0 {
-		s.responseBytes += resp.ContentLength
-	}
 	s.mu.Unlock()
 	if resp != nil && resp.Body != nil {
 		// The SDK reads bodies without a bound; a hostile or broken server cannot make this
 		// process hold more than maxResponseBytes of one answer.
-		resp.Body = bodycap.New(resp.Body, maxResponseBytes, errResponseTooLarge)
+		resp.Body = bodycap.New(forge.CountBody(resp.Body, s.read), maxResponseBytes, errResponseTooLarge)
 	}
 	return resp, err
 }
