@@ -36,9 +36,6 @@ const DefaultAcquireTimeout = 15 * time.Minute
 // shared bound of forge.Paginate.
 const maxPages = forge.MaxPages
 
-// ErrEntity wraps every failure to read the required entity (no snapshot without it).
-var ErrEntity = errors.New("github: entity")
-
 var _ forge.Acquirer = (*Client)(nil)
 
 // run is the state of one Acquire call.
@@ -64,15 +61,15 @@ type entityTotals struct {
 	Comments, Reviews, Threads int
 }
 
-// Acquire reads ref into the neutral model under profile. Entity-scope failures are errors
-// wrapping ErrEntity; optional-scope failures are acquisition.Outcomes gaps.
+// Acquire reads ref into the neutral model under profile. Entity-scope failures are
+// *forge.EntityError; optional-scope failures are acquisition.Outcomes gaps.
 func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
 	owner, name, err := ParseRepo(ref.Repo)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEntity, err)
+		return nil, entityErr(acquisition.GapInvalidMetadata, "repo", err)
 	}
 	if ref.Number <= 0 {
-		return nil, fmt.Errorf("%w: number %d: must be positive", ErrEntity, ref.Number)
+		return nil, invalidEntity("number", "%d: must be positive", ref.Number)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		// Every network call runs under a deadline, even when the caller set none.
@@ -91,7 +88,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		return nil, err
 	}
 	if profile.EntityKind != "" && profile.EntityKind != r.acq.Entity.Kind {
-		return nil, fmt.Errorf("%w: #%d is a %s but the collection profile's entity_kind is %s", ErrEntity, ref.Number, r.acq.Entity.Kind, profile.EntityKind)
+		return nil, invalidEntity("entity_kind", "#%d is a %s but the collection profile's entity_kind is %s", ref.Number, r.acq.Entity.Kind, profile.EntityKind)
 	}
 
 	// Sources are independent: read them concurrently (the transport bounds in-flight
