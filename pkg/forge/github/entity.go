@@ -107,14 +107,8 @@ func (r *run) readEntity(ctx context.Context) error {
 	if o, n, ok := strings.Cut(d.Repository.NameWithOwner, "/"); ok && validRepoSegment(o) && validRepoSegment(n) {
 		r.owner, r.name = o, n
 	}
-	switch e.Typename {
-	case "Issue":
-		a.Entity.Kind = acquisition.KindWorkItem
-	case "PullRequest":
-		a.Entity.Kind = acquisition.KindChangeProposal
-		r.isPR = true
-	default:
-		return invalidEntity("type", "#%d: unsupported type %q", r.number, e.Typename)
+	if err := r.classify(e.Typename); err != nil {
+		return err
 	}
 	if !validNodeID(e.ID) {
 		return invalidEntity("entity id", "%q: not a GitHub node ID", e.ID)
@@ -137,36 +131,9 @@ func (r *run) readEntity(ctx context.Context) error {
 	if !ok {
 		return invalidEntity("author id", "not a GitHub node ID")
 	}
-	labels := []string{}
-	for _, l := range e.Labels.Nodes {
-		labels = append(labels, l.Name)
-	}
-	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
-	// (and its head revision) is the one captured by the first read.
-	pi := e.Labels.PageInfo
-	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
-		if vars["labelsAfter"] == *pi.EndCursor {
-			return entityErr(acquisition.GapFetchFailed, "labels", errors.New("the cursor did not advance"))
-		}
-		if n >= maxPages {
-			return entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("more than %d pages", maxPages))
-		}
-		vars["labelsAfter"] = *pi.EndCursor
-		var more entityData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
-			return entityFetchError("labels", err)
-		}
-		r.countPage(acquisition.SourceEntity)
-		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
-			return entityErr(acquisition.GapFetchFailed, "labels", errors.New("entity vanished while reading"))
-		}
-		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
-			labels = append(labels, l.Name)
-		}
-		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
-	}
-	if len(labels) < e.Labels.TotalCount {
-		return entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), e.Labels.TotalCount))
+	labels, err := r.readLabels(ctx, vars, e.Labels)
+	if err != nil {
+		return err
 	}
 	sort.Strings(labels)
 	r.needPages("entity", e.Labels.TotalCount)
@@ -209,4 +176,57 @@ func validRepoSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// classify sets the entity kind from the GraphQL type: an issue is a work item, a pull request
+// a change proposal; anything else has no v1 mapping.
+func (r *run) classify(typename string) error {
+	switch typename {
+	case "Issue":
+		r.acq.Entity.Kind = acquisition.KindWorkItem
+	case "PullRequest":
+		r.acq.Entity.Kind = acquisition.KindChangeProposal
+		r.isPR = true
+	default:
+		return invalidEntity("type", "#%d: unsupported type %q", r.number, typename)
+	}
+	return nil
+}
+
+// readLabels returns every label name of the entity: the first page came with the entity query;
+// more than 100 are read with the same query's labels cursor (vars is that query's variables).
+// A short or endless walk fails the entity: its labels must be complete.
+func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabels) ([]string, error) {
+	labels := []string{}
+	for _, l := range first.Nodes {
+		labels = append(labels, l.Name)
+	}
+	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
+	// (and its head revision) is the one captured by the first read.
+	pi := first.PageInfo
+	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
+		if vars["labelsAfter"] == *pi.EndCursor {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("the cursor did not advance"))
+		}
+		if n >= maxPages {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("more than %d pages", maxPages))
+		}
+		vars["labelsAfter"] = *pi.EndCursor
+		var more entityData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
+			return nil, entityFetchError("labels", err)
+		}
+		r.countPage(acquisition.SourceEntity)
+		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("entity vanished while reading"))
+		}
+		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
+			labels = append(labels, l.Name)
+		}
+		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
+	}
+	if len(labels) < first.TotalCount {
+		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), first.TotalCount))
+	}
+	return labels, nil
 }
