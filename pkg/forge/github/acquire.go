@@ -36,9 +36,6 @@ const DefaultAcquireTimeout = 15 * time.Minute
 // shared bound of forge.Paginate.
 const maxPages = forge.MaxPages
 
-// ErrEntity wraps every failure to read the required entity (no snapshot without it).
-var ErrEntity = errors.New("github: entity")
-
 var _ forge.Acquirer = (*Client)(nil)
 
 // run is the state of one Acquire call.
@@ -64,15 +61,15 @@ type entityTotals struct {
 	Comments, Reviews, Threads int
 }
 
-// Acquire reads ref into the neutral model under profile. Entity-scope failures are errors
-// wrapping ErrEntity; optional-scope failures are acquisition.Outcomes gaps.
+// Acquire reads ref into the neutral model under profile. Entity-scope failures are
+// *forge.EntityError; optional-scope failures are acquisition.Outcomes gaps.
 func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
 	owner, name, err := ParseRepo(ref.Repo)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEntity, err)
+		return nil, entityErr(acquisition.GapInvalidMetadata, "repo", err)
 	}
 	if ref.Number <= 0 {
-		return nil, fmt.Errorf("%w: number %d: must be positive", ErrEntity, ref.Number)
+		return nil, invalidEntity("number", "%d: must be positive", ref.Number)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		// Every network call runs under a deadline, even when the caller set none.
@@ -91,22 +88,40 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		return nil, err
 	}
 	if profile.EntityKind != "" && profile.EntityKind != r.acq.Entity.Kind {
-		return nil, fmt.Errorf("%w: #%d is a %s but the collection profile's entity_kind is %s", ErrEntity, ref.Number, r.acq.Entity.Kind, profile.EntityKind)
+		return nil, invalidEntity("entity_kind", "#%d is a %s but the collection profile's entity_kind is %s", ref.Number, r.acq.Entity.Kind, profile.EntityKind)
 	}
 
-	// Sources are independent: read them concurrently (the transport bounds in-flight
-	// requests). Each writes only its own result; gaps are merged in a fixed order below so
-	// the acquisition does not depend on scheduling.
+	res := r.readSources(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("github: acquisition interrupted: %w", err)
+	}
+	r.merge(res)
+	r.resolveActors(ctx)
+	sortOutcomes(&r.acq.Outcomes)
+	return r.acq, nil
+}
+
+// sourceResults are the optional sources' records and gaps, one field per reader, so the
+// concurrent readers never share a write.
+type sourceResults struct {
+	comments, threadComments  []acquisition.Comment
+	reviews                   []acquisition.Review
+	threads                   []acquisition.Thread
+	checks                    []acquisition.Check
+	agentRuns                 []acquisition.AgentRun
+	gComments, gReviews, gThr gapList
+	gChecks, gAgentRuns       gapList
+}
+
+// readSources reads the profile's optional sources. Sources are independent: they are read
+// concurrently (the transport bounds in-flight requests). Each writes only its own result;
+// merge adds gaps in a fixed order so the acquisition does not depend on scheduling.
+func (r *run) readSources(ctx context.Context) *sourceResults {
 	var (
-		wg                        sync.WaitGroup
-		comments, threadComments  []acquisition.Comment
-		reviews                   []acquisition.Review
-		threads                   []acquisition.Thread
-		checks                    []acquisition.Check
-		agentRuns                 []acquisition.AgentRun
-		gComments, gReviews, gThr gapList
-		gChecks, gAgentRuns       gapList
+		wg  sync.WaitGroup
+		res sourceResults
 	)
+	profile := r.profile
 	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	// With the comment receipt reader, receipts come from the comments listing: one listing
 	// serves both sources when both are selected; agent_runs alone lists for receipts alone.
@@ -115,55 +130,52 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	if wantComments {
 		spawn(func() {
 			l := r.listComments(ctx)
-			comments, gComments = r.readComments(l)
+			res.comments, res.gComments = r.readComments(l)
 			if wantRuns && commentRcpts {
-				agentRuns, gAgentRuns = r.receiptsFrom(l, cr.login)
+				res.agentRuns, res.gAgentRuns = r.receiptsFrom(l, cr.login)
 			}
 		})
 	}
 	if r.isPR && profile.Includes(acquisition.SourceReviews) {
-		spawn(func() { reviews, gReviews = r.readReviews(ctx) })
+		spawn(func() { res.reviews, res.gReviews = r.readReviews(ctx) })
 	}
 	// Review-thread comments are comment records; threads are review relationships. Either
 	// source needs the thread read (the assembler emits threads only with reviews selected).
 	if r.isPR && (profile.Includes(acquisition.SourceReviews) || profile.Includes(acquisition.SourceComments)) {
-		spawn(func() { threads, threadComments, gThr = r.readThreads(ctx) })
+		spawn(func() { res.threads, res.threadComments, res.gThr = r.readThreads(ctx) })
 	}
 	if r.isPR && profile.Includes(acquisition.SourceChecks) {
-		spawn(func() { checks, gChecks = r.readChecks(ctx) })
+		spawn(func() { res.checks, res.gChecks = r.readChecks(ctx) })
 	}
 	if wantRuns && !(wantComments && commentRcpts) {
-		spawn(func() { agentRuns, gAgentRuns = r.readReceipts(ctx) })
+		spawn(func() { res.agentRuns, res.gAgentRuns = r.readReceipts(ctx) })
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("github: acquisition interrupted: %w", err)
-	}
+	return &res
+}
 
-	a := r.acq
-	a.Comments = append(append(a.Comments, comments...), threadComments...)
-	a.Reviews = append(a.Reviews, reviews...)
+// merge adds the sources' records and gaps to the acquisition, in a fixed order.
+func (r *run) merge(res *sourceResults) {
+	a, profile := r.acq, r.profile
+	a.Comments = append(append(a.Comments, res.comments...), res.threadComments...)
+	a.Reviews = append(a.Reviews, res.reviews...)
 	if profile.Includes(acquisition.SourceReviews) {
-		a.Threads = append(a.Threads, threads...)
+		a.Threads = append(a.Threads, res.threads...)
 	}
-	a.Checks = append(a.Checks, checks...)
-	a.AgentRuns = append(a.AgentRuns, agentRuns...)
-	gComments.addTo(&a.Outcomes, acquisition.ScopeComments)
-	gReviews.addTo(&a.Outcomes, acquisition.ScopeReviews)
+	a.Checks = append(a.Checks, res.checks...)
+	a.AgentRuns = append(a.AgentRuns, res.agentRuns...)
+	res.gComments.addTo(&a.Outcomes, acquisition.ScopeComments)
+	res.gReviews.addTo(&a.Outcomes, acquisition.ScopeReviews)
 	// A failed thread read loses review relationships (reviews scope) and the review-thread
 	// comment records themselves (comments scope).
 	if profile.Includes(acquisition.SourceReviews) {
-		gThr.addTo(&a.Outcomes, acquisition.ScopeReviews)
+		res.gThr.addTo(&a.Outcomes, acquisition.ScopeReviews)
 	}
 	if profile.Includes(acquisition.SourceComments) {
-		gThr.addTo(&a.Outcomes, acquisition.ScopeComments)
+		res.gThr.addTo(&a.Outcomes, acquisition.ScopeComments)
 	}
-	gChecks.addTo(&a.Outcomes, acquisition.ScopeChecks)
-	gAgentRuns.addTo(&a.Outcomes, acquisition.ScopeAgentRuns)
-
-	r.resolveActors(ctx)
-	sortOutcomes(&a.Outcomes)
-	return a, nil
+	res.gChecks.addTo(&a.Outcomes, acquisition.ScopeChecks)
+	res.gAgentRuns.addTo(&a.Outcomes, acquisition.ScopeAgentRuns)
 }
 
 // gapList is a scope's adapter-observed gaps, merged into Outcomes once all readers finish.

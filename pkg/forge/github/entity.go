@@ -2,12 +2,41 @@ package github
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
+
+// entityErr is an entity-scope failure as the one provider-neutral *forge.EntityError: without
+// the entity there is no snapshot, so it aborts the acquisition, and the session logs its code
+// and field (never its text).
+func entityErr(code, field string, err error) error {
+	return &forge.EntityError{Forge: "github", Code: code, Field: field, Err: err}
+}
+
+// invalidEntity is an entity GitHub returned that the v1 mapping cannot represent.
+func invalidEntity(field, format string, a ...any) error {
+	return entityErr(acquisition.GapInvalidMetadata, field, fmt.Errorf(format, a...))
+}
+
+// entityFetchError classifies a failed entity read: GitHub answers NOT_FOUND (or 401, 403, 404)
+// for an entity the token may not see as well as for one that does not exist, so both are
+// authorization_failed, like the other adapters; anything else is fetch_failed.
+func entityFetchError(field string, err error) error {
+	code := acquisition.GapFetchFailed
+	var ge *GraphQLError
+	var he *HTTPError
+	if errors.As(err, &ge) && ge.NotFound() ||
+		errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden || he.Status == http.StatusNotFound) {
+		code = acquisition.GapAuthorizationFailed
+	}
+	return entityErr(code, field, err)
+}
 
 type gqlLabels struct {
 	TotalCount int         `json:"totalCount"`
@@ -55,11 +84,11 @@ func (r *run) readEntity(ctx context.Context) error {
 	vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "labelsAfter": nil}
 	var d entityData
 	if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &d) }); err != nil {
-		return fmt.Errorf("%w: %s#%d: %w", ErrEntity, r.owner+"/"+r.name, r.number, err)
+		return entityFetchError("entity", fmt.Errorf("%s#%d: %w", r.owner+"/"+r.name, r.number, err))
 	}
 	r.countPage(acquisition.SourceEntity)
 	if d.Repository == nil || d.Repository.IssueOrPullRequest == nil {
-		return fmt.Errorf("%w: %s#%d: not found", ErrEntity, r.owner+"/"+r.name, r.number)
+		return entityErr(acquisition.GapAuthorizationFailed, "entity", fmt.Errorf("%s#%d: not found", r.owner+"/"+r.name, r.number))
 	}
 	e := d.Repository.IssueOrPullRequest
 	a := r.acq
@@ -70,7 +99,7 @@ func (r *run) readEntity(ctx context.Context) error {
 		Repository:   strings.ToLower(d.Repository.NameWithOwner),
 	}
 	if !validNodeID(d.Repository.ID) {
-		return fmt.Errorf("%w: repository id %q: not a GitHub node ID", ErrEntity, d.Repository.ID)
+		return invalidEntity("repository id", "%q: not a GitHub node ID", d.Repository.ID)
 	}
 	// GraphQL resolves a renamed or transferred repository to its current name; every later
 	// request uses that name, so REST does not meet the old name's 301 (the REST client also
@@ -78,17 +107,11 @@ func (r *run) readEntity(ctx context.Context) error {
 	if o, n, ok := strings.Cut(d.Repository.NameWithOwner, "/"); ok && validRepoSegment(o) && validRepoSegment(n) {
 		r.owner, r.name = o, n
 	}
-	switch e.Typename {
-	case "Issue":
-		a.Entity.Kind = acquisition.KindWorkItem
-	case "PullRequest":
-		a.Entity.Kind = acquisition.KindChangeProposal
-		r.isPR = true
-	default:
-		return fmt.Errorf("%w: #%d: unsupported type %q", ErrEntity, r.number, e.Typename)
+	if err := r.classify(e.Typename); err != nil {
+		return err
 	}
 	if !validNodeID(e.ID) {
-		return fmt.Errorf("%w: entity id %q: not a GitHub node ID", ErrEntity, e.ID)
+		return invalidEntity("entity id", "%q: not a GitHub node ID", e.ID)
 	}
 	native := e.IssueState
 	if r.isPR {
@@ -96,48 +119,21 @@ func (r *run) readEntity(ctx context.Context) error {
 	}
 	state, ok := mapEntityState(native, r.isPR, e.Merged)
 	if !ok {
-		return fmt.Errorf("%w: state %q: not in the v1 GitHub state table", ErrEntity, native)
+		return invalidEntity("state", "%q: not in the v1 GitHub state table", native)
 	}
 	if r.isPR {
 		r.head = strings.ToLower(e.HeadRefOid)
 		if !gitOID.MatchString(r.head) {
-			return fmt.Errorf("%w: headRefOid %q: not a Git object ID", ErrEntity, e.HeadRefOid)
+			return invalidEntity("headRefOid", "%q: not a Git object ID", e.HeadRefOid)
 		}
 	}
 	author, ok := r.refGQL(e.Author)
 	if !ok {
-		return fmt.Errorf("%w: author id: not a GitHub node ID", ErrEntity)
+		return invalidEntity("author id", "not a GitHub node ID")
 	}
-	labels := []string{}
-	for _, l := range e.Labels.Nodes {
-		labels = append(labels, l.Name)
-	}
-	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
-	// (and its head revision) is the one captured by the first read.
-	pi := e.Labels.PageInfo
-	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
-		if vars["labelsAfter"] == *pi.EndCursor {
-			return fmt.Errorf("%w: labels: the cursor did not advance", ErrEntity)
-		}
-		if n >= maxPages {
-			return fmt.Errorf("%w: labels: more than %d pages", ErrEntity, maxPages)
-		}
-		vars["labelsAfter"] = *pi.EndCursor
-		var more entityData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
-			return fmt.Errorf("%w: labels: %w", ErrEntity, err)
-		}
-		r.countPage(acquisition.SourceEntity)
-		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
-			return fmt.Errorf("%w: labels: entity vanished while reading", ErrEntity)
-		}
-		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
-			labels = append(labels, l.Name)
-		}
-		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
-	}
-	if len(labels) < e.Labels.TotalCount {
-		return fmt.Errorf("%w: labels: read %d of %d", ErrEntity, len(labels), e.Labels.TotalCount)
+	labels, err := r.readLabels(ctx, vars, e.Labels)
+	if err != nil {
+		return err
 	}
 	sort.Strings(labels)
 	r.needPages("entity", e.Labels.TotalCount)
@@ -180,4 +176,57 @@ func validRepoSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// classify sets the entity kind from the GraphQL type: an issue is a work item, a pull request
+// a change proposal; anything else has no v1 mapping.
+func (r *run) classify(typename string) error {
+	switch typename {
+	case "Issue":
+		r.acq.Entity.Kind = acquisition.KindWorkItem
+	case "PullRequest":
+		r.acq.Entity.Kind = acquisition.KindChangeProposal
+		r.isPR = true
+	default:
+		return invalidEntity("type", "#%d: unsupported type %q", r.number, typename)
+	}
+	return nil
+}
+
+// readLabels returns every label name of the entity: the first page came with the entity query;
+// more than 100 are read with the same query's labels cursor (vars is that query's variables).
+// A short or endless walk fails the entity: its labels must be complete.
+func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabels) ([]string, error) {
+	labels := []string{}
+	for _, l := range first.Nodes {
+		labels = append(labels, l.Name)
+	}
+	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
+	// (and its head revision) is the one captured by the first read.
+	pi := first.PageInfo
+	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
+		if vars["labelsAfter"] == *pi.EndCursor {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("the cursor did not advance"))
+		}
+		if n >= maxPages {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("more than %d pages", maxPages))
+		}
+		vars["labelsAfter"] = *pi.EndCursor
+		var more entityData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
+			return nil, entityFetchError("labels", err)
+		}
+		r.countPage(acquisition.SourceEntity)
+		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("entity vanished while reading"))
+		}
+		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
+			labels = append(labels, l.Name)
+		}
+		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
+	}
+	if len(labels) < first.TotalCount {
+		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), first.TotalCount))
+	}
+	return labels, nil
 }

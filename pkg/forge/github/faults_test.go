@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
@@ -221,8 +221,9 @@ func TestPersistentFaultsBecomeGaps(t *testing.T) {
 			m, pq, b := target(t, c, i)
 			f.ExpectBody(m, pq, b, persist(httpfake.BadGateway())...)
 		}, nil)
-		if !errors.Is(err, github.ErrEntity) {
-			t.Fatalf("err = %v, want ErrEntity", err)
+		var ee *forge.EntityError
+		if !errors.As(err, &ee) || ee.Code != acquisition.GapFetchFailed {
+			t.Fatalf("err = %v, want a fetch_failed forge.EntityError", err)
 		}
 		if st == nil || st.Requests != 4 {
 			t.Errorf("stats of a failed run = %+v", st)

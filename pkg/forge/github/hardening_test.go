@@ -211,7 +211,7 @@ func TestGraphQLErrorsWithPartialDataAreAGap(t *testing.T) {
 
 // The entity is required: a number GitHub does not know (GraphQL NOT_FOUND with null data), or
 // a number whose kind contradicts the profile (an issue asked for as a change proposal), fails
-// the acquisition with ErrEntity and a message naming the number, before any other request.
+// the acquisition with a *forge.EntityError and a message naming the number, before any other request.
 func TestEntityNotFoundOrOfTheOtherKind(t *testing.T) {
 	s := ghscenario.Issue()
 	c := build(t, s)
@@ -223,7 +223,8 @@ func TestEntityNotFoundOrOfTheOtherKind(t *testing.T) {
 		cl, _ := github.New(fastOptions(fake.URL))
 		_, err := cl.Acquire(context.Background(), refOf(s), testProfile(kindOf(s)))
 		var ge *github.GraphQLError
-		if !errors.Is(err, github.ErrEntity) || !errors.As(err, &ge) || !ge.NotFound() || !strings.Contains(err.Error(), "#7") {
+		var ee *forge.EntityError
+		if !errors.As(err, &ee) || ee.Code != acquisition.GapAuthorizationFailed || !errors.As(err, &ge) || !ge.NotFound() || !strings.Contains(err.Error(), "#7") {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -233,7 +234,8 @@ func TestEntityNotFoundOrOfTheOtherKind(t *testing.T) {
 		fake.ExpectBody(m, pq, b, httpfake.JSON(200, body(t, c, entity)))
 		cl, _ := github.New(fastOptions(fake.URL))
 		_, err := cl.Acquire(context.Background(), refOf(s), testProfile(acquisition.KindChangeProposal))
-		if !errors.Is(err, github.ErrEntity) || !strings.Contains(err.Error(), "work_item") {
+		var ee *forge.EntityError
+		if !errors.As(err, &ee) || ee.Code != acquisition.GapInvalidMetadata || !strings.Contains(err.Error(), "work_item") {
 			t.Errorf("err = %v", err)
 		}
 	})

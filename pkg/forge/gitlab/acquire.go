@@ -18,29 +18,18 @@ import (
 )
 
 // EntityError is an entity-scope failure: without the entity there is no snapshot, so it
-// aborts collection. Code is the spec gap code the assembler would report (fetch_failed,
-// authorization_failed or invalid_metadata).
-type EntityError struct {
-	Code  string
-	Field string
-	Err   error
-}
-
-// EntityFailure reports the code and field (forge.EntityFailure).
-func (e *EntityError) EntityFailure() (code, field string) { return e.Code, e.Field }
-
-func (e *EntityError) Error() string {
-	return fmt.Sprintf("gitlab: %s: %s: %v", e.Field, e.Code, e.Err)
-}
-
-func (e *EntityError) Unwrap() error { return e.Err }
+// aborts collection. It is the one provider-neutral forge.EntityError (Forge "gitlab"); Code is
+// the spec gap code the assembler would report (fetch_failed, authorization_failed or
+// invalid_metadata), Field what it is about. The alias keeps errors.As on *gitlab.EntityError
+// working for existing callers.
+type EntityError = forge.EntityError
 
 func entityFetchError(field string, err error) error {
 	code := acquisition.GapFetchFailed
 	if s := statusOf(err); s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound {
 		code = acquisition.GapAuthorizationFailed
 	}
-	return &EntityError{Code: code, Field: field, Err: quiet(err)}
+	return &EntityError{Forge: "gitlab", Code: code, Field: field, Err: quiet(err)}
 }
 
 // apiError replaces a client-go error's text, which can quote the response body and the
@@ -65,7 +54,7 @@ func quiet(err error) error {
 }
 
 func invalidEntity(field, rule string) error {
-	return &EntityError{Code: acquisition.GapInvalidMetadata, Field: field, Err: errors.New(rule)}
+	return &EntityError{Forge: "gitlab", Code: acquisition.GapInvalidMetadata, Field: field, Err: errors.New(rule)}
 }
 
 // statusOf extracts the HTTP status of a client-go error (0 when there is none).

@@ -225,27 +225,7 @@ type triggered struct {
 // pipeline, …) name no entity and give a zero result. A named entity with a missing or
 // non-positive iid or project id is an error naming the field.
 func triggerEntity(raw []byte) (triggered, error) {
-	var p struct {
-		ObjectKind string `json:"object_kind"`
-		ProjectID  int64  `json:"project_id"`
-		Project    *struct {
-			ID int64 `json:"id"`
-		} `json:"project"`
-		Attrs *struct {
-			IID             int64  `json:"iid"`
-			ProjectID       int64  `json:"project_id"`
-			TargetProjectID int64  `json:"target_project_id"`
-			NoteableType    string `json:"noteable_type"`
-		} `json:"object_attributes"`
-		Issue *struct {
-			IID       int64 `json:"iid"`
-			ProjectID int64 `json:"project_id"`
-		} `json:"issue"`
-		MergeRequest *struct {
-			IID             int64 `json:"iid"`
-			TargetProjectID int64 `json:"target_project_id"`
-		} `json:"merge_request"`
-	}
+	var p triggerPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return triggered{}, fmt.Errorf("not a GitLab webhook payload: %w", err)
 	}
@@ -253,56 +233,79 @@ func triggerEntity(raw []byte) (triggered, error) {
 	if p.Project != nil && p.Project.ID > 0 {
 		project = p.Project.ID
 	}
-	var t triggered
+	var (
+		t   triggered
+		err error
+	)
 	switch p.ObjectKind {
 	case "issue", "work_item":
 		if p.Attrs == nil {
 			return t, fmt.Errorf("%s event: object_attributes: missing", p.ObjectKind)
 		}
-		if p.Attrs.ProjectID > 0 {
-			project = p.Attrs.ProjectID
-		}
-		t = triggered{event: p.ObjectKind, kind: acquisition.KindWorkItem, iid: int(p.Attrs.IID), project: project}
-		if p.Attrs.IID < 1 || p.Attrs.IID > math.MaxInt32 {
-			return triggered{}, fmt.Errorf("%s event: object_attributes.iid %d: must be a positive integer", p.ObjectKind, p.Attrs.IID)
-		}
+		t, err = namedEntity(p.ObjectKind, acquisition.KindWorkItem, "object_attributes.iid", p.Attrs.IID, p.Attrs.ProjectID, project)
 	case "merge_request":
 		if p.Attrs == nil {
 			return t, errors.New("merge_request event: object_attributes: missing")
 		}
-		if p.Attrs.TargetProjectID > 0 {
-			project = p.Attrs.TargetProjectID
-		}
-		t = triggered{event: "merge_request", kind: acquisition.KindChangeProposal, iid: int(p.Attrs.IID), project: project}
-		if p.Attrs.IID < 1 || p.Attrs.IID > math.MaxInt32 {
-			return triggered{}, fmt.Errorf("merge_request event: object_attributes.iid %d: must be a positive integer", p.Attrs.IID)
-		}
+		t, err = namedEntity("merge_request", acquisition.KindChangeProposal, "object_attributes.iid", p.Attrs.IID, p.Attrs.TargetProjectID, project)
 	case "note":
-		switch {
-		case p.Attrs != nil && p.Attrs.NoteableType == "Issue" && p.Issue != nil:
-			if p.Issue.ProjectID > 0 {
-				project = p.Issue.ProjectID
-			}
-			t = triggered{event: "note", kind: acquisition.KindWorkItem, iid: int(p.Issue.IID), project: project}
-			if p.Issue.IID < 1 || p.Issue.IID > math.MaxInt32 {
-				return triggered{}, fmt.Errorf("note event: issue.iid %d: must be a positive integer", p.Issue.IID)
-			}
-		case p.Attrs != nil && p.Attrs.NoteableType == "MergeRequest" && p.MergeRequest != nil:
-			if p.MergeRequest.TargetProjectID > 0 {
-				project = p.MergeRequest.TargetProjectID
-			}
-			t = triggered{event: "note", kind: acquisition.KindChangeProposal, iid: int(p.MergeRequest.IID), project: project}
-			if p.MergeRequest.IID < 1 || p.MergeRequest.IID > math.MaxInt32 {
-				return triggered{}, fmt.Errorf("note event: merge_request.iid %d: must be a positive integer", p.MergeRequest.IID)
-			}
-		default:
-			return triggered{}, nil // a note on a commit or snippet: no entity
-		}
+		t, err = p.noteEntity(project)
 	default:
 		return triggered{}, nil
+	}
+	if err != nil || t.event == "" {
+		return triggered{}, err
 	}
 	if t.project < 1 {
 		return triggered{}, fmt.Errorf("%s event: project id: missing or not a positive integer", t.event)
 	}
 	return t, nil
+}
+
+// triggerPayload is the part of a GitLab webhook payload that names the entity.
+type triggerPayload struct {
+	ObjectKind string `json:"object_kind"`
+	ProjectID  int64  `json:"project_id"`
+	Project    *struct {
+		ID int64 `json:"id"`
+	} `json:"project"`
+	Attrs *struct {
+		IID             int64  `json:"iid"`
+		ProjectID       int64  `json:"project_id"`
+		TargetProjectID int64  `json:"target_project_id"`
+		NoteableType    string `json:"noteable_type"`
+	} `json:"object_attributes"`
+	Issue *struct {
+		IID       int64 `json:"iid"`
+		ProjectID int64 `json:"project_id"`
+	} `json:"issue"`
+	MergeRequest *struct {
+		IID             int64 `json:"iid"`
+		TargetProjectID int64 `json:"target_project_id"`
+	} `json:"merge_request"`
+}
+
+// noteEntity is the entity a note event is on: an issue or a merge request (its own project
+// id wins over the payload's); a note on a commit or snippet names none (a zero result).
+func (p *triggerPayload) noteEntity(project int64) (triggered, error) {
+	switch {
+	case p.Attrs != nil && p.Attrs.NoteableType == "Issue" && p.Issue != nil:
+		return namedEntity("note", acquisition.KindWorkItem, "issue.iid", p.Issue.IID, p.Issue.ProjectID, project)
+	case p.Attrs != nil && p.Attrs.NoteableType == "MergeRequest" && p.MergeRequest != nil:
+		return namedEntity("note", acquisition.KindChangeProposal, "merge_request.iid", p.MergeRequest.IID, p.MergeRequest.TargetProjectID, project)
+	}
+	return triggered{}, nil
+}
+
+// namedEntity is the trigger of an event that names an entity: the iid (read from field, which
+// the error names) must fit a positive int32, and the entity's own project id, when given,
+// wins over the payload's project.
+func namedEntity(event, kind, field string, iid, own, project int64) (triggered, error) {
+	if own > 0 {
+		project = own
+	}
+	if iid < 1 || iid > math.MaxInt32 {
+		return triggered{}, fmt.Errorf("%s event: %s %d: must be a positive integer", event, field, iid)
+	}
+	return triggered{event: event, kind: kind, iid: int(iid), project: project}, nil
 }
