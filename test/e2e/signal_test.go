@@ -76,7 +76,7 @@ func TestRunSIGTERMMidAgent(t *testing.T) {
 	}
 }
 
-// SIGTERM while the pre-script runs: the script's process group is stopped (pkg/prescript
+// SIGTERM or SIGINT while the pre-script runs: the script's process group is stopped (pkg/prescript
 // kills it outright), ⚠️ cancelled, a cancelled receipt over the index the script was shown,
 // nothing relayed (no decision), no agent, no tree.
 func TestRunSIGTERMMidPrescript(t *testing.T) {
@@ -85,7 +85,12 @@ echo $! > "{{DIR}}/agent-out/sleep.pid"
 echo started > "{{DIR}}/agent-out/started"
 wait
 `
-	testSignal(t, syscall.SIGTERM, worldOpts{pre: pre}, "the run was cancelled", false)
+	// The runner sends SIGINT first, then SIGTERM: either one alone cancels the same way.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			testSignal(t, sig, worldOpts{pre: pre}, "the run was cancelled", false)
+		})
+	}
 }
 
 func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, agent bool) {
