@@ -71,7 +71,7 @@ const distinctiveBody = "zebra-quartz-7731 distinctive comment text"
 func TestRunSIGTERMMidAgent(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			testSignal(t, sig, worldOpts{agentMode: "sleep"}, "the run was cancelled while the agent ran", true)
+			testSignal(t, sig, worldOpts{agentMode: "sleep"}, "the run was cancelled while the agent ran", "agent")
 		})
 	}
 }
@@ -88,12 +88,30 @@ wait
 	// The runner sends SIGINT first, then SIGTERM: either one alone cancels the same way.
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			testSignal(t, sig, worldOpts{pre: pre}, "the run was cancelled", false)
+			testSignal(t, sig, worldOpts{pre: pre}, "the run was cancelled", "pre-script")
 		})
 	}
 }
 
-func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, agent bool) {
+// SIGTERM or SIGINT while the post-script runs (the agent finished): the post-script's group
+// is stopped, ⚠️ cancelled, a cancelled receipt, every tree removed.
+func TestRunSignalMidPostscript(t *testing.T) {
+	post := `sleep 30 &
+echo $! > "{{DIR}}/agent-out/sleep.pid"
+echo started > "{{DIR}}/agent-out/post-started"
+wait
+`
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			testSignal(t, sig, worldOpts{post: post}, "the run was cancelled while the post-script ran", "post-script")
+		})
+	}
+}
+
+// testSignal runs forgectx run as its own process and signals it once the phase (agent,
+// pre-script or post-script) has started.
+func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, phase string) {
+	agent := phase == "agent"
 	w := newWorld(t, wo)
 	w.sc.Comments[0].Body = w.sc.Comments[0].Body + " " + distinctiveBody
 	want := w.expectedIndex()
@@ -110,7 +128,11 @@ func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, a
 	cmd.Stderr = &stderr
 	must(t, cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)
-	for !exists(filepath.Join(w.out, "started")) {
+	startedFile := "started"
+	if phase == "post-script" {
+		startedFile = "post-started"
+	}
+	for !exists(filepath.Join(w.out, startedFile)) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -132,10 +154,19 @@ func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, a
 	if agent && !exists(filepath.Join(w.out, "term")) {
 		t.Error("the agent did not receive SIGTERM")
 	}
-	if exists(filepath.Join(w.out, "done")) {
+	if phase != "post-script" && exists(filepath.Join(w.out, "done")) {
 		t.Error("the agent ran to completion despite the cancellation")
 	}
-	if !agent {
+	if phase == "post-script" {
+		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.out, "sleep.pid"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive(pid) {
+			t.Errorf("the post-script's child %d outlived the run", pid)
+		}
+	}
+	if phase == "pre-script" {
 		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.out, "sleep.pid"))))
 		if err != nil {
 			t.Fatal(err)
