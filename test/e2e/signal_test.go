@@ -209,3 +209,51 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// Two runs at once sharing one --state-dir (two jobs on one runner host): each creates its
+// stage under the shared state root (which neither has created yet), neither scavenges the
+// other's live tree, both finish with their own receipt, and the state root is left empty.
+func TestRunConcurrentRunsShareStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	worlds := []*world{newWorld(t, worldOpts{}), newWorld(t, worldOpts{})}
+	opts := make([]run.Options, len(worlds))
+	for i, w := range worlds {
+		want := w.expectedIndex()
+		w.expectStartCreate()
+		w.expectAcquisition()
+		w.expectFinish(status.Success, "", run.StatusSuccess, want)
+		opts[i] = w.options()
+		opts[i].StateDir = state
+	}
+	errs := make([]error, len(worlds))
+	results := make([]*run.Result, len(worlds))
+	done := make(chan int)
+	for i := range worlds {
+		go func(i int) {
+			results[i], errs[i] = runWith(opts[i])
+			done <- i
+		}(i)
+	}
+	for range worlds {
+		<-done
+	}
+	for i, w := range worlds {
+		if errs[i] != nil || results[i] == nil || results[i].Status != run.StatusSuccess || !results[i].ReceiptPosted {
+			t.Errorf("run %d = %+v, %v\n%s", i, results[i], errs[i], w.logBuf.String())
+		}
+		if results[i] != nil && results[i].Scavenged != 0 {
+			t.Errorf("run %d scavenged %d trees: the other run's live tree is not abandoned", i, results[i].Scavenged)
+		}
+		trees, err := os.ReadDir(w.env["RUNNER_TEMP"])
+		must(t, err)
+		for _, e := range trees {
+			if strings.HasPrefix(e.Name(), "forgectx-ctx-") {
+				t.Errorf("run %d left tree %s", i, e.Name())
+			}
+		}
+	}
+	ents, err := os.ReadDir(state)
+	if err != nil || len(ents) != 0 {
+		t.Errorf("shared state dir after both runs: %v, %v; want it empty", ents, err)
+	}
+}
