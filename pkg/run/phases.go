@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/distill"
@@ -67,7 +68,14 @@ var lifecycle = []struct {
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	for _, p := range lifecycle {
 		r.cur = p.id
-		if out, done := p.run(r, parent, ctx); done {
+		// Progress on long work: each phase's start and end with its duration, names and
+		// counts only (the phases' own lines carry their details, never bodies).
+		began := time.Now()
+		r.log.Info().Str("phase", p.id.String()).Msg("forgectx run: phase started")
+		out, done := p.run(r, parent, ctx)
+		r.log.Info().Str("phase", p.id.String()).Int64("duration_ms", time.Since(began).Milliseconds()).
+			Bool("ends_run", done).Msg("forgectx run: phase ended")
+		if done {
 			return out
 		}
 	}

@@ -82,6 +82,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := r.connect(); err != nil {
 		return nil, err
 	}
+	// After connect (which only builds clients, and refuses a bad --api-url first), before
+	// the first forge request.
+	if err := preflight(&r.o, c); err != nil {
+		return nil, err
+	}
 	return r.run(ctx)
 }
 

@@ -43,3 +43,22 @@ func within(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// preflight applies, before anything is posted, the rules the run would otherwise only meet
+// after the start status comment (docs/run.md: a configuration error posts nothing and exits
+// 2). Each rule is pkg/stage's own definition, called early, so the two cannot drift.
+func preflight(o *Options, c *config) error {
+	if err := stage.CheckMode(stage.SealOptions{Mode: o.Immutability, AgentUID: o.AgentUID, AgentGID: o.AgentGID}); err != nil {
+		return &ConfigError{Field: "--immutability/--agent-uid/--agent-gid", Rule: "cannot be enforced here", Err: err}
+	}
+	// As root, an agent without its own UID inherits UID 0, which stage.CheckAgentProcess
+	// refuses right after the start: refuse the configuration instead.
+	if os.Geteuid() == 0 && o.AgentUID == 0 {
+		return &ConfigError{Field: "--agent-uid/--agent-gid", Rule: "required when forgectx runs as root: the agent must never run as UID 0"}
+	}
+	err := stage.CheckPlacement(stage.Options{Base: c.base, StateDir: c.state, Forbidden: o.ArtifactDirs, Getenv: o.Getenv})
+	if err != nil {
+		return &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must be an existing directory outside the repository and run output", Err: err}
+	}
+	return nil
+}

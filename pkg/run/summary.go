@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/safeout"
@@ -13,21 +14,39 @@ var summaryIcons = map[string]string{
 	StatusSuccess: "✅", StatusFailure: "❌", StatusSkipped: "⏭️", StatusCancelled: "⚠️", StatusTimedOut: "⚠️",
 }
 
-// writeSummary appends the job summary to $GITHUB_STEP_SUMMARY under GitHub Actions. A failed
-// write is logged, never fatal: the summary is a convenience for humans.
+// SummaryReportFile is the GitLab job-directory file ($CI_PROJECT_DIR) the summary is also
+// written to, so the component can keep it under artifacts: (templates/forgectx.yml).
+const SummaryReportFile = "forgectx-summary.md"
+
+// writeSummary writes the job summary to the job log (stderr) on every forge, appends it to
+// $GITHUB_STEP_SUMMARY under GitHub Actions and, on GitLab, writes it to SummaryReportFile in
+// the job directory. A failed write is logged, never fatal: the summary is a convenience for
+// humans.
 func (r *runner) writeSummary(out outcome) {
+	var b strings.Builder
+	if err := r.renderSummary(&b, out); err != nil {
+		r.log.Warn().Err(err).Msg("forgectx run: job summary not rendered")
+		return
+	}
+	if r.o.Stderr != nil {
+		// GitLab and Forgejo have no step summary: the job log is where every forge shows it.
+		if _, err := io.WriteString(r.o.Stderr, b.String()); err != nil {
+			r.log.Warn().Err(err).Msg("forgectx run: job summary not written to the job log")
+		}
+	}
+	if dir := r.o.Getenv("CI_PROJECT_DIR"); r.c.ref.Forge == "gitlab" && dir != "" {
+		// Written through pkg/safeout like the step summary: a device or FIFO is refused.
+		if err := safeout.WriteFile(filepath.Join(dir, SummaryReportFile), []byte(b.String()), safeout.Options{Perm: 0o644}); err != nil {
+			r.log.Warn().Err(err).Msg("forgectx run: job summary report file not written")
+		}
+	}
 	path := r.o.Getenv("GITHUB_STEP_SUMMARY")
 	if !r.c.summary || path == "" {
 		return
 	}
 	// Appended through pkg/safeout: $GITHUB_STEP_SUMMARY is a regular file the runner owns;
 	// anything else it names (a device, a FIFO, a directory) is refused, never written into.
-	var b strings.Builder
-	werr := r.renderSummary(&b, out)
-	if werr == nil {
-		werr = safeout.Append(path, []byte(b.String()), safeout.Options{Perm: 0o644})
-	}
-	if werr != nil {
+	if werr := safeout.Append(path, []byte(b.String()), safeout.Options{Perm: 0o644}); werr != nil {
 		r.log.Warn().Err(werr).Msg("forgectx run: job summary not written")
 	}
 }

@@ -175,3 +175,13 @@ func enforceHostModes(dir string) error {
 		return fmt.Errorf("stage: host tree holds a non-regular entry %s", p)
 	})
 }
+
+// CheckPlacement is Create's placement rule on its own, for a caller that must refuse a bad
+// Base or StateDir before it does anything visible (forgectx run checks it before the first
+// forge write): the same definition, so the pre-flight and Create cannot disagree.
+func CheckPlacement(opts Options) error {
+	if err := opts.defaults(); err != nil {
+		return err
+	}
+	return checkPlacement(&opts)
+}

@@ -333,3 +333,11 @@ func checkReadOnly(dir string, mode Mode) error {
 		return nil
 	})
 }
+
+// CheckMode is Seal's immutability-mode rule on its own (the same chooseMode), so that a
+// mode this process can never enforce — ownership without root or without a non-zero agent
+// UID and GID — is refused before anything is posted rather than after the snapshot.
+func CheckMode(o SealOptions) error {
+	_, err := (*Stage)(nil).chooseMode(o)
+	return err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -120,20 +121,41 @@ func TestRunRewrittenRootIndexAbortsBeforeAgent(t *testing.T) {
 }
 
 // When the agent's copy cannot be made immutable (ownership mode without an unprivileged
-// agent identity) the run fails before the agent starts.
-func TestRunUnenforceableImmutabilityAbortsBeforeAgent(t *testing.T) {
-	w := newWorld(t, worldOpts{})
-	want := w.expectedIndex()
-	w.expectStartCreate()
-	w.expectAcquisition()
-	w.expectFinish(status.Failure, "the agent's snapshot copy cannot be made read-only here (ownership); the agent was not started", run.StatusFailure, want)
+// agent identity) the configuration is refused before anything is posted (exit 2).
+func TestRunUnenforceableImmutabilityRefusedBeforePosting(t *testing.T) {
+	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
 	o := w.options()
 	o.Immutability, o.AgentUID, o.AgentGID = "ownership", 0, 0
 	res, err := run.Run(context.Background(), o)
-	if err == nil || res.Status != run.StatusFailure || res.AgentRan {
-		t.Fatalf("run = %+v, %v; want a failure with no agent", res, err)
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--immutability") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming --immutability", res, err)
 	}
-	w.assertNoTrees()
+	if got := w.writes(); len(got) != 0 {
+		t.Errorf("forge writes %v before the configuration was refused", got)
+	}
+	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+		t.Errorf("the refused run staged something: %v, %v", ents, err)
+	}
+}
+
+// A --tree-dir inside the Git work tree of the working directory (the repository) is refused
+// before anything is posted (exit 2); the directory is never created.
+func TestRunTreeDirInsideRepositoryRefusedBeforePosting(t *testing.T) {
+	wd, err := os.Getwd()
+	must(t, err)
+	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+	o := w.options()
+	o.TreeDir = filepath.Join(wd, "forgectx-tree-never-created")
+	res, err := run.Run(context.Background(), o)
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--tree-dir") || !strings.Contains(err.Error(), "Git work tree") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming --tree-dir", res, err)
+	}
+	if exists(o.TreeDir) {
+		t.Error("the refused tree directory was created")
+	}
+	if got := w.writes(); len(got) != 0 {
+		t.Errorf("forge writes %v before the configuration was refused", got)
+	}
 }
 
 // A hostile diagnostic — a forged status marker, a mention, a link, HTML and invisible

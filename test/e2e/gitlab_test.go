@@ -68,7 +68,9 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 		"CI_PROJECT_PATH": "Acme/Platform/widgets", "CI_MERGE_REQUEST_IID": "7", "CI_JOB_ID": "777",
 		"CI_JOB_URL": "https://gitlab.example.com:8443/Acme/Platform/widgets/-/jobs/777", "CI_COMMIT_SHA": "8e0b45049b6253b8984cde9241830d2851168142",
 		"GITLAB_TOKEN": glToken, "RUNNER_TEMP": w.env["RUNNER_TEMP"], "AGENT_OUT": w.out,
+		"CI_PROJECT_DIR": filepath.Join(w.dir, "job"),
 	}
+	must(t, os.Mkdir(w.env["CI_PROJECT_DIR"], 0o755))
 	link := w.env["CI_JOB_URL"]
 	pipe := filter.New([]string{glToken})
 	startBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Started, RunURL: link})
@@ -112,6 +114,20 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	}
 	if got := readFile(t, o.DotenvPath); got != "skipped=false\nFORGECTX_STATUS=success\nFORGECTX_CONTEXT_DIR="+res.ContextDir+"\n" {
 		t.Errorf("dotenv report = %q", got)
+	}
+	// GitLab has no step summary: the same table goes to the job log and to the report file
+	// the component keeps under artifacts: (docs/run.md, "Job summary").
+	report := readFile(t, filepath.Join(w.env["CI_PROJECT_DIR"], run.SummaryReportFile))
+	if !strings.HasPrefix(report, "### ✅ forgectx run: agent `"+agentName+"` on #7 — success") || !strings.Contains(report, "| decision | proceed") {
+		t.Errorf("summary report file:\n%s", report)
+	}
+	if !strings.Contains(w.jobLog.String(), report) {
+		t.Errorf("the job log lacks the summary table:\n%s", w.jobLog.String())
+	}
+	for _, ph := range []string{"scavenge", "status", "snapshot", "pre-script", "relay", "verify", "agent", "post-script"} {
+		if !strings.Contains(w.logBuf.String(), `"phase":"`+ph+`","duration_ms":`) {
+			t.Errorf("no phase-ended progress line with a duration for %s", ph)
+		}
 	}
 	w.assertNoTrees()
 }

@@ -6,45 +6,33 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
 )
 
-// The launched agent is checked with stage.CheckAgentProcess in both seal modes, not only in
-// ownership mode: in bind-mount mode an agent running as root (or with CAP_SYS_ADMIN) could
-// remount the read-only copy writable. Such an agent is killed at once — the sleeping agent
-// neither finishes nor holds the run up — and the run fails with a code-only diagnostic, a
-// failure receipt and no tree left. (Ownership mode always starts the agent as the agent UID
-// with no groups; its check is the same call.)
-func TestRunPrivilegedAgentStoppedInBindMountMode(t *testing.T) {
+// In bind-mount mode an agent running as root could remount the read-only copy writable. As
+// root without --agent-uid the agent would inherit UID 0: the configuration is refused before
+// anything is posted (exit 2), not after the start comment. (stage.CheckAgentProcess still
+// checks every launched agent, for capabilities a binary grants back.)
+func TestRunPrivilegedAgentRefusedBeforePosting(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the agent inherits forgectx's privileges")
+		t.Skip("needs root: the agent would inherit forgectx's privileges")
 	}
-	w := newWorld(t, worldOpts{agentMode: "sleep"})
-	want := w.expectedIndex()
-	w.expectStartCreate()
-	w.expectAcquisition()
-	w.expectFinish(status.Failure, "the agent process was not unprivileged and was stopped", run.StatusFailure, want)
+	w := newWorld(t, worldOpts{agentMode: "sleep"}) // no expectations: any forge request fails the test
 	o := w.options()
-	o.Immutability, o.AgentUID, o.AgentGID = stage.ModeBindMount, 0, 0 // the agent inherits root
-	began := time.Now()
+	o.Immutability, o.AgentUID, o.AgentGID = stage.ModeBindMount, 0, 0 // the agent would inherit root
 	res, err := runWith(o)
-	if err == nil || res == nil || res.Status != run.StatusFailure {
-		t.Fatalf("run = %+v, %v; want a failure", res, err)
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--agent-uid") || !strings.Contains(err.Error(), "UID 0") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming --agent-uid", res, err)
 	}
-	if d := time.Since(began); d > 15*time.Second {
-		t.Errorf("the run took %s: the privileged agent was not killed at once", d)
+	if got := w.writes(); len(got) != 0 {
+		t.Errorf("forge writes %v before the configuration was refused", got)
 	}
-	if exists(filepath.Join(w.out, "done")) {
-		t.Error("the privileged agent ran to completion")
+	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+		t.Errorf("the refused run staged something: %v, %v", ents, err)
 	}
-	if !strings.Contains(w.logBuf.String(), `"mode":"bind-mount"`) || !strings.Contains(w.logBuf.String(), "agent process is not unprivileged") {
-		t.Errorf("the refusal is not logged with its mode:\n%s", w.logBuf.String())
-	}
-	w.assertNoTrees()
 }
 
 // In bind-mount mode with an agent UID the agent runs as that UID with no capabilities, and

@@ -71,12 +71,12 @@ const distinctiveBody = "zebra-quartz-7731 distinctive comment text"
 func TestRunSIGTERMMidAgent(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			testSignal(t, sig, worldOpts{agentMode: "sleep"}, "the run was cancelled while the agent ran", true)
+			testSignal(t, sig, worldOpts{agentMode: "sleep"}, "the run was cancelled while the agent ran", "agent")
 		})
 	}
 }
 
-// SIGTERM while the pre-script runs: the script's process group is stopped (pkg/prescript
+// SIGTERM or SIGINT while the pre-script runs: the script's process group is stopped (pkg/prescript
 // kills it outright), ⚠️ cancelled, a cancelled receipt over the index the script was shown,
 // nothing relayed (no decision), no agent, no tree.
 func TestRunSIGTERMMidPrescript(t *testing.T) {
@@ -85,10 +85,33 @@ echo $! > "{{DIR}}/agent-out/sleep.pid"
 echo started > "{{DIR}}/agent-out/started"
 wait
 `
-	testSignal(t, syscall.SIGTERM, worldOpts{pre: pre}, "the run was cancelled", false)
+	// The runner sends SIGINT first, then SIGTERM: either one alone cancels the same way.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			testSignal(t, sig, worldOpts{pre: pre}, "the run was cancelled", "pre-script")
+		})
+	}
 }
 
-func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, agent bool) {
+// SIGTERM or SIGINT while the post-script runs (the agent finished): the post-script's group
+// is stopped, ⚠️ cancelled, a cancelled receipt, every tree removed.
+func TestRunSignalMidPostscript(t *testing.T) {
+	post := `sleep 30 &
+echo $! > "{{DIR}}/agent-out/sleep.pid"
+echo started > "{{DIR}}/agent-out/post-started"
+wait
+`
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			testSignal(t, sig, worldOpts{post: post}, "the run was cancelled while the post-script ran", "post-script")
+		})
+	}
+}
+
+// testSignal runs forgectx run as its own process and signals it once the phase (agent,
+// pre-script or post-script) has started.
+func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, phase string) {
+	agent := phase == "agent"
 	w := newWorld(t, wo)
 	w.sc.Comments[0].Body = w.sc.Comments[0].Body + " " + distinctiveBody
 	want := w.expectedIndex()
@@ -105,7 +128,11 @@ func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, a
 	cmd.Stderr = &stderr
 	must(t, cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)
-	for !exists(filepath.Join(w.out, "started")) {
+	startedFile := "started"
+	if phase == "post-script" {
+		startedFile = "post-started"
+	}
+	for !exists(filepath.Join(w.out, startedFile)) {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -127,10 +154,19 @@ func testSignal(t *testing.T, sig syscall.Signal, wo worldOpts, detail string, a
 	if agent && !exists(filepath.Join(w.out, "term")) {
 		t.Error("the agent did not receive SIGTERM")
 	}
-	if exists(filepath.Join(w.out, "done")) {
+	if phase != "post-script" && exists(filepath.Join(w.out, "done")) {
 		t.Error("the agent ran to completion despite the cancellation")
 	}
-	if !agent {
+	if phase == "post-script" {
+		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.out, "sleep.pid"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive(pid) {
+			t.Errorf("the post-script's child %d outlived the run", pid)
+		}
+	}
+	if phase == "pre-script" {
 		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(w.out, "sleep.pid"))))
 		if err != nil {
 			t.Fatal(err)
@@ -172,4 +208,52 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// Two runs at once sharing one --state-dir (two jobs on one runner host): each creates its
+// stage under the shared state root (which neither has created yet), neither scavenges the
+// other's live tree, both finish with their own receipt, and the state root is left empty.
+func TestRunConcurrentRunsShareStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	worlds := []*world{newWorld(t, worldOpts{}), newWorld(t, worldOpts{})}
+	opts := make([]run.Options, len(worlds))
+	for i, w := range worlds {
+		want := w.expectedIndex()
+		w.expectStartCreate()
+		w.expectAcquisition()
+		w.expectFinish(status.Success, "", run.StatusSuccess, want)
+		opts[i] = w.options()
+		opts[i].StateDir = state
+	}
+	errs := make([]error, len(worlds))
+	results := make([]*run.Result, len(worlds))
+	done := make(chan int)
+	for i := range worlds {
+		go func(i int) {
+			results[i], errs[i] = runWith(opts[i])
+			done <- i
+		}(i)
+	}
+	for range worlds {
+		<-done
+	}
+	for i, w := range worlds {
+		if errs[i] != nil || results[i] == nil || results[i].Status != run.StatusSuccess || !results[i].ReceiptPosted {
+			t.Errorf("run %d = %+v, %v\n%s", i, results[i], errs[i], w.logBuf.String())
+		}
+		if results[i] != nil && results[i].Scavenged != 0 {
+			t.Errorf("run %d scavenged %d trees: the other run's live tree is not abandoned", i, results[i].Scavenged)
+		}
+		trees, err := os.ReadDir(w.env["RUNNER_TEMP"])
+		must(t, err)
+		for _, e := range trees {
+			if strings.HasPrefix(e.Name(), "forgectx-ctx-") {
+				t.Errorf("run %d left tree %s", i, e.Name())
+			}
+		}
+	}
+	ents, err := os.ReadDir(state)
+	if err != nil || len(ents) != 0 {
+		t.Errorf("shared state dir after both runs: %v, %v; want it empty", ents, err)
+	}
 }
