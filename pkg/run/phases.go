@@ -170,13 +170,12 @@ func (r *runner) prescript(parent, ctx context.Context) (outcome, bool) {
 		}
 		env := append(pickEnv(r.o.Environ(), ps.Env), EnvSnapshotDir+"="+r.treeDir)
 		log := r.log
-		sout, serr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
+		// prescript.Run redacts the script's live log itself (the same pass, r.pipe): the
+		// streams go to the job log unwrapped, so each line is redacted once.
 		d, err = prescript.Run(ctx, prescript.Options{
 			RunDir: r.preDir, Command: ps.Command, Env: env,
-			Stdout: sout, Stderr: serr, Redactor: r.pipe, Timeout: ps.Timeout, Log: &log,
+			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, Log: &log,
 		})
-		sout.Flush()
-		serr.Flush()
 		if err != nil {
 			return prescriptFailure(parent, ctx, err)
 		}
@@ -305,7 +304,7 @@ func (r *runner) agent(parent, ctx context.Context) (outcome, bool) {
 		spec.attr = sealed.SysProcAttr()
 	}
 	r.phase("agent").Str("mode", string(sealed.Mode)).Msg("forgectx run: agent starting")
-	aout, aerr := newRedactLines(r.o.Stdout, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
+	aout, aerr := prescript.NewRedactingLog(r.o.Stdout, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)
 	spec.stdout, spec.stderr = aout, aerr
 	ap := runProc(ctx, spec)
 	aout.Flush()
@@ -349,7 +348,7 @@ func (r *runner) postscript(parent, ctx context.Context) (outcome, bool) {
 	resultFile := filepath.Join(r.preDir, "result")
 	env := append(pickEnv(r.o.Environ(), ps.Env), EnvSnapshotDir+"="+r.treeDir, EnvAgentStatus+"="+r.agentStatus,
 		EnvResultFile+"="+resultFile)
-	pout, perr := newRedactLines(r.o.Stderr, r.pipe), newRedactLines(r.o.Stderr, r.pipe)
+	pout, perr := prescript.NewRedactingLog(r.o.Stderr, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)
 	tail := newLastLine(perr, 2048)
 	pp := runProc(ctx, procSpec{argv: ps.Command, env: env, stdout: pout, stderr: tail, timeout: ps.Timeout, grace: r.o.KillGrace})
 	pout.Flush()

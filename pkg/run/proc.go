@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -256,65 +255,4 @@ func describeExit(what string, p procResult, timeout time.Duration) string {
 			map[int]string{126: "that is not executable", 127: "not found on PATH"}[p.ExitCode])
 	}
 	return fmt.Sprintf("%s exited with code %d", what, p.ExitCode)
-}
-
-// redactor is the redaction pass of the filter pipeline.
-type redactor interface {
-	Redact(s string) (string, []filter.Finding)
-}
-
-// maxLogLine bounds a buffered job-log line; a longer line is redacted and written in pieces.
-const maxLogLine = 64 << 10
-
-// redactLines copies a process's stream to the job log line by line through the redaction
-// pass, so a script that prints a token or a registered secret does not put it in the log.
-type redactLines struct {
-	mu  sync.Mutex
-	to  io.Writer
-	r   redactor
-	buf []byte
-}
-
-func newRedactLines(to io.Writer, r redactor) *redactLines { return &redactLines{to: to, r: r} }
-
-func (l *redactLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		l.emit(l.buf[:i+1])
-		l.buf = l.buf[i+1:]
-	}
-	if len(l.buf) > maxLogLine {
-		l.emit(l.buf)
-		l.buf = nil
-	}
-	return len(p), nil
-}
-
-func (l *redactLines) emit(b []byte) {
-	if l.to == nil || len(b) == 0 {
-		return
-	}
-	// This runs on exec's copying goroutine, where a panic would kill forgectx before any
-	// cleanup: a line the redaction pass cannot handle is withheld instead (fail closed).
-	defer func() {
-		if recover() != nil {
-			_, _ = io.WriteString(l.to, "[forgectx: line withheld: redaction failed]\n")
-		}
-	}()
-	s, _ := l.r.Redact(string(b))
-	_, _ = io.WriteString(l.to, s) // the job log is best effort
-}
-
-// Flush writes a final unterminated line.
-func (l *redactLines) Flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.emit(l.buf)
-	l.buf = nil
 }

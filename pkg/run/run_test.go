@@ -17,6 +17,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -85,7 +86,7 @@ func TestAgentEnvironmentIsScrubbed(t *testing.T) {
 func TestJobLogStreamsAreRedacted(t *testing.T) {
 	const secret = "registered-secret-value-123456"
 	var out bytes.Buffer
-	w := newRedactLines(&out, filter.New([]string{secret}))
+	w := prescript.NewRedactingLog(&out, filter.New([]string{secret}))
 	w.Write([]byte("first line\nleak: registered-secr"))
 	w.Write([]byte("et-value-123456 end\nunterminated " + secret))
 	w.Flush()
