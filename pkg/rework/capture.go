@@ -221,15 +221,8 @@ func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, erro
 	}); err != nil {
 		return s, m, err
 	}
-	seenReview := map[int64]bool{}
-	for i, r := range m.reviews {
-		if r.ID == nil || *r.ID <= 0 {
-			return s, m, capFail(ReasonMalformedRecord, fmt.Sprintf("reviews row %d", i+1), "id is missing or not a positive integer")
-		}
-		if seenReview[*r.ID] {
-			return s, m, capFail(ReasonDuplicateRecordID, fmt.Sprintf("review %d", *r.ID), "the review ID is listed twice")
-		}
-		seenReview[*r.ID] = true
+	if err := uniqueReviewIDs(m.reviews); err != nil {
+		return s, m, err
 	}
 	seenInline := map[int64]int64{}
 	for _, r := range m.reviews {
@@ -244,21 +237,8 @@ func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, erro
 		if err != nil {
 			return s, m, err
 		}
-		for j, c := range typed {
-			if c.ID == nil || *c.ID <= 0 {
-				return s, m, capFail(ReasonMalformedRecord, fmt.Sprintf("%s row %d", resource, j+1), "id is missing or not a positive integer")
-			}
-			if c.ReviewID != nil && *c.ReviewID != id {
-				return s, m, capFail(ReasonIdentityMismatch, fmt.Sprintf("inline comment %d", *c.ID), "pull_request_review_id names another review than the endpoint's")
-			}
-			if other, dup := seenInline[*c.ID]; dup {
-				where := "twice in the same review's inline list"
-				if other != id {
-					where = fmt.Sprintf("in the inline lists of reviews %d and %d", other, id)
-				}
-				return s, m, capFail(ReasonDuplicateRecordID, fmt.Sprintf("inline comment %d", *c.ID), "the inline comment ID appears %s", where)
-			}
-			seenInline[*c.ID] = id
+		if err := checkInline(resource, id, typed, seenInline); err != nil {
+			return s, m, err
 		}
 		m.inline[id] = typed
 		m.inlineRecordsN += len(typed)
@@ -270,6 +250,42 @@ func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, erro
 		return s, m, err
 	}
 	return s, m, nil
+}
+
+func uniqueReviewIDs(reviews []nReview) error {
+	seen := map[int64]bool{}
+	for i, r := range reviews {
+		if r.ID == nil || *r.ID <= 0 {
+			return capFail(ReasonMalformedRecord, fmt.Sprintf("reviews row %d", i+1), "id is missing or not a positive integer")
+		}
+		if seen[*r.ID] {
+			return capFail(ReasonDuplicateRecordID, fmt.Sprintf("review %d", *r.ID), "the review ID is listed twice")
+		}
+		seen[*r.ID] = true
+	}
+	return nil
+}
+
+// checkInline checks one review's inline rows: positive IDs, bound to the endpoint's review,
+// and each inline comment ID listed once across every review (seen maps ID to review).
+func checkInline(resource string, id int64, typed []nInline, seen map[int64]int64) error {
+	for j, c := range typed {
+		if c.ID == nil || *c.ID <= 0 {
+			return capFail(ReasonMalformedRecord, fmt.Sprintf("%s row %d", resource, j+1), "id is missing or not a positive integer")
+		}
+		if c.ReviewID != nil && *c.ReviewID != id {
+			return capFail(ReasonIdentityMismatch, fmt.Sprintf("inline comment %d", *c.ID), "pull_request_review_id names another review than the endpoint's")
+		}
+		if other, dup := seen[*c.ID]; dup {
+			where := "twice in the same review's inline list"
+			if other != id {
+				where = fmt.Sprintf("in the inline lists of reviews %d and %d", other, id)
+			}
+			return capFail(ReasonDuplicateRecordID, fmt.Sprintf("inline comment %d", *c.ID), "the inline comment ID appears %s", where)
+		}
+		seen[*c.ID] = id
+	}
+	return nil
 }
 
 func uniqueIDs(resource string, cs []nComment) error {

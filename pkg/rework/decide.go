@@ -189,66 +189,78 @@ type SourceIssueCommentCheck struct {
 	Status   string          `json:"status"`
 }
 
-// bindings checks identity, provider, head, default branch, author and Source Issue rules.
+// bindings checks identity, provider, head, default branch, author and Source Issue rules, in
+// that order (the order of the reasons is the order of precedence).
 func bindings(t *Target, c *Contract, actorID int64, m *model) []Blocking {
-	var out []Blocking
-	add := func(r Reason, subject, format string, a ...any) {
-		out = append(out, Blocking{Reason: r, Subject: subject, Rule: fmt.Sprintf(format, a...)})
-	}
+	b := &blocker{}
 	if m.version != c.APIVersion {
-		add(ReasonProviderVersionMismatch, "version", "GET /version does not report the contract's provider.api_version")
+		b.add(ReasonProviderVersionMismatch, "version", "GET /version does not report the contract's provider.api_version")
 	}
-	r := m.repo
+	bindRepository(b, t, &m.repo)
+	bindPull(b, t, actorID, &m.pull, &m.repo)
+	bindSourceIssue(b, t, &m.issue)
+	return b.out
+}
+
+// blocker collects blocking reasons in the order they are found.
+type blocker struct{ out []Blocking }
+
+func (b *blocker) add(r Reason, subject, format string, a ...any) {
+	b.out = append(b.out, Blocking{Reason: r, Subject: subject, Rule: fmt.Sprintf(format, a...)})
+}
+
+func bindRepository(b *blocker, t *Target, r *nRepo) {
 	switch {
 	case r.ID == nil || r.FullName == nil || r.Name == nil || r.Owner == nil || r.Owner.Login == nil || r.DefaultBranch == nil:
-		add(ReasonMalformedRecord, "repository", "id, name, full_name, owner.login and default_branch are required")
+		b.add(ReasonMalformedRecord, "repository", "id, name, full_name, owner.login and default_branch are required")
 	case *r.FullName != t.Owner+"/"+t.Repository || *r.Name != t.Repository || *r.Owner.Login != t.Owner:
-		add(ReasonIdentityMismatch, "repository", "the repository's owner and name are not the target's")
+		b.add(ReasonIdentityMismatch, "repository", "the repository's owner and name are not the target's")
 	}
-	p := m.pull
-	switch {
-	case p.Number == nil || p.User == nil || p.User.ID == nil || p.State == nil || p.Merged == nil || p.Base == nil || p.Base.Ref == nil || p.Head == nil || p.Head.SHA == nil:
-		add(ReasonMalformedRecord, "pull_request", "number, user.id, state, merged, base.ref and head.sha are required")
-	default:
-		if *p.Number != t.PR {
-			add(ReasonIdentityMismatch, "pull_request", "number is not target.pr")
-		}
-		if p.Base.RepoID != nil && r.ID != nil && *p.Base.RepoID != *r.ID {
-			add(ReasonIdentityMismatch, "pull_request", "base.repo_id is not the repository's id")
-		}
-		if *p.State != "open" || *p.Merged {
-			add(ReasonPullRequestNotOpen, "pull_request", "the pull request is not open")
-		}
-		if *p.Head.SHA != t.Head {
-			add(ReasonHeadMismatch, "pull_request", "head.sha is not the target's head")
-		}
-		if *p.User.ID != actorID {
-			add(ReasonAuthorBindingMismatch, "pull_request", "the pull request's author is not --actor-id")
-		}
-		if r.DefaultBranch != nil && *p.Base.Ref != *r.DefaultBranch {
-			add(ReasonDefaultBranchMismatch, "pull_request", "base.ref is not the repository's native default_branch")
-		}
+}
+
+func bindPull(b *blocker, t *Target, actorID int64, p *nPull, r *nRepo) {
+	if p.Number == nil || p.User == nil || p.User.ID == nil || p.State == nil || p.Merged == nil || p.Base == nil || p.Base.Ref == nil || p.Head == nil || p.Head.SHA == nil {
+		b.add(ReasonMalformedRecord, "pull_request", "number, user.id, state, merged, base.ref and head.sha are required")
+		return
 	}
-	is := m.issue
-	switch {
-	case is.Number == nil || is.Body == nil:
-		add(ReasonMalformedRecord, "source_issue", "number and body are required")
-	default:
-		if *is.Number != t.Issue {
-			add(ReasonIdentityMismatch, "source_issue", "number is not target.issue")
-		}
-		if pr := bytes.TrimSpace(is.PullRequest); len(pr) > 0 && string(pr) != "null" {
-			add(ReasonIdentityMismatch, "source_issue", "the Source Issue is a pull request")
-		}
-		if firstLine(*is.Body) != DiscoveryDraftLine {
-			add(ReasonDiscoveryDraftMissing, "source_issue", "the body's first line is not exactly %s", DiscoveryDraftLine)
-		}
-		sum := sha256.Sum256([]byte(*is.Body))
-		if hex.EncodeToString(sum[:]) != t.ContractSHA256 {
-			add(ReasonContractDigestMismatch, "source_issue", "the SHA-256 of the body's UTF-8 bytes is not contract_sha256")
-		}
+	if *p.Number != t.PR {
+		b.add(ReasonIdentityMismatch, "pull_request", "number is not target.pr")
 	}
-	return out
+	if p.Base.RepoID != nil && r.ID != nil && *p.Base.RepoID != *r.ID {
+		b.add(ReasonIdentityMismatch, "pull_request", "base.repo_id is not the repository's id")
+	}
+	if *p.State != "open" || *p.Merged {
+		b.add(ReasonPullRequestNotOpen, "pull_request", "the pull request is not open")
+	}
+	if *p.Head.SHA != t.Head {
+		b.add(ReasonHeadMismatch, "pull_request", "head.sha is not the target's head")
+	}
+	if *p.User.ID != actorID {
+		b.add(ReasonAuthorBindingMismatch, "pull_request", "the pull request's author is not --actor-id")
+	}
+	if r.DefaultBranch != nil && *p.Base.Ref != *r.DefaultBranch {
+		b.add(ReasonDefaultBranchMismatch, "pull_request", "base.ref is not the repository's native default_branch")
+	}
+}
+
+func bindSourceIssue(b *blocker, t *Target, is *nIssue) {
+	if is.Number == nil || is.Body == nil {
+		b.add(ReasonMalformedRecord, "source_issue", "number and body are required")
+		return
+	}
+	if *is.Number != t.Issue {
+		b.add(ReasonIdentityMismatch, "source_issue", "number is not target.issue")
+	}
+	if pr := bytes.TrimSpace(is.PullRequest); len(pr) > 0 && string(pr) != "null" {
+		b.add(ReasonIdentityMismatch, "source_issue", "the Source Issue is a pull request")
+	}
+	if firstLine(*is.Body) != DiscoveryDraftLine {
+		b.add(ReasonDiscoveryDraftMissing, "source_issue", "the body's first line is not exactly %s", DiscoveryDraftLine)
+	}
+	sum := sha256.Sum256([]byte(*is.Body))
+	if hex.EncodeToString(sum[:]) != t.ContractSHA256 {
+		b.add(ReasonContractDigestMismatch, "source_issue", "the SHA-256 of the body's UTF-8 bytes is not contract_sha256")
+	}
 }
 
 func sourceIssueCheck(m *model) SourceIssueCommentCheck {
@@ -265,182 +277,210 @@ var knownStates = map[string]bool{"APPROVED": true, "REQUEST_CHANGES": true, "CO
 // pre holds the capture and binding reasons found before the timeline: any blocking reason,
 // there or here, makes the decision blocked even when a valid request exists.
 func timeline(t *Target, c *Contract, actorID int64, m *model, pre []Blocking) ([]TimelineEntry, []Blocking, Decision) {
-	blocks := append([]Blocking(nil), pre...)
-	add := func(r Reason, id int64, format string, a ...any) {
-		blocks = append(blocks, Blocking{Reason: r, Subject: fmt.Sprintf("review %d", id), Rule: fmt.Sprintf(format, a...)})
-	}
-	entries := make([]TimelineEntry, 0, len(m.reviews))
+	tl := &timelineRun{t: t, c: c, actorID: actorID, blocks: append([]Blocking(nil), pre...)}
+	tl.entries = make([]TimelineEntry, 0, len(m.reviews))
 	for _, r := range m.reviews {
-		e := TimelineEntry{ReviewID: *r.ID, ExclusionReasons: []string{}, InlineRecords: len(m.inline[*r.ID]), ok: true}
-		e.Author.Role = RoleNone
-		if r.User != nil {
-			e.Author.ID, e.Author.Login = r.User.ID, r.User.Login
-		}
-		if r.State != nil {
-			e.State = *r.State
-		}
-		if r.CommitID != nil {
-			e.ReviewedSHA = *r.CommitID
-		}
-		if r.Stale != nil {
-			e.Stale = *r.Stale
-		}
-		if r.Dismissed != nil {
-			e.Dismissed = *r.Dismissed
-		}
-		body := ""
-		if r.Body != nil {
-			body = *r.Body
-		}
-		sum := sha256.Sum256([]byte(body))
-		e.BodySHA256 = hex.EncodeToString(sum[:])
-		e.Marker = ParseMarker(body)
-		if r.SubmittedAt != nil {
-			if ts, err := canon.ParseTime(*r.SubmittedAt); err == nil {
-				e.instant = ts
-				e.SubmittedAt = canon.FormatTime(ts)
-			}
-		}
-		if r.State == nil || !knownStates[*r.State] || r.Body == nil || r.CommitID == nil || r.Stale == nil || r.Dismissed == nil || e.SubmittedAt == "" {
-			e.ok = false
-		}
-		entries = append(entries, e)
+		tl.entries = append(tl.entries, newEntry(r, len(m.inline[*r.ID])))
 	}
-	sort.SliceStable(entries, func(i, j int) bool {
-		if !entries[i].instant.Equal(entries[j].instant) {
-			return entries[i].instant.Before(entries[j].instant)
+	sort.SliceStable(tl.entries, func(i, j int) bool {
+		a, b := tl.entries[i], tl.entries[j]
+		if !a.instant.Equal(b.instant) {
+			return a.instant.Before(b.instant)
 		}
-		return entries[i].ReviewID < entries[j].ReviewID
+		return a.ReviewID < b.ReviewID
 	})
-
 	candidates := map[string][]int{}
-	for i := range entries {
-		e := &entries[i]
-		x := func(s string) { e.ExclusionReasons = append(e.ExclusionReasons, s) }
-		e.Author.Role = roleOf(e.Author, c, actorID)
-		if !e.ok {
-			x("malformed_record")
-			add(ReasonMalformedRecord, e.ReviewID, "state (a known Gitea review state), body, commit_id, stale, dismissed and an RFC 3339 submitted_at are required")
-			continue
-		}
-		if e.Author.ID != nil && e.Author.Login != nil {
-			for _, role := range []Role{c.SpecReviewer, c.CodeReviewer} {
-				idMatch, loginMatch := *e.Author.ID == role.ID, strings.EqualFold(*e.Author.Login, role.Login)
-				if idMatch != loginMatch {
-					x("role_binding_inconsistent")
-					add(ReasonRoleBindingInconsistent, e.ReviewID, "the author's native ID and login do not both match one contract role")
-				}
-			}
-		}
-		e.CurrentHead = e.ReviewedSHA == t.Head
-		current := e.CurrentHead && !e.Stale && !e.Dismissed
-		isRole := e.Author.Role == RoleSpecReviewer || e.Author.Role == RoleCodeReviewer
-		switch e.State {
-		case "REQUEST_REVIEW":
-			x("review_request")
-		case "PENDING":
-			x("pending")
-			if isRole && !e.Dismissed {
-				add(ReasonPendingReview, e.ReviewID, "a role reviewer's review is pending (not submitted)")
-			}
-		case "COMMENT":
-			x("manual_comment")
-			if current {
-				add(ReasonCurrentManualComment, e.ReviewID, "a COMMENT review on the current head cannot be classified automatically")
-			}
-		}
-		if e.Dismissed {
-			x("dismissed")
-		}
-		if e.Stale {
-			x("stale")
-		}
-		if !e.CurrentHead {
-			x("old_head")
-		}
-		if !isRole {
-			x("not_role_actor")
-		}
-		if len(e.ExclusionReasons) == 0 && (e.State == "APPROVED" || e.State == "REQUEST_CHANGES") {
-			candidates[e.Author.Role] = append(candidates[e.Author.Role], i)
+	for i := range tl.entries {
+		if tl.exclude(&tl.entries[i]) {
+			role := tl.entries[i].Author.Role
+			candidates[role] = append(candidates[role], i)
 		}
 	}
-
 	d := Decision{BlockingReasons: []Blocking{}, ReworkReviewIDs: []int64{}, MissingCurrentReview: []string{}, Route: RouteNone}
-	var requests []int64
-	approved := map[string]bool{}
-	blockedSpec := false
 	for _, role := range []string{RoleSpecReviewer, RoleCodeReviewer} {
-		idx := candidates[role]
-		if len(idx) == 0 {
+		if len(candidates[role]) == 0 {
 			d.MissingCurrentReview = append(d.MissingCurrentReview, role)
 			continue
 		}
-		latest := idx[len(idx)-1]
-		same := []int{}
-		for _, i := range idx {
-			if entries[i].instant.Equal(entries[latest].instant) {
-				same = append(same, i)
-			} else {
-				entries[i].ExclusionReasons = append(entries[i].ExclusionReasons, "superseded")
+		tl.selectFor(role, candidates[role], &d)
+	}
+	for i := range tl.entries {
+		if !tl.entries[i].Selected {
+			tl.entries[i].Eligible = false
+		}
+	}
+	tl.decide(&d)
+	return tl.entries, tl.blocks, d
+}
+
+// timelineRun is the state of one timeline derivation: the sorted entries, the blocking
+// reasons found so far and the selected reviews' outcomes.
+type timelineRun struct {
+	t           *Target
+	c           *Contract
+	actorID     int64
+	entries     []TimelineEntry
+	blocks      []Blocking
+	requests    []int64
+	approved    map[string]bool
+	blockedSpec bool
+}
+
+func (tl *timelineRun) add(r Reason, id int64, format string, a ...any) {
+	tl.blocks = append(tl.blocks, Blocking{Reason: r, Subject: fmt.Sprintf("review %d", id), Rule: fmt.Sprintf(format, a...)})
+}
+
+// newEntry is the timeline entry of one review row, before classification; ok is false when
+// the row lacks a field the decision needs.
+func newEntry(r nReview, inline int) TimelineEntry {
+	e := TimelineEntry{ReviewID: *r.ID, ExclusionReasons: []string{}, InlineRecords: inline, ok: true}
+	e.Author.Role = RoleNone
+	if r.User != nil {
+		e.Author.ID, e.Author.Login = r.User.ID, r.User.Login
+	}
+	e.State = deref(r.State)
+	e.ReviewedSHA = deref(r.CommitID)
+	e.Stale = r.Stale != nil && *r.Stale
+	e.Dismissed = r.Dismissed != nil && *r.Dismissed
+	body := deref(r.Body)
+	sum := sha256.Sum256([]byte(body))
+	e.BodySHA256 = hex.EncodeToString(sum[:])
+	e.Marker = ParseMarker(body)
+	if r.SubmittedAt != nil {
+		if ts, err := canon.ParseTime(*r.SubmittedAt); err == nil {
+			e.instant = ts
+			e.SubmittedAt = canon.FormatTime(ts)
+		}
+	}
+	if r.State == nil || !knownStates[*r.State] || r.Body == nil || r.CommitID == nil || r.Stale == nil || r.Dismissed == nil || e.SubmittedAt == "" {
+		e.ok = false
+	}
+	return e
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// exclude records the entry's role, exclusion reasons and blocking reasons, and reports
+// whether the entry is a candidate for its role's selection.
+func (tl *timelineRun) exclude(e *TimelineEntry) bool {
+	x := func(s string) { e.ExclusionReasons = append(e.ExclusionReasons, s) }
+	e.Author.Role = roleOf(e.Author, tl.c, tl.actorID)
+	if !e.ok {
+		x("malformed_record")
+		tl.add(ReasonMalformedRecord, e.ReviewID, "state (a known Gitea review state), body, commit_id, stale, dismissed and an RFC 3339 submitted_at are required")
+		return false
+	}
+	if e.Author.ID != nil && e.Author.Login != nil {
+		for _, role := range []Role{tl.c.SpecReviewer, tl.c.CodeReviewer} {
+			if (*e.Author.ID == role.ID) != strings.EqualFold(*e.Author.Login, role.Login) {
+				x("role_binding_inconsistent")
+				tl.add(ReasonRoleBindingInconsistent, e.ReviewID, "the author's native ID and login do not both match one contract role")
 			}
 		}
-		if conflicting(entries, same) {
-			for _, i := range same {
-				entries[i].ExclusionReasons = append(entries[i].ExclusionReasons, "same_instant_conflict")
-			}
-			add(ReasonSameInstantConflict, entries[latest].ReviewID, "%d %s reviews share the latest instant with different state, body or marker", len(same), role)
-			continue
+	}
+	e.CurrentHead = e.ReviewedSHA == tl.t.Head
+	current := e.CurrentHead && !e.Stale && !e.Dismissed
+	isRole := e.Author.Role == RoleSpecReviewer || e.Author.Role == RoleCodeReviewer
+	switch e.State {
+	case "REQUEST_REVIEW":
+		x("review_request")
+	case "PENDING":
+		x("pending")
+		if isRole && !e.Dismissed {
+			tl.add(ReasonPendingReview, e.ReviewID, "a role reviewer's review is pending (not submitted)")
 		}
-		for _, i := range same[:len(same)-1] {
+	case "COMMENT":
+		x("manual_comment")
+		if current {
+			tl.add(ReasonCurrentManualComment, e.ReviewID, "a COMMENT review on the current head cannot be classified automatically")
+		}
+	}
+	for _, f := range []struct {
+		on     bool
+		reason string
+	}{{e.Dismissed, "dismissed"}, {e.Stale, "stale"}, {!e.CurrentHead, "old_head"}, {!isRole, "not_role_actor"}} {
+		if f.on {
+			x(f.reason)
+		}
+	}
+	return len(e.ExclusionReasons) == 0 && (e.State == "APPROVED" || e.State == "REQUEST_CHANGES")
+}
+
+// selectFor selects the latest candidate of one role (idx is in timeline order): earlier ones
+// are superseded, same-instant disagreement blocks, and the selected marker must be valid.
+func (tl *timelineRun) selectFor(role string, idx []int, d *Decision) {
+	entries := tl.entries
+	latest := idx[len(idx)-1]
+	same := []int{}
+	for _, i := range idx {
+		if entries[i].instant.Equal(entries[latest].instant) {
+			same = append(same, i)
+		} else {
 			entries[i].ExclusionReasons = append(entries[i].ExclusionReasons, "superseded")
 		}
-		e := &entries[latest]
-		if reason, rule := markerProblem(t, role, e); reason != "" {
-			e.ExclusionReasons = append(e.ExclusionReasons, string(reason))
-			add(reason, e.ReviewID, "%s", rule)
-			continue
-		}
-		e.Eligible, e.Selected = true, true
-		id := e.ReviewID
-		if role == RoleSpecReviewer {
-			d.Selected.SpecReviewer = &id
-		} else {
-			d.Selected.CodeReviewer = &id
-		}
-		switch {
-		case e.Marker.Verdict == VerdictBlockedSpec:
-			blockedSpec = true
-			add(ReasonBlockedSpec, id, "the spec reviewer's current review is blocked_spec: route to Discovery investigation, not impl repair")
-		case e.State == "REQUEST_CHANGES":
-			requests = append(requests, id)
-		case e.State == "APPROVED":
-			approved[role] = true
-		}
 	}
-	for i := range entries {
-		if !entries[i].Selected {
-			entries[i].Eligible = false
+	if conflicting(entries, same) {
+		for _, i := range same {
+			entries[i].ExclusionReasons = append(entries[i].ExclusionReasons, "same_instant_conflict")
 		}
+		tl.add(ReasonSameInstantConflict, entries[latest].ReviewID, "%d %s reviews share the latest instant with different state, body or marker", len(same), role)
+		return
 	}
-	sort.Slice(requests, func(i, j int) bool { return position(entries, requests[i]) < position(entries, requests[j]) })
+	for _, i := range same[:len(same)-1] {
+		entries[i].ExclusionReasons = append(entries[i].ExclusionReasons, "superseded")
+	}
+	e := &entries[latest]
+	if reason, rule := markerProblem(tl.t, role, e); reason != "" {
+		e.ExclusionReasons = append(e.ExclusionReasons, string(reason))
+		tl.add(reason, e.ReviewID, "%s", rule)
+		return
+	}
+	e.Eligible, e.Selected = true, true
+	id := e.ReviewID
+	if role == RoleSpecReviewer {
+		d.Selected.SpecReviewer = &id
+	} else {
+		d.Selected.CodeReviewer = &id
+	}
 	switch {
-	case len(blocks) > 0:
+	case e.Marker.Verdict == VerdictBlockedSpec:
+		tl.blockedSpec = true
+		tl.add(ReasonBlockedSpec, id, "the spec reviewer's current review is blocked_spec: route to Discovery investigation, not impl repair")
+	case e.State == "REQUEST_CHANGES":
+		tl.requests = append(tl.requests, id)
+	case e.State == "APPROVED":
+		if tl.approved == nil {
+			tl.approved = map[string]bool{}
+		}
+		tl.approved[role] = true
+	}
+}
+
+// decide turns the selections and blocking reasons into the decision and route.
+func (tl *timelineRun) decide(d *Decision) {
+	requests := tl.requests
+	sort.Slice(requests, func(i, j int) bool { return position(tl.entries, requests[i]) < position(tl.entries, requests[j]) })
+	switch {
+	case len(tl.blocks) > 0:
 		d.Decision = DecisionBlocked
-		if blockedSpec {
+		if tl.blockedSpec {
 			d.Route = RouteDiscovery
 		}
 	case len(requests) > 0:
 		d.Decision, d.Route, d.ReworkReviewIDs = DecisionRework, RouteImpl, requests
-	case approved[RoleSpecReviewer] && approved[RoleCodeReviewer]:
+	case tl.approved[RoleSpecReviewer] && tl.approved[RoleCodeReviewer]:
 		d.Decision = DecisionNoOp
 	default:
 		d.Decision = DecisionBlocked
 		for _, role := range d.MissingCurrentReview {
-			blocks = append(blocks, Blocking{Reason: ReasonMissingCurrentReview, Subject: role, Rule: "no current-head, non-stale, non-dismissed review by this role and no usable request from the other"})
+			tl.blocks = append(tl.blocks, Blocking{Reason: ReasonMissingCurrentReview, Subject: role, Rule: "no current-head, non-stale, non-dismissed review by this role and no usable request from the other"})
 		}
 	}
-	return entries, blocks, d
 }
 
 func position(entries []TimelineEntry, id int64) int {
