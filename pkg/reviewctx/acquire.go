@@ -90,11 +90,7 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	now := o.Now().UTC().Truncate(time.Second)
 	var pol *Policy
 	if lc.UsesPolicy() {
-		blob, err := f.PolicyBlob(ctx, t.TargetSHA)
-		if err != nil {
-			return nil, err
-		}
-		if pol, err = ParsePolicy(blob); err != nil {
+		if pol, err = loadPolicy(ctx, f, t); err != nil {
 			return nil, err
 		}
 		res.PolicyVersion, res.PolicyDigest = pol.SchemaVersion, pol.Digest
@@ -108,6 +104,56 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(pol.Budgets.TimeoutMS)*time.Millisecond)
 		defer cancel()
 	}
+	results, err := readSources(ctx, f, pol, t)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		if err := applyDLP(ctx, o.Filter, &results[i]); err != nil {
+			return nil, err
+		}
+	}
+	runID, err := NewRunID()
+	if err != nil {
+		return nil, err
+	}
+	if pol != nil && len(pol.References) > 0 {
+		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
+		if err := applyDLP(ctx, o.Filter, &refRes); err != nil {
+			return nil, err
+		}
+		results = append(results, refRes)
+	}
+	if pol != nil {
+		applyBudgets(pol, results)
+	}
+	if lc.Constrained {
+		return constrainedResult(res, results[0]), nil
+	}
+	s, err := newStore(runID, lc.Mode, t, pol, now, results)
+	if err != nil {
+		return nil, err
+	}
+	id, err := CommitStore(o.StoreDir, s)
+	if err != nil {
+		return nil, err
+	}
+	res.Sources, res.Records, res.StoreWritten, res.Store, res.Identity = s.Sources, len(s.Records), true, s, &id
+	return res, nil
+}
+
+// loadPolicy reads and validates the protected policy at the target SHA.
+func loadPolicy(ctx context.Context, f Forge, t Target) (*Policy, error) {
+	blob, err := f.PolicyBlob(ctx, t.TargetSHA)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePolicy(blob)
+}
+
+// readSources reads the metadata and the policy's forge sources, then re-reads the head and
+// metadata: a moved head fails closed, changed metadata degrades its source to mutated.
+func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceResult, error) {
 	md, err := f.Metadata(ctx)
 	if err != nil {
 		return nil, err
@@ -138,46 +184,40 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		results[0].Drafts = nil
 		degrade(&results[0].State, Mutated, "snapshot_changed")
 	}
-	for i := range results {
-		if err := applyDLP(ctx, o.Filter, &results[i]); err != nil {
-			return nil, err
-		}
-	}
-	runID, err := NewRunID()
-	if err != nil {
-		return nil, err
-	}
-	if pol != nil && len(pol.References) > 0 {
-		var texts []string
-		for _, r := range results {
-			for _, d := range r.Drafts {
-				if d.Discoverable {
-					texts = append(texts, d.Content.Text)
-				}
+	return results, nil
+}
+
+// discoverableTexts are the texts references are recognized in.
+func discoverableTexts(results []SourceResult) []string {
+	var texts []string
+	for _, r := range results {
+		for _, d := range r.Drafts {
+			if d.Discoverable {
+				texts = append(texts, d.Content.Text)
 			}
 		}
-		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, texts), now)
-		if err := applyDLP(ctx, o.Filter, &refRes); err != nil {
-			return nil, err
-		}
-		results = append(results, refRes)
 	}
-	if pol != nil {
-		applyBudgets(pol, results)
+	return texts
+}
+
+// constrainedResult is the outcome of the constrained metadata lifecycle: no store, the one
+// admitted metadata record kept in memory.
+func constrainedResult(res *Result, md SourceResult) *Result {
+	st := md.State
+	st.Records = len(md.Drafts)
+	res.Sources = append(res.Sources, st)
+	if len(md.Drafts) == 1 {
+		c := md.Drafts[0].Content
+		res.Metadata = &c
+		res.Records = 1
 	}
-	if lc.Constrained {
-		st := results[0].State
-		st.Records = len(results[0].Drafts)
-		res.Sources = append(res.Sources, st)
-		if len(results[0].Drafts) == 1 {
-			c := results[0].Drafts[0].Content
-			res.Metadata = &c
-			res.Records = 1
-		}
-		return res, nil
-	}
+	return res
+}
+
+// newStore mints a handle per admitted draft and binds each record to this run and policy.
+func newStore(runID string, mode Mode, t Target, pol *Policy, now time.Time, results []SourceResult) (*Store, error) {
 	expires := now.Add(MaxStoreTTL)
-	s := &Store{SchemaVersion: StoreSchema, RunID: runID, Mode: lc.Mode, PolicySHA: t.TargetSHA, ReviewedHead: t.ReviewedHead,
+	s := &Store{SchemaVersion: StoreSchema, RunID: runID, Mode: mode, PolicySHA: t.TargetSHA, ReviewedHead: t.ReviewedHead,
 		CreatedAt: now.Format(time.RFC3339), ExpiresAt: expires.Format(time.RFC3339), Sources: []SourceState{}, Records: []Record{}}
 	if pol != nil {
 		s.PolicyDigest = pol.Digest
@@ -186,33 +226,36 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		r.State.Records = len(r.Drafts)
 		s.Sources = append(s.Sources, r.State)
 		for _, d := range r.Drafts {
-			h, err := NewHandle()
+			rec, err := newRecord(d, runID, s.PolicyDigest, expires)
 			if err != nil {
 				return nil, err
 			}
-			exp := expires
-			if !d.Expiry.IsZero() && d.Expiry.Before(exp) {
-				exp = d.Expiry.UTC().Truncate(time.Second)
-			}
-			dg, err := d.Content.Digest()
-			if err != nil {
-				return nil, err
-			}
-			s.Records = append(s.Records, Record{Handle: h, Source: d.Source, Mutable: d.Mutable, Content: d.Content, Binding: Binding{
-				RunID: runID, PolicyDigest: s.PolicyDigest, Adapter: d.Adapter, Tenant: d.Tenant, CanonicalObject: d.CanonicalObject,
-				ResourceClass: d.ResourceClass, Projections: d.Projections, Version: d.Version, Digest: dg, ExpiresAt: exp.Format(time.RFC3339),
-			}})
+			s.Records = append(s.Records, rec)
 			if d.Mutable {
 				s.AdmittedMutable = true
 			}
 		}
 	}
-	id, err := CommitStore(o.StoreDir, s)
+	return s, nil
+}
+
+func newRecord(d Draft, runID, policyDigest string, expires time.Time) (Record, error) {
+	h, err := NewHandle()
 	if err != nil {
-		return nil, err
+		return Record{}, err
 	}
-	res.Sources, res.Records, res.StoreWritten, res.Store, res.Identity = s.Sources, len(s.Records), true, s, &id
-	return res, nil
+	exp := expires
+	if !d.Expiry.IsZero() && d.Expiry.Before(exp) {
+		exp = d.Expiry.UTC().Truncate(time.Second)
+	}
+	dg, err := d.Content.Digest()
+	if err != nil {
+		return Record{}, err
+	}
+	return Record{Handle: h, Source: d.Source, Mutable: d.Mutable, Content: d.Content, Binding: Binding{
+		RunID: runID, PolicyDigest: policyDigest, Adapter: d.Adapter, Tenant: d.Tenant, CanonicalObject: d.CanonicalObject,
+		ResourceClass: d.ResourceClass, Projections: d.Projections, Version: d.Version, Digest: dg, ExpiresAt: exp.Format(time.RFC3339),
+	}}, nil
 }
 
 // metadataSource bounds the metadata projection into one record.

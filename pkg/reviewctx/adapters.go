@@ -83,105 +83,142 @@ func ParseAdapters(s string) ([]AdapterConfig, error) {
 	names := map[string]bool{}
 	for i, v := range root.arr {
 		p := fmt.Sprintf("$[%d]", i)
-		o, err := newObj(p, v)
+		a, err := decodeAdapter(p, v)
 		if err != nil {
-			return nil, adapterErr("%v", err)
-		}
-		a := AdapterConfig{Name: o.str("name", true), Type: o.str("type", true), Tenants: o.strList("tenants", true), ResourceClasses: o.strList("resource_classes", true)}
-		switch a.Type {
-		case "stdio":
-			a.Command = o.str("command", true)
-			a.Args = o.strList("args", false)
-			a.EnvFrom = o.strList("env_from", false)
-		case "remote":
-			a.URL = o.str("url", true)
-			if hv := o.field("headers_from", false); hv != nil {
-				ho, err := newObj(p+".headers_from", hv)
-				if err != nil {
-					return nil, adapterErr("%v", err)
-				}
-				a.HeadersFrom = map[string]string{}
-				for _, k := range hv.keys {
-					a.HeadersFrom[k] = ho.str(k, true)
-				}
-				if err := ho.done(); err != nil {
-					return nil, adapterErr("%v", err)
-				}
-			}
-		default:
-			if o.err == nil {
-				return nil, adapterErr("%s.type: must be stdio or remote", p)
-			}
-		}
-		if err := o.done(); err != nil {
-			return nil, adapterErr("%v", err)
+			return nil, err
 		}
 		if !nameRE.MatchString(a.Name) || names[a.Name] {
 			return nil, adapterErr("%s.name: must match [a-z][a-z0-9_-]{0,63} and be unique", p)
 		}
 		names[a.Name] = true
-		if len(a.Tenants) == 0 || len(a.Tenants) > 16 {
-			return nil, adapterErr("%s.tenants: need 1..16", p)
+		if err := checkAdapterScope(p, &a); err != nil {
+			return nil, err
 		}
-		for _, t := range a.Tenants {
-			if !nameRE.MatchString(t) {
-				return nil, adapterErr("%s.tenants: %q must match [a-z][a-z0-9_-]{0,63}", p, t)
-			}
+		if a.Type == "stdio" {
+			err = checkStdioAdapter(p, &a)
+		} else {
+			err = checkRemoteAdapter(p, &a)
 		}
-		if err := sortedUnique(p+".tenants", a.Tenants); err != nil {
-			return nil, adapterErr("%v", err)
-		}
-		if len(a.ResourceClasses) == 0 {
-			return nil, adapterErr("%s.resource_classes: need at least one", p)
-		}
-		for _, c := range a.ResourceClasses {
-			if c != ResourceIssue && c != ResourceDocument {
-				return nil, adapterErr("%s.resource_classes: %q must be issue or document", p, c)
-			}
-		}
-		if err := sortedUnique(p+".resource_classes", a.ResourceClasses); err != nil {
-			return nil, adapterErr("%v", err)
-		}
-		switch a.Type {
-		case "stdio":
-			if !filepath.IsAbs(a.Command) || filepath.Clean(a.Command) != a.Command || strings.ContainsAny(a.Command, "\x00") {
-				return nil, adapterErr("%s.command: must be an absolute clean path (no shell)", p)
-			}
-			if len(a.Args) > 16 {
-				return nil, adapterErr("%s.args: at most 16", p)
-			}
-			for _, x := range a.Args {
-				if len(x) > 1024 || strings.ContainsRune(x, 0) {
-					return nil, adapterErr("%s.args: each at most 1024 bytes, no NUL", p)
-				}
-			}
-			if len(a.EnvFrom) > 16 {
-				return nil, adapterErr("%s.env_from: at most 16", p)
-			}
-			seen := map[string]bool{}
-			for _, e := range a.EnvFrom {
-				if !envNameRE.MatchString(e) || seen[e] {
-					return nil, adapterErr("%s.env_from: %q must be a unique environment variable name", p, e)
-				}
-				seen[e] = true
-			}
-		case "remote":
-			u, err := url.Parse(a.URL)
-			if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" || !u.IsAbs() {
-				return nil, adapterErr("%s.url: must be one absolute https URL without credentials, query or fragment", p)
-			}
-			for h, e := range a.HeadersFrom {
-				if !headerNameRE.MatchString(h) || reservedHeaders[textproto.CanonicalMIMEHeaderKey(h)] {
-					return nil, adapterErr("%s.headers_from: %q is not an allowed header name", p, h)
-				}
-				if !envNameRE.MatchString(e) {
-					return nil, adapterErr("%s.headers_from.%s: must name an environment variable (literal header values are not accepted)", p, h)
-				}
-			}
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// decodeAdapter decodes one adapter object strictly: only the keys of its type, each of the
+// right JSON type.
+func decodeAdapter(p string, v *strictValue) (AdapterConfig, error) {
+	o, err := newObj(p, v)
+	if err != nil {
+		return AdapterConfig{}, adapterErr("%v", err)
+	}
+	a := AdapterConfig{Name: o.str("name", true), Type: o.str("type", true), Tenants: o.strList("tenants", true), ResourceClasses: o.strList("resource_classes", true)}
+	switch a.Type {
+	case "stdio":
+		a.Command = o.str("command", true)
+		a.Args = o.strList("args", false)
+		a.EnvFrom = o.strList("env_from", false)
+	case "remote":
+		a.URL = o.str("url", true)
+		if hv := o.field("headers_from", false); hv != nil {
+			if a.HeadersFrom, err = decodeHeadersFrom(p+".headers_from", hv); err != nil {
+				return a, err
+			}
+		}
+	default:
+		if o.err == nil {
+			return a, adapterErr("%s.type: must be stdio or remote", p)
+		}
+	}
+	if err := o.done(); err != nil {
+		return a, adapterErr("%v", err)
+	}
+	return a, nil
+}
+
+func decodeHeadersFrom(p string, hv *strictValue) (map[string]string, error) {
+	ho, err := newObj(p, hv)
+	if err != nil {
+		return nil, adapterErr("%v", err)
+	}
+	out := map[string]string{}
+	for _, k := range hv.keys {
+		out[k] = ho.str(k, true)
+	}
+	if err := ho.done(); err != nil {
+		return nil, adapterErr("%v", err)
+	}
+	return out, nil
+}
+
+// checkAdapterScope checks the tenants and resource classes every adapter declares.
+func checkAdapterScope(p string, a *AdapterConfig) error {
+	if len(a.Tenants) == 0 || len(a.Tenants) > 16 {
+		return adapterErr("%s.tenants: need 1..16", p)
+	}
+	for _, t := range a.Tenants {
+		if !nameRE.MatchString(t) {
+			return adapterErr("%s.tenants: %q must match [a-z][a-z0-9_-]{0,63}", p, t)
+		}
+	}
+	if err := sortedUnique(p+".tenants", a.Tenants); err != nil {
+		return adapterErr("%v", err)
+	}
+	if len(a.ResourceClasses) == 0 {
+		return adapterErr("%s.resource_classes: need at least one", p)
+	}
+	for _, c := range a.ResourceClasses {
+		if c != ResourceIssue && c != ResourceDocument {
+			return adapterErr("%s.resource_classes: %q must be issue or document", p, c)
+		}
+	}
+	if err := sortedUnique(p+".resource_classes", a.ResourceClasses); err != nil {
+		return adapterErr("%v", err)
+	}
+	return nil
+}
+
+func checkStdioAdapter(p string, a *AdapterConfig) error {
+	if !filepath.IsAbs(a.Command) || filepath.Clean(a.Command) != a.Command || strings.ContainsAny(a.Command, "\x00") {
+		return adapterErr("%s.command: must be an absolute clean path (no shell)", p)
+	}
+	if len(a.Args) > 16 {
+		return adapterErr("%s.args: at most 16", p)
+	}
+	for _, x := range a.Args {
+		if len(x) > 1024 || strings.ContainsRune(x, 0) {
+			return adapterErr("%s.args: each at most 1024 bytes, no NUL", p)
+		}
+	}
+	if len(a.EnvFrom) > 16 {
+		return adapterErr("%s.env_from: at most 16", p)
+	}
+	seen := map[string]bool{}
+	for _, e := range a.EnvFrom {
+		if !envNameRE.MatchString(e) || seen[e] {
+			return adapterErr("%s.env_from: %q must be a unique environment variable name", p, e)
+		}
+		seen[e] = true
+	}
+	return nil
+}
+
+func checkRemoteAdapter(p string, a *AdapterConfig) error {
+	u, err := url.Parse(a.URL)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" || !u.IsAbs() {
+		return adapterErr("%s.url: must be one absolute https URL without credentials, query or fragment", p)
+	}
+	for h, e := range a.HeadersFrom {
+		if !headerNameRE.MatchString(h) || reservedHeaders[textproto.CanonicalMIMEHeaderKey(h)] {
+			return adapterErr("%s.headers_from: %q is not an allowed header name", p, h)
+		}
+		if !envNameRE.MatchString(e) {
+			return adapterErr("%s.headers_from.%s: must name an environment variable (literal header values are not accepted)", p, h)
+		}
+	}
+	return nil
 }
 
 // AdapterLimits are the per-request limits.
@@ -236,43 +273,12 @@ func requestedFields(retrieve []string) []string {
 // expiry — returns an error (the record is unavailable). A well-formed unavailable response
 // returns (nil, nil).
 func DecodeAdapterResponse(frame []byte, req *AdapterRequest, now time.Time) (*AdapterRecord, error) {
-	if len(frame) > MaxFrameBytes {
-		return nil, errors.New("frame over its byte bound")
-	}
-	frame = bytes.TrimSuffix(frame, []byte("\n"))
-	if bytes.ContainsAny(frame, "\n\r") {
-		return nil, errors.New("more than one frame")
-	}
-	v, err := parseStrict(frame)
+	o, err := openFrame(frame)
 	if err != nil {
 		return nil, err
 	}
-	o, err := newObj("$", v)
-	if err != nil {
+	if admitted, err := responseStatus(o, req); err != nil || !admitted {
 		return nil, err
-	}
-	if o.str("schema_version", true) != AdapterResponseSchema {
-		o.fail(errors.New("$.schema_version: wrong schema"))
-	}
-	if o.str("request_id", true) != req.RequestID {
-		o.fail(errors.New("$.request_id: mismatched identity"))
-	}
-	if o.str("run_id", true) != req.RunID {
-		o.fail(errors.New("$.run_id: mismatched identity"))
-	}
-	status := o.str("status", true)
-	if o.err != nil {
-		return nil, o.err
-	}
-	switch status {
-	case "unavailable":
-		if o.str("reason", true) != "unavailable" {
-			o.fail(errors.New("$.reason: must be unavailable"))
-		}
-		return nil, o.done()
-	case "admitted":
-	default:
-		return nil, errors.New("$.status: unknown status")
 	}
 	r := &AdapterRecord{CanonicalObject: o.str("canonical_object", true), Version: o.str("version", true)}
 	exp := o.str("expiry", true)
@@ -286,38 +292,92 @@ func DecodeAdapterResponse(frame []byte, req *AdapterRequest, now time.Time) (*A
 	if r.Expiry, err = time.Parse(time.RFC3339, exp); err != nil || !r.Expiry.After(now) {
 		return nil, errors.New("$.expiry: not a future RFC 3339 time")
 	}
-	ro, err := newObj("$.record", rv)
+	if err := decodeRecord(rv, req, &r.Content); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// openFrame parses exactly one bounded frame as a strict JSON object.
+func openFrame(frame []byte) (*objReader, error) {
+	if len(frame) > MaxFrameBytes {
+		return nil, errors.New("frame over its byte bound")
+	}
+	frame = bytes.TrimSuffix(frame, []byte("\n"))
+	if bytes.ContainsAny(frame, "\n\r") {
+		return nil, errors.New("more than one frame")
+	}
+	v, err := parseStrict(frame)
 	if err != nil {
 		return nil, err
 	}
+	return newObj("$", v)
+}
+
+// responseStatus checks the frame's schema and identity against the request and reports
+// whether it admits a record; a well-formed unavailable response is (false, nil).
+func responseStatus(o *objReader, req *AdapterRequest) (bool, error) {
+	if o.str("schema_version", true) != AdapterResponseSchema {
+		o.fail(errors.New("$.schema_version: wrong schema"))
+	}
+	if o.str("request_id", true) != req.RequestID {
+		o.fail(errors.New("$.request_id: mismatched identity"))
+	}
+	if o.str("run_id", true) != req.RunID {
+		o.fail(errors.New("$.run_id: mismatched identity"))
+	}
+	status := o.str("status", true)
+	if o.err != nil {
+		return false, o.err
+	}
+	switch status {
+	case "unavailable":
+		if o.str("reason", true) != "unavailable" {
+			o.fail(errors.New("$.reason: must be unavailable"))
+		}
+		return false, o.done()
+	case "admitted":
+		return true, nil
+	default:
+		return false, errors.New("$.status: unknown status")
+	}
+}
+
+// decodeRecord reads exactly the requested fields of $.record into c and checks the
+// request's limits.
+func decodeRecord(rv *strictValue, req *AdapterRequest, c *Content) error {
+	ro, err := newObj("$.record", rv)
+	if err != nil {
+		return err
+	}
 	if len(rv.keys) != len(req.RequestedFields) {
-		return nil, errors.New("$.record: keys differ from requested_fields")
+		return errors.New("$.record: keys differ from requested_fields")
 	}
 	for _, f := range req.RequestedFields {
 		if !ro.has(f) {
-			return nil, fmt.Errorf("$.record.%s: requested field missing", f)
+			return fmt.Errorf("$.record.%s: requested field missing", f)
 		}
 		switch f {
 		case "count":
-			r.Content.Count = int(ro.integer(f, true, 0, 1<<31-1, 0))
+			c.Count = int(ro.integer(f, true, 0, 1<<31-1, 0))
 		case "descriptor":
-			r.Content.Descriptor = ro.str(f, true)
+			c.Descriptor = ro.str(f, true)
 		case "state":
-			r.Content.State = ro.str(f, true)
+			c.State = ro.str(f, true)
 		case "text":
-			r.Content.Text = ro.str(f, true)
+			c.Text = ro.str(f, true)
 		}
 	}
 	if err := ro.done(); err != nil {
-		return nil, err
+		return err
 	}
 	l := req.Limits
-	for _, s := range []string{r.Content.Descriptor, r.Content.State, r.Content.Text} {
+	for _, s := range []string{c.Descriptor, c.State, c.Text} {
 		if len(s) > l.MaxBytes || utf8.RuneCountInString(s) > l.MaxChars || strings.Count(s, "\n")+1 > l.MaxLines {
-			return nil, errors.New("$.record: over the requested limits")
+			return errors.New("$.record: over the requested limits")
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // Transport sends one request frame and returns one response frame.
