@@ -324,102 +324,117 @@ func (g *GitLab) selectThreads(ds []*gl.Discussion, generic, remediation *Discus
 		s.rState = newState(SourceRemediation, remediation.Required)
 	}
 	now := g.now()
-	gItems, rItems := 0, 0
+	var items [2]int // admitted items: generic, remediation
 	for _, d := range ds {
-		if d == nil || len(d.Notes) == 0 || d.ID == "" {
-			degradeBoth(&s, generic, remediation, "invalid_identity")
+		classes, reason := noteClasses(d, bot)
+		if reason != "" {
+			degradeBoth(&s, generic, remediation, reason)
 			continue
 		}
-		valid, supported := true, true
-		classes := make([]string, len(d.Notes))
-		for i, n := range d.Notes {
-			if n == nil {
-				valid = false
-				break
-			}
-			classes[i] = classify(n, bot)
-			if classes[i] == "" {
-				valid = false
-			}
-			if !supportedNote(n) {
-				supported = false
-			}
-		}
-		if !valid {
-			degradeBoth(&s, generic, remediation, "invalid_identity")
-			continue
-		}
-		if !supported {
-			degradeBoth(&s, generic, remediation, "unsupported_note")
-			continue
-		}
-		root := d.Notes[0]
-		resolved := false
-		for _, n := range d.Notes {
-			if n.Resolvable && n.Resolved {
-				resolved = true
-			}
-		}
-		outdated := root.Type == gl.DiffNote && root.Position != nil && root.Position.HeadSHA != head
-		fp, rest, marked := ParseMarker(root.Body)
-		// A verified root is remediation whenever that selector is on; only without it can
-		// the bot's own note be a generic (toolkit_bot) discussion.
-		isRemediation := marked && classes[0] == ClassToolkitBot && remediation != nil
-		sel, st, items := generic, &s.gState, &gItems
-		if isRemediation {
-			sel, st, items = remediation, &s.rState, &rItems
-		}
-		if sel == nil {
-			continue
-		}
-		if !isRemediation && !classSet(sel.AccountClasses)[classes[0]] {
-			continue
-		}
-		if (resolved && !sel.IncludeResolved) || (outdated && !sel.IncludeOutdated) {
-			continue
-		}
-		if sel.MaxAgeSeconds > 0 && root.CreatedAt.Before(now.Add(-time.Duration(sel.MaxAgeSeconds)*time.Second)) {
-			continue
-		}
-		list := &s.generic
-		if isRemediation {
-			list = &s.remediation
-		}
-		if len(*list) >= sel.MaxThreads {
-			degrade(st, Partial, "thread_bound")
-			st.Omitted++
-			continue
-		}
-		t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}}
-		if *items+1 > sel.MaxItems {
-			degrade(st, Partial, "item_bound")
-			st.Omitted++
-			continue
-		}
-		*items++
-		allowed := classSet(sel.AccountClasses)
-		for i, n := range d.Notes[1:] {
-			c := classes[i+1]
-			if !allowed[c] || (isRemediation && c == ClassToolkitBot) {
-				continue
-			}
-			if len(t.replies) >= sel.MaxRepliesPerThread {
-				t.omitted++
-				degrade(st, Partial, "reply_bound")
-				continue
-			}
-			if *items+1 > sel.MaxItems {
-				t.omitted++
-				degrade(st, Partial, "item_bound")
-				continue
-			}
-			*items++
-			t.replies = append(t.replies, n)
-			t.classes = append(t.classes, c)
-		}
-		*list = append(*list, t)
+		admitThread(&s, d, classes, generic, remediation, head, now, &items)
 	}
 	return s
+}
+
+// noteClasses classifies every note of d (root first); reason is the degradation when the
+// discussion has no identity, an unclassifiable note or an unsupported note.
+func noteClasses(d *gl.Discussion, bot *gl.User) ([]string, string) {
+	if d == nil || len(d.Notes) == 0 || d.ID == "" {
+		return nil, "invalid_identity"
+	}
+	valid, supported := true, true
+	classes := make([]string, len(d.Notes))
+	for i, n := range d.Notes {
+		if n == nil {
+			valid = false
+			break
+		}
+		classes[i] = classify(n, bot)
+		if classes[i] == "" {
+			valid = false
+		}
+		if !supportedNote(n) {
+			supported = false
+		}
+	}
+	switch {
+	case !valid:
+		return nil, "invalid_identity"
+	case !supported:
+		return nil, "unsupported_note"
+	}
+	return classes, ""
+}
+
+// admitThread applies the matching selector (remediation for a verified bot root when that
+// selector is on, else generic) and its thread, item and reply bounds to one discussion.
+func admitThread(s *selection, d *gl.Discussion, classes []string, generic, remediation *Discussions, head string, now time.Time, items *[2]int) {
+	root := d.Notes[0]
+	resolved := false
+	for _, n := range d.Notes {
+		if n.Resolvable && n.Resolved {
+			resolved = true
+		}
+	}
+	outdated := root.Type == gl.DiffNote && root.Position != nil && root.Position.HeadSHA != head
+	fp, rest, marked := ParseMarker(root.Body)
+	// A verified root is remediation whenever that selector is on; only without it can
+	// the bot's own note be a generic (toolkit_bot) discussion.
+	isRemediation := marked && classes[0] == ClassToolkitBot && remediation != nil
+	sel, st, n, list := generic, &s.gState, &items[0], &s.generic
+	if isRemediation {
+		sel, st, n, list = remediation, &s.rState, &items[1], &s.remediation
+	}
+	if sel == nil || !threadWanted(sel, isRemediation, classes[0], resolved, outdated, root, now) {
+		return
+	}
+	if len(*list) >= sel.MaxThreads {
+		degrade(st, Partial, "thread_bound")
+		st.Omitted++
+		return
+	}
+	if *n+1 > sel.MaxItems {
+		degrade(st, Partial, "item_bound")
+		st.Omitted++
+		return
+	}
+	*n++
+	t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}}
+	allowed := classSet(sel.AccountClasses)
+	for i, note := range d.Notes[1:] {
+		c := classes[i+1]
+		if !allowed[c] || (isRemediation && c == ClassToolkitBot) {
+			continue
+		}
+		reason := ""
+		switch {
+		case len(t.replies) >= sel.MaxRepliesPerThread:
+			reason = "reply_bound"
+		case *n+1 > sel.MaxItems:
+			reason = "item_bound"
+		}
+		if reason != "" {
+			t.omitted++
+			degrade(st, Partial, reason)
+			continue
+		}
+		*n++
+		t.replies = append(t.replies, note)
+		t.classes = append(t.classes, c)
+	}
+	*list = append(*list, t)
+}
+
+// threadWanted applies a selector's account-class, resolved, outdated and age filters to a
+// thread's root.
+func threadWanted(sel *Discussions, isRemediation bool, rootClass string, resolved, outdated bool, root *gl.Note, now time.Time) bool {
+	if !isRemediation && !classSet(sel.AccountClasses)[rootClass] {
+		return false
+	}
+	if (resolved && !sel.IncludeResolved) || (outdated && !sel.IncludeOutdated) {
+		return false
+	}
+	return !(sel.MaxAgeSeconds > 0 && root.CreatedAt.Before(now.Add(-time.Duration(sel.MaxAgeSeconds)*time.Second)))
 }
 
 func degradeBoth(s *selection, generic, remediation *Discussions, reason string) {
@@ -456,25 +471,9 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 	if err != nil {
 		return fail(Unavailable, "live_bot_unavailable")
 	}
-	filled := func(ds []*gl.Discussion) bool {
-		s := g.selectThreads(ds, generic, remediation, head, bot)
-		return (generic == nil || len(s.generic) >= generic.MaxThreads) && (remediation == nil || len(s.remediation) >= remediation.MaxThreads)
-	}
-	read := func() (pageResult[*gl.Discussion], error) {
-		return readPages(ctx, maxDiscussionPages, filled, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
-			return g.api.Discussions.ListMergeRequestDiscussions(g.project, g.iid, &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}}, opts...)
-		})
-	}
-	first, err := read()
-	if err != nil {
-		return fail(Unavailable, "read_failed")
-	}
-	second, err := read()
-	if err != nil {
-		return fail(Unavailable, "read_failed")
-	}
-	if first.Pages != second.Pages || snapshotDigest(first.Items, first.NextDeclared) != snapshotDigest(second.Items, second.NextDeclared) {
-		return fail(Mutated, "snapshot_changed")
+	first, c, reason := g.readDiscussionsTwice(ctx, generic, remediation, head, bot)
+	if reason != "" {
+		return fail(c, reason)
 	}
 	s := g.selectThreads(first.Items, generic, remediation, head, bot)
 	if generic != nil {
@@ -489,105 +488,151 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 			degrade(&rr.State, Partial, "page_omitted")
 		}
 	}
-	// Pseudonyms are run-local and assigned in snapshot order over the admitted notes.
-	pseudo := map[int64]string{}
-	name := func(n *gl.Note, class string) string {
-		switch class {
-		case ClassSystem:
-			return "system"
-		case ClassToolkitBot:
-			return "toolkit"
-		}
-		if p, ok := pseudo[n.Author.ID]; ok {
-			return p
-		}
-		p := "participant-" + strconv.Itoa(len(pseudo)+1)
-		pseudo[n.Author.ID] = p
-		return p
-	}
-	// Assign pseudonyms over the whole admitted snapshot first, so that a mention of a
-	// participant who speaks later maps to the same pseudonym.
-	for _, t := range append(append([]selectedThread{}, s.generic...), s.remediation...) {
-		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
-			name(n, t.classes[j])
-		}
-	}
-	byUsername := map[string]string{}
-	for _, t := range append(append([]selectedThread{}, s.generic...), s.remediation...) {
-		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
-			byUsername[strings.ToLower(n.Author.Username)] = name(n, t.classes[j])
-		}
-	}
-	// Mentions are display identity too: a known participant becomes its pseudonym, anyone
-	// else "@someone". The live bot's own mentions were removed with the commands.
-	unmention := func(s string) string {
-		return replaceMentions(s, func(u string) string {
-			if p, ok := byUsername[strings.ToLower(u)]; ok {
-				return "@" + p
-			}
-			return "@someone"
-		})
-	}
+	names := newPseudonyms(s)
 	for i, t := range s.generic {
-		var parts []string
-		notes := append([]*gl.Note{t.root}, t.replies...)
-		for j, n := range notes {
-			body, _ := stripCommands(n.Body, bot.Username)
-			body = unmention(body)
-			parts = append(parts, "["+name(n, t.classes[j])+" "+t.classes[j]+"] "+body)
-		}
-		state := "open"
-		if t.resolved {
-			state = "resolved"
-		}
-		if t.outdated {
-			state += ",outdated"
-		}
-		gr.Drafts = append(gr.Drafts, Draft{
-			Source: SourceDiscussions, ResourceClass: ResourceDiscussion, Mutable: true, Discoverable: true,
-			CanonicalObject: g.object("discussions/" + t.d.ID),
-			Version:         threadVersion(t),
-			Projections:     *generic.Projections,
-			Content: Content{
-				Descriptor: fmt.Sprintf("merge request discussion %d", i+1),
-				State:      state,
-				Text:       strings.Join(parts, "\n\n"),
-				Count:      len(notes),
-			},
-		})
+		gr.Drafts = append(gr.Drafts, g.genericDraft(i, t, generic, bot, names))
 	}
 	for _, t := range s.remediation {
-		anchor := "none"
-		if t.root.Type == gl.DiffNote {
-			anchor = "current"
-			if t.outdated {
-				anchor = "outdated"
-			}
-		}
-		th := &Thread{Fingerprint: t.fingerprint, AnchorState: anchor, Resolved: t.resolved, Replies: []Reply{}, Completeness: Complete, OmittedReplies: t.omitted}
-		th.Root, _ = stripCommands(t.rootText, bot.Username)
-		th.Root = unmention(th.Root)
-		for j, n := range t.replies {
-			body, cmds := stripCommands(n.Body, bot.Username)
-			if cmds > 0 && body == "" {
-				th.OmittedReplies++
-				continue
-			}
-			th.Replies = append(th.Replies, Reply{Author: name(n, t.classes[j+1]), Class: t.classes[j+1], Text: unmention(body)})
-		}
-		th.ReplyCount = len(th.Replies)
-		if t.omitted > 0 {
-			th.Completeness = Partial
-		}
-		rr.Drafts = append(rr.Drafts, Draft{
-			Source: SourceRemediation, ResourceClass: ResourceRemediation, Mutable: true,
-			CanonicalObject: g.object("discussions/" + t.d.ID),
-			Version:         threadVersion(t),
-			Projections:     Projections{Retrieve: []string{"descriptor", "state", "text"}, Model: []string{"descriptor", "state", "text"}, Publish: []string{}, Retain: []string{"state"}},
-			Content:         Content{Thread: th},
-		})
+		rr.Drafts = append(rr.Drafts, g.remediationDraft(t, bot, names))
 	}
 	return gr, rr
+}
+
+// readDiscussionsTwice reads the discussion snapshot twice; a failed read is unavailable and
+// two reads that differ are mutated (reason names which).
+func (g *GitLab) readDiscussionsTwice(ctx context.Context, generic, remediation *Discussions, head string, bot *gl.User) (pageResult[*gl.Discussion], Completeness, string) {
+	filled := func(ds []*gl.Discussion) bool {
+		s := g.selectThreads(ds, generic, remediation, head, bot)
+		return (generic == nil || len(s.generic) >= generic.MaxThreads) && (remediation == nil || len(s.remediation) >= remediation.MaxThreads)
+	}
+	read := func() (pageResult[*gl.Discussion], error) {
+		return readPages(ctx, maxDiscussionPages, filled, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+			return g.api.Discussions.ListMergeRequestDiscussions(g.project, g.iid, &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}}, opts...)
+		})
+	}
+	first, err := read()
+	if err != nil {
+		return first, Unavailable, "read_failed"
+	}
+	second, err := read()
+	if err != nil {
+		return first, Unavailable, "read_failed"
+	}
+	if first.Pages != second.Pages || snapshotDigest(first.Items, first.NextDeclared) != snapshotDigest(second.Items, second.NextDeclared) {
+		return first, Mutated, "snapshot_changed"
+	}
+	return first, Complete, ""
+}
+
+// pseudonyms are run-local display names, assigned in snapshot order over the admitted notes.
+type pseudonyms struct {
+	byID       map[int64]string
+	byUsername map[string]string
+}
+
+// newPseudonyms assigns pseudonyms over the whole admitted snapshot first, so that a mention
+// of a participant who speaks later maps to the same pseudonym.
+func newPseudonyms(s selection) *pseudonyms {
+	p := &pseudonyms{byID: map[int64]string{}, byUsername: map[string]string{}}
+	all := append(append([]selectedThread{}, s.generic...), s.remediation...)
+	for _, t := range all {
+		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
+			p.name(n, t.classes[j])
+		}
+	}
+	for _, t := range all {
+		for j, n := range append([]*gl.Note{t.root}, t.replies...) {
+			p.byUsername[strings.ToLower(n.Author.Username)] = p.name(n, t.classes[j])
+		}
+	}
+	return p
+}
+
+func (p *pseudonyms) name(n *gl.Note, class string) string {
+	switch class {
+	case ClassSystem:
+		return "system"
+	case ClassToolkitBot:
+		return "toolkit"
+	}
+	if name, ok := p.byID[n.Author.ID]; ok {
+		return name
+	}
+	name := "participant-" + strconv.Itoa(len(p.byID)+1)
+	p.byID[n.Author.ID] = name
+	return name
+}
+
+// unmention treats mentions as display identity too: a known participant becomes its
+// pseudonym, anyone else "@someone". The live bot's own mentions were removed with the
+// commands.
+func (p *pseudonyms) unmention(s string) string {
+	return replaceMentions(s, func(u string) string {
+		if name, ok := p.byUsername[strings.ToLower(u)]; ok {
+			return "@" + name
+		}
+		return "@someone"
+	})
+}
+
+func (g *GitLab) genericDraft(i int, t selectedThread, generic *Discussions, bot *gl.User, names *pseudonyms) Draft {
+	var parts []string
+	notes := append([]*gl.Note{t.root}, t.replies...)
+	for j, n := range notes {
+		body, _ := stripCommands(n.Body, bot.Username)
+		parts = append(parts, "["+names.name(n, t.classes[j])+" "+t.classes[j]+"] "+names.unmention(body))
+	}
+	state := "open"
+	if t.resolved {
+		state = "resolved"
+	}
+	if t.outdated {
+		state += ",outdated"
+	}
+	return Draft{
+		Source: SourceDiscussions, ResourceClass: ResourceDiscussion, Mutable: true, Discoverable: true,
+		CanonicalObject: g.object("discussions/" + t.d.ID),
+		Version:         threadVersion(t),
+		Projections:     *generic.Projections,
+		Content: Content{
+			Descriptor: fmt.Sprintf("merge request discussion %d", i+1),
+			State:      state,
+			Text:       strings.Join(parts, "\n\n"),
+			Count:      len(notes),
+		},
+	}
+}
+
+func (g *GitLab) remediationDraft(t selectedThread, bot *gl.User, names *pseudonyms) Draft {
+	anchor := "none"
+	if t.root.Type == gl.DiffNote {
+		anchor = "current"
+		if t.outdated {
+			anchor = "outdated"
+		}
+	}
+	th := &Thread{Fingerprint: t.fingerprint, AnchorState: anchor, Resolved: t.resolved, Replies: []Reply{}, Completeness: Complete, OmittedReplies: t.omitted}
+	th.Root, _ = stripCommands(t.rootText, bot.Username)
+	th.Root = names.unmention(th.Root)
+	for j, n := range t.replies {
+		body, cmds := stripCommands(n.Body, bot.Username)
+		if cmds > 0 && body == "" {
+			th.OmittedReplies++
+			continue
+		}
+		th.Replies = append(th.Replies, Reply{Author: names.name(n, t.classes[j+1]), Class: t.classes[j+1], Text: names.unmention(body)})
+	}
+	th.ReplyCount = len(th.Replies)
+	if t.omitted > 0 {
+		th.Completeness = Partial
+	}
+	return Draft{
+		Source: SourceRemediation, ResourceClass: ResourceRemediation, Mutable: true,
+		CanonicalObject: g.object("discussions/" + t.d.ID),
+		Version:         threadVersion(t),
+		Projections:     Projections{Retrieve: []string{"descriptor", "state", "text"}, Model: []string{"descriptor", "state", "text"}, Publish: []string{}, Retain: []string{"state"}},
+		Content:         Content{Thread: th},
+	}
 }
 
 func (g *GitLab) object(suffix string) string {
@@ -682,38 +727,42 @@ func (g *GitLab) readCI(ctx context.Context, head string) ([]ciJob, []string, er
 
 var errDifferentRevision = errors.New("different revision")
 
+// readCITwice reads the exact-head CI snapshot twice. It returns the first read, its partial
+// reasons and its canonical bytes (the records' version), or the completeness and reason
+// that make the source unavailable or mutated.
+func (g *GitLab) readCITwice(ctx context.Context, head string) ([]ciJob, []string, []byte, Completeness, string) {
+	var reads [2][]byte
+	var first []ciJob
+	var firstReasons []string
+	for i := range reads {
+		jobs, reasons, err := g.readCI(ctx, head)
+		if errors.Is(err, errDifferentRevision) {
+			return nil, nil, nil, Unavailable, "different_revision"
+		}
+		if err != nil {
+			return nil, nil, nil, Unavailable, "read_failed"
+		}
+		reads[i], _ = json.Marshal(struct {
+			J []ciJob
+			R []string
+		}{jobs, reasons})
+		if i == 0 {
+			first, firstReasons = jobs, reasons
+		}
+	}
+	if string(reads[0]) != string(reads[1]) {
+		return nil, nil, nil, Mutated, "snapshot_changed"
+	}
+	return first, firstReasons, reads[0], Complete, ""
+}
+
 // CIOutcomes reads the exact-head CI snapshot twice and derives one record per selected
 // check that has a result.
 func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) SourceResult {
 	res := SourceResult{State: newState(SourceCI, sel.Required)}
-	first, reasons, err := g.readCI(ctx, head)
-	if errors.Is(err, errDifferentRevision) {
-		degrade(&res.State, Unavailable, "different_revision")
-		return res
-	}
-	if err != nil {
-		degrade(&res.State, Unavailable, "read_failed")
-		return res
-	}
-	second, reasons2, err := g.readCI(ctx, head)
-	if errors.Is(err, errDifferentRevision) {
-		degrade(&res.State, Unavailable, "different_revision")
-		return res
-	}
-	if err != nil {
-		degrade(&res.State, Unavailable, "read_failed")
-		return res
-	}
-	a, _ := json.Marshal(struct {
-		J []ciJob
-		R []string
-	}{first, reasons})
-	b, _ := json.Marshal(struct {
-		J []ciJob
-		R []string
-	}{second, reasons2})
-	if string(a) != string(b) {
-		degrade(&res.State, Mutated, "snapshot_changed")
+	first, reasons, a, c, reason := g.readCITwice(ctx, head)
+	if reason != "" {
+		degrade(&res.State, c, reason)
 		return res
 	}
 	for _, r := range reasons {
@@ -736,27 +785,7 @@ func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) S
 			res.State.Omitted++
 			continue
 		}
-		// Prefer the current pipeline; then the most recent completion; then the highest job.
-		sort.SliceStable(matches, func(i, k int) bool {
-			ci, ck := matches[i].Pipeline == current, matches[k].Pipeline == current
-			if ci != ck {
-				return ci
-			}
-			if matches[i].Finished != matches[k].Finished {
-				return matches[i].Finished > matches[k].Finished
-			}
-			return matches[i].ID > matches[k].ID
-		})
-		best := matches[0]
-		status := best.Status
-		if len(matches) > 1 {
-			degrade(&res.State, Partial, "duplicate_retries")
-			second := matches[1]
-			if (second.Pipeline == current) == (best.Pipeline == current) && second.Finished == best.Finished {
-				degrade(&res.State, Partial, "ambiguous")
-				status = "unknown"
-			}
-		}
+		best, status := pickJob(matches, current, &res.State)
 		if status == "unknown" {
 			degrade(&res.State, Partial, "incomplete")
 		}
@@ -783,4 +812,30 @@ func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) S
 		})
 	}
 	return res
+}
+
+// pickJob prefers the current pipeline, then the most recent completion, then the highest
+// job ID; retries degrade the source, and an unbreakable tie makes the status unknown.
+func pickJob(matches []ciJob, current int64, st *SourceState) (ciJob, string) {
+	sort.SliceStable(matches, func(i, k int) bool {
+		ci, ck := matches[i].Pipeline == current, matches[k].Pipeline == current
+		if ci != ck {
+			return ci
+		}
+		if matches[i].Finished != matches[k].Finished {
+			return matches[i].Finished > matches[k].Finished
+		}
+		return matches[i].ID > matches[k].ID
+	})
+	best := matches[0]
+	status := best.Status
+	if len(matches) > 1 {
+		degrade(st, Partial, "duplicate_retries")
+		second := matches[1]
+		if (second.Pipeline == current) == (best.Pipeline == current) && second.Finished == best.Finished {
+			degrade(st, Partial, "ambiguous")
+			status = "unknown"
+		}
+	}
+	return best, status
 }

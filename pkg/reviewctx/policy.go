@@ -169,22 +169,8 @@ func ParsePolicy(b []byte) (*Policy, error) {
 	if o.err != nil {
 		return nil, policyErr(o.err)
 	}
-	ver := 0
-	switch p.SchemaVersion {
-	case PolicyV1:
-		ver = 1
-	case PolicyV2:
-		ver = 2
-	case PolicyV3:
-		ver = 3
-	default:
-		return nil, policyErr(fmt.Errorf("$.schema_version: unknown version (accepted: %s, %s, %s)", PolicyV1, PolicyV2, PolicyV3))
-	}
-	if ver < 2 && o.has("remediation_threads") {
-		return nil, policyErr(fmt.Errorf("$.remediation_threads: needs %s or later", PolicyV2))
-	}
-	if ver < 3 && o.has("ci_outcomes") {
-		return nil, policyErr(fmt.Errorf("$.ci_outcomes: needs %s", PolicyV3))
+	if err := checkPolicyVersion(o, p.SchemaVersion); err != nil {
+		return nil, policyErr(err)
 	}
 	if err := parseBudgets(o, &p.Budgets); err != nil {
 		return nil, policyErr(err)
@@ -211,24 +197,8 @@ func ParsePolicy(b []byte) (*Policy, error) {
 		p.CIOutcomes = c
 	}
 	if v := o.field("references", false); v != nil {
-		if v.kind != 'a' {
-			return nil, policyErr(errors.New("$.references: must be an array"))
-		}
-		if len(v.arr) > 16 {
-			return nil, policyErr(fmt.Errorf("$.references: %d entries, at most 16", len(v.arr)))
-		}
-		seen := map[string]bool{}
-		for i, e := range v.arr {
-			r, err := parseReference(fmt.Sprintf("$.references[%d]", i), e)
-			if err != nil {
-				return nil, policyErr(err)
-			}
-			key := r.Adapter + "\x00" + r.Tenant + "\x00" + r.ResourceClass + "\x00" + r.Recognizer.Type + "\x00" + r.Recognizer.Prefix + "\x00" + r.Recognizer.Origin + "\x00" + r.Recognizer.PathPrefix
-			if seen[key] {
-				return nil, policyErr(fmt.Errorf("$.references[%d]: duplicates an earlier reference", i))
-			}
-			seen[key] = true
-			p.References = append(p.References, *r)
+		if p.References, err = parseReferences(v); err != nil {
+			return nil, policyErr(err)
 		}
 	}
 	if err := o.done(); err != nil {
@@ -243,6 +213,55 @@ func ParsePolicy(b []byte) (*Policy, error) {
 	}
 	p.Digest = canon.SHA256Hex(c)
 	return p, nil
+}
+
+// checkPolicyVersion accepts the known schema versions and refuses a source the version
+// does not have.
+func checkPolicyVersion(o *objReader, version string) error {
+	ver := 0
+	switch version {
+	case PolicyV1:
+		ver = 1
+	case PolicyV2:
+		ver = 2
+	case PolicyV3:
+		ver = 3
+	default:
+		return fmt.Errorf("$.schema_version: unknown version (accepted: %s, %s, %s)", PolicyV1, PolicyV2, PolicyV3)
+	}
+	if ver < 2 && o.has("remediation_threads") {
+		return fmt.Errorf("$.remediation_threads: needs %s or later", PolicyV2)
+	}
+	if ver < 3 && o.has("ci_outcomes") {
+		return fmt.Errorf("$.ci_outcomes: needs %s", PolicyV3)
+	}
+	return nil
+}
+
+// parseReferences reads $.references: at most 16, no two with the same adapter, tenant,
+// class and recognizer.
+func parseReferences(v *strictValue) ([]Reference, error) {
+	if v.kind != 'a' {
+		return nil, errors.New("$.references: must be an array")
+	}
+	if len(v.arr) > 16 {
+		return nil, fmt.Errorf("$.references: %d entries, at most 16", len(v.arr))
+	}
+	var out []Reference
+	seen := map[string]bool{}
+	for i, e := range v.arr {
+		r, err := parseReference(fmt.Sprintf("$.references[%d]", i), e)
+		if err != nil {
+			return nil, err
+		}
+		key := strings.Join([]string{r.Adapter, r.Tenant, r.ResourceClass, r.Recognizer.Type, r.Recognizer.Prefix, r.Recognizer.Origin, r.Recognizer.PathPrefix}, "\x00")
+		if seen[key] {
+			return nil, fmt.Errorf("$.references[%d]: duplicates an earlier reference", i)
+		}
+		seen[key] = true
+		out = append(out, *r)
+	}
+	return out, nil
 }
 
 func parseBudgets(parent *objReader, b *Budgets) error {

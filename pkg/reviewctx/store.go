@@ -236,42 +236,60 @@ func (s *Store) validate() error {
 	if len(s.Records) > MaxStoreRecords {
 		return storeErr("records: %d, at most %d", len(s.Records), MaxStoreRecords)
 	}
-	seenSrc := map[string]bool{}
+	seenSrc, err := s.validateSources()
+	if err != nil {
+		return err
+	}
+	handles := map[string]bool{}
+	for i := range s.Records {
+		if err := s.validateRecord(i, handles, seenSrc, exp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) validateSources() (map[string]bool, error) {
+	seen := map[string]bool{}
 	for i, ss := range s.Sources {
 		switch ss.Completeness {
 		case Complete, Partial, Mutated, Unavailable, DLPRejected:
 		default:
-			return storeErr("sources[%d].completeness: not a closed value", i)
+			return nil, storeErr("sources[%d].completeness: not a closed value", i)
 		}
-		if seenSrc[ss.Source] {
-			return storeErr("sources[%d].source: duplicate", i)
+		if seen[ss.Source] {
+			return nil, storeErr("sources[%d].source: duplicate", i)
 		}
-		seenSrc[ss.Source] = true
+		seen[ss.Source] = true
 	}
-	handles := map[string]bool{}
-	for i, r := range s.Records {
-		if !ValidHandle(r.Handle) || handles[r.Handle] {
-			return storeErr("records[%d].handle: not a unique ctx1_ handle", i)
-		}
-		handles[r.Handle] = true
-		if !seenSrc[r.Source] {
-			return storeErr("records[%d].source: no source state", i)
-		}
-		b := r.Binding
-		if b.RunID != s.RunID || b.PolicyDigest != s.PolicyDigest {
-			return storeErr("records[%d].binding: run or policy does not match the store", i)
-		}
-		rexp, err := time.Parse(time.RFC3339, b.ExpiresAt)
-		if err != nil || rexp.After(exp) {
-			return storeErr("records[%d].binding.expires_at: invalid or after the store expiry", i)
-		}
-		d, err := r.Content.Digest()
-		if err != nil || d != b.Digest {
-			return storeErr("records[%d].binding.digest: does not match the content", i)
-		}
-		if b.CanonicalObject == "" || b.ResourceClass == "" {
-			return storeErr("records[%d].binding: canonical_object and resource_class required", i)
-		}
+	return seen, nil
+}
+
+// validateRecord checks record i: a unique handle, a known source, the store's run and policy
+// binding, an expiry within the store's and a digest of its content.
+func (s *Store) validateRecord(i int, handles, sources map[string]bool, storeExpiry time.Time) error {
+	r := &s.Records[i]
+	if !ValidHandle(r.Handle) || handles[r.Handle] {
+		return storeErr("records[%d].handle: not a unique ctx1_ handle", i)
+	}
+	handles[r.Handle] = true
+	if !sources[r.Source] {
+		return storeErr("records[%d].source: no source state", i)
+	}
+	b := r.Binding
+	if b.RunID != s.RunID || b.PolicyDigest != s.PolicyDigest {
+		return storeErr("records[%d].binding: run or policy does not match the store", i)
+	}
+	rexp, err := time.Parse(time.RFC3339, b.ExpiresAt)
+	if err != nil || rexp.After(storeExpiry) {
+		return storeErr("records[%d].binding.expires_at: invalid or after the store expiry", i)
+	}
+	d, err := r.Content.Digest()
+	if err != nil || d != b.Digest {
+		return storeErr("records[%d].binding.digest: does not match the content", i)
+	}
+	if b.CanonicalObject == "" || b.ResourceClass == "" {
+		return storeErr("records[%d].binding: canonical_object and resource_class required", i)
 	}
 	return nil
 }
