@@ -437,3 +437,53 @@ func TestReadUsageStrict(t *testing.T) {
 		t.Error("followed a symlink")
 	}
 }
+
+// TestGetPagesWithinResponseBound: a large item full of characters that expand under JSON
+// escaping (twice: the answer, then the tool result text) is paged so that every answer fits
+// MaxMessage, and the pages concatenate to the verified content.
+func TestGetPagesWithinResponseBound(t *testing.T) {
+	content := strings.Repeat("\"<&>\\\n\u00e9\u4e16 plain text ", 20000)
+	it := &item{ID: "rec_big", Kind: KindComment, content: content, metadata: json.RawMessage(`{"a":"` + strings.Repeat("\\\"", 100) + `"}`)}
+	s := &server{ev: &evidence{byID: map[string]*item{it.ID: it}}}
+	var got strings.Builder
+	off := 0
+	for pages := 0; ; pages++ {
+		ans, err := s.get(args{"id": it.ID, "offset": int64(off)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := ans.(json.RawMessage)
+		wrapped, _ := json.Marshal(string(b))
+		if len(wrapped)+envelope > MaxMessage {
+			t.Fatalf("page %d: %d bytes on the wire", pages, len(wrapped))
+		}
+		var page struct {
+			Content string `json:"content"`
+			Next    *int   `json:"next_offset"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(page.Content)
+		if page.Next == nil {
+			break
+		}
+		if *page.Next <= off || pages > 1000 {
+			t.Fatal("no progress")
+		}
+		off = *page.Next
+	}
+	if got.String() != content {
+		t.Fatal("pages do not reassemble the content")
+	}
+	if _, err := s.get(args{"id": it.ID, "offset": int64(1)}); err != nil {
+		t.Fatal(err) // offset 1 is a boundary ('"' is one byte)
+	}
+	i := strings.Index(content, "\u00e9") + 1
+	if _, err := s.get(args{"id": it.ID, "offset": int64(i)}); err == nil || !strings.Contains(err.Error(), "offset: not at a character boundary") {
+		t.Errorf("mid-character offset: %v", err)
+	}
+	if _, err := s.get(args{"id": it.ID, "offset": int64(len(content) + 1)}); err == nil {
+		t.Error("offset past the end accepted")
+	}
+}
