@@ -67,11 +67,19 @@ type detector struct {
 	pipe      *filter.Pipeline
 	windows   map[uint64]struct{}
 	whole     []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
-	overBound bool
+	// secrets are the normalized configured secrets of MinWholeChars or more: a copy with
+	// inserted spaces, punctuation or Markdown is still that secret.
+	secretNorm []string
+	overBound  bool
 }
 
 func newDetector(in Inputs) *detector {
 	d := &detector{pipe: filter.New(in.Secrets), windows: map[uint64]struct{}{}}
+	for _, v := range in.Secrets {
+		if n := normalize(v); len(n) >= MinWholeChars {
+			d.secretNorm = append(d.secretNorm, string(n))
+		}
+	}
 	total := 0
 	for _, v := range in.Forbidden {
 		n := normalize(v)
@@ -296,6 +304,12 @@ func phoneLike(s string, i, j int) bool {
 // contiguous ExcerptChars window, and every whole forbidden value of MinWholeChars or more.
 func (d *detector) forbidden(v string, add func(Reason, string)) {
 	n := normalize(v)
+	for _, sec := range d.secretNorm {
+		if strings.Contains(string(n), sec) {
+			add(ReasonSecret, "secret.normalized")
+			break
+		}
+	}
 	if d.overBound || len(n) > maxUnitChars {
 		add(ReasonWorkBound, "forbidden.work-bound")
 		return
