@@ -64,9 +64,9 @@ const (
 
 // detector holds the compiled inputs: the secret pipeline and the forbidden-context index.
 type detector struct {
-	pipe      *filter.Pipeline
-	windows   map[uint64]struct{}
-	whole     []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
+	pipe    *filter.Pipeline
+	windows map[uint64]struct{}
+	whole   []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
 	// secrets are the normalized configured secrets of MinWholeChars or more: a copy with
 	// inserted spaces, punctuation or Markdown is still that secret.
 	secretNorm []string
