@@ -121,7 +121,8 @@ type server struct {
 
 // Serve verifies the snapshot (and, in enriched mode, hostile-reads the store and checks its
 // run, policy and digest), writes an all-zero usage file, and then serves MCP on in/out until
-// the client closes the stream or ctx ends. Start-up refusals wrap ErrConfig.
+// the client closes the stream (nil) or ctx ends (ctx.Err()); a broken session (a frame that
+// is not JSON-RPC or is over MaxMessage) is an error. Start-up refusals wrap ErrConfig.
 func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	s, err := newServer(ctx, cfg)
 	if err != nil {
@@ -129,7 +130,10 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessage}
 	err = s.mcpServer().Run(ctx, t)
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err

@@ -165,7 +165,13 @@ func (d *detector) check(v string, c fieldClass) []hit {
 	// Secrets and PII are looked for in the value as written and in its decoded form, so an
 	// entity-encoded or full-width copy is caught too; a stripped copy catches a secret
 	// split by zero-width or bidi characters.
-	for _, form := range []string{v, decoded, stripFormat(decoded)} {
+	forms := []string{v}
+	for _, f := range []string{decoded, stripFormat(decoded)} {
+		if f != forms[len(forms)-1] && f != v {
+			forms = append(forms, f)
+		}
+	}
+	for _, form := range forms {
 		d.secrets(form, add)
 		pii(form, add)
 	}
@@ -225,19 +231,21 @@ var (
 // could forge a toolkit marker). It runs on the decoded form, so entity-encoded and
 // full-width markup is caught.
 func (d *detector) markup(s string, add func(Reason, string)) {
+	// byte prefilters keep the regular expressions off values that cannot match
+	hasBracket := strings.IndexByte(s, ']') >= 0
 	switch {
-	case mdImageBeg.MatchString(s) && mdLink.MatchString(s):
+	case hasBracket && mdImageBeg.MatchString(s) && mdLink.MatchString(s):
 		add(ReasonMarkdownDestination, "markdown.image")
-	case mdLink.MatchString(s):
+	case hasBracket && mdLink.MatchString(s):
 		add(ReasonMarkdownDestination, "markdown.link")
 	}
-	if mdRefDef.MatchString(s) {
+	if hasBracket && mdRefDef.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.reference")
 	}
-	if urlScheme.MatchString(s) {
+	if (strings.IndexByte(s, ':') >= 0 || strings.Contains(s, "www.") || strings.Contains(s, "WWW.")) && urlScheme.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.url")
 	}
-	if htmlTag.MatchString(s) {
+	if (strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '=') >= 0) && htmlTag.MatchString(s) {
 		add(ReasonHTML, "html.tag")
 	}
 }
@@ -269,8 +277,17 @@ var (
 // pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
 // and separator-bearing phone numbers (10–15 digits, not inside a word).
 func pii(s string, add func(Reason, string)) {
-	if emailRe.MatchString(s) {
+	if strings.IndexByte(s, '@') >= 0 && emailRe.MatchString(s) {
 		add(ReasonPII, "pii.email")
+	}
+	digits := 0
+	for i := 0; i < len(s) && digits < 10; i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			digits++
+		}
+	}
+	if digits < 10 {
+		return
 	}
 	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
 		if phoneLike(s, m[0], m[1]) {
