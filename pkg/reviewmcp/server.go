@@ -307,3 +307,19 @@ func loadStore(cfg Config) (*reviewctx.Store, error) {
 	}
 	return st, nil
 }
+
+// CommandArgs returns the `forgectx mcp` arguments (after the program name) that serve c, for
+// the MCP server entry of a generated engine configuration. Empty optional values are left
+// out; Now is not representable (the command uses the wall clock).
+func (c Config) CommandArgs() []string {
+	a := []string{"mcp", "--mode", string(c.Mode), "--snapshot", c.SnapshotDir}
+	for _, f := range []struct{ flag, v string }{
+		{"--index-sha256", c.IndexSHA256}, {"--store", c.StoreDir}, {"--run-id", c.RunID},
+		{"--policy-digest", c.PolicyDigest}, {"--store-sha256", c.StoreSHA256},
+	} {
+		if f.v != "" {
+			a = append(a, f.flag, f.v)
+		}
+	}
+	return append(a, "--usage", c.UsagePath)
+}
