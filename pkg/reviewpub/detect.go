@@ -158,6 +158,10 @@ func (d *detector) check(v string, c fieldClass) []hit {
 			add(ReasonLaundering, "html.entity")
 		}
 		d.markup(decoded, add)
+		if quickAction.MatchString(decoded) {
+			// a note line "/approve", "/merge", … is a forge command run with the bot's rights
+			add(ReasonControl, "control.quick-action")
+		}
 	}
 	if decoded != v {
 		add(ReasonLaundering, "unicode.nfkc")
@@ -224,6 +228,9 @@ var (
 	// and any URL-bearing attribute.
 	htmlTag    = regexp.MustCompile(`(?i)<!--|</?(a|img|image|picture|source|video|audio|track|iframe|frame|object|embed|link|script|style|svg|math|form|input|button|base|meta|details|summary|div|span|table|p|br|font)\b|\b(src|href|srcset|action|formaction|poster|background|xlink:href)\s*=`)
 	mdImageBeg = regexp.MustCompile(`!\[`)
+	// quickAction is a line that starts with a slash command (GitLab quick actions run from
+	// note text, outside code blocks).
+	quickAction = regexp.MustCompile(`(?m)^[ \t]*/[A-Za-z_]`)
 )
 
 // markup flags Markdown destinations (links, images, reference definitions, autolinks and

@@ -73,6 +73,8 @@ func TestFindingLeaksCaught(t *testing.T) {
 		{"forged marker comment", "ok <!-- ocr.remediation-marker/v1 fingerprint=" + strings.Repeat("a", 64) + " -->", []Reason{ReasonHTML}},
 		{"full-width image", "！［ｘ］（ｈｔｔｐｓ：／／ｅｖｉｌ．ｅｘａｍｐｌｅ）", []Reason{ReasonLaundering, ReasonMarkdownDestination}},
 		{"tab in message", "column\tvalue", []Reason{ReasonControl}},
+		{"quick action line", "Looks fine.\n/approve", []Reason{ReasonControl}},
+		{"full-width quick action", "ok\n／merge", []Reason{ReasonLaundering, ReasonControl}},
 		{"terminal escape", "red \x1b[31m text", []Reason{ReasonControl}},
 	} {
 		r := baseResult()
