@@ -339,15 +339,15 @@ func (p *projector) publication(res *reviewresult.Result) *reviewresult.Result {
 			p.sig.PublicationFiltered++
 			continue
 		}
-		if f.ExistingCode != "" && p.unsafe(path+".existing_code", f.ExistingCode, classCode) {
-			f.ExistingCode = ""
-			p.sig.FieldsOmitted++
-			p.sig.PublicationFiltered++
-		}
-		if f.SuggestionCode != "" && p.unsafe(path+".suggestion_code", f.SuggestionCode, classCode) {
-			f.SuggestionCode = ""
-			p.sig.FieldsOmitted++
-			p.sig.PublicationFiltered++
+		for _, c := range []struct {
+			name string
+			v    *string
+		}{{"existing_code", &f.ExistingCode}, {"suggestion_code", &f.SuggestionCode}} {
+			if *c.v != "" && p.unsafe(path+"."+c.name, *c.v, classCode) {
+				*c.v = "" // the optional field goes, the finding stays
+				p.sig.FieldsOmitted++
+				p.sig.PublicationFiltered++
+			}
 		}
 		out.Findings = append(out.Findings, f)
 	}
