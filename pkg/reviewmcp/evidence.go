@@ -124,7 +124,8 @@ func newEvidence(snap *verify.Snapshot) (*evidence, error) {
 		{"doc_collection", "collection.json"}, {"doc_entity_metadata", "entity/metadata.json"},
 	} {
 		if b, ok := snap.File(d.path); ok {
-			e.add(&item{ID: d.id, Kind: KindDocument, metadata: json.RawMessage(b)})
+			// served as content, so a large document (many actors, runs) pages like a record
+			e.add(&item{ID: d.id, Kind: KindDocument, content: string(b)})
 		}
 	}
 	rank := map[string]int{}
