@@ -23,6 +23,13 @@ type Page[C any] struct {
 	// Total is the provider-declared size of the listing (X-Total-Count, X-Total,
 	// totalCount), -1 when the answer declared none.
 	Total int
+	// Err reports that this page could not be read (the transport's retries spent); Rows,
+	// HasNext and Total are then ignored and Next names the page after it. The listing skips
+	// the page when the provider already declared rows beyond the pages read (a total the
+	// pages read, at the largest page seen, do not cover), so one failed page loses only its
+	// own rows; otherwise the listing ends with Err. A fetch that returns an error instead
+	// never skips.
+	Err error
 }
 
 // PageRules say when a listing ends besides "no next page declared".
@@ -49,7 +56,23 @@ type Pagination struct {
 	Total        int // last declared total, -1 when none was
 	NextDeclared bool
 	Stop         StopReason
+	// Failed counts the pages skipped because they could not be read (Page.Err).
+	Failed int
 }
+
+// Lost is how many declared rows the listing did not deliver: the declared total minus the
+// rows read, or 0 when no total was declared (the loss is then unknown, not zero: the caller
+// still has ErrIncomplete or the page's error).
+func (pg Pagination) Lost() int {
+	if pg.Total < 0 {
+		return 0
+	}
+	return max(pg.Total-pg.Rows, 0)
+}
+
+// covered is how many rows the pages tried (read and failed) can hold at the largest page
+// seen.
+func (pg Pagination) covered() int { return (pg.Pages + pg.Failed) * pg.Largest() }
 
 // StopReason is why a listing ended.
 type StopReason string
@@ -76,13 +99,31 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 	pg := Pagination{Total: -1}
 	cursor := first
 	seen := map[string]bool{}
+	var failed error // the first skipped page's error
+	incomplete := func() error {
+		return fmt.Errorf("%w: %d of %d declared rows in %d pages, %d pages failed: %w", ErrIncomplete, pg.Rows, pg.Total, pg.Pages, pg.Failed, failed)
+	}
 	for {
-		if pg.Pages >= MaxPages {
+		if pg.Pages+pg.Failed >= MaxPages {
 			return pg, fmt.Errorf("%w: more than %d", ErrTooManyPages, MaxPages)
 		}
 		p, err := fetch(cursor)
 		if err != nil {
 			return pg, err
+		}
+		if p.Err != nil {
+			if failed == nil && (pg.Total < 0 || pg.Largest() == 0) {
+				return pg, p.Err // nothing declared lies beyond: the page's failure ends the listing
+			}
+			pg.Failed++
+			if failed == nil {
+				failed = p.Err
+			}
+			if pg.Total < 0 || pg.covered() >= pg.Total {
+				return pg, incomplete()
+			}
+			cursor = p.Next
+			continue
 		}
 		pg.Pages++
 		pg.Rows += p.Rows
@@ -92,8 +133,16 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		}
 		pg.NextDeclared = p.HasNext
 		next, stop := decideNext(rules, pg, p)
+		if next && pg.Failed > 0 && pg.Total >= 0 && pg.covered() >= pg.Total {
+			// Rows were lost in a failed page: the pages tried already cover the total, so
+			// reading on would only find empty pages.
+			next, stop = false, StopTotalReached
+		}
 		if !next {
 			pg.Stop = stop
+			if failed != nil {
+				return pg, incomplete()
+			}
 			if stop == StopEmptyPage && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
@@ -111,7 +160,7 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 
 func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopReason) {
 	switch {
-	case rules.EmptyEnds && p.Rows == 0 && !(pg.Total > pg.Rows && pg.Largest() > 0 && pg.Pages*pg.Largest() < pg.Total):
+	case rules.EmptyEnds && p.Rows == 0 && !(pg.Total > pg.Rows && pg.Largest() > 0 && pg.covered() < pg.Total):
 		// Empty and either nothing declared is unread, or the pages read already cover the
 		// declared total at the largest page seen (rows are missing, not unread), or no page
 		// held a row so no page size bounds the search.

@@ -73,3 +73,47 @@ func TestPaginateRulesAndResult(t *testing.T) {
 		t.Errorf("pages %d, err %v", p.Pages, err)
 	}
 }
+
+// A page that fails after the provider declared rows beyond it is skipped: the listing loses
+// only its rows (Lost counts them), reads on to the total, and ends in ErrIncomplete wrapping
+// the page's error. A failed first page (nothing declared yet) ends the listing with its
+// error; a failed last page ends it without a further request.
+func TestPaginateSkipsAFailedPage(t *testing.T) {
+	type pg = forge.Page[int]
+	boom := errors.New("boom")
+	rules := forge.PageRules{EmptyEnds: true, TotalEnds: true}
+	// 7 rows, 2 a page: pages 1..4. fail names the failing page; calls counts requests.
+	run := func(fail int) (forge.Pagination, int, error) {
+		calls := 0
+		p, err := forge.Paginate(1, rules, func(n int) (pg, error) {
+			calls++
+			if n == fail {
+				return pg{Err: boom, Next: n + 1}, nil
+			}
+			rows := 2
+			if n == 4 {
+				rows = 1
+			}
+			if n > 4 {
+				rows = 0
+			}
+			return pg{Rows: rows, Next: n + 1, Total: 7}, nil
+		})
+		return p, calls, err
+	}
+	for _, tc := range []struct {
+		fail, calls, rows, lost int
+	}{{2, 4, 5, 2}, {3, 4, 5, 2}, {4, 4, 6, 1}} {
+		p, calls, err := run(tc.fail)
+		if !errors.Is(err, forge.ErrIncomplete) || !errors.Is(err, boom) {
+			t.Errorf("fail page %d: err %v, want ErrIncomplete wrapping the page's error", tc.fail, err)
+		}
+		if calls != tc.calls || p.Rows != tc.rows || p.Lost() != tc.lost || p.Failed != 1 {
+			t.Errorf("fail page %d: %d calls, %+v lost %d; want %d calls, %d rows, %d lost", tc.fail, calls, p, p.Lost(), tc.calls, tc.rows, tc.lost)
+		}
+	}
+	p, calls, err := run(1)
+	if err != boom || calls != 1 || p.Failed != 0 {
+		t.Errorf("failed first page: %v after %d calls (%+v); want the page's error after 1", err, calls, p)
+	}
+}
