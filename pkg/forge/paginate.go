@@ -82,6 +82,9 @@ const (
 	StopNoNext       StopReason = "no_next"
 	StopTotalReached StopReason = "total_reached"
 	StopEmptyPage    StopReason = "empty_page"
+	// StopCovered: the pages tried cover the declared total at the largest page seen, yet
+	// rows are missing; the listing is incomplete.
+	StopCovered StopReason = "pages_cover_total"
 )
 
 // ErrIncomplete is returned (wrapped) when a listing ended before the total or next page the
@@ -133,17 +136,18 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		}
 		pg.NextDeclared = p.HasNext
 		next, stop := decideNext(rules, pg, p)
-		if next && pg.Failed > 0 && pg.Total >= 0 && pg.covered() >= pg.Total {
-			// Rows were lost in a failed page: the pages tried already cover the total, so
-			// reading on would only find empty pages.
-			next, stop = false, StopTotalReached
+		if next && (rules.TotalEnds || pg.Failed > 0) && pg.Total >= 0 && pg.covered() >= pg.Total {
+			// Rows are missing (hidden, or lost in a failed page) but the pages tried already
+			// cover every offset of the total at the largest page seen (a lower bound of the
+			// real page size): reading on would only find empty pages.
+			next, stop = false, StopCovered
 		}
 		if !next {
 			pg.Stop = stop
 			if failed != nil {
 				return pg, incomplete()
 			}
-			if stop == StopEmptyPage && pg.Total > pg.Rows {
+			if (stop == StopEmptyPage || stop == StopCovered) && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
 			return pg, nil

@@ -147,8 +147,9 @@ type run struct {
 	sel    func(scope string) bool
 	// issueComments is the complete issue comments list (comments and receipts share it);
 	// issueCommentsErr is why it is incomplete.
-	issueComments    []*gitea.Comment
-	issueCommentsErr error
+	issueComments     []*gitea.Comment
+	issueCommentsErr  error
+	issueCommentsLost int
 }
 
 func (r *run) repository() error {
@@ -280,7 +281,7 @@ func (r *run) readIssueComments(records bool) {
 		}
 		return rowKey{id: c.ID, created: c.Created}
 	})
-	r.issueComments, r.issueCommentsErr = l.rows, l.err
+	r.issueComments, r.issueCommentsErr, r.issueCommentsLost = l.rows, l.err, l.lost
 	if l.err != nil {
 		// The comments scope loses the rows; receipts (agent_runs) are gapped by agentRuns.
 		r.shortfall(listIssueComments, l.err, l.lost, func(s string) bool { return records && s == acquisition.ScopeComments })
@@ -313,7 +314,7 @@ func (r *run) readIssueComments(records bool) {
 func (r *run) agentRuns() {
 	if r.issueCommentsErr != nil {
 		// The receipts of the unread comments are missing (issue_comments feeds receipts).
-		r.shortfall(listReceipts, r.issueCommentsErr, 1, r.sel)
+		r.shortfall(listReceipts, r.issueCommentsErr, r.issueCommentsLost, r.sel)
 		return
 	}
 	r.addReceipts()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Dialect is how a forge's offset pagination looks on the wire: the query parameters that pick
@@ -65,6 +66,11 @@ type Change struct {
 // it (a failure is persistent: retries see it too). Requests and RequestsTo count what was
 // asked, for request-ratio assertions.
 type Faults struct {
+	// Now, when set, is the clock of the list answers' Date header, asked with the list's
+	// path (a drift test places rows created "during" a list's read after its first page);
+	// otherwise net/http's real clock is sent.
+	Now func(path string) time.Time
+
 	t     testing.TB
 	d     Dialect
 	mu    sync.Mutex
@@ -278,6 +284,9 @@ func (f *Faults) serveList(w http.ResponseWriter, r *http.Request, l *list) {
 	f.mu.Unlock()
 
 	h := f.headers(r, page, size, total)
+	if f.Now != nil {
+		h.Set("Date", f.Now(path).UTC().Format(http.TimeFormat))
+	}
 	var body []byte
 	if field == "" {
 		body, _ = json.Marshal(nonNil(rows))

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 type row struct {
@@ -158,6 +159,22 @@ func TestFaultsDrift(t *testing.T) {
 		if _, ids, _ := getPage(t, base+"3"); !reflect.DeepEqual(ids, tc.lastPage3) {
 			t.Errorf("%s: page 3 %v, want %v", tc.name, ids, tc.lastPage3)
 		}
+	}
+}
+
+func TestFaultsClock(t *testing.T) {
+	f := NewFaults(t, GitHubPaging)
+	at := time.Date(2026, 9, 9, 10, 0, 0, 0, time.UTC)
+	f.Now = func(path string) time.Time {
+		if path != "/l" {
+			t.Errorf("clock asked for %q", path)
+		}
+		return at
+	}
+	f.List("/l", rows(1)...)
+	_, _, h := getPage(t, f.Start(nil)+"/l")
+	if d, err := http.ParseTime(h.Get("Date")); err != nil || !d.Equal(at) {
+		t.Fatalf("Date %q, want %v", h.Get("Date"), at)
 	}
 }
 
