@@ -3,6 +3,7 @@ package forgejo
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -43,9 +44,6 @@ var listings = forge.NewListings(
 		Scopes: []string{acquisition.ScopeActors}},
 )
 
-// errDrift is why a listing whose rows moved while it was read, twice, is incomplete.
-var errDrift = errors.New("forgejo: the list changed while its pages were read (re-read once, changed again)")
-
 // rowKey is what the drift check knows of a row: its ID and creation time (zero when the
 // row has none).
 type rowKey struct {
@@ -64,52 +62,40 @@ type listResult[T any] struct {
 // readList reads every page of listing name through get, which fetches one page. It keeps
 // what can be kept — a page that fails after X-Total-Count declared rows beyond it is
 // skipped, so only its rows are lost — and it checks that the list did not move between its
-// pages (Forgejo pages by offset, so a row deleted before the offset shifts one row past the
-// reader and a row inserted duplicates one):
-//
-//   - every page declares the same X-Total-Count;
-//   - no row ID is served twice;
-//   - no row was created after the first page was served (its Date header): a delete plus
-//     an add keeps the total, but the added row is newer than the read.
-//
-// The checks cost no request. A moved list is read once more from page 1; if it moved
-// again, the listing is incomplete (errDrift). So the drift check adds requests only when
-// the list did change.
+// pages (forge.DriftCheck: totals, repeated IDs, rows newer than the read; no request). A
+// moved list is read once more from page 1; if it moved again, the listing is incomplete
+// (forge.ErrDrift). So the drift check adds requests only when the list did change.
 func readList[T any](r *run, name string, get func(n int) ([]T, page, error), key func(T) rowKey) listResult[T] {
 	var out listResult[T]
 	for attempt := 0; attempt < 2; attempt++ {
 		var rows []T
-		var started time.Time
-		totals, ids, moved := map[int]bool{}, map[int64]bool{}, false
+		var drift forge.DriftCheck
 		pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 			got, p, err := get(n)
 			if err != nil {
 				return forge.Page[int]{Err: err, Next: n + 1}, nil
 			}
-			if started.IsZero() {
-				started = p.date
-			}
-			if p.total >= 0 {
-				totals[p.total] = true
-			}
+			drift.Page(p.date, p.total)
 			for _, row := range got {
 				k := key(row)
-				moved = moved || (k.id > 0 && ids[k.id]) || (!started.IsZero() && k.created.After(started))
-				ids[k.id] = true
+				id := ""
+				if k.id > 0 {
+					id = strconv.FormatInt(k.id, 10)
+				}
+				drift.Row(id, k.created)
 			}
 			rows = append(rows, got...)
 			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
 		})
 		r.pages[name] += pg.Pages
-		moved = moved || len(totals) > 1
 		out = listResult[T]{rows: rows, err: err, lost: pg.Lost()}
-		if !moved || attempt == 1 {
+		if !drift.Moved() || attempt == 1 {
 			// The bound counts pages at the size the server actually served (Gitea clamps
 			// limit to MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit
 			// altogether), never at the size asked for, and only for the read that stands.
 			r.bound += pg.Needed()
-			if moved && err == nil {
-				out.err, out.lost = errDrift, 0
+			if drift.Moved() && err == nil {
+				out.err, out.lost = forge.ErrDrift, 0
 			}
 			return out
 		}
