@@ -44,6 +44,10 @@ type PageRules struct {
 	// to Next while they fall short of it even without a declared next page (Forgejo clamps
 	// the page size, so a short page proves nothing).
 	TotalEnds bool
+	// TotalBinds makes a listing that ends (no next page declared) with fewer rows than the
+	// last declared total incomplete (ErrIncomplete): GitLab's X-Total counts what its
+	// pages hold, so a shortfall is rows the pages did not deliver.
+	TotalBinds bool
 }
 
 // Pagination is what a paginated read knows at its end, so completeness accounting can be
@@ -147,7 +151,7 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 			if failed != nil {
 				return pg, incomplete()
 			}
-			if (stop == StopEmptyPage || stop == StopCovered) && pg.Total > pg.Rows {
+			if (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds) && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
 			return pg, nil
