@@ -87,10 +87,9 @@ func read[T any](ctx context.Context, fetch listFunc[T], key func(T) (string, ti
 				}
 			}
 			if n, ok := gl.WithNext(resp); ok {
-				next := cursor{opt: n}
-				if resp.NextLink == "" {
-					next.page = resp.NextPage
-				}
+				// X-Next-Page is offset pagination (which also sends a Link next); keyset
+				// pagination sends only the link, and its pages cannot be skipped to.
+				next := cursor{opt: n, page: resp.NextPage}
 				p.HasNext, p.Next, p.NextKey = true, next, fmt.Sprintf("%s|%d", resp.NextLink, resp.NextPage)
 			}
 			return p, nil
