@@ -57,7 +57,9 @@ func (d *DriftCheck) Row(id string, created time.Time) {
 		d.moved = d.moved || d.ids[id]
 		d.ids[id] = true
 	}
-	d.moved = d.moved || (!d.started.IsZero() && created.After(d.started))
+	// Date has one-second resolution: a row created earlier in the second the page was
+	// served (GitLab's created_at has milliseconds) is not newer than the read.
+	d.moved = d.moved || (!d.started.IsZero() && created.Truncate(time.Second).After(d.started))
 }
 
 // Moved reports whether the listing moved while read.

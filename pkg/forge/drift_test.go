@@ -25,6 +25,7 @@ func TestDriftCheck(t *testing.T) {
 			d.Page(t0.Add(time.Second), 4)
 			d.Row("3", old)
 			d.Row("4", t0)
+			d.Row("5", t0.Add(900*time.Millisecond)) // same second as the first page's Date
 		}, false},
 		{"no ids, no times, no totals", func(d *forge.DriftCheck) {
 			d.Page(time.Time{}, -1)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,5 +365,37 @@ func TestForgejoEntityErrorIsTheForgeOne(t *testing.T) {
 	inv := entityInvalid("pull request head.sha: must be a 40- or 64-digit hexadecimal Git object ID")
 	if inv.Error() != "entity invalid_metadata: pull request head.sha: must be a 40- or 64-digit hexadecimal Git object ID" {
 		t.Errorf("invalid entity message %q", inv.Error())
+	}
+}
+
+// TestLoopingServerIsBoundedAndGapped: a server that answers every page with the same rows
+// and a total it never reaches is stopped at the first repeat, read once more, and then the
+// listing is a gap — never an endless read, never a silently short list.
+func TestLoopingServerIsBoundedAndGapped(t *testing.T) {
+	s := pagedIssueScenario()
+	all := issueComments(2)
+	var calls atomic.Int32
+	fake := fakeWith(t, s, nil)
+	fake.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/api/v1/repos/Acme/Widgets/issues/7/comments" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			calls.Add(1)
+			w.Header().Set("X-Total-Count", "1000")
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(all)
+		})
+	})
+	a, err := acquire(t, fakeClient(t, fake, 2), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n != 4 {
+		t.Errorf("%d requests to the looping list, want 4 (two reads stopped at their first repeat)", n)
+	}
+	if gapCount(a.Outcomes.Comments, acquisition.GapFetchFailed) != 1 || len(a.Comments) != 2 {
+		t.Errorf("comments %d, gaps %v; want the 2 distinct comments and a fetch_failed gap", len(a.Comments), gapSet(a.Outcomes))
 	}
 }

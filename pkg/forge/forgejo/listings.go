@@ -63,8 +63,10 @@ type listResult[T any] struct {
 // what can be kept — a page that fails after X-Total-Count declared rows beyond it is
 // skipped, so only its rows are lost — and it checks that the list did not move between its
 // pages (forge.DriftCheck: totals, repeated IDs, rows newer than the read; no request). A
-// moved list is read once more from page 1; if it moved again, the listing is incomplete
-// (forge.ErrDrift). So the drift check adds requests only when the list did change.
+// read stops at the page that shows the move, and the list is read once more from page 1; if
+// it moved again, the listing is incomplete (forge.ErrDrift), keeping the rows read. So the
+// drift check adds requests only when the list did change, and a server that loops (serves
+// the same rows again) is stopped at its first repeat.
 func readList[T any](r *run, name string, get func(n int) ([]T, page, error), key func(T) rowKey) listResult[T] {
 	var out listResult[T]
 	for attempt := 0; attempt < 2; attempt++ {
@@ -85,6 +87,10 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 				drift.Row(id, k.created)
 			}
 			rows = append(rows, got...)
+			if drift.Moved() {
+				// Reading on would only read a moving (or looping) list further.
+				return forge.Page[int]{}, forge.ErrDrift
+			}
 			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
 		})
 		r.pages[name] += pg.Pages
@@ -94,8 +100,8 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 			// limit to MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit
 			// altogether), never at the size asked for, and only for the read that stands.
 			r.bound += pg.Needed()
-			if drift.Moved() && err == nil {
-				out.err, out.lost = forge.ErrDrift, 0
+			if drift.Moved() {
+				out.lost = 0 // unknown: the pages no longer say where the rows are
 			}
 			return out
 		}

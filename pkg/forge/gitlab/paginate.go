@@ -49,8 +49,8 @@ func all[T any](ctx context.Context, fetch listFunc[T]) ([]T, error) {
 // X-Total declared rows beyond it is skipped, so only its rows are lost (keyset pages cannot
 // be skipped: the next link is in the failed answer). And with key set it checks the listing
 // did not move while read (forge.DriftCheck: totals, repeated IDs, rows created after the
-// first page's Date; no request); a moved listing is read once more, a second move is
-// forge.ErrDrift.
+// first page's Date; no request); a read stops at the page that shows the move and the
+// listing is read once more; a second move is forge.ErrDrift (the rows read are kept).
 func read[T any](ctx context.Context, fetch listFunc[T], key func(T) (string, time.Time)) listed[T] {
 	var out listed[T]
 	for attempt := 0; attempt < 2; attempt++ {
@@ -85,6 +85,10 @@ func read[T any](ctx context.Context, fetch listFunc[T], key func(T) (string, ti
 				for _, it := range items {
 					drift.Row(key(it))
 				}
+				if drift.Moved() {
+					// Reading on would only read a moving (or looping) list further.
+					return forge.Page[cursor]{}, forge.ErrDrift
+				}
 			}
 			if n, ok := gl.WithNext(resp); ok {
 				// X-Next-Page is offset pagination (which also sends a Link next); keyset
@@ -99,9 +103,7 @@ func read[T any](ctx context.Context, fetch listFunc[T], key func(T) (string, ti
 			return out
 		}
 		if attempt == 1 {
-			if err == nil {
-				out.err, out.lost = forge.ErrDrift, 0
-			}
+			out.lost = 0 // unknown: the pages no longer say where the rows are
 			return out
 		}
 	}
