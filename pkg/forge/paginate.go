@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -123,10 +124,8 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 				return pg, p.Err // nothing declared lies beyond: the page's failure ends the listing
 			}
 			pg.Failed++
-			if failed == nil {
-				failed = p.Err
-			}
-			if pg.Total < 0 || pg.covered() >= pg.Total {
+			failed = cmp.Or(failed, p.Err)
+			if pg.covered() >= pg.Total {
 				return pg, incomplete()
 			}
 			cursor = p.Next

@@ -395,6 +395,11 @@ func (r *run) reviews(ctx context.Context, withComments bool) {
 		r.a.Reviews = append(r.a.Reviews, rv)
 		kept = append(kept, nr.ID)
 	}
+	r.reviewConversations(kept, withComments)
+}
+
+// reviewConversations reads each kept review's comments and builds threads from them.
+func (r *run) reviewConversations(kept []int64, withComments bool) {
 	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
 	var rcs []*gitea.PullReviewComment
 	for _, id := range kept {
