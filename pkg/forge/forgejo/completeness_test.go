@@ -399,3 +399,35 @@ func TestLoopingServerIsBoundedAndGapped(t *testing.T) {
 		t.Errorf("comments %d, gaps %v; want the 2 distinct comments and a fetch_failed gap", len(a.Comments), gapSet(a.Outcomes))
 	}
 }
+
+// TestDriftCheckCost measures the request ratio of the matrix world: a run without faults
+// needs exactly its lower bound (the drift check costs no request), and a drift on any paged
+// listing costs the pages read before the move showed plus one re-read, within 1.2.
+func TestDriftCheckCost(t *testing.T) {
+	run := func(f *httpfake.Faults) Stats {
+		w := matrixWorld()
+		cl, err := New(Options{APIURL: w.serve(t, f) + "/api/v1", Token: "secret-token", PageSize: matrixLimit,
+			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Acquire(context.Background(), forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 12}, matrixProfile); err != nil {
+			t.Fatal(err)
+		}
+		return cl.Stats()
+	}
+	f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+	if s := run(f); s.Requests != s.LowerBound || s.Requests != f.Requests()+3 {
+		t.Errorf("no fault: %d requests, lower bound %d, %d list requests", s.Requests, s.LowerBound, f.Requests())
+	}
+	for _, l := range listings.Paged() {
+		f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+		f.Now = ticking()
+		f.Drift("/api/v1"+l.Endpoint, 1, driftChange("drift delete+add", l.Name))
+		s := run(f)
+		t.Logf("%s drift delete+add: %d requests, lower bound %d, ratio %.2f", l.Name, s.Requests, s.LowerBound, s.Ratio)
+		if s.Ratio > 1.2 {
+			t.Errorf("%s: ratio %.2f over 1.2", l.Name, s.Ratio)
+		}
+	}
+}
