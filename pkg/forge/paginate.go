@@ -6,6 +6,11 @@ import (
 	"fmt"
 )
 
+// MaxConsecutiveFailed bounds the failed pages a listing skips in a row (Page.Err): one
+// failed page loses only its rows, but a server that fails every page is down, and trying
+// each remaining page through the transport's retries would spend the run's deadline.
+const MaxConsecutiveFailed = 3
+
 // MaxPages bounds one listing so that a server that never stops paginating cannot keep a run
 // alive forever; reaching it is an error (a fetch failure), never a silent cut.
 const MaxPages = 10000
@@ -108,6 +113,7 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 	cursor := first
 	seen := map[string]bool{}
 	var failed error // the first skipped page's error
+	streak := 0      // failed pages in a row
 	incomplete := func() error {
 		return fmt.Errorf("%w: %d of %d declared rows in %d pages, %d pages failed: %w", ErrIncomplete, pg.Rows, pg.Total, pg.Pages, pg.Failed, failed)
 	}
@@ -124,13 +130,15 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 				return pg, p.Err // nothing declared lies beyond: the page's failure ends the listing
 			}
 			pg.Failed++
+			streak++
 			failed = cmp.Or(failed, p.Err)
-			if pg.covered() >= pg.Total {
+			if pg.covered() >= pg.Total || streak >= MaxConsecutiveFailed {
 				return pg, incomplete()
 			}
 			cursor = p.Next
 			continue
 		}
+		streak = 0
 		pg.Pages++
 		pg.Rows += p.Rows
 		pg.RowsPerPage = append(pg.RowsPerPage, p.Rows)

@@ -116,4 +116,17 @@ func TestPaginateSkipsAFailedPage(t *testing.T) {
 	if err != boom || calls != 1 || p.Failed != 0 {
 		t.Errorf("failed first page: %v after %d calls (%+v); want the page's error after 1", err, calls, p)
 	}
+	// A server that fails every page after the first is down: the listing stops after
+	// MaxConsecutiveFailed failed pages in a row, not after trying all 50.
+	calls = 0
+	p, err = forge.Paginate(1, rules, func(n int) (pg, error) {
+		calls++
+		if n > 1 {
+			return pg{Err: boom, Next: n + 1}, nil
+		}
+		return pg{Rows: 2, Next: 2, Total: 100}, nil
+	})
+	if !errors.Is(err, forge.ErrIncomplete) || calls != 1+forge.MaxConsecutiveFailed || p.Lost() != 98 {
+		t.Errorf("every page failing: %d calls, lost %d, %v", calls, p.Lost(), err)
+	}
 }

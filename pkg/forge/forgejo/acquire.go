@@ -100,7 +100,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		return nil, fmt.Errorf("forgejo: client: %w", err)
 	}
 	a := acquisition.New()
-	r := &run{c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: selector(p)}
+	r := &run{ctx: ctx, c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: selector(p)}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -136,6 +136,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 
 // run is the state of one Acquire call.
 type run struct {
+	ctx    context.Context // the Acquire call's: a listing skips no page once it is done
 	c      *Client
 	sdk    *gitea.Client
 	owner  string

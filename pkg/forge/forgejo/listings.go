@@ -75,6 +75,9 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 		pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 			got, p, err := get(n)
 			if err != nil {
+				if r.ctx.Err() != nil {
+					return forge.Page[int]{}, err // out of time: no later page can be read either
+				}
 				return forge.Page[int]{Err: err, Next: n + 1}, nil
 			}
 			drift.Page(p.date, p.total)
