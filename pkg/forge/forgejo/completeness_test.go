@@ -431,3 +431,54 @@ func TestDriftCheckCost(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultMatrixUnpagedEndpoints: every endpoint of the dependency map that answers in one
+// response fails persistently; each failure gaps exactly the scopes the map says, once per
+// failed request, and keeps everything else. A new unpaged endpoint without a case fails.
+func TestFaultMatrixUnpagedEndpoints(t *testing.T) {
+	cases := map[string]struct {
+		world func() world
+		gaps  []string
+		check func(t *testing.T, a *acquisition.Acquisition)
+	}{
+		listReviewComments: {matrixWorld, []string{"comments/fetch_failed=7", "reviews/fetch_failed=7"},
+			func(t *testing.T, a *acquisition.Acquisition) {
+				if len(a.Reviews) != 7 || len(a.Threads) != 0 || len(a.Comments) != 7 {
+					t.Errorf("%d reviews, %d threads, %d comments; want 7, 0, 7 (the issue comments)", len(a.Reviews), len(a.Threads), len(a.Comments))
+				}
+			}},
+		listStatuses: {func() world { w := matrixWorld(); w.tasks = nil; return w }, []string{"checks/fetch_failed=1"},
+			func(t *testing.T, a *acquisition.Acquisition) {
+				if len(a.Checks) != 0 || len(a.Reviews) != 7 {
+					t.Errorf("%d checks, %d reviews", len(a.Checks), len(a.Reviews))
+				}
+			}},
+		listPermissions: {matrixWorld, []string{"actors/fetch_failed=1"},
+			func(t *testing.T, a *acquisition.Acquisition) {
+				if len(a.Actors) != 1 || a.Actors[0].RoleVerified || a.Actors[0].Role != nil || len(a.Comments) != 21 {
+					t.Errorf("actors %+v, %d comments; want bob unverified and every comment", a.Actors, len(a.Comments))
+				}
+			}},
+	}
+	for _, l := range listings {
+		if l.Paged || l.Endpoint == "" {
+			continue
+		}
+		tc, ok := cases[l.Name]
+		if !ok {
+			t.Errorf("unpaged listing %q has no fault case: add it", l.Name)
+			continue
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+			f.FailPage("/api/v1"+l.Endpoint, 1)
+			w := tc.world()
+			url := w.serve(t, f)
+			a := matrixAcquire(t, url)
+			if g := gapSet(a.Outcomes); !reflect.DeepEqual(g, tc.gaps) {
+				t.Errorf("gaps %v, want %v", g, tc.gaps)
+			}
+			tc.check(t, a)
+		})
+	}
+}

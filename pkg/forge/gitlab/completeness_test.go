@@ -334,3 +334,58 @@ func glCases() []glCase {
 		{name: "drift delete+add", drift: true},
 	}
 }
+
+// TestGitLabFaultMatrixUnpagedEndpoints: every one-response endpoint of the dependency map
+// fails persistently; the adapter reports exactly the map's gaps (a trace failure is the
+// check's log outcome, which the assembler turns into the check_logs gap) and keeps the rest.
+// A new unpaged endpoint without a case fails.
+func TestGitLabFaultMatrixUnpagedEndpoints(t *testing.T) {
+	cases := map[string]struct {
+		gaps  []string
+		check func(t *testing.T, a *acquisition.Acquisition)
+	}{
+		listTraces: {nil, func(t *testing.T, a *acquisition.Acquisition) {
+			failed := 0
+			for _, c := range a.Checks {
+				if c.Log != nil {
+					failed++
+					if c.Log.Outcome != acquisition.LogFetchFailed {
+						t.Errorf("check %s log outcome %q, want fetch_failed", c.ID, c.Log.Outcome)
+					}
+				}
+			}
+			if len(a.Checks) != 13 || failed != 9 { // 801: 7 jobs, 3 failed; 802–807: 1 failed each
+				t.Errorf("%d checks, %d selected logs; want 13 and 9", len(a.Checks), failed)
+			}
+		}},
+		listUsers: {[]string{"actors/fetch_failed=1"}, func(t *testing.T, a *acquisition.Acquisition) {
+			if len(a.Actors) != 1 || a.Actors[0].RoleVerified || len(a.Comments) != 7 {
+				t.Errorf("actors %+v, %d comments", a.Actors, len(a.Comments))
+			}
+		}},
+		listMembers: {[]string{"actors/fetch_failed=1"}, func(t *testing.T, a *acquisition.Acquisition) {
+			if len(a.Actors) != 1 || a.Actors[0].RoleVerified || len(a.Comments) != 7 {
+				t.Errorf("actors %+v, %d comments", a.Actors, len(a.Comments))
+			}
+		}},
+	}
+	for _, l := range listings {
+		if l.Paged || l.Endpoint == "" {
+			continue
+		}
+		tc, ok := cases[l.Name]
+		if !ok {
+			t.Errorf("unpaged listing %q has no fault case: add it", l.Name)
+			continue
+		}
+		t.Run(l.Name, func(t *testing.T) {
+			f := httpfake.NewFaults(t, httpfake.GitLabPaging)
+			f.FailPage("/api/v4"+l.Endpoint, 1)
+			a := glAcquire(t, glMatrixWorld().serve(t, f), listMRDiscussions)
+			if g := glGapSet(a.Outcomes); !reflect.DeepEqual(g, tc.gaps) {
+				t.Errorf("gaps %v, want %v", g, tc.gaps)
+			}
+			tc.check(t, a)
+		})
+	}
+}

@@ -148,7 +148,9 @@ func raw(v any) json.RawMessage {
 	return b
 }
 
-// FailPage makes every request for page of the lists matching template answer 500.
+// FailPage makes every request for page of the lists matching template answer 500. A GET of
+// an endpoint that is not a registered list (one the wrapped handler answers in one
+// response) fails for page 1.
 func (f *Faults) FailPage(template string, page int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -172,7 +174,8 @@ func (f *Faults) Drift(template string, afterPage int, c Change) {
 	f.drift = append(f.drift, driftFault{tmpl: segments(template), after: afterPage, change: c, applied: map[string]bool{}})
 }
 
-// Requests is how many list requests were served (failed ones included).
+// Requests is how many list requests were served (failed ones included), with the failed
+// requests of unlisted endpoints.
 func (f *Faults) Requests() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -214,8 +217,14 @@ func (f *Faults) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		l, ok := f.lists[r.URL.Path]
+		failed := !ok && r.Method == http.MethodGet && f.failing(r)
+		if failed {
+			f.hits[r.URL.Path]++
+		}
 		f.mu.Unlock()
 		switch {
+		case failed:
+			writeReply(w, ServerError())
 		case ok && r.Method == http.MethodGet:
 			f.serveList(w, r, l)
 		case next != nil:
@@ -249,17 +258,27 @@ func (f *Faults) pageOf(r *http.Request) (page, size int) {
 	return page, max(size, 1)
 }
 
+// failing reports whether a FailPage fault answers r (f.mu held). An endpoint
+// that is no registered list answers in one response: its page is 1, whatever it is asked.
+func (f *Faults) failing(r *http.Request) bool {
+	page, _ := f.pageOf(r)
+	for _, pf := range f.fails {
+		if pf.page == page && match(pf.tmpl, r.URL.Path) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *Faults) serveList(w http.ResponseWriter, r *http.Request, l *list) {
 	page, size := f.pageOf(r)
 	path := r.URL.Path
 	f.mu.Lock()
 	f.hits[path]++
-	for _, pf := range f.fails {
-		if pf.page == page && match(pf.tmpl, path) {
-			f.mu.Unlock()
-			writeReply(w, ServerError())
-			return
-		}
+	if f.failing(r) {
+		f.mu.Unlock()
+		writeReply(w, ServerError())
+		return
 	}
 	total := len(l.rows)
 	lo, hi := min((page-1)*size, total), min(page*size, total)

@@ -121,6 +121,17 @@ func TestFaultsFailHideAndDrift(t *testing.T) {
 	if resp, err := http.Get(base[:len(base)-1]); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("registry request: %v %v", resp, err)
 	}
+	// An endpoint that is no list fails for page 1, persistently, before the registry sees it.
+	f.FailPage("/api/v1/repos/{owner}/{repo}/collaborators/{user}/permission", 1)
+	before := f.Requests()
+	for range 2 {
+		if code, _, _ := getPage(t, base+"collaborators/bob/permission"); code != 500 {
+			t.Fatalf("unlisted endpoint: %d, want 500", code)
+		}
+	}
+	if f.Requests() != before+2 {
+		t.Errorf("failed unlisted requests not counted: %d → %d", before, f.Requests())
+	}
 }
 
 func TestFaultsDrift(t *testing.T) {
