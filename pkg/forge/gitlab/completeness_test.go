@@ -389,3 +389,35 @@ func TestGitLabFaultMatrixUnpagedEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestGitLabDriftCheckCost: without faults the matrix world needs exactly its lower bound
+// (the drift check costs no request); a delete+add drift on a paged listing costs the pages
+// read before the move showed plus one re-read, within a request ratio of 1.2.
+func TestGitLabDriftCheckCost(t *testing.T) {
+	run := func(f *httpfake.Faults) *Stats {
+		c, err := New(Options{APIURL: glMatrixWorld().serve(t, f) + "/api/v4", Token: testToken, RetryMax: 2,
+			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.pageSize = glLimit
+		if _, err := c.Acquire(context.Background(), forge.Ref{Repo: "42", Number: 7}, glMatrixProfile(listMRDiscussions)); err != nil {
+			t.Fatal(err)
+		}
+		return c.Stats()
+	}
+	if s := run(httpfake.NewFaults(t, httpfake.GitLabPaging)); s.Requests != s.LowerBound {
+		t.Errorf("no fault: %d requests, lower bound %d", s.Requests, s.LowerBound)
+	}
+	for _, l := range []string{listMRDiscussions, listPipelines, listJobs} {
+		f := httpfake.NewFaults(t, httpfake.GitLabPaging)
+		f.Now = glTicking()
+		tmpl := "/api/v4" + strings.Replace(listings[l].Endpoint, "{pipeline_id}", "801", 1)
+		f.Drift(tmpl, 1, httpfake.Change{Delete: []int{0}, Append: []any{glNewRow(l)}})
+		s := run(f)
+		t.Logf("%s drift delete+add: %d requests, lower bound %d, ratio %.2f", l, s.Requests, s.LowerBound, s.Ratio)
+		if s.Ratio > 1.2 {
+			t.Errorf("%s: ratio %.2f over 1.2", l, s.Ratio)
+		}
+	}
+}
