@@ -124,6 +124,21 @@ func (m Listings) Shortfall(o *acquisition.Outcomes, name, code string, lost int
 	}
 }
 
+// Selected reports which gap scopes profile p selects: actors always apply, check_logs is the
+// check_logs source, and every other scope is named as its source. It is the selected
+// argument of Shortfall.
+func Selected(p acquisition.Profile) func(scope string) bool {
+	return func(scope string) bool {
+		switch scope {
+		case acquisition.ScopeActors:
+			return true
+		case acquisition.ScopeCheckLogs:
+			return p.Includes(acquisition.SourceCheckLogs)
+		}
+		return p.Includes(scope)
+	}
+}
+
 // Paged is the paged listings, sorted by name (the fault matrix iterates them).
 func (m Listings) Paged() []Listing {
 	var out []Listing

@@ -130,18 +130,8 @@ func (r *run) shortfall(name string, err error, lost int, selected func(scope st
 	ev.Msg("forgejo listing incomplete")
 }
 
-// selector reports which scopes the profile selects (actors always apply).
-func selector(p acquisition.Profile) func(string) bool {
-	return func(scope string) bool {
-		switch scope {
-		case acquisition.ScopeActors:
-			return true
-		case acquisition.ScopeCheckLogs:
-			return p.Includes(acquisition.SourceCheckLogs)
-		}
-		return p.Includes(scope) // the other scopes are named as their sources
-	}
-}
+// selector reports which scopes the profile selects (forge.Selected).
+func selector(p acquisition.Profile) func(string) bool { return forge.Selected(p) }
 
 // rawTime parses a native timestamp for the drift check (zero when absent or malformed: the
 // row then cannot prove it is newer than the read, and the other checks still apply).

@@ -41,18 +41,8 @@ var listings = forge.NewListings(
 	forge.Listing{Name: listMembers, Endpoint: "/projects/{id}/members/all/{user_id}", Scopes: []string{acquisition.ScopeActors}},
 )
 
-// selector reports which scopes the profile selects (actors always apply).
-func selector(p acquisition.Profile) func(string) bool {
-	return func(scope string) bool {
-		switch scope {
-		case acquisition.ScopeActors:
-			return true
-		case acquisition.ScopeCheckLogs:
-			return p.Includes(acquisition.SourceCheckLogs)
-		}
-		return p.Includes(scope) // the other scopes are named as their sources
-	}
-}
+// selector reports which scopes the profile selects (forge.Selected).
+func selector(p acquisition.Profile) func(string) bool { return forge.Selected(p) }
 
 // shortfall records that listing name ended incomplete: every scope it shortens that
 // selected admits gets the gap (listings, the dependency map).
