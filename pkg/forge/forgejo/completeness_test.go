@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,16 +209,7 @@ var (
 	oracleAt = readAt.Add(24 * time.Hour)
 )
 
-func ticking() func(string) time.Time {
-	var mu sync.Mutex
-	k := map[string]int{}
-	return func(path string) time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		k[path]++
-		return readAt.Add(time.Duration(k[path]) * 10 * time.Minute)
-	}
-}
+func ticking() func(string) time.Time { return httpfake.Ticking(readAt, 10*time.Minute) }
 
 // newRow is a row added while the list is read: created after the read began.
 func newRow(list string) any {

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -224,16 +223,7 @@ var (
 	glOracleAt = glReadAt.Add(24 * time.Hour)
 )
 
-func glTicking() func(string) time.Time {
-	var mu sync.Mutex
-	k := map[string]int{}
-	return func(path string) time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		k[path]++
-		return glReadAt.Add(time.Duration(k[path]) * 10 * time.Minute)
-	}
-}
+func glTicking() func(string) time.Time { return httpfake.Ticking(glReadAt, 10*time.Minute) }
 
 func glNewRow(name string) any {
 	ts := glReadAt.Add(15 * time.Minute).Format(time.RFC3339)

@@ -99,6 +99,20 @@ type driftFault struct {
 	applied map[string]bool
 }
 
+// Ticking is a Faults.Now clock: the k-th answer of each list path is dated start + k·step, so
+// a row a drift adds "during" a list's read (created between start+step and start+2·step)
+// is newer than the read's first page, and a later re-read of the list is newer than it.
+func Ticking(start time.Time, step time.Duration) func(path string) time.Time {
+	var mu sync.Mutex
+	k := map[string]int{}
+	return func(path string) time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		k[path]++
+		return start.Add(time.Duration(k[path]) * step)
+	}
+}
+
 // NewFaults returns an injector speaking d.
 func NewFaults(t testing.TB, d Dialect) *Faults {
 	return &Faults{t: t, d: d, lists: map[string]*list{}, hits: map[string]int{}}

@@ -189,6 +189,14 @@ func TestFaultsClock(t *testing.T) {
 	}
 }
 
+func TestTicking(t *testing.T) {
+	at := time.Date(2026, 9, 9, 10, 0, 0, 0, time.UTC)
+	c := Ticking(at, time.Minute)
+	if a, b, x := c("/a"), c("/a"), c("/b"); !a.Equal(at.Add(time.Minute)) || !b.Equal(at.Add(2*time.Minute)) || !x.Equal(at.Add(time.Minute)) {
+		t.Errorf("ticks %v %v %v", a, b, x)
+	}
+}
+
 func TestFaultsEnvelope(t *testing.T) {
 	f := NewFaults(t, ForgejoPaging)
 	f.List("/api/v1/repos/o/r/actions/tasks", rows(1, 2, 3)...).Envelope("workflow_runs", "total_count")
