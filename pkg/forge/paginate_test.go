@@ -130,3 +130,37 @@ func TestPaginateSkipsAFailedPage(t *testing.T) {
 		t.Errorf("every page failing: %d calls, lost %d, %v", calls, p.Lost(), err)
 	}
 }
+
+// FuzzPaginate drives the Forgejo rules with arbitrary answers (rows, declared total, a failed
+// page) and checks the completeness invariants: the loop ends within the declared total's
+// pages (plus the failure and hidden-row bounds), and it never reports a complete listing
+// short of the total it was last told.
+func FuzzPaginate(f *testing.F) {
+	f.Add([]byte{2, 7, 2, 7, 0, 7, 255, 7, 1, 7})
+	f.Add([]byte{0, 9, 0, 9})
+	f.Add([]byte{3, 3})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		type pg = forge.Page[int]
+		calls := 0
+		p, err := forge.Paginate(0, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (pg, error) {
+			calls++
+			if calls > 300 {
+				t.Fatalf("no end after %d pages: %v", calls, script)
+			}
+			i := 2 * n
+			if i+1 >= len(script) {
+				return pg{Rows: 0, Next: n + 1, Total: 0}, nil
+			}
+			if script[i] == 255 {
+				return pg{Err: errors.New("boom"), Next: n + 1}, nil
+			}
+			return pg{Rows: int(script[i] % 8), Next: n + 1, Total: int(script[i+1] % 64)}, nil
+		})
+		if err == nil && p.Total >= 0 && p.Rows < p.Total {
+			t.Fatalf("complete listing of %d rows short of the declared %d: %+v", p.Rows, p.Total, p)
+		}
+		if err == nil && p.Failed > 0 {
+			t.Fatalf("a failed page but no error: %+v", p)
+		}
+	})
+}
