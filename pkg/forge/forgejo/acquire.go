@@ -143,11 +143,12 @@ type run struct {
 	name   string
 	number int64
 	a      *acquisition.Acquisition
-	pages  map[string]int // successfully read pages per list
-	bound  int            // the statistics' lower bound on requests
-	sel    func(scope string) bool
-	// issueComments is the complete issue comments list (comments and receipts share it);
-	// issueCommentsErr is why it is incomplete.
+	pages  map[string]int          // successfully read pages per list
+	bound  int                     // the statistics' lower bound on requests
+	sel    func(scope string) bool // the scopes the profile selects (forge.Selected)
+	// issueComments is the issue comments list as read (comments and receipts share it);
+	// issueCommentsErr is why it is incomplete, issueCommentsLost the rows it lost (0:
+	// unknown).
 	issueComments     []*gitea.Comment
 	issueCommentsErr  error
 	issueCommentsLost int
