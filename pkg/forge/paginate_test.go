@@ -73,3 +73,94 @@ func TestPaginateRulesAndResult(t *testing.T) {
 		t.Errorf("pages %d, err %v", p.Pages, err)
 	}
 }
+
+// A page that fails after the provider declared rows beyond it is skipped: the listing loses
+// only its rows (Lost counts them), reads on to the total, and ends in ErrIncomplete wrapping
+// the page's error. A failed first page (nothing declared yet) ends the listing with its
+// error; a failed last page ends it without a further request.
+func TestPaginateSkipsAFailedPage(t *testing.T) {
+	type pg = forge.Page[int]
+	boom := errors.New("boom")
+	rules := forge.PageRules{EmptyEnds: true, TotalEnds: true}
+	// 7 rows, 2 a page: pages 1..4. fail names the failing page; calls counts requests.
+	run := func(fail int) (forge.Pagination, int, error) {
+		calls := 0
+		p, err := forge.Paginate(1, rules, func(n int) (pg, error) {
+			calls++
+			if n == fail {
+				return pg{Err: boom, Next: n + 1}, nil
+			}
+			rows := 2
+			if n == 4 {
+				rows = 1
+			}
+			if n > 4 {
+				rows = 0
+			}
+			return pg{Rows: rows, Next: n + 1, Total: 7}, nil
+		})
+		return p, calls, err
+	}
+	for _, tc := range []struct {
+		fail, calls, rows, lost int
+	}{{2, 4, 5, 2}, {3, 4, 5, 2}, {4, 4, 6, 1}} {
+		p, calls, err := run(tc.fail)
+		if !errors.Is(err, forge.ErrIncomplete) || !errors.Is(err, boom) {
+			t.Errorf("fail page %d: err %v, want ErrIncomplete wrapping the page's error", tc.fail, err)
+		}
+		if calls != tc.calls || p.Rows != tc.rows || p.Lost() != tc.lost || p.Failed != 1 {
+			t.Errorf("fail page %d: %d calls, %+v lost %d; want %d calls, %d rows, %d lost", tc.fail, calls, p, p.Lost(), tc.calls, tc.rows, tc.lost)
+		}
+	}
+	p, calls, err := run(1)
+	if err != boom || calls != 1 || p.Failed != 0 {
+		t.Errorf("failed first page: %v after %d calls (%+v); want the page's error after 1", err, calls, p)
+	}
+	// A server that fails every page after the first is down: the listing stops after
+	// MaxConsecutiveFailed failed pages in a row, not after trying all 50.
+	calls = 0
+	p, err = forge.Paginate(1, rules, func(n int) (pg, error) {
+		calls++
+		if n > 1 {
+			return pg{Err: boom, Next: n + 1}, nil
+		}
+		return pg{Rows: 2, Next: 2, Total: 100}, nil
+	})
+	if !errors.Is(err, forge.ErrIncomplete) || calls != 1+forge.MaxConsecutiveFailed || p.Lost() != 98 {
+		t.Errorf("every page failing: %d calls, lost %d, %v", calls, p.Lost(), err)
+	}
+}
+
+// FuzzPaginate drives the Forgejo rules with arbitrary answers (rows, declared total, a failed
+// page) and checks the completeness invariants: the loop ends within the declared total's
+// pages (plus the failure and hidden-row bounds), and it never reports a complete listing
+// short of the total it was last told.
+func FuzzPaginate(f *testing.F) {
+	f.Add([]byte{2, 7, 2, 7, 0, 7, 255, 7, 1, 7})
+	f.Add([]byte{0, 9, 0, 9})
+	f.Add([]byte{3, 3})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		type pg = forge.Page[int]
+		calls := 0
+		p, err := forge.Paginate(0, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (pg, error) {
+			calls++
+			if calls > 300 {
+				t.Fatalf("no end after %d pages: %v", calls, script)
+			}
+			i := 2 * n
+			if i+1 >= len(script) {
+				return pg{Rows: 0, Next: n + 1, Total: 0}, nil
+			}
+			if script[i] == 255 {
+				return pg{Err: errors.New("boom"), Next: n + 1}, nil
+			}
+			return pg{Rows: int(script[i] % 8), Next: n + 1, Total: int(script[i+1] % 64)}, nil
+		})
+		if err == nil && p.Total >= 0 && p.Rows < p.Total {
+			t.Fatalf("complete listing of %d rows short of the declared %d: %+v", p.Rows, p.Total, p)
+		}
+		if err == nil && p.Failed > 0 {
+			t.Fatalf("a failed page but no error: %+v", p)
+		}
+	})
+}
