@@ -10,8 +10,9 @@ import (
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 
-// ciWorkflow is the pull request's workflow: build and test run on the emulated runner's label;
-// lint asks for a label no runner has, so Gitea never makes a task for it.
+// ciWorkflow is the pull request's workflow: build, test and e2e run on the emulated runner's
+// label (e2e is left running); lint asks for a label no runner has, so Gitea never makes a task
+// for it.
 const ciWorkflow = `name: ci
 on: [pull_request]
 jobs:
@@ -23,6 +24,10 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - run: go test ./...
+  e2e:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ./e2e.sh
   lint:
     runs-on: no-runner-has-this-label
     steps:
@@ -83,7 +88,7 @@ func TestActionsChecks(t *testing.T) {
 
 	runner := srv.RegisterRunner(t, "emulated", "ubuntu-latest")
 	tasks := map[string]giteaserver.Task{}
-	for len(tasks) < 2 {
+	for len(tasks) < 3 {
 		tk := runner.FetchTask(t, 90*time.Second)
 		tasks[tk.Job] = tk
 	}
@@ -93,6 +98,9 @@ func TestActionsChecks(t *testing.T) {
 	if _, ok := tasks["test"]; !ok {
 		t.Fatalf("tasks %v: no test task", tasks)
 	}
+	// Gitea's timestamps are whole seconds: finishing a second after the start makes the
+	// completion time distinguishable from the creation and start times.
+	time.Sleep(1100 * time.Millisecond)
 	runner.Finish(t, tasks["build"], "success", "go build ./...", "ok")
 	runner.Finish(t, tasks["test"], "failure", "go test ./...", "--- FAIL: TestWidget",
 		"env GITHUB_TOKEN="+fakeToken, override, "FAIL")
@@ -117,7 +125,7 @@ func TestActionsChecks(t *testing.T) {
 	t.Run("read-only", func(t *testing.T) {
 		// A read collaborator's token reads the tasks list (Actions needs only read access)
 		// but not other users' permissions: the pull request author's role is unverifiable,
-		// so the entity aborts, fail closed, with no tree. --stats still shows both checks
+		// so the entity aborts, fail closed, with no tree. --stats still shows the three checks
 		// were acquired from the real tasks list.
 		s := snapshot(t, srv.APIURL, reader.Token, repo.FullName(), pull, checksProfile)
 		if s.code != 1 || hasAnyFile(s.out) {
@@ -127,8 +135,8 @@ func TestActionsChecks(t *testing.T) {
 			t.Fatalf("read-only token: the abort is not the entity author's authorization_failed:\n%s", tailStr(s.stderr, 1500))
 		}
 		recs, _ := s.stats["records"].(map[string]any)
-		if n, _ := recs["checks"].(float64); n != 2 {
-			t.Fatalf("read-only token: --stats records %v, want 2 checks read from the tasks list", s.stats["records"])
+		if n, _ := recs["checks"].(float64); n != 3 {
+			t.Fatalf("read-only token: --stats records %v, want 3 checks read from the tasks list", s.stats["records"])
 		}
 	})
 
@@ -162,7 +170,7 @@ func TestActionsChecks(t *testing.T) {
 
 // checkActionsTree asserts the checks of the pull request tree: build succeeded, test failed,
 // each with the start and completion times the spec's completed-check rules require, on the
-// captured head; lint, which no runner could take, has no task and so no check; the failed
+// captured head; e2e, still running, is in_progress with a start and no completion; lint, which no runner could take, has no task and so no check; the failed
 // check's selected log is the check_logs unsupported gap, with no log file.
 func checkActionsTree(t *testing.T, s snap, head string) {
 	t.Helper()
@@ -172,11 +180,14 @@ func checkActionsTree(t *testing.T, s snap, head string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "build,test" {
-		t.Fatalf("checks %v, want build and test (lint has no task: no runner has its label)", names)
+	if strings.Join(names, ",") != "build,e2e,test" {
+		t.Fatalf("checks %v, want build, e2e and test (lint has no task: no runner has its label)", names)
 	}
-	if got := s.sum.acquired("checks"); got != 2 {
-		t.Errorf("checks acquired %d, want 2", got)
+	if got := s.sum.acquired("checks"); got != 3 {
+		t.Errorf("checks acquired %d, want 3", got)
+	}
+	if e := checks["e2e"]; e.Status != "in_progress" || e.StartedAt == "" || e.CompletedAt != "" || e.Conclusion != "" || e.NeverStarted != nil || e.HeadSHA != head {
+		t.Errorf("e2e (running) = %+v, want in_progress with started_at only", e)
 	}
 	for name, want := range map[string]string{"build": "success", "test": "failure"} {
 		c := checks[name]
@@ -196,7 +207,7 @@ func checkActionsTree(t *testing.T, s snap, head string) {
 			t.Errorf("%s: created_at %q started_at %q completed_at %q: each must be RFC 3339", name, c.CreatedAt, c.StartedAt, c.CompletedAt)
 			continue
 		}
-		if started.Before(created) || completed.Before(started) || created.Year() < 2020 {
+		if started.Before(created) || !completed.After(started) || created.Year() < 2020 {
 			t.Errorf("%s: created %v, started %v, completed %v: not in lifecycle order", name, created, started, completed)
 		}
 	}
