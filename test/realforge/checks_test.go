@@ -190,26 +190,7 @@ func checkActionsTree(t *testing.T, s snap, head string) {
 		t.Errorf("e2e (running) = %+v, want in_progress with started_at only", e)
 	}
 	for name, want := range map[string]string{"build": "success", "test": "failure"} {
-		c := checks[name]
-		if c.Status != "completed" || c.Conclusion != want {
-			t.Errorf("%s: status %q conclusion %q, want completed/%s", name, c.Status, c.Conclusion, want)
-		}
-		if c.HeadSHA != head {
-			t.Errorf("%s: head_sha %q, want the pull request head %s", name, c.HeadSHA, head)
-		}
-		if c.NeverStarted == nil || *c.NeverStarted {
-			t.Errorf("%s: never_started %v, want false (the runner started it)", name, c.NeverStarted)
-		}
-		created, e1 := time.Parse(time.RFC3339, c.CreatedAt)
-		started, e2 := time.Parse(time.RFC3339, c.StartedAt)
-		completed, e3 := time.Parse(time.RFC3339, c.CompletedAt)
-		if e1 != nil || e2 != nil || e3 != nil {
-			t.Errorf("%s: created_at %q started_at %q completed_at %q: each must be RFC 3339", name, c.CreatedAt, c.StartedAt, c.CompletedAt)
-			continue
-		}
-		if started.Before(created) || !completed.After(started) || created.Year() < 2020 {
-			t.Errorf("%s: created %v, started %v, completed %v: not in lifecycle order", name, created, started, completed)
-		}
+		completedCheck(t, name, checks[name], want, head)
 	}
 	// check_log_selection "failed" selects the test log only.
 	if got := s.sum.acquired("check_logs"); got != 1 {
@@ -223,5 +204,31 @@ func checkActionsTree(t *testing.T, s snap, head string) {
 	}
 	if hasString(t, s.out, "TestWidget") {
 		t.Error("text of the test job's log is in the tree")
+	}
+}
+
+// completedCheck asserts a finished task's check: completed with the conclusion, on the head,
+// started (never_started false) and with RFC 3339 times in lifecycle order, the completion
+// strictly after the start (the test finishes tasks a second after Gitea started them).
+func completedCheck(t *testing.T, name string, c checkMeta, want, head string) {
+	t.Helper()
+	if c.Status != "completed" || c.Conclusion != want {
+		t.Errorf("%s: status %q conclusion %q, want completed/%s", name, c.Status, c.Conclusion, want)
+	}
+	if c.HeadSHA != head {
+		t.Errorf("%s: head_sha %q, want the pull request head %s", name, c.HeadSHA, head)
+	}
+	if c.NeverStarted == nil || *c.NeverStarted {
+		t.Errorf("%s: never_started %v, want false (the runner started it)", name, c.NeverStarted)
+	}
+	created, e1 := time.Parse(time.RFC3339, c.CreatedAt)
+	started, e2 := time.Parse(time.RFC3339, c.StartedAt)
+	completed, e3 := time.Parse(time.RFC3339, c.CompletedAt)
+	if e1 != nil || e2 != nil || e3 != nil {
+		t.Errorf("%s: created_at %q started_at %q completed_at %q: each must be RFC 3339", name, c.CreatedAt, c.StartedAt, c.CompletedAt)
+		return
+	}
+	if started.Before(created) || !completed.After(started) || created.Year() < 2020 {
+		t.Errorf("%s: created %v, started %v, completed %v: not in lifecycle order", name, created, started, completed)
 	}
 }
