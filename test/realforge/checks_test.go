@@ -146,6 +146,25 @@ func TestActionsChecks(t *testing.T) {
 		sameTree(t, a.out, b.out)
 	})
 
+	t.Run("only-jobs-no-runner-can-take", func(t *testing.T) {
+		// Every job of this head waits for a label no runner has: Gitea makes no task, so the
+		// tasks list has nothing for the head, but Gitea does write a pending commit status per
+		// job when it creates the run. The head must not look check-free: the statuses are the
+		// checks unsupported gap.
+		wf := "on: [pull_request]\njobs:\n  lint:\n    runs-on: no-runner-has-this-label\n    steps:\n      - run: true\n"
+		sha := srv.PushBranch(t, author, repo, "waiting", map[string]string{"lib.txt": "waiting\n", ".gitea/workflows/ci.yml": wf})
+		pr := srv.CreatePull(t, author, repo, "waiting", "Waiting for a runner", "No runner has the label.")
+		waitStatuses(t, srv, owner.Token, repo, sha, 1)
+		s := mustSnapshot(t, srv.APIURL, admin.Token, repo.FullName(), pr, checksProfile)
+		verify(t, s)
+		if got := s.sum.acquired("checks"); got != 0 {
+			t.Errorf("%d checks acquired for a head whose only job has no task", got)
+		}
+		if got := s.sum.gap("checks", "unsupported"); got != 1 {
+			t.Errorf("checks unsupported gap count %d, want 1 (the waiting job's pending status); gaps %+v", got, s.sum.Summary.Gaps)
+		}
+	})
+
 	t.Run("commit-statuses-only-head", func(t *testing.T) {
 		// The repository has Actions tasks, but none for this head: its CI reports commit
 		// statuses only. A status has no check-run lifecycle, so it is the checks scope's
@@ -230,5 +249,25 @@ func completedCheck(t *testing.T, name string, c checkMeta, want, head string) {
 	}
 	if started.Before(created) || !completed.After(started) || created.Year() < 2020 {
 		t.Errorf("%s: created %v, started %v, completed %v: not in lifecycle order", name, created, started, completed)
+	}
+}
+
+// waitStatuses waits until sha has at least n commit statuses (Gitea creates an Actions run,
+// and its statuses, asynchronously after the event).
+func waitStatuses(t *testing.T, srv *giteaserver.Server, token string, repo giteaserver.Repo, sha string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var st struct {
+			TotalCount int `json:"total_count"`
+		}
+		srv.MustDo(t, token, "", "GET", "/repos/"+repo.FullName()+"/commits/"+sha+"/status", nil, &st)
+		if st.TotalCount >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d commit statuses after 60 s, want %d", sha, st.TotalCount, n)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
