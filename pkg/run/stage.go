@@ -2,9 +2,11 @@ package run
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
 
@@ -56,9 +58,26 @@ func preflight(o *Options, c *config) error {
 	if os.Geteuid() == 0 && o.AgentUID == 0 {
 		return &ConfigError{Field: "--agent-uid/--agent-gid", Rule: "required when forgectx runs as root: the agent must never run as UID 0"}
 	}
+	// The placement rule includes the state root's ownership and mode: a state directory
+	// another user could write is refused here, not after the start status comment.
 	err := stage.CheckPlacement(stage.Options{Base: c.base, StateDir: c.state, Forbidden: o.ArtifactDirs, Getenv: o.Getenv})
 	if err != nil {
-		return &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must be an existing directory outside the repository and run output", Err: err}
+		return &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must be an existing directory outside the repository and run output, the state directory private to this user (0700)", Err: err}
+	}
+	return lookAgent(c.h.Agent.Command[0])
+}
+
+// lookAgent refuses an agent program exec could not start (not found on PATH, not
+// executable): the same resolution exec.Command applies when the agent is launched (the PATH
+// of forgectx's own environment), so a typo in agent.command is exit 2 with nothing posted
+// rather than a failed run with a receipt.
+func lookAgent(argv0 string) error {
+	if _, err := exec.LookPath(argv0); err != nil {
+		reason := prescript.DescribeStart(argv0, "", err).Reason
+		if reason == "" {
+			reason = argv0 + " cannot be resolved"
+		}
+		return &ConfigError{Field: "agent.command", Rule: "the agent program cannot be started: " + reason}
 	}
 	return nil
 }

@@ -294,3 +294,62 @@ func TestRunMalformedOutputFileFailsClosedUnlessExit78(t *testing.T) {
 		})
 	}
 }
+
+// A state directory another user could write (group/other bits) or that is not this user's is
+// refused before anything is posted (exit 2): the rule stage.Create applies, checked in the
+// pre-flight, so the ⏳ start comment is never written over a run that cannot stage.
+func TestRunBadStateDirRefusedBeforePosting(t *testing.T) {
+	cases := map[string]func(t *testing.T, dir string){
+		"group and other writable": func(t *testing.T, dir string) { must(t, os.Chmod(dir, 0o777)) },
+		"a symlink":                nil,
+		"missing parent":           nil,
+	}
+	for name, prep := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+			o := w.options()
+			state := filepath.Join(w.dir, "state")
+			switch name {
+			case "a symlink":
+				must(t, os.Mkdir(filepath.Join(w.dir, "real-state"), 0o700))
+				must(t, os.Symlink(filepath.Join(w.dir, "real-state"), state))
+			case "missing parent":
+				state = filepath.Join(w.dir, "no-such-parent", "state")
+			default:
+				must(t, os.Mkdir(state, 0o700))
+				prep(t, state)
+			}
+			o.StateDir = state
+			res, err := run.Run(context.Background(), o)
+			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--state-dir") {
+				t.Fatalf("run = %+v, %v; want a configuration error naming --state-dir", res, err)
+			}
+			if got := w.writes(); len(got) != 0 {
+				t.Errorf("forge writes %v before the configuration was refused", got)
+			}
+			if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+				t.Errorf("the refused run staged something: %v, %v", ents, err)
+			}
+		})
+	}
+}
+
+// An agent program that cannot be resolved (a typo in agent.command) is refused before
+// anything is posted (exit 2), with the reason.
+func TestRunAgentNotOnPathRefusedBeforePosting(t *testing.T) {
+	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+	o := w.options()
+	h := *w.h
+	h.Agent.Command = []string{"forgectx-no-such-agent-e2e", "--flag"}
+	o.Harness = &h
+	res, err := run.Run(context.Background(), o)
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "agent.command") || !strings.Contains(err.Error(), "forgectx-no-such-agent-e2e was not found on PATH") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming agent.command", res, err)
+	}
+	if got := w.writes(); len(got) != 0 {
+		t.Errorf("forge writes %v before the configuration was refused", got)
+	}
+	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+		t.Errorf("the refused run staged something: %v, %v", ents, err)
+	}
+}
