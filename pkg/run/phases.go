@@ -174,7 +174,7 @@ func (r *runner) prescript(parent, ctx context.Context) (outcome, bool) {
 		// streams go to the job log unwrapped, so each line is redacted once.
 		d, err = prescript.Run(ctx, prescript.Options{
 			RunDir: r.preDir, Command: ps.Command, Env: env,
-			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, Log: &log,
+			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, KillGrace: r.o.KillGrace, Log: &log,
 		})
 		if err != nil {
 			return prescriptFailure(parent, ctx, err)

@@ -76,8 +76,8 @@ func TestRunSIGTERMMidAgent(t *testing.T) {
 	}
 }
 
-// SIGTERM or SIGINT while the pre-script runs: the script's process group is stopped (pkg/prescript
-// kills it outright), ⚠️ cancelled, a cancelled receipt over the index the script was shown,
+// SIGTERM or SIGINT while the pre-script runs: the script's process group gets SIGTERM, then SIGKILL
+// after the grace (pkg/prescript), ⚠️ cancelled, a cancelled receipt over the index the script was shown,
 // nothing relayed (no decision), no agent, no tree.
 func TestRunSIGTERMMidPrescript(t *testing.T) {
 	pre := `sleep 30 &
