@@ -17,7 +17,7 @@ func init() {
 	})
 }
 
-const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
+const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}
@@ -36,6 +36,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default $GITHUB_SHA)")
 	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace")
 	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")
+	fs.Func("artifacts-dir", "a retained run-output or artifact directory (uploaded after the job) that no snapshot tree or state may be placed in; repeatable", func(v string) error {
+		if v == "" {
+			return fmt.Errorf("--artifacts-dir: must name a directory")
+		}
+		o.ArtifactDirs = append(o.ArtifactDirs, v)
+		return nil
+	})
 	var mode string
 	fs.StringVar(&mode, "immutability", "auto", "how the agent's copy is made read-only: auto, ownership (root forgectx, unprivileged agent) or bind-mount")
 	fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged UID the agent runs as (forgectx must run as root; required for ownership mode, and for bind-mount mode as root)")

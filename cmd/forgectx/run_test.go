@@ -53,6 +53,8 @@ func TestRunConfigurationErrorsExit2(t *testing.T) {
 		{"forgejo without api url", map[string]string{"FORGEJO_TOKEN": "x"}, []string{"run", "--harness", h, "--forge", "forgejo", "--repo", "o/r", "--number", "1"}, "--api-url"},
 		{"gitlab without token", nil, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "g/p", "--number", "1", "--api-url", api}, "--token-env GITLAB_TOKEN"},
 		{"malformed head sha", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api, "--head-sha", "abc123"}, "--head-sha"},
+		{"trees inside an artifacts dir", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api, "--artifacts-dir", filepath.Dir(dir)}, "must lie outside --artifacts-dir " + filepath.Dir(dir)},
+		{"empty artifacts dir", base, []string{"run", "--harness", h, "--artifacts-dir", ""}, "--artifacts-dir: must name a directory"},
 		{"reconcile without agent", base, []string{"status", "reconcile", "--repo", "o/r", "--number", "1"}, "--agent"},
 		{"status without subcommand", base, []string{"status"}, "reconcile"},
 	}
