@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -92,6 +93,12 @@ type Options struct {
 	Now func() time.Time
 	// KillGrace is how long a stopped process gets between SIGTERM and SIGKILL (default 3s).
 	KillGrace time.Duration
+	// PhaseHook, when set, is called at the start of each lifecycle phase with the run's
+	// context and the phase's name (scavenge, status, snapshot, pre-script, relay, verify,
+	// agent, post-script), before the phase does its work. It is a test seam only: the e2e
+	// tests hold a run inside a phase until they have signalled it. `forgectx run` never sets
+	// it (no flag or variable reaches it), so it is inert in production.
+	PhaseHook func(ctx context.Context, phase string)
 	// FinishTimeout bounds the status update and receipt after a cancellation or time-out
 	// (default 5s: GitHub sends SIGKILL about 10s after cancelling).
 	FinishTimeout time.Duration

@@ -67,11 +67,21 @@ var lifecycle = []struct {
 // post-script amended it) is the outcome when every phase ran.
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	for _, p := range lifecycle {
+		// A signal (or the total timeout) that arrived during the previous phase ends the run
+		// before the next one starts, whatever that phase made of its cancelled context: a
+		// run cancelled while scavenging posts no ⏳ start comment, one cancelled while its
+		// start comment was in flight reads nothing from the forge.
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
 		r.cur = p.id
 		// Progress on long work: each phase's start and end with its duration, names and
 		// counts only (the phases' own lines carry their details, never bodies).
 		began := time.Now()
 		r.log.Info().Str("phase", p.id.String()).Msg("forgectx run: phase started")
+		if r.o.PhaseHook != nil {
+			r.o.PhaseHook(ctx, p.id.String())
+		}
 		out, done := p.run(r, parent, ctx)
 		r.log.Info().Str("phase", p.id.String()).Int64("duration_ms", time.Since(began).Milliseconds()).
 			Bool("ends_run", done).Msg("forgectx run: phase ended")
