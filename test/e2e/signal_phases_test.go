@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"os"
@@ -199,4 +200,101 @@ func assertNothingPlanted(t *testing.T, w *world, all string) {
 			t.Errorf("forgectx's stderr contains the %s", what)
 		}
 	}
+}
+
+// Two `forgectx run` processes sharing one --state-dir (two jobs on one runner host). There is
+// no lock, and none is promised (docs/failures.md): the stages never collide (each has its own
+// random id under the shared root), and the scavenger tells a live owner from a dead one by
+// PID, kernel start time and boot ID. Run A is held inside its agent with its tree staged;
+// run B starts, scavenges (A's stage counts as live and stays), runs to completion and exits
+// 0 while A's host tree still exists; A is released and exits 0. Both post their own receipt;
+// afterwards the shared state root is empty and neither tree base holds anything.
+func TestRunTwoProcessesShareStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	a, b := newWorld(t, worldOpts{agentMode: "gate"}), newWorld(t, worldOpts{})
+	for _, w := range []*world{a, b} {
+		want := w.expectedIndex()
+		w.expectStartCreate()
+		w.expectAcquisition()
+		w.expectFinish(status.Success, "", run.StatusSuccess, want)
+	}
+	cmdA, errA := startHelper(t, a, helperConfig{StateDir: state})
+	defer func() {
+		if cmdA.ProcessState == nil {
+			_ = cmdA.Process.Kill()
+			_ = cmdA.Wait()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !exists(filepath.Join(a.out, "started")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run A's agent never started; stderr:\n%s", errA.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	liveA := stageEntries(t, state)
+	if len(liveA) != 1 {
+		t.Fatalf("state root while A runs = %v, want A's one stage", liveA)
+	}
+	hostA := filepath.Join(a.env["RUNNER_TEMP"], "forgectx-ctx-"+liveA[0]+"-host")
+
+	cmdB, errB := startHelper(t, b, helperConfig{StateDir: state})
+	if err := cmdB.Wait(); err != nil {
+		t.Fatalf("run B = %v, want exit 0; stderr:\n%s", err, errB.String())
+	}
+	sc := scavengeLine(t, errB.String())
+	if sc["live"] != float64(1) || sc["removed"] != float64(0) {
+		t.Errorf("run B's scavenge = %v; want A's stage seen live and left alone", sc)
+	}
+	if !exists(hostA) {
+		t.Error("run B removed run A's live host tree")
+	}
+	if got := stageEntries(t, state); len(got) != 1 || got[0] != liveA[0] {
+		t.Errorf("state root after B = %v, want only A's live stage %s", got, liveA[0])
+	}
+
+	must(t, os.WriteFile(filepath.Join(a.out, "release"), nil, 0o644))
+	if err := cmdA.Wait(); err != nil {
+		t.Fatalf("run A = %v, want exit 0; stderr:\n%s", err, errA.String())
+	}
+	if !exists(filepath.Join(a.out, "done")) {
+		t.Error("run A's agent did not finish")
+	}
+	if got := stageEntries(t, state); len(got) != 0 {
+		t.Errorf("shared state root after both runs = %v, want it empty", got)
+	}
+	for name, w := range map[string]*world{"A": a, "B": b} {
+		ents, err := os.ReadDir(w.env["RUNNER_TEMP"])
+		must(t, err)
+		for _, e := range ents {
+			t.Errorf("run %s left %s in its tree base", name, e.Name())
+		}
+	}
+	assertNothingPlanted(t, a, errA.String())
+	assertNothingPlanted(t, b, errB.String())
+}
+
+// stageEntries lists the stage ids under a state root.
+func stageEntries(t *testing.T, state string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(state)
+	must(t, err)
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// scavengeLine is the run's structured scavenge line (counts) from its stderr.
+func scavengeLine(t *testing.T, stderr string) map[string]any {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["message"] == "forgectx run: abandoned trees scavenged" {
+			return m
+		}
+	}
+	t.Fatalf("no scavenge line in:\n%s", stderr)
+	return nil
 }
