@@ -77,6 +77,13 @@ type Options struct {
 	// ArtifactDirs are retained run-output or artifact directories (uploaded after the job):
 	// no snapshot tree may be placed inside one. The workspace is always refused.
 	ArtifactDirs []string
+	// Replay, when set, is a cassette directory (docs/cassettes.md) the run reads the forge
+	// from instead of the network: offline, no token needed, the recorded forge and API URL as
+	// defaults. Its comment writes go to Posts (docs/run.md, "Trying a run offline").
+	Replay string
+	// Posts receives a replayed run's comment writes, one JSON Post per line (nil discards).
+	// Unused by a live run.
+	Posts io.Writer
 	// Immutability selects how the agent's copy is made read-only (pkg/stage): auto (default),
 	// ownership (forgectx runs as root, the agent as AgentUID:AgentGID) or bind-mount. When it
 	// cannot be enforced the run fails before the agent starts.
