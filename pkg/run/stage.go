@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
+	"github.com/forgectx/forgectx/pkg/safeout"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
 
@@ -63,6 +65,14 @@ func preflight(o *Options, c *config) error {
 	err := stage.CheckPlacement(stage.Options{Base: c.base, StateDir: c.state, Forbidden: o.ArtifactDirs, Getenv: o.Getenv})
 	if err != nil {
 		return &ConfigError{Field: "--tree-dir/--state-dir", Rule: "must be an existing directory outside the repository and run output, the state directory private to this user (0700)", Err: err}
+	}
+	// The decision relay fails the run when $GITHUB_OUTPUT cannot be appended to (a directory,
+	// a device): the same rule, checked before the ⏳ start comment (--dotenv is checked by the
+	// command the same way).
+	if p, ok := cirelay.GitHubOutputPath(o.Getenv); ok {
+		if err := safeout.CheckAppend(p, safeout.Options{}); err != nil {
+			return &ConfigError{Field: "$GITHUB_OUTPUT", Rule: "must be a file forgectx can append the decision to", Err: err}
+		}
 	}
 	return lookAgent(c.h.Agent.Command[0])
 }

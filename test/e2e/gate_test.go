@@ -184,12 +184,13 @@ func TestRunHostileDiagnosticIsInert(t *testing.T) {
 	}
 }
 
-// A relay target that exists but cannot be written fails the run (a workflow gate that
-// disagrees with the CLI's decision is what the relay exists to prevent): ❌, failure receipt,
-// no agent, no tree.
+// A relay target that cannot be written when the decision is relayed fails the run (a workflow
+// gate that disagrees with the CLI's decision is what the relay exists to prevent): ❌, failure
+// receipt, no agent, no tree. The pre-flight refuses a target unusable from the start
+// (TestRunUnusableGitHubOutputRefusedBeforePosting); here the pre-script replaces the file with
+// a directory after it.
 func TestRunRelayWriteFailureFailsBeforeAgent(t *testing.T) {
-	w := newWorld(t, worldOpts{})
-	w.env["GITHUB_OUTPUT"] = w.dir // a directory: appending to it fails
+	w := newWorld(t, worldOpts{pre: "rm -f \"{{DIR}}/output\" && mkdir \"{{DIR}}/output\"\n"})
 	want := w.expectedIndex()
 	w.expectStartCreate()
 	w.expectAcquisition()
@@ -345,6 +346,24 @@ func TestRunAgentNotOnPathRefusedBeforePosting(t *testing.T) {
 	res, err := run.Run(context.Background(), o)
 	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "agent.command") || !strings.Contains(err.Error(), "forgectx-no-such-agent-e2e was not found on PATH") {
 		t.Fatalf("run = %+v, %v; want a configuration error naming agent.command", res, err)
+	}
+	if got := w.writes(); len(got) != 0 {
+		t.Errorf("forge writes %v before the configuration was refused", got)
+	}
+	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+		t.Errorf("the refused run staged something: %v, %v", ents, err)
+	}
+}
+
+// A $GITHUB_OUTPUT the decision cannot be appended to (a directory here) failed the run only at
+// the relay, after ⏳ had been posted; it is now refused in the pre-flight: exit 2, nothing
+// posted, nothing staged.
+func TestRunUnusableGitHubOutputRefusedBeforePosting(t *testing.T) {
+	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+	w.env["GITHUB_OUTPUT"] = t.TempDir()
+	res, err := run.Run(context.Background(), w.options())
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "$GITHUB_OUTPUT") || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming $GITHUB_OUTPUT", res, err)
 	}
 	if got := w.writes(); len(got) != 0 {
 		t.Errorf("forge writes %v before the configuration was refused", got)
