@@ -74,20 +74,31 @@ func preflight(o *Options, c *config) error {
 			return &ConfigError{Field: "$GITHUB_OUTPUT", Rule: "must be a file forgectx can append the decision to", Err: err}
 		}
 	}
-	return lookAgent(c.h.Agent.Command[0])
+	if err := lookProgram("agent.command", "the agent", c.h.Agent.Command[0]); err != nil {
+		return err
+	}
+	if ps := c.h.PreScript; ps != nil {
+		if err := lookProgram("pre_script.command", "the pre-script", ps.Command[0]); err != nil {
+			return err
+		}
+	}
+	if ps := c.h.PostScript; ps != nil {
+		return lookProgram("post_script.command", "the post-script", ps.Command[0])
+	}
+	return nil
 }
 
-// lookAgent refuses an agent program exec could not start (not found on PATH, not
-// executable): the same resolution exec.Command applies when the agent is launched (the PATH
-// of forgectx's own environment), so a typo in agent.command is exit 2 with nothing posted
-// rather than a failed run with a receipt.
-func lookAgent(argv0 string) error {
+// lookProgram refuses a program exec could not start (not found on PATH, missing, a
+// directory, not executable): the same resolution exec.Command applies when the agent or a
+// script is launched (the PATH of forgectx's own environment), so a typo in a harness command
+// is exit 2 with nothing posted rather than a failed run with a receipt.
+func lookProgram(field, what, argv0 string) error {
 	if _, err := exec.LookPath(argv0); err != nil {
 		reason := prescript.DescribeStart(argv0, "", err).Reason
 		if reason == "" {
 			reason = argv0 + " cannot be resolved"
 		}
-		return &ConfigError{Field: "agent.command", Rule: "the agent program cannot be started: " + reason}
+		return &ConfigError{Field: field, Rule: what + " cannot be started: " + reason}
 	}
 	return nil
 }

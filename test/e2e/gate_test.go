@@ -335,23 +335,37 @@ func TestRunBadStateDirRefusedBeforePosting(t *testing.T) {
 	}
 }
 
-// An agent program that cannot be resolved (a typo in agent.command) is refused before
-// anything is posted (exit 2), with the reason.
-func TestRunAgentNotOnPathRefusedBeforePosting(t *testing.T) {
-	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
-	o := w.options()
-	h := *w.h
-	h.Agent.Command = []string{"forgectx-no-such-agent-e2e", "--flag"}
-	o.Harness = &h
-	res, err := run.Run(context.Background(), o)
-	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "agent.command") || !strings.Contains(err.Error(), "forgectx-no-such-agent-e2e was not found on PATH") {
-		t.Fatalf("run = %+v, %v; want a configuration error naming agent.command", res, err)
-	}
-	if got := w.writes(); len(got) != 0 {
-		t.Errorf("forge writes %v before the configuration was refused", got)
-	}
-	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-		t.Errorf("the refused run staged something: %v, %v", ents, err)
+// An agent, pre-script or post-script program that cannot be resolved (a typo in a harness
+// command) is refused before anything is posted (exit 2), naming the field and the reason.
+func TestRunProgramNotOnPathRefusedBeforePosting(t *testing.T) {
+	for _, field := range []string{"agent.command", "pre_script.command", "post_script.command"} {
+		t.Run(field, func(t *testing.T) {
+			w := newWorld(t, worldOpts{pre: "true\n", post: "true\n"}) // no expectations: any forge request fails the test
+			o := w.options()
+			h := *w.h
+			missing := []string{"forgectx-no-such-program-e2e", "--flag"}
+			switch field {
+			case "agent.command":
+				h.Agent.Command = missing
+			case "pre_script.command":
+				ps := *h.PreScript
+				ps.Command, h.PreScript = missing, &ps
+			default:
+				ps := *h.PostScript
+				ps.Command, h.PostScript = missing, &ps
+			}
+			o.Harness = &h
+			res, err := run.Run(context.Background(), o)
+			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), field+":") || !strings.Contains(err.Error(), "forgectx-no-such-program-e2e was not found on PATH") {
+				t.Fatalf("run = %+v, %v; want a configuration error naming %s", res, err, field)
+			}
+			if got := w.writes(); len(got) != 0 {
+				t.Errorf("forge writes %v before the configuration was refused", got)
+			}
+			if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+				t.Errorf("the refused run staged something: %v, %v", ents, err)
+			}
+		})
 	}
 }
 
