@@ -281,13 +281,14 @@ row "SIGTERM to \`run\` mid-agent" 1 "$code" "\`$(posts)\`"
 code=$(signal_run INT)
 row "SIGINT to \`run\` mid-agent" 1 "$code" "\`$(posts)\`"
 code=$(signal_run KILL)
-left=$(ls "$T/st-sig" | wc -l)
+left=$(find "$T/st-sig" -mindepth 1 -maxdepth 1 | wc -l)
 "$bin" --log-level info "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-sig" >"$T/.out" 2>"$T/.err" </dev/null; code2=$?
 removed=$(grep 'abandoned trees scavenged' "$T/.err" | grep -o 'removed=[0-9]*' | head -1)
 row "SIGKILL to \`run\` mid-agent, then the next run on the same \`--state-dir\`" 0 "$code2" "\`killed run exit $code, left $left stage; next run: ${removed:-no scavenge line}, $(posts)\`"
 for i in 1 2; do ("$bin" --log-level disabled "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-two" >/dev/null 2>&1; echo $? > "$T/two-$i.rc") & done; wait
 rcs=$(cat "$T"/two-*.rc | sort -u | tr '\n' ' ')
-row "2 concurrent \`run\` processes sharing one \`--state-dir\`" 0 "$( [ "$rcs" = "0 " ] && [ -z "$(ls "$T/st-two")" ] && echo 0 || echo 1)" "\`exit codes: ${rcs}; $(ls "$T/st-two" | wc -l) stages left\`"
+two_left=$(find "$T/st-two" -mindepth 1 -maxdepth 1 | wc -l)
+row "2 concurrent \`run\` processes sharing one \`--state-dir\`" 0 "$( [ "$rcs" = "0 " ] && [ "$two_left" = 0 ] && echo 0 || echo 1)" "\`exit codes: ${rcs}; $two_left stages left\`"
 
 # --- flags and commands ---
 try "\`snapshot --replay\` a missing cassette" 2 -- snapshot --forge github --replay "$T/nocassette" --repo o/r --number 1 --profile "$profile" --category observation --out "$T/s4"
