@@ -46,19 +46,7 @@ func TestBackgroundChildrenDieWithTheScript(t *testing.T) {
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("Run took %s: the child held the streams until WaitDelay", d)
 			}
-			b, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(pid) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("background child %d outlived the pre-script", pid)
-			}
+			requireGone(t, pidFile, "outlived the pre-script")
 		})
 	}
 }
@@ -151,21 +139,28 @@ func TestCancelSendsSIGTERMThenSIGKILLAfterGrace(t *testing.T) {
 			if took > grace+5*time.Second {
 				t.Errorf("Run took %s after the cancellation: no SIGKILL after the grace", took)
 			}
-			b, rerr := os.ReadFile(filepath.Join(dir, "child.pid"))
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(pid) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(pid) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("child %d outlived the cancelled pre-script", pid)
-			}
+			requireGone(t, filepath.Join(dir, "child.pid"), "outlived the cancelled pre-script")
 		})
 	}
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// requireGone waits up to 5 s for the process whose PID pidFile holds to be gone, else kills it
+// and fails with "child PID <what>".
+func requireGone(t *testing.T, pidFile, what string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("child %d %s", pid, what)
+	}
+}

@@ -130,12 +130,7 @@ func TestRunUnenforceableImmutabilityRefusedBeforePosting(t *testing.T) {
 	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--immutability") {
 		t.Fatalf("run = %+v, %v; want a configuration error naming --immutability", res, err)
 	}
-	if got := w.writes(); len(got) != 0 {
-		t.Errorf("forge writes %v before the configuration was refused", got)
-	}
-	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-		t.Errorf("the refused run staged something: %v, %v", ents, err)
-	}
+	w.assertRefusedBeforePosting()
 }
 
 // A --tree-dir inside the Git work tree of the working directory (the repository) is refused
@@ -325,12 +320,7 @@ func TestRunBadStateDirRefusedBeforePosting(t *testing.T) {
 			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--state-dir") {
 				t.Fatalf("run = %+v, %v; want a configuration error naming --state-dir", res, err)
 			}
-			if got := w.writes(); len(got) != 0 {
-				t.Errorf("forge writes %v before the configuration was refused", got)
-			}
-			if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-				t.Errorf("the refused run staged something: %v, %v", ents, err)
-			}
+			w.assertRefusedBeforePosting()
 		})
 	}
 }
@@ -359,12 +349,7 @@ func TestRunProgramNotOnPathRefusedBeforePosting(t *testing.T) {
 			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), field+":") || !strings.Contains(err.Error(), "forgectx-no-such-program-e2e was not found on PATH") {
 				t.Fatalf("run = %+v, %v; want a configuration error naming %s", res, err, field)
 			}
-			if got := w.writes(); len(got) != 0 {
-				t.Errorf("forge writes %v before the configuration was refused", got)
-			}
-			if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-				t.Errorf("the refused run staged something: %v, %v", ents, err)
-			}
+			w.assertRefusedBeforePosting()
 		})
 	}
 }
@@ -379,10 +364,17 @@ func TestRunUnusableGitHubOutputRefusedBeforePosting(t *testing.T) {
 	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "$GITHUB_OUTPUT") || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("run = %+v, %v; want a configuration error naming $GITHUB_OUTPUT", res, err)
 	}
+	w.assertRefusedBeforePosting()
+}
+
+// assertRefusedBeforePosting checks that a run refused in the pre-flight made no forge write
+// and staged nothing.
+func (w *world) assertRefusedBeforePosting() {
+	w.t.Helper()
 	if got := w.writes(); len(got) != 0 {
-		t.Errorf("forge writes %v before the configuration was refused", got)
+		w.t.Errorf("forge writes %v before the configuration was refused", got)
 	}
 	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-		t.Errorf("the refused run staged something: %v, %v", ents, err)
+		w.t.Errorf("the refused run staged something: %v, %v", ents, err)
 	}
 }
