@@ -67,11 +67,21 @@ var lifecycle = []struct {
 // post-script amended it) is the outcome when every phase ran.
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	for _, p := range lifecycle {
+		// A signal (or the total timeout) that arrived during the previous phase ends the run
+		// before the next one starts, whatever that phase made of its cancelled context: a
+		// run cancelled while scavenging posts no ⏳ start comment, one cancelled while its
+		// start comment was in flight reads nothing from the forge.
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
 		r.cur = p.id
 		// Progress on long work: each phase's start and end with its duration, names and
 		// counts only (the phases' own lines carry their details, never bodies).
 		began := time.Now()
 		r.log.Info().Str("phase", p.id.String()).Msg("forgectx run: phase started")
+		if r.o.PhaseHook != nil {
+			r.o.PhaseHook(ctx, p.id.String())
+		}
 		out, done := p.run(r, parent, ctx)
 		r.log.Info().Str("phase", p.id.String()).Int64("duration_ms", time.Since(began).Milliseconds()).
 			Bool("ends_run", done).Msg("forgectx run: phase ended")
@@ -174,7 +184,7 @@ func (r *runner) prescript(parent, ctx context.Context) (outcome, bool) {
 		// streams go to the job log unwrapped, so each line is redacted once.
 		d, err = prescript.Run(ctx, prescript.Options{
 			RunDir: r.preDir, Command: ps.Command, Env: env,
-			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, Log: &log,
+			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, KillGrace: r.o.KillGrace, Log: &log,
 		})
 		if err != nil {
 			return prescriptFailure(parent, ctx, err)

@@ -113,12 +113,14 @@ var (
 		"token-env":     "the action passes the token input as FORGECTX_TOKEN",
 		"dotenv":        "GitHub gets the decision in $GITHUB_OUTPUT (the step outputs); the dotenv report is GitLab's relay",
 		"insecure-http": "never a wrapper input: the token in clear over a network is not something a copied workflow should be able to switch on (GitHub's API is https)",
+		"replay":        "an offline try of a run against a recorded cassette (docs/run.md): a workflow step always reads the live forge",
 	}
 	componentFixed = map[string]string{
 		"state-dir":     "the job keeps forgectx's private state in the default temporary directory, outside the project",
 		"tree-dir":      "the job keeps snapshot trees in the default temporary directory, outside the project",
 		"dotenv":        "the job writes the decision to forgectx.env, its artifacts:reports:dotenv file",
 		"insecure-http": "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
+		"replay":        "an offline try of a run against a recorded cassette (docs/run.md): a pipeline job always reads the live forge",
 	}
 )
 
