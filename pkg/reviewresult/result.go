@@ -85,12 +85,12 @@ const (
 
 // Result is one decoded review result.
 type Result struct {
-	SchemaVersion  string   `json:"schema_version"`
-	Status         Status   `json:"status"`
-	OutcomeMessage string   `json:"outcome_message"`
-	Coverage       Coverage `json:"coverage"`
+	SchemaVersion  string    `json:"schema_version"`
+	Status         Status    `json:"status"`
+	OutcomeMessage string    `json:"outcome_message"`
+	Coverage       Coverage  `json:"coverage"`
 	Findings       []Finding `json:"findings"`
-	Warnings       []string `json:"warnings"`
+	Warnings       []string  `json:"warnings"`
 	// ToolNames are the tool names the summary displays (publication sinks).
 	ToolNames []string `json:"tool_names"`
 	// ManifestFailure names the manifest item the engine could not review, if any.

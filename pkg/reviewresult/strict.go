@@ -29,13 +29,13 @@ type fieldRule struct {
 	n        *node
 }
 
-func object(fs ...fieldRule) *node                  { return &node{kind: 'o', fields: fs} }
-func field(name string, n *node) fieldRule          { return fieldRule{name: name, required: true, n: n} }
-func optional(name string, n *node) fieldRule       { return fieldRule{name: name, n: n} }
-func array(max int, elem *node) *node               { return &node{kind: 'a', maxItems: max, elem: elem} }
-func str(min, max int) *node                        { return &node{kind: 's', minLen: min, maxLen: max} }
-func enum(vals ...string) *node                     { return &node{kind: 's', enum: vals, maxLen: 64} }
-func integer(min, max int64) *node                  { return &node{kind: 'i', min: min, max: max} }
+func object(fs ...fieldRule) *node            { return &node{kind: 'o', fields: fs} }
+func field(name string, n *node) fieldRule    { return fieldRule{name: name, required: true, n: n} }
+func optional(name string, n *node) fieldRule { return fieldRule{name: name, n: n} }
+func array(max int, elem *node) *node         { return &node{kind: 'a', maxItems: max, elem: elem} }
+func str(min, max int) *node                  { return &node{kind: 's', minLen: min, maxLen: max} }
+func enum(vals ...string) *node               { return &node{kind: 's', enum: vals, maxLen: 64} }
+func integer(min, max int64) *node            { return &node{kind: 'i', min: min, max: max} }
 func mapOf(max int, key *regexp.Regexp, v *node) *node {
 	return &node{kind: 'm', maxItems: max, keyRule: key, elem: v}
 }

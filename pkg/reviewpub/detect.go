@@ -1,0 +1,318 @@
+package reviewpub
+
+import (
+	"hash/fnv"
+	"html"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+// Reason is a closed DLP reason code.
+type Reason string
+
+// Reasons (closed; every one is a key of ReasonCounts).
+const (
+	ReasonControl             Reason = "control"
+	ReasonForbiddenContext    Reason = "forbidden_context"
+	ReasonHTML                Reason = "html"
+	ReasonLaundering          Reason = "laundering"
+	ReasonMarkdownDestination Reason = "markdown_destination"
+	ReasonPII                 Reason = "pii"
+	ReasonSecret              Reason = "secret"
+	ReasonWorkBound           Reason = "work_bound"
+)
+
+// hit is one detector result: the closed reason and the detector (subtype) that fired.
+type hit struct {
+	reason   Reason
+	detector string
+}
+
+// fieldClass selects the detectors and the characters a value may hold.
+type fieldClass int
+
+const (
+	// prose: multi-line Markdown rendered by the poster (message, warnings, outcome).
+	classProse fieldClass = iota
+	// line: single-line rendered text (path, tool name, manifest path and reason).
+	classLine
+	// code: existing_code and suggestion_code, rendered inside a code fence: tab allowed,
+	// Markdown and HTML are not interpreted there, entities are shown literally.
+	classCode
+	// private: private metadata, never rendered; checked before retention.
+	classPrivate
+)
+
+// Excerpt and work bounds of the forbidden-context comparison.
+const (
+	// ExcerptChars is the contiguous excerpt length compared (normalized characters).
+	ExcerptChars = 24
+	// MinWholeChars is the shortest forbidden value compared as a whole (normalized).
+	MinWholeChars = 12
+	// maxForbiddenChars bounds the normalized forbidden corpus; beyond it every unit is
+	// uncertain and filtered (work_bound).
+	maxForbiddenChars = 4 << 20
+	// maxUnitChars bounds one checked value's normalized length.
+	maxUnitChars = 1 << 20
+)
+
+// detector holds the compiled inputs: the secret pipeline and the forbidden-context index.
+type detector struct {
+	pipe      *filter.Pipeline
+	windows   map[uint64]struct{}
+	whole     []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
+	overBound bool
+}
+
+func newDetector(in Inputs) *detector {
+	d := &detector{pipe: filter.New(in.Secrets), windows: map[uint64]struct{}{}}
+	total := 0
+	for _, v := range in.Forbidden {
+		n := normalize(v)
+		total += len(n)
+		if total > maxForbiddenChars {
+			d.overBound = true
+			return d
+		}
+		switch {
+		case len(n) >= ExcerptChars:
+			for i := 0; i+ExcerptChars <= len(n); i++ {
+				d.windows[windowHash(n[i:i+ExcerptChars])] = struct{}{}
+			}
+		case len(n) >= MinWholeChars:
+			d.whole = append(d.whole, string(n))
+		}
+	}
+	return d
+}
+
+// normalize maps a value to the comparison form that laundering cannot change: HTML entities
+// decoded (repeatedly, for double encoding), NFKC (full-width and compatibility forms),
+// lower case, and only letters and digits kept — which drops whitespace, punctuation,
+// Markdown emphasis and escapes, zero-width, bidi and every other format character.
+func normalize(s string) []rune {
+	s = decodeEntities(s)
+	s = norm.NFKC.String(s)
+	s = strings.ToLower(s)
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func decodeEntities(s string) string {
+	for i := 0; i < 4 && strings.Contains(s, "&"); i++ {
+		u := html.UnescapeString(s)
+		if u == s {
+			break
+		}
+		s = u
+	}
+	return s
+}
+
+func windowHash(rs []rune) uint64 {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, r := range rs {
+		n := utf8.EncodeRune(b[:], r)
+		h.Write(b[:n])
+	}
+	return h.Sum64()
+}
+
+// check runs every detector of the class over one value and returns the hits, deduplicated
+// by reason and detector, in detector order.
+func (d *detector) check(v string, c fieldClass) []hit {
+	var hits []hit
+	add := func(r Reason, det string) {
+		for _, h := range hits {
+			if h.reason == r && h.detector == det {
+				return
+			}
+		}
+		hits = append(hits, hit{r, det})
+	}
+	d.controls(v, c, add)
+	decoded := norm.NFKC.String(v)
+	if c != classCode && c != classPrivate {
+		decoded = norm.NFKC.String(decodeEntities(v))
+		if decoded != norm.NFKC.String(v) {
+			add(ReasonLaundering, "html.entity")
+		}
+		d.markup(decoded, add)
+	}
+	if decoded != v {
+		add(ReasonLaundering, "unicode.nfkc")
+	}
+	// Secrets and PII are looked for in the value as written and in its decoded form, so an
+	// entity-encoded or full-width copy is caught too; a stripped copy catches a secret
+	// split by zero-width or bidi characters.
+	for _, form := range []string{v, decoded, stripFormat(decoded)} {
+		d.secrets(form, add)
+		pii(form, add)
+	}
+	d.forbidden(v, add)
+	return hits
+}
+
+// controls flags control characters (tab only in code, LF only in multi-line classes) and
+// format characters (zero-width, bidi, tags, variation selectors: laundering).
+func (d *detector) controls(v string, c fieldClass, add func(Reason, string)) {
+	for _, r := range v {
+		switch {
+		case r == '\t':
+			if c != classCode {
+				add(ReasonControl, "control.tab")
+			}
+		case r == '\n':
+			if c == classLine || c == classPrivate {
+				add(ReasonControl, "control.newline")
+			}
+		case r == utf8.RuneError:
+			add(ReasonControl, "control.invalid")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			add(ReasonControl, "control.c0c1")
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+			add(ReasonLaundering, "unicode.bidi")
+		case r >= 0x200B && r <= 0x200D, r == 0xFEFF, r == 0x2060:
+			add(ReasonLaundering, "unicode.zero-width")
+		case unicode.Is(unicode.Cf, r), r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF, r >= 0xE0000 && r <= 0xE007F:
+			add(ReasonLaundering, "unicode.format")
+		}
+	}
+}
+
+func stripFormat(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || (r >= 0xFE00 && r <= 0xFE0F) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+var (
+	mdLink    = regexp.MustCompile(`\]\s*[(\[]`)
+	mdRefDef  = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]\n]+\]:`)
+	urlScheme = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,31}:(//|[^\s]*@)|(?i)\b(javascript|data|vbscript|mailto|file):|(?i)\bwww\.[a-z0-9-]`)
+	// htmlTag is deliberately not every "<x": review prose is full of generics (Vec<u8>). It
+	// flags comments (a forged marker), the tags that fetch, link, embed, script or restyle,
+	// and any URL-bearing attribute.
+	htmlTag    = regexp.MustCompile(`(?i)<!--|</?(a|img|image|picture|source|video|audio|track|iframe|frame|object|embed|link|script|style|svg|math|form|input|button|base|meta|details|summary|div|span|table|p|br|font)\b|\b(src|href|srcset|action|formaction|poster|background|xlink:href)\s*=`)
+	mdImageBeg = regexp.MustCompile(`!\[`)
+)
+
+// markup flags Markdown destinations (links, images, reference definitions, autolinks and
+// bare URLs, which the forge renders as links) and raw HTML (tags, comments: a comment
+// could forge a toolkit marker). It runs on the decoded form, so entity-encoded and
+// full-width markup is caught.
+func (d *detector) markup(s string, add func(Reason, string)) {
+	switch {
+	case mdImageBeg.MatchString(s) && mdLink.MatchString(s):
+		add(ReasonMarkdownDestination, "markdown.image")
+	case mdLink.MatchString(s):
+		add(ReasonMarkdownDestination, "markdown.link")
+	}
+	if mdRefDef.MatchString(s) {
+		add(ReasonMarkdownDestination, "markdown.reference")
+	}
+	if urlScheme.MatchString(s) {
+		add(ReasonMarkdownDestination, "markdown.url")
+	}
+	if htmlTag.MatchString(s) {
+		add(ReasonHTML, "html.tag")
+	}
+}
+
+// secrets runs the filter pipeline's redaction (registered secrets and the pattern floor).
+// Its SSN, payment-card and IBAN detectors are PII.
+func (d *detector) secrets(s string, add func(Reason, string)) {
+	if s == "" {
+		return
+	}
+	_, fs := d.pipe.Redact(s)
+	for _, f := range fs {
+		switch f.Code {
+		case "redact.ssn", "redact.payment-card", "redact.iban":
+			add(ReasonPII, f.Code)
+		default:
+			add(ReasonSecret, f.Code)
+		}
+	}
+}
+
+var (
+	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
+	// phoneRe needs separators: a bare digit run (a build number, an opaque ID) is not
+	// phone-like; a separator-bearing technical identifier can still be (conservative).
+	phoneRe = regexp.MustCompile(`\+?\(?\d{1,4}\)?(?:[ .-]\(?\d{2,4}\)?){2,4}`)
+)
+
+// pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
+// and separator-bearing phone numbers (10–15 digits, not inside a word).
+func pii(s string, add func(Reason, string)) {
+	if emailRe.MatchString(s) {
+		add(ReasonPII, "pii.email")
+	}
+	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
+		if phoneLike(s, m[0], m[1]) {
+			add(ReasonPII, "pii.phone")
+			return
+		}
+	}
+}
+
+func phoneLike(s string, i, j int) bool {
+	if i > 0 {
+		if r, _ := utf8.DecodeLastRuneInString(s[:i]); unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' {
+			return false
+		}
+	}
+	if j < len(s) {
+		if r, _ := utf8.DecodeRuneInString(s[j:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	digits := 0
+	for _, r := range s[i:j] {
+		if r >= '0' && r <= '9' {
+			digits++
+		}
+	}
+	return digits >= 10 && digits <= 15
+}
+
+// forbidden compares the value's normalized form with the forbidden context: every
+// contiguous ExcerptChars window, and every whole forbidden value of MinWholeChars or more.
+func (d *detector) forbidden(v string, add func(Reason, string)) {
+	n := normalize(v)
+	if d.overBound || len(n) > maxUnitChars {
+		add(ReasonWorkBound, "forbidden.work-bound")
+		return
+	}
+	for i := 0; i+ExcerptChars <= len(n); i++ {
+		if _, ok := d.windows[windowHash(n[i:i+ExcerptChars])]; ok {
+			add(ReasonForbiddenContext, "forbidden.excerpt")
+			return
+		}
+	}
+	if len(d.whole) > 0 {
+		s := string(n)
+		for _, w := range d.whole {
+			if strings.Contains(s, w) {
+				add(ReasonForbiddenContext, "forbidden.whole")
+				return
+			}
+		}
+	}
+}
