@@ -7,6 +7,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
+	"github.com/forgectx/forgectx/pkg/reviewpub"
 	"github.com/forgectx/forgectx/pkg/reviewresult"
 )
 
@@ -23,12 +24,13 @@ func (r *runner) project(ctx context.Context) (*Projection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrProjection, err)
 	}
-	safe, sig, err := publicationProjection(ctx, newDLP(r.pipe, r.context), res)
+	out, err := reviewpub.Project(res, reviewpub.Inputs{Forbidden: r.context, Secrets: r.secrets})
 	if err != nil {
 		return nil, fmt.Errorf("%w: publication DLP: %w", ErrProjection, err)
 	}
+	sig := out.Signal
 	rc := r.receipt(sig)
-	p := &Projection{SchemaVersion: ProjectionSchema, Result: safe, Signal: sig, Receipt: rc}
+	p := &Projection{SchemaVersion: ProjectionSchema, Result: out.Private, Signal: sig, Receipt: rc}
 	b, err := encodeProjection(p)
 	if err != nil {
 		return nil, err
@@ -38,7 +40,7 @@ func (r *runner) project(ctx context.Context) (*Projection, error) {
 		return nil, err
 	}
 	// The DLP signal is also one telemetry line (counts only).
-	r.o.Log.Info().Str("event", DLPSignalSchema).RawJSON("signal", []byte(sig.Marker()[len("<!-- "+DLPSignalSchema+" "):len(sig.Marker())-len(" -->")])).Msg("review-context run: publication DLP")
+	r.o.Log.Info().Str("event", reviewpub.SignalSchema).RawJSON("signal", sig.JSON()).Msg("review-context run: publication DLP")
 	r.res.Receipt = rc
 	// Read the projection back the way posting sees it: a replaced file must parse.
 	back, err := os.ReadFile(path)
@@ -50,12 +52,12 @@ func (r *runner) project(ctx context.Context) (*Projection, error) {
 
 // receipt assembles receipt v8 from the acquisition, the usage counters, the DLP signal and
 // the cleanup result: closed values and counts only.
-func (r *runner) receipt(sig DLPSignal) *Receipt {
+func (r *runner) receipt(sig reviewpub.Signal) *Receipt {
 	a := r.acq
 	rc := &Receipt{
 		SchemaVersion: ReceiptSchema, SourceSHA: a.ReviewedHead, TargetSHA: a.TargetSHA, PolicyDigest: a.PolicyDigest,
 		TargetState: TargetProtected, ContextMode: a.Mode, Sources: []ReceiptSource{},
-		PublicationDLP: PublicationDLP{Result: sig.Result, Retained: sig.Retained, Omitted: sig.Omitted},
+		PublicationDLP: PublicationDLP{Result: string(sig.Result), Retained: sig.FindingsRetained + sig.WarningsRetained, Omitted: sig.PublicationFiltered},
 		Cleanup:        r.res.Cleanup,
 	}
 	if !a.Protected {

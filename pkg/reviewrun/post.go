@@ -14,6 +14,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge"
 	fgitlab "github.com/forgectx/forgectx/pkg/forge/gitlab"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
+	"github.com/forgectx/forgectx/pkg/reviewpub"
 	"github.com/forgectx/forgectx/pkg/reviewresult"
 )
 
@@ -154,20 +155,6 @@ func (ps *poster) discussions(ctx context.Context, findings []reviewresult.Findi
 	return n, nil
 }
 
-// fence returns a code fence longer than any backtick run in s.
-func fence(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
-}
-
 func inlineCode(s string) string {
 	f := strings.Repeat("`", 1)
 	if strings.Contains(s, "`") {
@@ -183,7 +170,7 @@ func renderFinding(f reviewresult.Finding, fp string) string {
 	fmt.Fprintf(&b, "**%s** %s line %d\n\n%s\n", f.Severity, inlineCode(f.Path), f.Line, f.Message)
 	for _, c := range []struct{ label, code string }{{"Existing code", f.ExistingCode}, {"Suggestion", f.SuggestionCode}} {
 		if c.code != "" {
-			fc := fence(c.code)
+			fc := reviewpub.Fence(c.code)
 			fmt.Fprintf(&b, "\n%s:\n\n%s\n%s\n%s\n", c.label, fc, c.code, fc)
 		}
 	}
@@ -213,11 +200,10 @@ func renderSummary(p *Projection, d Decision) (string, error) {
 	if len(res.ToolNames) > 0 {
 		b.WriteString("\nTools: " + strings.Join(res.ToolNames, ", ") + "\n")
 	}
-	switch p.Signal.Result {
-	case DLPPrivateSanitized:
-		fmt.Fprintf(&b, "\n<details><summary>Private sanitization</summary>\n\n%d private metadata values were replaced before retention; the published review is unchanged.\n</details>\n", p.Signal.PrivateSanitized)
-	case DLPPublicationFiltered:
-		fmt.Fprintf(&b, "\n<details><summary>Publication filtering</summary>\n\n%d values were withheld from publication and %d kept; this review cannot approve.\n</details>\n", p.Signal.Omitted, p.Signal.Retained)
+	if p.Signal.Result != reviewpub.DecisionClean {
+		d := p.Signal.Details()
+		fmt.Fprintf(&b, "\n<details><summary>Private sanitization</summary>\n\n%s\n</details>\n", d[0])
+		fmt.Fprintf(&b, "\n<details><summary>Publication filtering</summary>\n\n%s\n</details>\n", d[1])
 	}
 	if d.Approve {
 		b.WriteString("\n**Approval:** approved.\n")

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/reviewpub"
 	"github.com/forgectx/forgectx/pkg/reviewresult"
 )
 
@@ -21,12 +22,13 @@ import (
 // ParseProjection.
 const ProjectionSchema = "forgectx.review-projection/v1"
 
-// Projection is the posting boundary: the DLP-projected result (only values that passed every
-// publication detector), the DLP signal counts and the receipt.
+// Projection is the posting boundary: the DLP-projected result (reviewpub's private-retention
+// projection: every publication sink passed every detector, private metadata sanitized), the
+// DLP signal counts and the receipt.
 type Projection struct {
 	SchemaVersion string               `json:"schema_version"`
 	Result        *reviewresult.Result `json:"result"`
-	Signal        DLPSignal            `json:"dlp_signal"`
+	Signal        reviewpub.Signal     `json:"dlp_signal"`
 	Receipt       *Receipt             `json:"receipt"`
 }
 
@@ -165,10 +167,10 @@ func ParseProjection(b []byte) (*Projection, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sig DLPSignal
+	var sig reviewpub.Signal
 	sd := json.NewDecoder(bytes.NewReader(raw.Signal))
 	sd.DisallowUnknownFields()
-	if err := sd.Decode(&sig); err != nil || sig.Schema != DLPSignalSchema {
+	if err := sd.Decode(&sig); err != nil || sig.SchemaVersion != reviewpub.SignalSchema || string(sig.Result) != rc.PublicationDLP.Result {
 		return nil, fmt.Errorf("%w: dlp_signal", ErrProjection)
 	}
 	return &Projection{SchemaVersion: raw.SchemaVersion, Result: res, Signal: sig, Receipt: rc}, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
+	"github.com/forgectx/forgectx/pkg/reviewpub"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
@@ -77,18 +78,21 @@ type Result struct {
 var ErrConfig = errors.New("reviewrun: configuration")
 
 type runner struct {
-	o        Options
-	env      map[string]string
-	token    string
-	pipe     *filter.Pipeline
-	s        *session
-	acq      *reviewctx.Result
-	runID    string
-	context  []string // forbidden context values, kept in memory after the store is removed
-	usage    reviewmcp.Usage
-	usageErr error
-	engine   engineRun
-	res      Result
+	o       Options
+	env     map[string]string
+	token   string
+	pipe    *filter.Pipeline
+	secrets []string
+	s       *session
+	acq     *reviewctx.Result
+	runID   string
+	// indexSHA256 is the assembled snapshot's root index digest, retained for the MCP server.
+	indexSHA256 string
+	context     []string // forbidden context values, kept in memory after the store is removed
+	usage       reviewmcp.Usage
+	usageErr    error
+	engine      engineRun
+	res         Result
 }
 
 func (r *runner) at(point string) {
@@ -201,7 +205,8 @@ func prepare(o Options) (*runner, error) {
 	if r.token == "" {
 		return nil, fmt.Errorf("%w: %s: the token variable is empty or unset", ErrConfig, o.TokenEnv)
 	}
-	r.pipe = filter.New(filter.SecretEnvValues(o.Environ(), append([]string{o.TokenEnv}, o.Harness.Secrets...)))
+	r.secrets = filter.SecretEnvValues(o.Environ(), append([]string{o.TokenEnv}, o.Harness.Secrets...))
+	r.pipe = filter.New(r.secrets)
 	return r, nil
 }
 
@@ -241,23 +246,13 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 // collectContext keeps every admitted context value in memory (for the publication DLP's
 // forbidden/non-publishable comparison) before the store is removed.
 func (r *runner) collectContext() {
-	add := func(c *reviewctx.Content) {
-		r.context = append(r.context, c.Text)
-		if c.Thread != nil {
-			r.context = append(r.context, c.Thread.Root)
-			for _, rp := range c.Thread.Replies {
-				r.context = append(r.context, rp.Text)
-			}
-		}
-	}
 	if r.acq.Store != nil {
 		r.runID = r.acq.Store.RunID
-		for i := range r.acq.Store.Records {
-			add(&r.acq.Store.Records[i].Content)
-		}
+		r.context = reviewpub.ForbiddenFromStore(r.acq.Store)
 	}
-	if r.acq.Metadata != nil {
-		add(r.acq.Metadata)
+	// The constrained lifecycle's metadata is untrusted and never publishable either.
+	if m := r.acq.Metadata; m != nil && m.Text != "" {
+		r.context = append(r.context, m.Text)
 	}
 }
 
@@ -290,6 +285,7 @@ func (r *runner) snapshot(ctx context.Context) error {
 	if !rep.OK() {
 		return fmt.Errorf("reviewrun: snapshot verification: %d violations", len(rep.Violations))
 	}
+	r.indexSHA256 = tree.IndexSHA256
 	r.o.Log.Info().Str("index_sha256", tree.IndexSHA256).Int("files", rep.Files).Int("gaps", rep.Gaps).Msg("review-context run: snapshot verified")
 	return nil
 }
@@ -297,7 +293,11 @@ func (r *runner) snapshot(ctx context.Context) error {
 // runEngine generates the isolated HOME and starts the one review.
 func (r *runner) runEngine(ctx context.Context) error {
 	enriched := r.acq.Mode == reviewctx.ModeEnriched && r.acq.StoreWritten
-	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(enriched, r.runID, r.acq.PolicyDigest))
+	storeSHA := ""
+	if r.acq.Identity != nil {
+		storeSHA = r.acq.Identity.SHA256
+	}
+	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA))
 	if err != nil {
 		return err
 	}

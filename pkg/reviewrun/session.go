@@ -76,15 +76,16 @@ type mcpServer struct {
 }
 
 // mcpArgs is the `forgectx mcp` command line for this run: enriched exposes the context tools
-// over this run's store; constrained (off, metadata, the unprotected lifecycle) only the
-// evidence tools.
-func (s *session) mcpArgs(enriched bool, runID, policyDigest string) []string {
-	args := []string{"mcp", "--mode", "constrained", "--snapshot", s.snapshot, "--usage", s.usagePath()}
+// over this run's store (bound to its run, policy digest and committed file digest);
+// constrained (off, metadata, the unprotected lifecycle) only the evidence tools. Both pin the
+// verified snapshot's root index digest.
+func (s *session) mcpArgs(indexSHA256 string, enriched bool, runID, policyDigest, storeSHA256 string) []string {
+	args := []string{"mcp", "--mode", "constrained", "--snapshot", s.snapshot, "--index-sha256", indexSHA256}
 	if enriched {
-		args = []string{"mcp", "--mode", "enriched", "--snapshot", s.snapshot, "--store", s.store,
-			"--run-id", runID, "--policy-digest", policyDigest, "--usage", s.usagePath()}
+		args = []string{"mcp", "--mode", "enriched", "--snapshot", s.snapshot, "--index-sha256", indexSHA256,
+			"--store", s.store, "--run-id", runID, "--policy-digest", policyDigest, "--store-sha256", storeSHA256}
 	}
-	return args
+	return append(args, "--usage", s.usagePath())
 }
 
 // writeMCPConfig writes the only file of the isolated HOME: one stdio server entry pointing
