@@ -1,0 +1,473 @@
+package reviewrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/reviewpub"
+)
+
+// The end-to-end tests run the whole lifecycle against a fake GitLab: httpfake replays the
+// recorded merge request for the snapshot (test/fixtures/gitlab/cassettes/mr) and the
+// reviewctx fixtures for the context store, both verifying every expected request; a front
+// server records the posting writes (notes, discussions, approval) and answers them with
+// GitLab's response shapes. The review engine is testdata/engine, a Go program that speaks
+// MCP as a client (go-sdk) to the real `forgectx mcp`, built once per test binary.
+
+const (
+	e2eToken   = "glpat-e2eReviewRunToken012345"
+	e2eHead    = "8e0b45049b6253b8984cde9241830d2851168142"
+	e2eTarget  = "dd692733bb84bc3e9e862e66c099daec2fa00c83"
+	e2eBlob    = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+	e2eProject = "Acme/Platform/widgets"
+	e2eP       = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
+)
+
+var (
+	buildOnce              sync.Once
+	forgectxBin, engineBin string
+	buildErr               error
+)
+
+// binaries builds forgectx (the MCP server the generated configuration starts) and the
+// stand-in engine once.
+func binaries(t *testing.T) (string, string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reviewrun-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		forgectxBin, engineBin = filepath.Join(dir, "forgectx"), filepath.Join(dir, "engine")
+		for _, b := range [][2]string{{forgectxBin, "../../cmd/forgectx"}, {engineBin, "./testdata/engine"}} {
+			out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return forgectxBin, engineBin
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "reviewctx", "testdata", "gitlab", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func edit(t *testing.T, b []byte, f func(v any) any) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(f(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func listPage(body []byte) httpfake.Reply {
+	r := httpfake.JSON(200, body)
+	r.Header.Set("X-Page", "1")
+	r.Header.Set("X-Per-Page", "100")
+	return r
+}
+
+// post is one recorded write.
+type post struct {
+	Method, Path string
+	Body         map[string]any
+}
+
+// fakeGitLab is the fake: reads through httpfake, writes recorded by the front server.
+type fakeGitLab struct {
+	*httpfake.Server
+	t     *testing.T
+	front *httptest.Server
+	mu    sync.Mutex
+	posts []post
+	// wantPosts is the exact number of writes per "METHOD suffix" the test expects.
+	wantPosts map[string]int
+	nextID    int64
+}
+
+var (
+	reDiscussions = regexp.MustCompile(`^` + regexp.QuoteMeta(e2eP) + `/merge_requests/7/discussions$`)
+	reNotes       = regexp.MustCompile(`^` + regexp.QuoteMeta(e2eP) + `/merge_requests/7/notes(/[0-9]+)?$`)
+	reApprove     = regexp.MustCompile(`^` + regexp.QuoteMeta(e2eP) + `/merge_requests/7/approve$`)
+)
+
+func newFakeGitLab(t *testing.T) *fakeGitLab {
+	f := &fakeGitLab{Server: httpfake.New(t), t: t, wantPosts: map[string]int{}, nextID: 7000}
+	target, _ := url.Parse(f.Server.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	f.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		f.write(w, r)
+	}))
+	t.Cleanup(func() {
+		f.front.Close()
+		got := map[string]int{}
+		for _, p := range f.posts {
+			got[p.Method+" "+kind(p.Path)]++
+		}
+		for k, n := range f.wantPosts {
+			if got[k] != n {
+				t.Errorf("fake GitLab: %s: %d requests, want %d", k, got[k], n)
+			}
+		}
+		for k, n := range got {
+			if _, ok := f.wantPosts[k]; !ok {
+				t.Errorf("fake GitLab: unexpected %s (%d)", k, n)
+			}
+		}
+	})
+	return f
+}
+
+func kind(path string) string {
+	switch {
+	case reDiscussions.MatchString(path):
+		return "discussions"
+	case reNotes.MatchString(path):
+		return "notes"
+	case reApprove.MatchString(path):
+		return "approve"
+	}
+	return path
+}
+
+// write answers a posting request with GitLab's response shape for it.
+func (f *fakeGitLab) write(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	var body map[string]any
+	raw, _ := io.ReadAll(r.Body)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			f.t.Errorf("fake GitLab: %s %s: body is not JSON", r.Method, path)
+		}
+	}
+	f.mu.Lock()
+	f.posts = append(f.posts, post{r.Method, path, body})
+	f.nextID++
+	id := f.nextID
+	f.mu.Unlock()
+	text, _ := body["body"].(string)
+	note := map[string]any{"id": id, "type": nil, "body": text, "attachment": nil, "system": false, "noteable_id": 9007,
+		"noteable_type": "MergeRequest", "noteable_iid": 7, "resolvable": false, "confidential": false, "internal": false,
+		"created_at": "2026-12-02T00:40:00.000Z", "updated_at": "2026-12-02T00:40:00.000Z",
+		"author": map[string]any{"id": 104, "username": "project_42_bot_3cca1d029554e372cf8f39df76bf507d", "name": "widgets-ci", "state": "active"}}
+	var ans any
+	status := http.StatusCreated
+	switch k := kind(path); {
+	case k == "discussions" && r.Method == http.MethodPost:
+		note["type"], note["resolvable"] = "DiscussionNote", true
+		ans = map[string]any{"id": fmt.Sprintf("%040x", id), "individual_note": false, "notes": []any{note}}
+	case k == "notes" && r.Method == http.MethodPost:
+		ans = note
+	case k == "notes" && r.Method == http.MethodPut:
+		status, ans = http.StatusOK, note
+	case k == "approve" && r.Method == http.MethodPost:
+		ans = map[string]any{"id": 9007, "iid": 7, "project_id": 42, "approved": true, "approvals_required": 0, "approvals_left": 0,
+			"approved_by": []any{map[string]any{"user": note["author"]}}}
+	default:
+		f.t.Errorf("fake GitLab: unexpected write %s %s", r.Method, path)
+		http.Error(w, "unexpected", http.StatusNotImplemented)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(ans)
+}
+
+func (f *fakeGitLab) writes(k string) []post {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []post
+	for _, p := range f.posts {
+		if kind(p.Path) == k {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// scenario is one end-to-end run's inputs.
+type scenario struct {
+	mode      string // OCR_REVIEW_CONTEXT_MODE
+	protected bool
+	policy    []byte
+	mr        []byte   // the merge request (both acquisition reads and the posting read)
+	mrRecheck []byte   // the acquisition's second read, when it differs
+	pages     [][]byte // discussion pages per read (acquisition ×2, posting ×1)
+	script    string   // ENGINE_SCRIPT
+	approve   string   // OCR_AUTO_APPROVE
+	noPosting bool     // the run fails before posting
+}
+
+func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/gitlab/context/policy-discussions.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edit(t, b, func(v any) any {
+		m := v.(map[string]any)
+		for _, k := range []string{"forge_discussions", "remediation_threads"} {
+			m[k].(map[string]any)["max_age_seconds"] = 0 // the fixtures are older than the wall clock
+		}
+		if mut != nil {
+			mut(m)
+		}
+		return m
+	})
+}
+
+// expect registers every read the scenario makes, in order.
+func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
+	mr := sc.mr
+	if mr == nil {
+		mr = fixture(t, "merge_request")
+	}
+	second := sc.mrRecheck
+	if second == nil {
+		second = mr
+	}
+	f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr), httpfake.JSON(200, second))
+	branch := fixture(t, "branch_main")
+	if !sc.protected {
+		branch = edit(t, branch, func(v any) any { v.(map[string]any)["protected"] = false; return v })
+	}
+	f.Expect("GET", e2eP+"/repository/branches/main", httpfake.JSON(200, branch))
+	if sc.mode == "enriched" {
+		f.Expect("GET", e2eP+"/repository/tree?page=1&path=.opencodereview&per_page=100&ref="+e2eTarget, listPage(fixture(t, "tree_opencodereview")))
+		f.Expect("GET", e2eP+"/repository/blobs/"+e2eBlob+"/raw", httpfake.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: sc.policy})
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
+		f.Expect("GET", e2eP+"/merge_requests/7/discussions?page=1&per_page=100", listPage(sc.pages[0]), listPage(sc.pages[1]))
+	}
+	c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ExpectCassette(c)
+	if sc.noPosting {
+		return
+	}
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")), httpfake.JSON(200, fixture(t, "user_bot")))
+	f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr))
+	last := fixture(t, "discussions_page1")
+	if len(sc.pages) > 2 {
+		last = sc.pages[2]
+	}
+	f.Expect("GET", e2eP+"/merge_requests/7/discussions?page=1&per_page=100", listPage(last))
+	f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
+}
+
+type e2eRun struct {
+	res  *Result
+	err  error
+	fake *fakeGitLab
+	out  string // ENGINE_OUT
+	logs *bytes.Buffer
+	tmp  string
+}
+
+func runScenario(t *testing.T, sc scenario, hook func(string)) e2eRun {
+	t.Helper()
+	fctx, eng := binaries(t)
+	f := newFakeGitLab(t)
+	f.expect(t, sc)
+	out, tmp := t.TempDir(), t.TempDir()
+	hf := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, err := harness.Load(hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=" + sc.script, "ENGINE_OUT=" + out,
+		"COPIED_TOKEN=prefix-" + e2eToken, "DEPLOY_PASSWORD=hunter2-deploy-secret"}
+	if sc.mode != "" {
+		env = append(env, "OCR_REVIEW_CONTEXT_MODE="+sc.mode)
+	}
+	if !sc.protected {
+		env = append(env, "OCR_GITLAB_TARGET_PROTECTION_MODE=unprotected")
+	}
+	if sc.approve != "" {
+		env = append(env, "OCR_AUTO_APPROVE="+sc.approve)
+	}
+	var logs bytes.Buffer
+	res, err := Run(context.Background(), Options{
+		APIURL: f.front.URL + "/api/v4", Project: e2eProject, MR: 7, TokenEnv: "GITLAB_TOKEN", ExpectedHead: e2eHead,
+		Harness: h, Forgectx: fctx, TempDir: tmp, Environ: func() []string { return env },
+		Stdout: io.Discard, Stderr: &logs, Log: zerolog.New(&logs), hook: hook,
+	})
+	return e2eRun{res: res, err: err, fake: f, out: out, logs: &logs, tmp: tmp}
+}
+
+func e2eHarness(engine string) string {
+	return `version: 1
+agent:
+  name: ocr
+  category: observation
+  command: ["` + engine + `"]
+  env: [ENGINE_SCRIPT, ENGINE_OUT, PATH, COPIED_TOKEN]
+  timeout: 60s
+secrets: [DEPLOY_PASSWORD]
+profiles:
+  change_proposal:
+    included_sources: [agent_runs, check_logs, checks, comments, entity, reviews]
+    record_selection: newest
+    check_log_selection: failed
+    bounds:
+      max_records_per_source: 100
+      max_source_bytes: 4096
+      max_record_bytes: 8192
+      max_log_bytes: 4096
+      max_metadata_string_bytes: 256
+      max_labels: 20
+`
+}
+
+// summaryNote returns the one summary note the run created and its receipt.
+func summaryNote(t *testing.T, r e2eRun) (string, *Receipt) {
+	t.Helper()
+	notes := r.fake.writes("notes")
+	if len(notes) != 1 {
+		t.Fatalf("summary notes: %d", len(notes))
+	}
+	body, _ := notes[0].Body["body"].(string)
+	if !strings.HasPrefix(body, SummaryMarker) {
+		t.Fatalf("summary note lacks its marker")
+	}
+	rc, err := ReceiptFromBody(body)
+	if err != nil {
+		t.Fatalf("summary receipt: %v", err)
+	}
+	if _, ok := reviewpub.ParseMarker(body); !ok {
+		t.Fatalf("summary lacks the DLP signal marker")
+	}
+	return body, rc
+}
+
+func assertNoLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("session artifact left behind: %s", e.Name())
+	}
+}
+
+func discussionsOK(b []byte) [][]byte { return [][]byte{b, b} }
+
+// The approval rows end to end: each scenario yields the summary note with receipt v8, the
+// finding discussions, and the approval request exactly when the row says so.
+func TestReviewContextE2EEligibilityRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	remediation := fixture(t, "discussions_remediation")
+	secretPage := edit(t, page1, func(v any) any {
+		d := v.([]any)[0].(map[string]any)["notes"].([]any)[0].(map[string]any)
+		d["body"] = "Deploy with token glpat-Leaked0123456789abcdXY please."
+		return v
+	})
+	changedMR := edit(t, fixture(t, "merge_request"), func(v any) any { v.(map[string]any)["title"] = "Add widget caching (edited)"; return v })
+	rows := []struct {
+		name        string
+		sc          scenario
+		approved    bool
+		discussions int
+		reason      string
+		unprotected bool
+	}{
+		{name: "eligible enriched run approves", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean"}, approved: true},
+		{name: "OCR_AUTO_APPROVE unset", sc: scenario{mode: "enriched", protected: true, script: "clean"}, reason: NotAutoApprove},
+		{name: "findings", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "findings"}, discussions: 2, reason: NotFindings},
+		{name: "admitted remediation record", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", pages: [][]byte{remediation, remediation, remediation}}, reason: NotRemediation},
+		{name: "DLP-rejected selected source", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", pages: discussionsOK(secretPage)}, reason: NotDLPRejected},
+		{name: "degraded selected metadata", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", mrRecheck: changedMR}, reason: NotMetadata},
+		{name: "degraded required source", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean",
+			pages: [][]byte{page1, secretPage}, policy: e2ePolicy(t, func(m map[string]any) { m["forge_discussions"].(map[string]any)["required"] = true })}, reason: NotRequiredDegraded},
+		{name: "unprotected target", sc: scenario{mode: "metadata", protected: false, approve: "true", script: "clean"}, reason: NotProtected, unprotected: true},
+		{name: "protected metadata run approves", sc: scenario{mode: "metadata", protected: true, approve: "true", script: "clean"}, approved: true},
+		{name: "publication-filtered", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "hostile"}, discussions: 1, reason: NotPublication},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			sc := row.sc
+			if sc.policy == nil {
+				sc.policy = e2ePolicy(t, nil)
+			}
+			if sc.pages == nil {
+				sc.pages = discussionsOK(page1)
+			}
+			approvals := 0
+			if row.approved {
+				approvals = 1
+			}
+			r := runScenario(t, sc, nil)
+			r.fake.wantPosts = map[string]int{"POST notes": 1, "POST discussions": row.discussions, "POST approve": approvals}
+			if r.err != nil {
+				t.Fatalf("run: %v\n%s", r.err, r.logs)
+			}
+			body, rc := summaryNote(t, r)
+			if r.res.Approved != row.approved {
+				t.Fatalf("approved %v, want %v (reasons %v)", r.res.Approved, row.approved, r.res.Decision.Reasons)
+			}
+			if row.reason != "" && !contains(r.res.Decision.Reasons, row.reason) {
+				t.Fatalf("reasons %v, want %s", r.res.Decision.Reasons, row.reason)
+			}
+			if strings.Contains(body, UnprotectedLimitation) != row.unprotected || (rc.TargetState == TargetUnprotected) != row.unprotected {
+				t.Fatalf("limitation line / target state wrong for unprotected=%v: %s", row.unprotected, rc.TargetState)
+			}
+			if rc.Cleanup != CleanupComplete || rc.SourceSHA != e2eHead || rc.TargetSHA != e2eTarget {
+				t.Fatalf("receipt %+v", rc)
+			}
+			for _, d := range r.fake.writes("discussions") {
+				text, _ := d.Body["body"].(string)
+				if strings.Count(text, "<!-- ocr.remediation-marker/v1 fingerprint=") != 1 {
+					t.Errorf("finding discussion without exactly one remediation marker")
+				}
+			}
+			assertNoLeftovers(t, r.tmp)
+		})
+	}
+}
