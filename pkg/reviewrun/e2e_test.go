@@ -16,7 +16,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -235,6 +237,7 @@ type scenario struct {
 	script    string   // ENGINE_SCRIPT
 	approve   string   // OCR_AUTO_APPROVE
 	noPosting bool     // the run fails before posting
+	withheld  bool     // only the withheld summary note is posted
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -283,6 +286,11 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 	}
 	f.ExpectCassette(c)
 	if sc.noPosting {
+		return
+	}
+	if sc.withheld {
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
+		f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
 		return
 	}
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")), httpfake.JSON(200, fixture(t, "user_bot")))
@@ -470,4 +478,253 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 			assertNoLeftovers(t, r.tmp)
 		})
 	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\n")
+}
+
+func envKeys(lines []string) []string {
+	var ks []string
+	for _, l := range lines {
+		k, _, _ := strings.Cut(l, "=")
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// Spec "OCR runs under a fresh owner-only isolated HOME containing only validated
+// toolkit-generated configuration" and "the engine never receives the forge token": the
+// engine's whole environment is the generated one plus the allowed harness names (a variable
+// whose value carries the token and a registered secret are withheld), its HOME holds exactly
+// the generated MCP configuration, owner-only, and the tool lists are exact per mode.
+func TestReviewContextEngineIsolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	for _, tc := range []struct {
+		mode      string
+		protected bool
+		tools     []string
+	}{
+		{"enriched", true, []string{"context_get", "context_list", "ocr_toolkit_evidence", "ocr_toolkit_evidence_coverage", "ocr_toolkit_evidence_search"}},
+		{"metadata", true, []string{"ocr_toolkit_evidence", "ocr_toolkit_evidence_coverage", "ocr_toolkit_evidence_search"}},
+		{"metadata", false, []string{"ocr_toolkit_evidence", "ocr_toolkit_evidence_coverage", "ocr_toolkit_evidence_search"}},
+	} {
+		t.Run(fmt.Sprintf("%s protected=%v", tc.mode, tc.protected), func(t *testing.T) {
+			page1 := fixture(t, "discussions_page1")
+			r := runScenario(t, scenario{mode: tc.mode, protected: tc.protected, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil)
+			r.fake.wantPosts = map[string]int{"POST notes": 1}
+			if r.err != nil {
+				t.Fatalf("run: %v\n%s", r.err, r.logs)
+			}
+			env := readLines(t, filepath.Join(r.out, "env"))
+			want := []string{"ENGINE_OUT", "ENGINE_SCRIPT", EnvMCPConfig, EnvResultFile, "HOME", "LANG", "PATH", "TMPDIR"}
+			if got := envKeys(env); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("engine environment keys %v, want %v", got, want)
+			}
+			all := strings.Join(env, "\n")
+			for _, leak := range []string{e2eToken, "hunter2-deploy-secret"} {
+				if strings.Contains(all, leak) {
+					t.Fatalf("the engine's environment carries a withheld value")
+				}
+			}
+			home := readLines(t, filepath.Join(r.out, "home"))
+			wantHome := []string{". 700", ".config 700", ".config/forgectx 700", ".config/forgectx/mcp.json 600"}
+			if strings.Join(home, ",") != strings.Join(wantHome, ",") {
+				t.Fatalf("isolated HOME %v, want %v", home, wantHome)
+			}
+			tools := readLines(t, filepath.Join(r.out, "tools"))
+			if strings.Join(tools, ",") != strings.Join(tc.tools, ",") {
+				t.Fatalf("tools %v, want %v", tools, tc.tools)
+			}
+			_, rc := summaryNote(t, r)
+			if rc.EvidenceTools.EvidenceSummary != 1 || (tc.mode == "enriched") != (rc.ContextTools.List == 1) {
+				t.Fatalf("tool-use counts %+v %+v", rc.EvidenceTools, rc.ContextTools)
+			}
+			if rc.FailedTool.State != FailedToolAbsent {
+				t.Fatalf("failed tool %+v", rc.FailedTool)
+			}
+			assertNoLeftovers(t, r.tmp)
+		})
+	}
+}
+
+// Issue #18: a hostile engine leaks context text, a secret, PII, a Markdown image link and a
+// bidi-laundered copy into findings; each is caught before anything reaches the merge request.
+func TestReviewContextHostileEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "hostile", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1, "POST discussions": 1}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.logs)
+	}
+	ctxText := strings.Split(string(must(os.ReadFile(filepath.Join(r.out, "context")))), "\n\x00\n")[0]
+	if len([]rune(ctxText)) < 40 {
+		t.Fatalf("test premise: the engine read no context text long enough to leak")
+	}
+	leaks := map[string]string{
+		"context excerpt": string([]rune(ctxText)[:30]), "secret": "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm", "e-mail": "alice.liddell@example.com",
+		"phone": "555-0134", "image link": "attacker.example.invalid", "bidi": "\u202e", "zero-width": "\u200b",
+		"laundered copy": string([]rune(ctxText)[20:40]),
+	}
+	var bodies []string
+	for _, k := range []string{"notes", "discussions"} {
+		for _, p := range r.fake.writes(k) {
+			b, _ := p.Body["body"].(string)
+			bodies = append(bodies, b)
+		}
+	}
+	for name, v := range leaks {
+		for _, b := range bodies {
+			if strings.Contains(b, v) {
+				t.Errorf("%s reached the merge request", name)
+			}
+		}
+	}
+	if d := r.fake.writes("discussions"); len(d) != 1 || !strings.Contains(d[0].Body["body"].(string), "Prefer a named constant") {
+		t.Fatalf("the safe finding was not the one posted")
+	}
+	body, rc := summaryNote(t, r)
+	sig, _ := reviewpub.ParseMarker(body)
+	if rc.PublicationDLP.Result != DLPPublicationFiltered || sig.FindingsOmitted != 5 || sig.FindingsRetained != 1 {
+		t.Fatalf("receipt %+v signal %+v", rc.PublicationDLP, sig)
+	}
+	rs := sig.Reasons
+	if rs.Secret < 1 || rs.PII < 1 || rs.ForbiddenContext < 1 || rs.MarkdownDestination+rs.HTML < 1 || rs.Control+rs.Laundering < 1 {
+		t.Fatalf("not every leak class was detected: %+v", rs)
+	}
+	if r.res.Approved || !contains(r.res.Decision.Reasons, NotPublication) {
+		t.Fatalf("a publication-filtered run approved: %+v", r.res.Decision)
+	}
+	if strings.Contains(r.logs.String(), "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm") || strings.Contains(r.logs.String(), e2eToken) {
+		t.Fatalf("a secret reached the log")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Spec "Termination is deferred across cleanup and atomic result projection": a SIGTERM that
+// arrives during cleanup neither kills the process nor skips a step; every artifact is removed,
+// the projection and receipt are attached, and nothing is posted.
+func TestReviewContextSignalDuringCleanup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			page1 := fixture(t, "discussions_page1")
+			var points []string
+			hook := func(p string) {
+				points = append(points, p)
+				if p == "cleanup:snapshot" {
+					if err := syscall.Kill(os.Getpid(), sig); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(300 * time.Millisecond) // let the runtime deliver it mid-cleanup
+				}
+			}
+			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, hook)
+			r.fake.wantPosts = map[string]int{}
+			if r.err == nil || r.res.Status != StatusCancelled {
+				t.Fatalf("want an interrupted run, got %v %+v", r.err, r.res)
+			}
+			want := []string{"acquired", "engine", "cleanup:store", "cleanup:snapshot", "cleanup:home", "cleanup:tmp", "cleanup:mcp", "replace"}
+			if strings.Join(points, ",") != strings.Join(want, ",") {
+				t.Fatalf("lifecycle points %v, want %v", points, want)
+			}
+			if r.res.Cleanup != CleanupComplete || r.res.Receipt == nil || r.res.Receipt.Cleanup != CleanupComplete {
+				t.Fatalf("cleanup %s, receipt %+v", r.res.Cleanup, r.res.Receipt)
+			}
+			assertNoLeftovers(t, r.tmp)
+		})
+	}
+}
+
+// A signal while the engine runs stops the engine's whole process group; cleanup still runs.
+func TestReviewContextSignalDuringEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	hook := func(p string) {
+		if p == "engine" {
+			go func() {
+				time.Sleep(500 * time.Millisecond)
+				syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			}()
+		}
+	}
+	start := time.Now()
+	r := runScenario(t, scenario{mode: "enriched", protected: true, script: "sleep", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, hook)
+	r.fake.wantPosts = map[string]int{}
+	if r.err == nil || r.res.Status != StatusCancelled || time.Since(start) > 20*time.Second {
+		t.Fatalf("want a prompt interrupted run, got %v %+v after %s", r.err, r.res, time.Since(start))
+	}
+	if r.res.Cleanup != CleanupComplete {
+		t.Fatalf("cleanup %s", r.res.Cleanup)
+	}
+	assertNoLeftovers(t, r.tmp)
+}
+
+// Spec "A cleanup or publication-validation failure blocks ordinary result publication": the
+// summary says the result is withheld (with the receipt, cleanup failed), no finding is
+// posted and nothing is approved.
+func TestReviewContextCleanupFailureWithholdsResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	defer func(f func(string) error) { removeAll = f }(removeAll)
+	removeAll = func(p string) error {
+		if filepath.Base(p) == "home" {
+			return fmt.Errorf("injected")
+		}
+		return os.RemoveAll(p)
+	}
+	page1 := fixture(t, "discussions_page1")
+	sc := scenario{mode: "enriched", protected: true, approve: "true", script: "findings", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), withheld: true}
+	r := runScenario(t, sc, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if r.err == nil || r.res.Status != StatusFailure || r.res.Cleanup != CleanupFailed {
+		t.Fatalf("want a failed run with a failed cleanup, got %v %+v", r.err, r.res)
+	}
+	body, rc := summaryNote(t, r)
+	if rc.Cleanup != CleanupFailed || !strings.Contains(body, "result is withheld") || strings.Contains(body, "cache is never invalidated") {
+		t.Fatalf("withheld summary wrong: cleanup %s", rc.Cleanup)
+	}
+	if r.res.Approved || !contains(r.res.Decision.Reasons, NotCleanup) {
+		t.Fatalf("decision %+v", r.res.Decision)
+	}
+}
+
+// Spec "OCR must still record at least one ocr_toolkit_evidence(action=summary) call; context
+// calls do not satisfy that requirement": an engine that reads context but never the evidence
+// summary fails the run before anything is posted.
+func TestReviewContextSummaryCallRequired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "nosummary", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
+	r.fake.wantPosts = map[string]int{}
+	if r.err == nil || !strings.Contains(r.err.Error(), "summary") || r.res.Status != StatusFailure {
+		t.Fatalf("want the summary-call failure, got %v", r.err)
+	}
+	if got := readLines(t, filepath.Join(r.out, "tools")); !contains(got, "context_list") {
+		t.Fatalf("test premise: the engine had context tools: %v", got)
+	}
+	assertNoLeftovers(t, r.tmp)
 }

@@ -74,6 +74,10 @@ type Result struct {
 	Cleanup     string
 }
 
+// removeAll is os.RemoveAll; a test makes one artifact's removal fail (a failed cleanup is
+// otherwise unreachable for the root user the CI image runs as).
+var removeAll = os.RemoveAll
+
 // ErrConfig wraps configuration errors found before any request (exit 2).
 var ErrConfig = errors.New("reviewrun: configuration")
 
@@ -148,6 +152,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if runErr != nil {
 		r.res.Status = StatusFailure
 		return &r.res, runErr
+	}
+	if r.res.Cleanup != CleanupComplete {
+		// A failed cleanup blocks ordinary result publication: the summary says so, with the
+		// receipt, and nothing else is posted.
+		r.res.Status, r.res.Detail = StatusFailure, "session cleanup failed: result withheld"
+		if err := r.postWithheld(ctx, proj); err != nil {
+			return &r.res, err
+		}
+		return &r.res, errors.New("reviewrun: session cleanup failed; the result was withheld")
 	}
 	if err := r.post(ctx, proj); err != nil {
 		r.res.Status, r.res.Detail = StatusFailure, "posting failed"
@@ -348,7 +361,7 @@ func (r *runner) cleanup() string {
 		r.at("cleanup:" + st.name)
 		rm := st.rm
 		if rm == nil {
-			rm = func() error { return os.RemoveAll(st.path) }
+			rm = func() error { return removeAll(st.path) }
 		}
 		err := rm()
 		if err == nil {

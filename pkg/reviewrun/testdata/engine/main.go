@@ -88,6 +88,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(out, "context"), []byte(strings.Join(texts, "\n\x00\n")), 0o600); err != nil {
+		return err
+	}
 	return writeResult(script, texts)
 }
 
