@@ -1,0 +1,100 @@
+package ship
+
+import (
+	"bytes"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const reviewComponentPath = "templates/review-context.yml"
+
+// Inputs of the review component that are not `forgectx review-context run` flags: wrapper
+// plumbing and the three environment selectors (docs/review-context.md).
+var (
+	reviewPlumbing = []string{"auto-approve", "context-mode", "image", "job-name", "stage", "target-protection-mode", "version"}
+	reviewFixed    = map[string]string{
+		"insecure-http": "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
+	}
+	// reviewSelectors maps each selector input to the environment variable the job exports.
+	reviewSelectors = map[string]string{
+		"context-mode":           "OCR_REVIEW_CONTEXT_MODE",
+		"target-protection-mode": "OCR_GITLAB_TARGET_PROTECTION_MODE",
+		"auto-approve":           "OCR_AUTO_APPROVE",
+	}
+)
+
+func loadReviewComponent(t testing.TB) (componentSpec, map[string]componentJob) {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, filepath.Join(root, reviewComponentPath)))))
+	var spec componentSpec
+	if err := dec.Decode(&spec); err != nil {
+		t.Fatalf("%s spec: %v", reviewComponentPath, err)
+	}
+	jobs := map[string]componentJob{}
+	if err := dec.Decode(&jobs); err != nil {
+		t.Fatalf("%s jobs: %v", reviewComponentPath, err)
+	}
+	return spec, jobs
+}
+
+// Every `forgectx review-context run` flag has an input of the same name (or a stated
+// reason), every input is a flag, plumbing or a selector, and each reaches the script through
+// a job variable, never spliced into the script.
+func TestReviewContextComponentInputsMatchRunFlags(t *testing.T) {
+	spec, jobs := loadReviewComponent(t)
+	flags := commandFlags(t, "review-context", "run")
+	job, ok := jobs["$[[ inputs.job-name ]]"]
+	if !ok || len(jobs) != 1 {
+		t.Fatalf("%s: want exactly one job named by the job-name input; have %v", reviewComponentPath, sortedKeys(jobs))
+	}
+	inputs := sortedKeys(spec.Spec.Inputs)
+	for _, name := range inputs {
+		in := spec.Spec.Inputs[name]
+		if in.Type == "" || strings.TrimSpace(in.Description) == "" {
+			t.Errorf("input %q: type and description are required", name)
+		}
+		if name == "harness" || name == "version" {
+			if in.Default != nil {
+				t.Errorf("input %s must have no default", name)
+			}
+			continue
+		}
+		if in.Default == nil {
+			t.Errorf("input %q has no default", name)
+			continue
+		}
+		if len(in.Options) > 0 && !contains(in.Options, *in.Default) {
+			t.Errorf("input %q: default %q is not among its options", name, *in.Default)
+		}
+		if in.Regex != "" && !regexp.MustCompile(in.Regex).MatchString(*in.Default) {
+			t.Errorf("input %q: default %q does not match its regex", name, *in.Default)
+		}
+	}
+	script := strings.Join(job.Script, "\n")
+	wired := func(in string) bool {
+		for _, v := range job.Variables {
+			if strings.TrimSpace(v) == "$[[ inputs."+in+" ]]" {
+				return true
+			}
+		}
+		return false
+	}
+	checkMapping(t, reviewComponentPath, inputs, reviewPlumbing, reviewFixed, flags, script, wired)
+	for in, env := range reviewSelectors {
+		if !wired(in) || !strings.Contains(script+"\n"+strings.Join(sortedKeys(job.Variables), "\n"), env) {
+			t.Errorf("selector input %q does not reach %s", in, env)
+		}
+	}
+	for _, line := range job.Script {
+		if strings.Contains(line, "$[[") {
+			t.Errorf("%s splices an input into its script", reviewComponentPath)
+		}
+	}
+	if !strings.Contains(script, "review-context run") {
+		t.Errorf("the job does not run forgectx review-context run")
+	}
+}
