@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/forgectx/forgectx/pkg/harness"
 )
 
 const reviewComponentPath = "templates/review-context.yml"
@@ -96,5 +98,43 @@ func TestReviewContextComponentInputsMatchRunFlags(t *testing.T) {
 	}
 	if !strings.Contains(script, "review-context run") {
 		t.Errorf("the job does not run forgectx review-context run")
+	}
+}
+
+// The review example: its harness loads, has the snapshot profile and no scripts, and its
+// pipeline includes the review component with inputs the component declares.
+func TestReviewContextExample(t *testing.T) {
+	h, err := harness.Load(filepath.Join(root, "examples", "gitlab", "review", "review.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ProfileFor("change_proposal"); err != nil || h.PreScript != nil || h.PostScript != nil {
+		t.Fatalf("review harness: profile %v, scripts %v %v", err, h.PreScript, h.PostScript)
+	}
+	var ci struct {
+		Include []struct {
+			Component string            `yaml:"component"`
+			Inputs    map[string]string `yaml:"inputs"`
+		} `yaml:"include"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(root, "examples", "gitlab", "review", ".gitlab-ci.yml"))), &ci); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := loadReviewComponent(t)
+	if len(ci.Include) != 1 || !strings.Contains(ci.Include[0].Component, "/review-context@") {
+		t.Fatalf("the example must include the review-context component: %+v", ci.Include)
+	}
+	for k, v := range ci.Include[0].Inputs {
+		in, ok := spec.Spec.Inputs[k]
+		if !ok {
+			t.Errorf("example input %q is not a component input", k)
+			continue
+		}
+		if len(in.Options) > 0 && !contains(in.Options, v) {
+			t.Errorf("example input %s=%q is not among its options", k, v)
+		}
+	}
+	if ci.Include[0].Inputs["auto-approve"] != "false" {
+		t.Errorf("the enriched recipe keeps auto-approve false")
 	}
 }
