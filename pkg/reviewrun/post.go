@@ -1,6 +1,7 @@
 package reviewrun
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -81,7 +82,7 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 		ResultComplete: res.Status == reviewresult.StatusCompleted && res.Coverage.Kind == reviewresult.CoverageComplete && res.ManifestFailure == nil,
 		Findings:       len(res.Findings), Warnings: len(res.Warnings),
 		HeadUnchanged: mr.SHA == p.Receipt.SourceSHA, SelfAuthored: mr.Author != nil && mr.Author.ID == ps.self,
-		PublicationValid: true,
+		PublicationValid: validRendering(p) == nil,
 	}
 	r.res.Decision = Eligible(in)
 	posted, err := ps.discussions(ctx, res.Findings)
@@ -122,6 +123,38 @@ func (r *runner) postWithheld(ctx context.Context, p *Projection) error {
 	body := SummaryMarker + "\n## Open Code Review\n\n**Outcome:** not published — the review session could not be cleaned up, so its result is withheld and this review cannot approve.\n\n" +
 		"**Approval:** not approved (" + strings.Join(r.res.Decision.Reasons, ", ") + ").\n\n" + p.Signal.Marker() + "\n" + blk + "\n"
 	return ps.sticky(ctx, body)
+}
+
+// validRendering checks what the poster is about to render from the projection: every
+// finding discussion carries exactly one remediation marker that parses back to its
+// fingerprint, the receipt block parses back to the same receipt, and the DLP signal marker
+// parses back. A failure makes the run ineligible (publication_validation_failed).
+func validRendering(p *Projection) error {
+	for _, f := range p.Result.Findings {
+		fp := Fingerprint(f)
+		body := renderFinding(f, fp)
+		got, _, ok := reviewctx.ParseMarker(body)
+		if !ok || got != fp || strings.Count(body, "<!-- ocr.remediation-marker/") != 1 {
+			return fmt.Errorf("reviewrun: a finding discussion does not carry exactly its marker")
+		}
+	}
+	blk, err := ReceiptBlock(p.Receipt)
+	if err != nil {
+		return err
+	}
+	back, err := ReceiptFromBody(blk)
+	if err != nil {
+		return err
+	}
+	a, _ := back.Marshal()
+	b, _ := p.Receipt.Marshal()
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("reviewrun: the receipt block does not read back")
+	}
+	if _, ok := reviewpub.ParseMarker(p.Signal.Marker()); !ok {
+		return fmt.Errorf("reviewrun: the DLP signal marker does not read back")
+	}
+	return nil
 }
 
 // sticky updates the summary note this identity already owns, else creates it.
