@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -66,6 +67,7 @@ type exitCase func(t *testing.T) (int, string)
 // condition, not a stand-in: the test fails if the README gains a cell without a case here,
 // or this list has a case for a cell the README marks "—".
 func exitCases(t *testing.T) map[string]map[int]exitCase {
+	mcpTree := verifytest.Write(t, verifytest.Demo)
 	cli := func(env map[string]string, stdin string, args ...string) exitCase {
 		return func(t *testing.T) (int, string) {
 			code, _, errOut := runCLI(t, env, stdin, args...)
@@ -176,6 +178,11 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 				return cli(map[string]string{"GITHUB_TOKEN": "ghs_x_exit_table_0123", "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "o/r"}, "", "status", "reconcile", "--agent", "triage", "--number", "7", "--api-url", srv.URL)(t)
 			},
 			2: cli(nil, "", "status", "reconcile", "--number", "7"),
+		},
+		"mcp": {
+			0: cli(nil, "", "mcp", "--mode", "constrained", "--snapshot", mcpTree, "--usage", filepath.Join(t.TempDir(), "u.json")),
+			1: cli(nil, "not json\n", "mcp", "--mode", "constrained", "--snapshot", mcpTree, "--usage", filepath.Join(t.TempDir(), "u.json")),
+			2: cli(nil, "", "mcp", "--mode", "constrained", "--snapshot", t.TempDir(), "--usage", filepath.Join(t.TempDir(), "u.json")),
 		},
 		"version": {
 			0: cli(nil, "", "version"),

@@ -227,7 +227,7 @@ func (s *server) handler(t toolDef) mcp.ToolHandler {
 		var text []byte
 		if err == nil {
 			text, err = json.Marshal(answer)
-			if err == nil && len(text) > MaxMessage-1024 {
+			if err == nil && !fits(text) {
 				err = refusef("answer", "over the %d-byte response bound", MaxMessage)
 			}
 		}
@@ -238,6 +238,21 @@ func (s *server) handler(t toolDef) mcp.ToolHandler {
 		s.count(counter)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 	}
+}
+
+// envelope is the room kept for the JSON-RPC response around a tool answer's text.
+const envelope = 512
+
+// fits reports whether an answer, once embedded as the text of a tool result (a JSON string,
+// so every quote, backslash and control character is escaped again), keeps the whole
+// response within MaxMessage. encoding/json's escaping (HTML characters as \u003c) is the
+// most expansive an encoder uses, so the measure is an upper bound.
+func fits(answer []byte) bool {
+	if len(answer) > MaxMessage {
+		return false
+	}
+	wire, err := json.Marshal(string(answer))
+	return err == nil && len(wire) <= MaxMessage-envelope
 }
 
 // count applies one counter change and replaces the usage file. A usage write failure is

@@ -92,7 +92,7 @@ func (s *server) evidenceCall(raw json.RawMessage) (func(*Usage), any, error) {
 		ans, err := s.get(a)
 		return func(u *Usage) { u.EvidenceGet++ }, ans, err
 	}
-	return nil, nil, refusef("action", "required: summary, list or get")
+	return nil, nil, refusef("action", "required (summary, list or get)")
 }
 
 func contains(list []string, s string) bool {
@@ -232,7 +232,7 @@ func (s *server) get(a args) (any, error) {
 			ans["next_offset"] = end
 		}
 		b, err := json.Marshal(ans)
-		if err == nil && len(b) <= MaxMessage-1024 {
+		if err == nil && fits(b) {
 			return json.RawMessage(b), nil
 		}
 	}

@@ -202,7 +202,7 @@ func stripFormat(s string) string {
 }
 
 var (
-	mdLink    = regexp.MustCompile(`\]\s*[(\[]`)
+	mdLink    = regexp.MustCompile(`\][(\[]`)
 	mdRefDef  = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]\n]+\]:`)
 	urlScheme = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,31}:(//|[^\s]*@)|(?i)\b(javascript|data|vbscript|mailto|file):|(?i)\bwww\.[a-z0-9-]`)
 	// htmlTag is deliberately not every "<x": review prose is full of generics (Vec<u8>). It
@@ -253,9 +253,9 @@ func (d *detector) secrets(s string, add func(Reason, string)) {
 
 var (
 	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
-	// phoneRe needs separators: a bare digit run (a build number, an opaque ID) is not
+	// phoneRe needs separators and a final group of four digits: a bare digit run (a build number, an opaque ID) is not
 	// phone-like; a separator-bearing technical identifier can still be (conservative).
-	phoneRe = regexp.MustCompile(`\+?\(?\d{1,4}\)?(?:[ .-]\(?\d{2,4}\)?){2,4}`)
+	phoneRe = regexp.MustCompile(`\+?\(?\d{1,4}\)?(?:[ .-]\(?\d{2,4}\)?){1,3}[ .-]\d{4}`)
 )
 
 // pii applies the closed PII patterns this package adds to the filter's: e-mail addresses

@@ -234,24 +234,20 @@ func checkBounds(r *Result) error {
 	if len(r.Findings) > MaxFindings || len(r.Warnings) > MaxWarnings || len(r.ToolNames) > MaxToolNames || len(r.Metadata) > MaxMetadata {
 		return errf("$", "an array or map is over its bound")
 	}
-	for i, f := range r.Findings {
-		p := fmt.Sprintf("$.findings[%d]", i)
-		switch f.Severity {
-		case SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
-		default:
-			return errf(p+".severity", "not a closed value")
-		}
-		switch {
-		case f.Path == "" || len(f.Path) > MaxPathBytes:
-			return errf(p+".path", "must be 1..%d bytes", MaxPathBytes)
-		case f.Line < 1 || f.Line > MaxLine:
-			return errf(p+".line", "out of range 1..%d", MaxLine)
-		case f.Message == "" || len(f.Message) > MaxMessageBytes:
-			return errf(p+".message", "must be 1..%d bytes", MaxMessageBytes)
-		case len(f.ExistingCode) > MaxCodeBytes || len(f.SuggestionCode) > MaxCodeBytes:
-			return errf(p, "code field over %d bytes", MaxCodeBytes)
-		}
+	if err := checkFindings(r.Findings); err != nil {
+		return err
 	}
+	if err := checkTexts(r); err != nil {
+		return err
+	}
+	if r.Findings == nil || r.Warnings == nil || r.ToolNames == nil || r.Metadata == nil {
+		return errf("$", "findings, warnings, tool_names and metadata must be present (empty is fine)")
+	}
+	return nil
+}
+
+// checkTexts bounds the warnings, tool names, manifest failure and metadata.
+func checkTexts(r *Result) error {
 	for i, w := range r.Warnings {
 		if w == "" || len(w) > MaxWarningBytes {
 			return errf(fmt.Sprintf("$.warnings[%d]", i), "must be 1..%d bytes", MaxWarningBytes)
@@ -272,8 +268,28 @@ func checkBounds(r *Result) error {
 			return errf("$.metadata", "key must match %s and values be at most %d bytes", metadataKey, MaxMetadataBytes)
 		}
 	}
-	if r.Findings == nil || r.Warnings == nil || r.ToolNames == nil || r.Metadata == nil {
-		return errf("$", "findings, warnings, tool_names and metadata must be present (empty is fine)")
+	return nil
+}
+
+// checkFindings re-applies the finding rules.
+func checkFindings(fs []Finding) error {
+	for i, f := range fs {
+		p := fmt.Sprintf("$.findings[%d]", i)
+		switch f.Severity {
+		case SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
+		default:
+			return errf(p+".severity", "not a closed value")
+		}
+		switch {
+		case f.Path == "" || len(f.Path) > MaxPathBytes:
+			return errf(p+".path", "must be 1..%d bytes", MaxPathBytes)
+		case f.Line < 1 || f.Line > MaxLine:
+			return errf(p+".line", "out of range 1..%d", MaxLine)
+		case f.Message == "" || len(f.Message) > MaxMessageBytes:
+			return errf(p+".message", "must be 1..%d bytes", MaxMessageBytes)
+		case len(f.ExistingCode) > MaxCodeBytes || len(f.SuggestionCode) > MaxCodeBytes:
+			return errf(p, "code field over %d bytes", MaxCodeBytes)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/reviewmcp"
+	"github.com/forgectx/forgectx/pkg/verify/verifytest"
+)
+
+// TestMCPServesEvidenceToolsOverStdio speaks line-delimited JSON-RPC to the command, one
+// request at a time (a client keeps stdin open until it has its answers).
+func TestMCPServesEvidenceToolsOverStdio(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	usage := filepath.Join(t.TempDir(), "usage.json")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		args := asRootAgent([]string{"mcp", "--mode", "constrained", "--snapshot", dir, "--index-sha256", verifytest.IndexSHA256[verifytest.Demo], "--usage", usage})
+		code := run(context.Background(), args, inR, outW, &errb, func(string) string { return "" }, func() []string { return nil })
+		outW.Close()
+		done <- code
+	}()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	ask := func(req string) string {
+		if _, err := io.WriteString(inW, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(req, `"id"`) && !lines.Scan() {
+			t.Fatalf("no answer to %s", req)
+		}
+		return lines.Text()
+	}
+	init := ask(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if !strings.Contains(init, `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("initialize answer: %s", init)
+	}
+	ask(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	list := ask(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	for _, name := range []string{`"ocr_toolkit_evidence"`, `"ocr_toolkit_evidence_search"`, `"ocr_toolkit_evidence_coverage"`} {
+		if !strings.Contains(list, name) {
+			t.Errorf("tools/list lacks %s", name)
+		}
+	}
+	if strings.Contains(list, "context_list") {
+		t.Error("constrained mode lists context tools")
+	}
+	sum := ask(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ocr_toolkit_evidence","arguments":{"action":"summary"}}}`)
+	if !strings.Contains(sum, "change_proposal") {
+		t.Errorf("summary answer: %s", sum)
+	}
+	inW.Close()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	u, err := reviewmcp.ReadUsage(usage)
+	if err != nil || u.EvidenceSummary != 1 {
+		t.Errorf("usage %+v %v", u, err)
+	}
+}
+
+func TestMCPRefusesBeforeServing(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("x"), 0o644)
+	usage := filepath.Join(t.TempDir(), "usage.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "--mode", "constrained", "--snapshot", dir, "--usage", usage}, "snapshot verification failed"},
+		{[]string{"mcp", "--mode", "enriched", "--snapshot", dir, "--usage", usage}, "mode enriched needs"},
+		{[]string{"mcp", "--mode", "both", "--snapshot", dir, "--usage", usage}, "mode: must be constrained or enriched"},
+		{[]string{"mcp", "--mode", "constrained", "--snapshot", dir}, "usage"},
+	} {
+		code, out, errOut := runCLI(t, nil, "", tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.HasPrefix(errOut, "forgectx: ") {
+			t.Errorf("%v: exit %d out %q err %q, want %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
