@@ -16,6 +16,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge"
 	_ "github.com/forgectx/forgectx/pkg/forge/providers" // the GitLab provider of the snapshot path
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
 	"github.com/forgectx/forgectx/pkg/reviewpub"
@@ -321,7 +322,11 @@ func (r *runner) runEngine(ctx context.Context) error {
 	}
 	r.at("engine")
 	r.o.Log.Info().Bool("enriched", enriched).Msg("review-context run: engine started")
-	r.engine = runEngine(ctx, r.o.Harness.Agent.Command, env, dir, r.o.Stdout, r.o.Stderr, r.o.Harness.Agent.Timeout, r.o.KillGrace)
+	// The engine's streams go to the job log line-redacted, as forgectx run's agent's do.
+	eout, eerr := prescript.NewRedactingLog(r.o.Stdout, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)
+	r.engine = runEngine(ctx, r.o.Harness.Agent.Command, env, dir, eout, eerr, r.o.Harness.Agent.Timeout, r.o.KillGrace)
+	eout.Flush()
+	eerr.Flush()
 	r.o.Log.Info().Int("exit_code", r.engine.ExitCode).Bool("timed_out", r.engine.TimedOut).Bool("stopped", r.engine.Stopped).Msg("review-context run: engine ended")
 	// The usage file is session state: read it now, before cleanup removes it.
 	r.usage, r.usageErr = reviewmcp.ReadUsage(r.s.usagePath())

@@ -1,9 +1,7 @@
 package ship
 
 import (
-	"bytes"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -31,16 +29,7 @@ var (
 
 func loadReviewComponent(t testing.TB) (componentSpec, map[string]componentJob) {
 	t.Helper()
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, filepath.Join(root, reviewComponentPath)))))
-	var spec componentSpec
-	if err := dec.Decode(&spec); err != nil {
-		t.Fatalf("%s spec: %v", reviewComponentPath, err)
-	}
-	jobs := map[string]componentJob{}
-	if err := dec.Decode(&jobs); err != nil {
-		t.Fatalf("%s jobs: %v", reviewComponentPath, err)
-	}
-	return spec, jobs
+	return loadComponentFile(t, reviewComponentPath)
 }
 
 // Every `forgectx review-context run` flag has an input of the same name (or a stated
@@ -54,28 +43,7 @@ func TestReviewContextComponentInputsMatchRunFlags(t *testing.T) {
 		t.Fatalf("%s: want exactly one job named by the job-name input; have %v", reviewComponentPath, sortedKeys(jobs))
 	}
 	inputs := sortedKeys(spec.Spec.Inputs)
-	for _, name := range inputs {
-		in := spec.Spec.Inputs[name]
-		if in.Type == "" || strings.TrimSpace(in.Description) == "" {
-			t.Errorf("input %q: type and description are required", name)
-		}
-		if name == "harness" || name == "version" {
-			if in.Default != nil {
-				t.Errorf("input %s must have no default", name)
-			}
-			continue
-		}
-		if in.Default == nil {
-			t.Errorf("input %q has no default", name)
-			continue
-		}
-		if len(in.Options) > 0 && !contains(in.Options, *in.Default) {
-			t.Errorf("input %q: default %q is not among its options", name, *in.Default)
-		}
-		if in.Regex != "" && !regexp.MustCompile(in.Regex).MatchString(*in.Default) {
-			t.Errorf("input %q: default %q does not match its regex", name, *in.Default)
-		}
-	}
+	checkInputDefaults(t, spec)
 	script := strings.Join(job.Script, "\n")
 	wired := func(in string) bool {
 		for _, v := range job.Variables {
