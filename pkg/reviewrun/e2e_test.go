@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -460,7 +461,7 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 			if r.res.Approved != row.approved {
 				t.Fatalf("approved %v, want %v (reasons %v)", r.res.Approved, row.approved, r.res.Decision.Reasons)
 			}
-			if row.reason != "" && !contains(r.res.Decision.Reasons, row.reason) {
+			if row.reason != "" && !slices.Contains(r.res.Decision.Reasons, row.reason) {
 				t.Fatalf("reasons %v, want %s", r.res.Decision.Reasons, row.reason)
 			}
 			if strings.Contains(body, UnprotectedLimitation) != row.unprotected || (rc.TargetState == TargetUnprotected) != row.unprotected {
@@ -602,7 +603,7 @@ func TestReviewContextHostileEngine(t *testing.T) {
 	if rs.Secret < 1 || rs.PII < 1 || rs.ForbiddenContext < 1 || rs.MarkdownDestination+rs.HTML < 1 || rs.Control+rs.Laundering < 1 {
 		t.Fatalf("not every leak class was detected: %+v", rs)
 	}
-	if r.res.Approved || !contains(r.res.Decision.Reasons, NotPublication) {
+	if r.res.Approved || !slices.Contains(r.res.Decision.Reasons, NotPublication) {
 		t.Fatalf("a publication-filtered run approved: %+v", r.res.Decision)
 	}
 	if strings.Contains(r.logs.String(), "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm") || strings.Contains(r.logs.String(), e2eToken) {
@@ -705,7 +706,7 @@ func TestReviewContextCleanupFailureWithholdsResult(t *testing.T) {
 	if rc.Cleanup != CleanupFailed || !strings.Contains(body, "result is withheld") || strings.Contains(body, "cache is never invalidated") {
 		t.Fatalf("withheld summary wrong: cleanup %s", rc.Cleanup)
 	}
-	if r.res.Approved || !contains(r.res.Decision.Reasons, NotCleanup) {
+	if r.res.Approved || !slices.Contains(r.res.Decision.Reasons, NotCleanup) {
 		t.Fatalf("decision %+v", r.res.Decision)
 	}
 }
@@ -723,7 +724,7 @@ func TestReviewContextSummaryCallRequired(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), "summary") || r.res.Status != StatusFailure {
 		t.Fatalf("want the summary-call failure, got %v", r.err)
 	}
-	if got := readLines(t, filepath.Join(r.out, "tools")); !contains(got, "context_list") {
+	if got := readLines(t, filepath.Join(r.out, "tools")); !slices.Contains(got, "context_list") {
 		t.Fatalf("test premise: the engine had context tools: %v", got)
 	}
 	assertNoLeftovers(t, r.tmp)

@@ -23,7 +23,7 @@ const receiptMarkerPrefix = "<!-- " + ReceiptSchema + " "
 // adds to the summary; it does not change result completeness or status.
 const UnprotectedLimitation = "_Comment-only review: the target branch is unprotected, so this review used no protected context and cannot approve._"
 
-// Target states, context tool names and closed receipt vocabularies.
+// Target states and the closed receipt vocabularies.
 const (
 	TargetProtected   = "protected"
 	TargetUnprotected = "unprotected"
@@ -39,15 +39,6 @@ const (
 
 	CleanupComplete = "complete"
 	CleanupFailed   = "failed"
-)
-
-// Tool names the receipt counts (fixed: evidence and context tools of the built-in server).
-const (
-	ToolEvidence         = "ocr_toolkit_evidence"
-	ToolEvidenceSearch   = "ocr_toolkit_evidence_search"
-	ToolEvidenceCoverage = "ocr_toolkit_evidence_coverage"
-	ToolContextList      = "context_list"
-	ToolContextGet       = "context_get"
 )
 
 // ErrReceipt wraps every receipt validation failure; ErrReceiptVersion is an earlier (v1–v7)

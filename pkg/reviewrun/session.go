@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,14 +140,14 @@ func engineEnv(environ []string, h *harness.Harness, tokenEnv string, s *session
 		if v == "" {
 			continue
 		}
-		if k == tokenEnv || harness.IsForgeCredentialName(k) || contains(h.Secrets, k) {
+		if k == tokenEnv || harness.IsForgeCredentialName(k) || slices.Contains(h.Secrets, k) {
 			withheld = append(withheld, v)
 		}
 	}
 	env := map[string]string{"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 	for _, n := range h.Agent.Env {
 		v, ok := vals[n]
-		if !ok || n == tokenEnv || harness.IsForgeCredentialName(n) || contains(h.Secrets, n) || carries(v, withheld) {
+		if !ok || n == tokenEnv || harness.IsForgeCredentialName(n) || slices.Contains(h.Secrets, n) || carries(v, withheld) {
 			continue
 		}
 		env[n] = v
@@ -163,15 +164,6 @@ func engineEnv(environ []string, h *harness.Harness, tokenEnv string, s *session
 		out = append(out, k+"="+env[k])
 	}
 	return out
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // carries reports whether v contains any withheld value of at least 4 bytes (shorter values
