@@ -729,3 +729,22 @@ func TestReviewContextSummaryCallRequired(t *testing.T) {
 	}
 	assertNoLeftovers(t, r.tmp)
 }
+
+// A failed engine or an unusable result fails the run after a complete cleanup, and nothing
+// is posted.
+func TestReviewContextEngineFailuresPostNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	for script, want := range map[string]string{"crash": "engine exited 5", "invalid": "result", "symlink": "result file"} {
+		t.Run(script, func(t *testing.T) {
+			page1 := fixture(t, "discussions_page1")
+			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: script, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
+			r.fake.wantPosts = map[string]int{}
+			if r.err == nil || !strings.Contains(r.err.Error(), want) || r.res.Status != StatusFailure || r.res.Cleanup != CleanupComplete {
+				t.Fatalf("got %v %+v, want a failure mentioning %q after a complete cleanup", r.err, r.res, want)
+			}
+			assertNoLeftovers(t, r.tmp)
+		})
+	}
+}

@@ -40,6 +40,9 @@ func run() error {
 	if err := recordWorld(out); err != nil {
 		return err
 	}
+	if script == "crash" {
+		os.Exit(5)
+	}
 	if script == "sleep" {
 		// Hold the review open until the run is interrupted.
 		time.Sleep(30 * time.Second)
@@ -194,6 +197,12 @@ type finding struct {
 
 // writeResult writes the ocr.review-result/v1 document the script asks for.
 func writeResult(script string, texts []string) error {
+	if script == "invalid" {
+		return os.WriteFile(os.Getenv("FORGECTX_REVIEW_RESULT"), []byte(`{"schema_version":"ocr.review-result/v1","status":"done"}`), 0o600)
+	}
+	if script == "symlink" {
+		return os.Symlink("/etc/hostname", os.Getenv("FORGECTX_REVIEW_RESULT"))
+	}
 	findings := []finding{}
 	switch script {
 	case "findings":
