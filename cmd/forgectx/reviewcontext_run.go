@@ -13,18 +13,20 @@ import (
 // reviewContextRunOptions are the flags of `forgectx review-context run`.
 type reviewContextRunOptions struct {
 	gitlabMROptions
-	Harness string
-	TempDir string
-	WorkDir string
+	Harness  string
+	TempDir  string
+	WorkDir  string
+	Preserve bool
 }
 
 func reviewContextRunCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--insecure-http]")
+	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http]")
 	var o reviewContextRunOptions
 	o.bind(fs, e)
 	fs.StringVar(&o.Harness, "harness", "", "harness file: agent.command is the review engine, profiles.change_proposal the snapshot profile (required)")
 	fs.StringVar(&o.TempDir, "temp-dir", "", "where the owner-only session (isolated HOME, store, snapshot) is created (default the OS temporary directory)")
 	fs.StringVar(&o.WorkDir, "work-dir", "", "the engine's working directory, the checkout under review (default the current directory)")
+	fs.BoolVar(&o.Preserve, "preserve-private-artifacts", false, "local diagnostic: keep the owner-only session and write the value-free DLP decisions sidecar; no receipt, nothing posted (refused under GitLab CI merge request execution)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +51,7 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 	}
 	res, err := reviewrun.Run(ctx, reviewrun.Options{
 		APIURL: o.APIURL, Project: o.Project, MR: o.MR, TokenEnv: o.TokenEnv, ExpectedHead: o.ExpectedHead,
-		InsecureHTTP: o.InsecureHTTP, Harness: h, TempDir: o.TempDir, WorkDir: o.WorkDir,
+		InsecureHTTP: o.InsecureHTTP, Harness: h, TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,
 		Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow,
 	})
 	if res != nil {
@@ -70,6 +72,9 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 // stderr with the log).
 func printRunSummary(e *env, r *reviewrun.Result) {
 	fmt.Fprintf(e.Stdout, "status: %s\ncleanup: %s\n", r.Status, r.Cleanup)
+	if r.Preserved != "" {
+		fmt.Fprintf(e.Stdout, "preserved: %s\n", r.Preserved)
+	}
 	if r.Receipt != nil {
 		fmt.Fprintf(e.Stdout, "target: %s\nmode: %s\npublication_dlp: %s\n", r.Receipt.TargetState, r.Receipt.ContextMode, r.Receipt.PublicationDLP.Result)
 	}

@@ -51,6 +51,7 @@ func TestReviewContextRunConfigErrorsExit2(t *testing.T) {
 		{"pre_script refused", []string{"--harness", withPre}, nil, "pre_script"},
 		{"mode selector", []string{"--harness", good}, map[string]string{"OCR_REVIEW_CONTEXT_MODE": "full"}, "OCR_REVIEW_CONTEXT_MODE"},
 		{"protection selector", []string{"--harness", good}, map[string]string{"OCR_GITLAB_TARGET_PROTECTION_MODE": ""}, "OCR_GITLAB_TARGET_PROTECTION_MODE"},
+		{"preserve refused in MR execution", []string{"--harness", good, "--preserve-private-artifacts"}, map[string]string{"GITLAB_CI": "true"}, "--preserve-private-artifacts"},
 		{"token unset", []string{"--harness", good, "--token-env", "NO_SUCH_TOKEN"}, nil, "NO_SUCH_TOKEN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

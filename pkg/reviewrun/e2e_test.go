@@ -314,6 +314,10 @@ type e2eRun struct {
 }
 
 func runScenario(t *testing.T, sc scenario, hook func(string)) e2eRun {
+	return runScenarioWith(t, sc, hook, func(*Options) {})
+}
+
+func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Options)) e2eRun {
 	t.Helper()
 	fctx, eng := binaries(t)
 	f := newFakeGitLab(t)
@@ -339,11 +343,13 @@ func runScenario(t *testing.T, sc scenario, hook func(string)) e2eRun {
 		env = append(env, "OCR_AUTO_APPROVE="+sc.approve)
 	}
 	var logs bytes.Buffer
-	res, err := Run(context.Background(), Options{
+	o := Options{
 		APIURL: f.front.URL + "/api/v4", Project: e2eProject, MR: 7, TokenEnv: "GITLAB_TOKEN", ExpectedHead: e2eHead,
 		Harness: h, Forgectx: fctx, TempDir: tmp, Environ: func() []string { return env },
 		Stdout: io.Discard, Stderr: &logs, Log: zerolog.New(&logs), hook: hook,
-	})
+	}
+	opt(&o)
+	res, err := Run(context.Background(), o)
 	return e2eRun{res: res, err: err, fake: f, out: out, logs: &logs, tmp: tmp}
 }
 
@@ -746,5 +752,40 @@ func TestReviewContextEngineFailuresPostNothing(t *testing.T) {
 			}
 			assertNoLeftovers(t, r.tmp)
 		})
+	}
+}
+
+// Spec "--preserve-private-artifacts … retains owner-only raw session/context state, adds a
+// value-free ocr.private-dlp-decisions/v1 … sidecar, and deliberately emits no posting
+// receipt": the session stays, the sidecar names paths, reasons and hashes only, nothing is
+// posted.
+func TestReviewContextPreservePrivateArtifacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, approve: "true", script: "hostile", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil,
+		func(o *Options) { o.PreservePrivateArtifacts = true })
+	r.fake.wantPosts = map[string]int{}
+	if r.err != nil || r.res.Status != StatusSuccess || r.res.Cleanup != CleanupPreserved || r.res.Receipt != nil {
+		t.Fatalf("got %v %+v", r.err, r.res)
+	}
+	for _, p := range []string{"store/context-store.json", "snapshot/index.json", "home/.config/forgectx/mcp.json", "mcp/usage.json", "out/result.json", "out/" + DecisionsFile} {
+		fi, err := os.Lstat(filepath.Join(r.res.Preserved, p))
+		if err != nil || fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: %v (mode %v)", p, err, fi)
+		}
+	}
+	side := string(must(os.ReadFile(filepath.Join(r.res.Preserved, "out", DecisionsFile))))
+	if !strings.Contains(side, `"schema_version":"ocr.private-dlp-decisions/v1"`) || !strings.Contains(side, `"sha256":`) {
+		t.Fatalf("sidecar: %s", side)
+	}
+	for _, leak := range []string{"glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm", "alice.liddell@example.com", "attacker.example.invalid"} {
+		if strings.Contains(side, leak) {
+			t.Fatalf("the sidecar carries a value")
+		}
+	}
+	if err := os.RemoveAll(r.res.Preserved); err != nil {
+		t.Fatal(err)
 	}
 }

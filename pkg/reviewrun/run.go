@@ -50,6 +50,10 @@ type Options struct {
 	Now     func() time.Time
 	// KillGrace is the engine's SIGTERM→SIGKILL grace (default 3s).
 	KillGrace time.Duration
+	// PreservePrivateArtifacts keeps the owner-only session and adds the value-free DLP
+	// decisions sidecar instead of cleaning up, projecting and posting (a local diagnostic;
+	// refused under GitLab CI merge request execution).
+	PreservePrivateArtifacts bool
 	// HTTPClient is the GitLab transport of the context and posting edges (nil: the adapter's).
 	HTTPClient *http.Client
 
@@ -73,6 +77,8 @@ type Result struct {
 	Approved    bool
 	Discussions int // finding discussions created
 	Cleanup     string
+	// Preserved is the kept session directory of a preservation run.
+	Preserved string
 }
 
 // removeAll is os.RemoveAll; a test makes one artifact's removal fail (a failed cleanup is
@@ -125,7 +131,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if r.s, err = newSession(o.TempDir); err != nil {
 		return nil, err
 	}
-	defer r.s.remove() // belt and braces: cleanup below removes each part and reports it
+	if !o.PreservePrivateArtifacts {
+		defer r.s.remove() // belt and braces: cleanup below removes each part and reports it
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	guard := guardSignals(cancel)
@@ -138,6 +146,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer stopGuard()
 
 	runErr := r.review(runCtx, mode, prot)
+	if o.PreservePrivateArtifacts {
+		err := r.preserve(runErr)
+		stopGuard()
+		return &r.res, err
+	}
 	// From here nothing is cancelled: cleanup and the projection always complete.
 	r.res.Cleanup = r.cleanup()
 	var proj *Projection
@@ -214,6 +227,9 @@ func prepare(o Options) (*runner, error) {
 				break
 			}
 		}
+	}
+	if o.PreservePrivateArtifacts && mrExecution(r.env) {
+		return nil, fmt.Errorf("%w: --preserve-private-artifacts: refused under GitLab CI merge request execution (local diagnostic only)", ErrConfig)
 	}
 	r.token = r.env[o.TokenEnv]
 	if r.token == "" {

@@ -17,7 +17,8 @@ const reviewComponentPath = "templates/review-context.yml"
 var (
 	reviewPlumbing = []string{"auto-approve", "context-mode", "image", "job-name", "stage", "target-protection-mode", "version"}
 	reviewFixed    = map[string]string{
-		"insecure-http": "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
+		"preserve-private-artifacts": "a local diagnostic that forgectx refuses under GitLab CI merge request execution",
+		"insecure-http":              "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
 	}
 	// reviewSelectors maps each selector input to the environment variable the job exports.
 	reviewSelectors = map[string]string{
