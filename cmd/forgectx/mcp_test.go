@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 )
@@ -85,5 +87,36 @@ func TestMCPRefusesBeforeServing(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.want) || !strings.HasPrefix(errOut, "forgectx: ") {
 			t.Errorf("%v: exit %d out %q err %q, want %q", tc.args, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestMCPCommandArgsRoundTrip: the arguments reviewmcp.Config.CommandArgs builds for an
+// engine configuration are accepted by the command (enriched, every flag).
+func TestMCPCommandArgsRoundTrip(t *testing.T) {
+	now := time.Now().UTC()
+	h, _ := reviewctx.NewHandle()
+	c := reviewctx.Content{Descriptor: "d", Text: "t"}
+	d, _ := c.Digest()
+	pd := strings.Repeat("ab", 32)
+	exp := now.Add(time.Hour).Format(time.RFC3339)
+	st := &reviewctx.Store{SchemaVersion: reviewctx.StoreSchema, RunID: "run-x", Mode: reviewctx.ModeEnriched, PolicyDigest: pd,
+		PolicySHA: strings.Repeat("1", 40), ReviewedHead: strings.Repeat("2", 40), CreatedAt: now.Format(time.RFC3339), ExpiresAt: exp,
+		Sources: []reviewctx.SourceState{{Source: reviewctx.SourceReferences, Completeness: reviewctx.Complete, Records: 1, Reasons: []string{}}},
+		Records: []reviewctx.Record{{Handle: h, Source: reviewctx.SourceReferences, Binding: reviewctx.Binding{RunID: "run-x", PolicyDigest: pd,
+			CanonicalObject: "a/issue/1", ResourceClass: reviewctx.ResourceIssue, Projections: reviewctx.Projections{Retrieve: []string{"text"}, Model: []string{"text"}, Publish: []string{}, Retain: []string{}},
+			Version: "1", Digest: d, ExpiresAt: exp}, Content: c}}}
+	storeDir := filepath.Join(t.TempDir(), "ctx")
+	id, err := reviewctx.CommitStore(storeDir, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := reviewmcp.Config{Mode: reviewmcp.ModeEnriched, SnapshotDir: verifytest.Write(t, verifytest.Demo), IndexSHA256: verifytest.IndexSHA256[verifytest.Demo],
+		StoreDir: storeDir, RunID: "run-x", PolicyDigest: pd, StoreSHA256: id.SHA256, UsagePath: filepath.Join(t.TempDir(), "u.json")}
+	code, _, errOut := runCLI(t, nil, "", cfg.CommandArgs()...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if u, err := reviewmcp.ReadUsage(cfg.UsagePath); err != nil || u.Mode != reviewmcp.ModeEnriched {
+		t.Errorf("usage %+v %v", u, err)
 	}
 }

@@ -43,14 +43,19 @@ type item struct {
 	// (check metadata, review or thread relation and state, a whole document).
 	content  string
 	metadata json.RawMessage
+	lower    string // searchText
 }
 
-// searchText is what a literal search reads: the content, else the metadata JSON.
-func (it *item) searchText() string {
+// searchText is what a literal search reads, lower-cased once at index time: the content,
+// else the metadata JSON.
+func (it *item) searchText() string { return it.lower }
+
+func (it *item) index() {
 	if it.content != "" {
-		return it.content
+		it.lower = strings.ToLower(it.content)
+	} else {
+		it.lower = strings.ToLower(string(it.metadata))
 	}
-	return string(it.metadata)
 }
 
 // evidence is the in-memory index of one verified snapshot.
@@ -119,7 +124,8 @@ func newEvidence(snap *verify.Snapshot) (*evidence, error) {
 		{"doc_collection", "collection.json"}, {"doc_entity_metadata", "entity/metadata.json"},
 	} {
 		if b, ok := snap.File(d.path); ok {
-			e.add(&item{ID: d.id, Kind: KindDocument, metadata: json.RawMessage(b)})
+			// served as content, so a large document (many actors, runs) pages like a record
+			e.add(&item{ID: d.id, Kind: KindDocument, content: string(b)})
 		}
 	}
 	rank := map[string]int{}
@@ -151,6 +157,7 @@ func (e *evidence) decode(path string, v any) error {
 }
 
 func (e *evidence) add(it *item) {
+	it.index()
 	e.items = append(e.items, it)
 	e.byID[it.ID] = it
 }
@@ -256,10 +263,10 @@ func (e *evidence) scopeGaps(scope string) []verify.Gap {
 // literal is a validated literal query: 1–8 tokens, each matched case-insensitively.
 type literal []string
 
-func (q literal) matches(text string) bool {
-	low := strings.ToLower(text)
+// matches reports whether every token occurs in lower (already lower-cased).
+func (q literal) matches(lower string) bool {
 	for _, t := range q {
-		if !strings.Contains(low, t) {
+		if !strings.Contains(lower, t) {
 			return false
 		}
 	}

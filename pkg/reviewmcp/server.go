@@ -121,7 +121,8 @@ type server struct {
 
 // Serve verifies the snapshot (and, in enriched mode, hostile-reads the store and checks its
 // run, policy and digest), writes an all-zero usage file, and then serves MCP on in/out until
-// the client closes the stream or ctx ends. Start-up refusals wrap ErrConfig.
+// the client closes the stream (nil) or ctx ends (ctx.Err()); a broken session (a frame that
+// is not JSON-RPC or is over MaxMessage) is an error. Start-up refusals wrap ErrConfig.
 func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	s, err := newServer(ctx, cfg)
 	if err != nil {
@@ -129,7 +130,10 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessage}
 	err = s.mcpServer().Run(ctx, t)
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
@@ -302,4 +306,20 @@ func loadStore(cfg Config) (*reviewctx.Store, error) {
 		}
 	}
 	return st, nil
+}
+
+// CommandArgs returns the `forgectx mcp` arguments (after the program name) that serve c, for
+// the MCP server entry of a generated engine configuration. Empty optional values are left
+// out; Now is not representable (the command uses the wall clock).
+func (c Config) CommandArgs() []string {
+	a := []string{"mcp", "--mode", string(c.Mode), "--snapshot", c.SnapshotDir}
+	for _, f := range []struct{ flag, v string }{
+		{"--index-sha256", c.IndexSHA256}, {"--store", c.StoreDir}, {"--run-id", c.RunID},
+		{"--policy-digest", c.PolicyDigest}, {"--store-sha256", c.StoreSHA256},
+	} {
+		if f.v != "" {
+			a = append(a, f.flag, f.v)
+		}
+	}
+	return append(a, "--usage", c.UsagePath)
 }

@@ -207,12 +207,16 @@ func TestEvidenceSummaryListGet(t *testing.T) {
 		id = k
 		break
 	}
+	doc := s.ok(t, ToolEvidence, `{"action":"get","id":"doc_collection"}`)
+	if c, _ := doc["content"].(string); !strings.Contains(c, `"included_sources"`) {
+		t.Errorf("document content %q", c)
+	}
 	g := s.ok(t, ToolEvidence, `{"action":"get","id":"`+id+`"}`)
 	if c, _ := g["content"].(string); !strings.Contains(c, "Fullsend-Record:") {
 		t.Errorf("get content %q", c)
 	}
 	u, err := ReadUsage(s.usage)
-	if err != nil || u.EvidenceSummary != 1 || u.EvidenceGet != 1 || u.EvidenceList < 2 || u.Rejected != 0 || !u.SummaryCalled() {
+	if err != nil || u.EvidenceSummary != 1 || u.EvidenceGet != 2 || u.EvidenceList < 2 || u.Rejected != 0 || !u.SummaryCalled() {
 		t.Errorf("usage %+v %v", u, err)
 	}
 	fi, err := os.Stat(s.usage)

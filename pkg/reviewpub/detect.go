@@ -64,14 +64,22 @@ const (
 
 // detector holds the compiled inputs: the secret pipeline and the forbidden-context index.
 type detector struct {
-	pipe      *filter.Pipeline
-	windows   map[uint64]struct{}
-	whole     []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
-	overBound bool
+	pipe    *filter.Pipeline
+	windows map[uint64]struct{}
+	whole   []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
+	// secrets are the normalized configured secrets of MinWholeChars or more: a copy with
+	// inserted spaces, punctuation or Markdown is still that secret.
+	secretNorm []string
+	overBound  bool
 }
 
 func newDetector(in Inputs) *detector {
 	d := &detector{pipe: filter.New(in.Secrets), windows: map[uint64]struct{}{}}
+	for _, v := range in.Secrets {
+		if n := normalize(v); len(n) >= MinWholeChars {
+			d.secretNorm = append(d.secretNorm, string(n))
+		}
+	}
 	total := 0
 	for _, v := range in.Forbidden {
 		n := normalize(v)
@@ -150,6 +158,10 @@ func (d *detector) check(v string, c fieldClass) []hit {
 			add(ReasonLaundering, "html.entity")
 		}
 		d.markup(decoded, add)
+		if quickAction.MatchString(decoded) {
+			// a note line "/approve", "/merge", … is a forge command run with the bot's rights
+			add(ReasonControl, "control.quick-action")
+		}
 	}
 	if decoded != v {
 		add(ReasonLaundering, "unicode.nfkc")
@@ -157,7 +169,13 @@ func (d *detector) check(v string, c fieldClass) []hit {
 	// Secrets and PII are looked for in the value as written and in its decoded form, so an
 	// entity-encoded or full-width copy is caught too; a stripped copy catches a secret
 	// split by zero-width or bidi characters.
-	for _, form := range []string{v, decoded, stripFormat(decoded)} {
+	forms := []string{v}
+	for _, f := range []string{decoded, stripFormat(decoded)} {
+		if f != forms[len(forms)-1] && f != v {
+			forms = append(forms, f)
+		}
+	}
+	for _, form := range forms {
 		d.secrets(form, add)
 		pii(form, add)
 	}
@@ -210,6 +228,9 @@ var (
 	// and any URL-bearing attribute.
 	htmlTag    = regexp.MustCompile(`(?i)<!--|</?(a|img|image|picture|source|video|audio|track|iframe|frame|object|embed|link|script|style|svg|math|form|input|button|base|meta|details|summary|div|span|table|p|br|font)\b|\b(src|href|srcset|action|formaction|poster|background|xlink:href)\s*=`)
 	mdImageBeg = regexp.MustCompile(`!\[`)
+	// quickAction is a line that starts with a slash command (GitLab quick actions run from
+	// note text, outside code blocks).
+	quickAction = regexp.MustCompile(`(?m)^[ \t]*/[A-Za-z_]`)
 )
 
 // markup flags Markdown destinations (links, images, reference definitions, autolinks and
@@ -217,19 +238,21 @@ var (
 // could forge a toolkit marker). It runs on the decoded form, so entity-encoded and
 // full-width markup is caught.
 func (d *detector) markup(s string, add func(Reason, string)) {
+	// byte prefilters keep the regular expressions off values that cannot match
+	hasBracket := strings.IndexByte(s, ']') >= 0
 	switch {
-	case mdImageBeg.MatchString(s) && mdLink.MatchString(s):
+	case hasBracket && mdImageBeg.MatchString(s) && mdLink.MatchString(s):
 		add(ReasonMarkdownDestination, "markdown.image")
-	case mdLink.MatchString(s):
+	case hasBracket && mdLink.MatchString(s):
 		add(ReasonMarkdownDestination, "markdown.link")
 	}
-	if mdRefDef.MatchString(s) {
+	if hasBracket && mdRefDef.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.reference")
 	}
-	if urlScheme.MatchString(s) {
+	if (strings.IndexByte(s, ':') >= 0 || strings.Contains(s, "www.") || strings.Contains(s, "WWW.")) && urlScheme.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.url")
 	}
-	if htmlTag.MatchString(s) {
+	if (strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '=') >= 0) && htmlTag.MatchString(s) {
 		add(ReasonHTML, "html.tag")
 	}
 }
@@ -261,8 +284,17 @@ var (
 // pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
 // and separator-bearing phone numbers (10–15 digits, not inside a word).
 func pii(s string, add func(Reason, string)) {
-	if emailRe.MatchString(s) {
+	if strings.IndexByte(s, '@') >= 0 && emailRe.MatchString(s) {
 		add(ReasonPII, "pii.email")
+	}
+	digits := 0
+	for i := 0; i < len(s) && digits < 10; i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			digits++
+		}
+	}
+	if digits < 10 {
+		return
 	}
 	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
 		if phoneLike(s, m[0], m[1]) {
@@ -296,6 +328,12 @@ func phoneLike(s string, i, j int) bool {
 // contiguous ExcerptChars window, and every whole forbidden value of MinWholeChars or more.
 func (d *detector) forbidden(v string, add func(Reason, string)) {
 	n := normalize(v)
+	for _, sec := range d.secretNorm {
+		if strings.Contains(string(n), sec) {
+			add(ReasonSecret, "secret.normalized")
+			break
+		}
+	}
 	if d.overBound || len(n) > maxUnitChars {
 		add(ReasonWorkBound, "forbidden.work-bound")
 		return

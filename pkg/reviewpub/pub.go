@@ -102,7 +102,8 @@ func ForbiddenFromStore(st *reviewctx.Store) []string {
 	return out
 }
 
-// ReasonCounts counts DLP hits per closed reason (every key always present on the wire).
+// ReasonCounts counts the checked values with at least one hit of each closed reason (every
+// key always present on the wire).
 type ReasonCounts struct {
 	Control             int `json:"control"`
 	ForbiddenContext    int `json:"forbidden_context"`
@@ -271,8 +272,12 @@ type projector struct {
 func (p *projector) unsafe(path, v string, c fieldClass) bool {
 	hits := p.d.check(v, c)
 	sum := sha256.Sum256([]byte(v))
+	counted := map[Reason]bool{}
 	for _, h := range hits {
-		p.sig.Reasons.add(h.reason)
+		if !counted[h.reason] { // a value counts once per reason, however many detectors fired
+			counted[h.reason] = true
+			p.sig.Reasons.add(h.reason)
+		}
 		p.decisions = append(p.decisions, PrivateDecision{Path: path, Reason: h.reason, Detector: h.detector, Size: len(v), SHA256: hex.EncodeToString(sum[:])})
 	}
 	return len(hits) > 0
@@ -302,7 +307,10 @@ func Project(res *reviewresult.Result, in Inputs) (*Outcome, error) {
 		o.Decision = DecisionPublicationFiltered
 		// the safe completed_with_errors projection keeps the validated original coverage,
 		// so complete coverage is not relabelled and filtered warnings synthesize nothing
-		pub.Status = reviewresult.StatusCompletedWithErrors
+		// (a failed review stays failed: filtering never makes a run look better)
+		if res.Status != reviewresult.StatusFailed {
+			pub.Status = reviewresult.StatusCompletedWithErrors
+		}
 		pub.Coverage = res.Coverage
 	}
 	priv := *pub
@@ -331,15 +339,15 @@ func (p *projector) publication(res *reviewresult.Result) *reviewresult.Result {
 			p.sig.PublicationFiltered++
 			continue
 		}
-		if f.ExistingCode != "" && p.unsafe(path+".existing_code", f.ExistingCode, classCode) {
-			f.ExistingCode = ""
-			p.sig.FieldsOmitted++
-			p.sig.PublicationFiltered++
-		}
-		if f.SuggestionCode != "" && p.unsafe(path+".suggestion_code", f.SuggestionCode, classCode) {
-			f.SuggestionCode = ""
-			p.sig.FieldsOmitted++
-			p.sig.PublicationFiltered++
+		for _, c := range []struct {
+			name string
+			v    *string
+		}{{"existing_code", &f.ExistingCode}, {"suggestion_code", &f.SuggestionCode}} {
+			if *c.v != "" && p.unsafe(path+"."+c.name, *c.v, classCode) {
+				*c.v = "" // the optional field goes, the finding stays
+				p.sig.FieldsOmitted++
+				p.sig.PublicationFiltered++
+			}
 		}
 		out.Findings = append(out.Findings, f)
 	}

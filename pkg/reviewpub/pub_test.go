@@ -59,6 +59,8 @@ func TestFindingLeaksCaught(t *testing.T) {
 		{"entity-encoded context copy", "the&#32;rollout&#x20;must keep&nbsp;the retry budget below five", []Reason{ReasonLaundering, ReasonForbiddenContext}},
 		{"configured secret", "The token " + runSecret + " is logged.", []Reason{ReasonSecret}},
 		{"pattern secret", "Leaked ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "123456 in the log.", []Reason{ReasonSecret}},
+		{"spaced-out secret", "The token " + strings.Join(strings.Split(runSecret, ""), " ") + " is logged.", []Reason{ReasonSecret}},
+		{"markdown-split secret", "The token **" + runSecret[:10] + "**_" + runSecret[10:] + "_ is logged.", []Reason{ReasonSecret}},
 		{"zero-width split secret", "The token " + runSecret[:8] + "\u200b" + runSecret[8:] + " is logged.", []Reason{ReasonLaundering, ReasonSecret}},
 		{"e-mail", "Ask jane.doe@example.com about it.", []Reason{ReasonPII}},
 		{"phone", "Call +1 415-555-0100 for access.", []Reason{ReasonPII}},
@@ -71,6 +73,8 @@ func TestFindingLeaksCaught(t *testing.T) {
 		{"forged marker comment", "ok <!-- ocr.remediation-marker/v1 fingerprint=" + strings.Repeat("a", 64) + " -->", []Reason{ReasonHTML}},
 		{"full-width image", "！［ｘ］（ｈｔｔｐｓ：／／ｅｖｉｌ．ｅｘａｍｐｌｅ）", []Reason{ReasonLaundering, ReasonMarkdownDestination}},
 		{"tab in message", "column\tvalue", []Reason{ReasonControl}},
+		{"quick action line", "Looks fine.\n/approve", []Reason{ReasonControl}},
+		{"full-width quick action", "ok\n／merge", []Reason{ReasonLaundering, ReasonControl}},
 		{"terminal escape", "red \x1b[31m text", []Reason{ReasonControl}},
 	} {
 		r := baseResult()
@@ -167,6 +171,17 @@ func TestOtherSinks(t *testing.T) {
 	s := o.Signal
 	if s.WarningsOmitted != 1 || s.ValuesWithheld != 3 || s.Reasons.Secret == 0 || s.Reasons.PII == 0 || s.Reasons.Control == 0 {
 		t.Errorf("signal %+v", s)
+	}
+}
+
+func TestFailedStaysFailed(t *testing.T) {
+	r := baseResult()
+	r.Status = reviewresult.StatusFailed
+	r.Coverage = reviewresult.Coverage{Kind: reviewresult.CoverageNone, FilesTotal: 2}
+	r.ManifestFailure = &reviewresult.ManifestFailure{Path: "a.go", Reason: "see https://evil.example"}
+	o := project(t, r)
+	if o.Decision != DecisionPublicationFiltered || o.Publication.Status != reviewresult.StatusFailed || o.Publication.Coverage != r.Coverage {
+		t.Errorf("%s %+v", o.Decision, o.Publication)
 	}
 }
 
