@@ -239,6 +239,7 @@ type scenario struct {
 	approve   string   // OCR_AUTO_APPROVE
 	noPosting bool     // the run fails before posting
 	withheld  bool     // only the withheld summary note is posted
+	notes     []byte   // the MR's notes (the sticky summary lookup); nil: none
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -301,7 +302,11 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		last = sc.pages[2]
 	}
 	f.Expect("GET", e2eP+"/merge_requests/7/discussions?page=1&per_page=100", listPage(last))
-	f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
+	notes := sc.notes
+	if notes == nil {
+		notes = []byte("[]")
+	}
+	f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage(notes))
 }
 
 type e2eRun struct {
@@ -786,6 +791,32 @@ func TestReviewContextPreservePrivateArtifacts(t *testing.T) {
 		}
 	}
 	if err := os.RemoveAll(r.res.Preserved); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The summary note is sticky: a note of the token's own user carrying the marker is updated in
+// place (PUT), one by another author with the same marker is ignored.
+func TestReviewContextSummaryNoteIsSticky(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	note := func(id, author int) map[string]any {
+		return map[string]any{"id": id, "body": SummaryMarker + "\nold review", "system": false, "noteable_type": "MergeRequest", "noteable_iid": 7,
+			"created_at": "2026-11-30T10:00:00.000Z", "updated_at": "2026-11-30T10:00:00.000Z", "author": map[string]any{"id": author, "username": "u"}}
+	}
+	notes, _ := json.Marshal([]any{note(5101, 101), note(5102, 104)})
+	r := runScenario(t, scenario{mode: "enriched", protected: true, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), notes: notes}, nil)
+	r.fake.wantPosts = map[string]int{"PUT notes": 1}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.logs)
+	}
+	w := r.fake.writes("notes")
+	if len(w) != 1 || !strings.HasSuffix(w[0].Path, "/notes/5102") {
+		t.Fatalf("writes %+v, want one PUT of note 5102", w)
+	}
+	if _, err := ReceiptFromBody(w[0].Body["body"].(string)); err != nil {
 		t.Fatal(err)
 	}
 }
