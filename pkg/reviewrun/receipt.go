@@ -282,12 +282,18 @@ func ReceiptFromBody(body string) (*Receipt, error) {
 	}
 	rest := body[i+len("<!-- "):]
 	sp := strings.IndexByte(rest, ' ')
-	end := strings.Index(rest, " -->")
-	if sp < 0 || end < sp {
+	if sp < 0 {
 		return nil, receiptErr("body", "malformed receipt block")
 	}
 	if rest[:sp] != ReceiptSchema {
 		return nil, fmt.Errorf("%w: schema_version", ErrReceiptVersion)
 	}
-	return ParseReceipt([]byte(rest[sp+1 : end]))
+	// The JSON starts after the space and ends before the first " -->" that follows it (an
+	// empty block, "<!-- ocr.review-receipt/v8 -->", has none).
+	payload := rest[sp+1:]
+	end := strings.Index(payload, " -->")
+	if end < 0 {
+		return nil, receiptErr("body", "malformed receipt block")
+	}
+	return ParseReceipt([]byte(payload[:end]))
 }
