@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewpub"
 )
 
@@ -240,6 +242,9 @@ type scenario struct {
 	noPosting bool     // the run fails before posting
 	withheld  bool     // only the withheld summary note is posted
 	notes     []byte   // the MR's notes (the sticky summary lookup); nil: none
+	// refused: protection is left required (unset) and the run stops at the lifecycle
+	// decision: one MR read and the branch, nothing else.
+	refused bool
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -270,7 +275,19 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 	if second == nil {
 		second = mr
 	}
-	f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr), httpfake.JSON(200, second))
+	if sc.refused {
+		f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr))
+		f.Expect("GET", e2eP+"/repository/branches/main", httpfake.JSON(200, edit(t, fixture(t, "branch_main"), func(v any) any {
+			v.(map[string]any)["protected"] = false
+			return v
+		})))
+		return
+	}
+	if sc.mode == "" || sc.mode == "off" {
+		f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr)) // off: no re-read
+	} else {
+		f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr), httpfake.JSON(200, second))
+	}
 	branch := fixture(t, "branch_main")
 	if !sc.protected {
 		branch = edit(t, branch, func(v any) any { v.(map[string]any)["protected"] = false; return v })
@@ -341,7 +358,7 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 	if sc.mode != "" {
 		env = append(env, "OCR_REVIEW_CONTEXT_MODE="+sc.mode)
 	}
-	if !sc.protected {
+	if !sc.protected && !sc.refused {
 		env = append(env, "OCR_GITLAB_TARGET_PROTECTION_MODE=unprotected")
 	}
 	if sc.approve != "" {
@@ -447,6 +464,7 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 		{name: "degraded required source", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean",
 			pages: [][]byte{page1, secretPage}, policy: e2ePolicy(t, func(m map[string]any) { m["forge_discussions"].(map[string]any)["required"] = true })}, reason: NotRequiredDegraded},
 		{name: "unprotected target", sc: scenario{mode: "metadata", protected: false, approve: "true", script: "clean"}, reason: NotProtected, unprotected: true},
+		{name: "protected off run approves", sc: scenario{mode: "off", protected: true, approve: "true", script: "clean"}, approved: true},
 		{name: "protected metadata run approves", sc: scenario{mode: "metadata", protected: true, approve: "true", script: "clean"}, approved: true},
 		{name: "publication-filtered", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "hostile"}, discussions: 1, reason: NotPublication},
 	}
@@ -819,4 +837,21 @@ func TestReviewContextSummaryNoteIsSticky(t *testing.T) {
 	if _, err := ReceiptFromBody(w[0].Body["body"].(string)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// An unprotected target with the protection requirement left at its default is rejected at the
+// lifecycle decision: no policy read, no snapshot, no engine, nothing posted.
+func TestReviewContextUnprotectedTargetRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	r := runScenario(t, scenario{mode: "enriched", refused: true, script: "clean"}, nil)
+	r.fake.wantPosts = map[string]int{}
+	if !errors.Is(r.err, reviewctx.ErrUnprotectedTarget) {
+		t.Fatalf("got %v, want ErrUnprotectedTarget", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(r.out, "env")); err == nil {
+		t.Fatal("the engine started")
+	}
+	assertNoLeftovers(t, r.tmp)
 }
