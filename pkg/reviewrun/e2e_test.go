@@ -486,6 +486,7 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("run: %v\n%s", r.err, r.logs)
 			}
+			t.Logf("GitLab requests: %d reads, %d writes", len(r.fake.Served()), len(r.fake.posts))
 			body, rc := summaryNote(t, r)
 			if r.res.Approved != row.approved {
 				t.Fatalf("approved %v, want %v (reasons %v)", r.res.Approved, row.approved, r.res.Decision.Reasons)
