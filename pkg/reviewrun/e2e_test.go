@@ -197,6 +197,9 @@ func (f *fakeGitLab) write(w http.ResponseWriter, r *http.Request) {
 	var ans any
 	status := http.StatusCreated
 	switch k := kind(path); {
+	case k == "discussions" && r.Method == http.MethodPost && positionOutsideDiff(body):
+		// GitLab's answer to a position that is not a line of the diff.
+		status, ans = http.StatusBadRequest, map[string]any{"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"}
 	case k == "discussions" && r.Method == http.MethodPost:
 		note["type"], note["resolvable"] = "DiscussionNote", true
 		ans = map[string]any{"id": fmt.Sprintf("%040x", id), "individual_note": false, "notes": []any{note}}
@@ -215,6 +218,12 @@ func (f *fakeGitLab) write(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(ans)
+}
+
+// positionOutsideDiff: the fake's diff touches cache/cache.go only.
+func positionOutsideDiff(body map[string]any) bool {
+	pos, ok := body["position"].(map[string]any)
+	return ok && pos["new_path"] != "cache/cache.go"
 }
 
 func (f *fakeGitLab) writes(k string) []post {
@@ -457,7 +466,7 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 	}{
 		{name: "eligible enriched run approves", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean"}, approved: true},
 		{name: "OCR_AUTO_APPROVE unset", sc: scenario{mode: "enriched", protected: true, script: "clean"}, reason: NotAutoApprove},
-		{name: "findings", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "findings"}, discussions: 2, reason: NotFindings},
+		{name: "findings", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "findings"}, discussions: 3, reason: NotFindings},
 		{name: "admitted remediation record", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", pages: [][]byte{remediation, remediation, remediation}}, reason: NotRemediation},
 		{name: "DLP-rejected selected source", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", pages: discussionsOK(secretPage)}, reason: NotDLPRejected},
 		{name: "degraded selected metadata", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "clean", mrRecheck: changedMR}, reason: NotMetadata},
@@ -466,7 +475,7 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 		{name: "unprotected target", sc: scenario{mode: "metadata", protected: false, approve: "true", script: "clean"}, reason: NotProtected, unprotected: true},
 		{name: "protected off run approves", sc: scenario{mode: "off", protected: true, approve: "true", script: "clean"}, approved: true},
 		{name: "protected metadata run approves", sc: scenario{mode: "metadata", protected: true, approve: "true", script: "clean"}, approved: true},
-		{name: "publication-filtered", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "hostile"}, discussions: 1, reason: NotPublication},
+		{name: "publication-filtered", sc: scenario{mode: "enriched", protected: true, approve: "true", script: "hostile"}, discussions: 2, reason: NotPublication},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -594,7 +603,7 @@ func TestReviewContextHostileEngine(t *testing.T) {
 	}
 	page1 := fixture(t, "discussions_page1")
 	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "hostile", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil)
-	r.fake.wantPosts = map[string]int{"POST notes": 1, "POST discussions": 1}
+	r.fake.wantPosts = map[string]int{"POST notes": 1, "POST discussions": 2} // positioned (400), then general
 	if r.err != nil {
 		t.Fatalf("run: %v\n%s", r.err, r.logs)
 	}
@@ -621,8 +630,10 @@ func TestReviewContextHostileEngine(t *testing.T) {
 			}
 		}
 	}
-	if d := r.fake.writes("discussions"); len(d) != 1 || !strings.Contains(d[0].Body["body"].(string), "Prefer a named constant") {
-		t.Fatalf("the safe finding was not the one posted")
+	for _, d := range r.fake.writes("discussions") {
+		if !strings.Contains(d.Body["body"].(string), "Prefer a named constant") {
+			t.Fatalf("a finding other than the safe one was posted")
+		}
 	}
 	body, rc := summaryNote(t, r)
 	sig, _ := reviewpub.ParseMarker(body)
@@ -855,4 +866,33 @@ func TestReviewContextUnprotectedTargetRefused(t *testing.T) {
 		t.Fatal("the engine started")
 	}
 	assertNoLeftovers(t, r.tmp)
+}
+
+// Finding discussions are anchored on the reviewed diff (base/start/head SHA, new path and
+// line) so part 1 can tell a current anchor from an outdated one; a line GitLab refuses (400)
+// falls back to a general discussion, once.
+func TestReviewContextFindingDiscussionsAnchored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenario(t, scenario{mode: "enriched", protected: true, script: "findings", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1, "POST discussions": 3}
+	if r.err != nil || r.res.Discussions != 2 {
+		t.Fatalf("run: %v, %d discussions\n%s", r.err, r.res.Discussions, r.logs)
+	}
+	d := r.fake.writes("discussions")
+	pos, _ := d[0].Body["position"].(map[string]any)
+	want := map[string]any{"base_sha": e2eTarget, "start_sha": e2eTarget, "head_sha": e2eHead, "position_type": "text", "new_path": "cache/cache.go", "new_line": float64(12)}
+	for k, v := range want {
+		if pos[k] != v {
+			t.Errorf("position %s = %v, want %v", k, pos[k], v)
+		}
+	}
+	if p, _ := d[1].Body["position"].(map[string]any); p["new_path"] != "cache/cache_test.go" {
+		t.Errorf("second request: %v", d[1].Body)
+	}
+	if _, ok := d[2].Body["position"]; ok || d[2].Body["body"] != d[1].Body["body"] {
+		t.Errorf("the fallback must be the same body without a position")
+	}
 }

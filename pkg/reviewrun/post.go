@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
 	fgitlab "github.com/forgectx/forgectx/pkg/forge/gitlab"
+	"github.com/forgectx/forgectx/pkg/forge/retry"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewpub"
 	"github.com/forgectx/forgectx/pkg/reviewresult"
@@ -41,6 +43,8 @@ type poster struct {
 	pid  any
 	iid  int64
 	self int64
+	// diff is the reviewed revision's diff refs; findings are anchored on it when complete.
+	diff gl.MergeRequestDiffRefs
 }
 
 func (r *runner) newPoster() (*poster, error) {
@@ -85,6 +89,10 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 		PublicationValid: validRendering(p) == nil,
 	}
 	r.res.Decision = Eligible(in)
+	ps.diff = mr.DiffRefs
+	if ps.diff.HeadSha != p.Receipt.SourceSHA {
+		ps.diff = gl.MergeRequestDiffRefs{} // no anchor on another revision
+	}
 	posted, err := ps.discussions(ctx, res.Findings)
 	r.res.Discussions = posted
 	if err != nil {
@@ -197,13 +205,35 @@ func (ps *poster) discussions(ctx context.Context, findings []reviewresult.Findi
 			continue
 		}
 		seen[fp] = true
-		body := renderFinding(f, fp)
-		if _, _, err := ps.api.Discussions.CreateMergeRequestDiscussion(ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body)}, gl.WithContext(ctx)); err != nil {
-			return n, fmt.Errorf("reviewrun: finding discussion not created")
+		if err := ps.createDiscussion(ctx, f, renderFinding(f, fp)); err != nil {
+			return n, err
 		}
 		n++
 	}
 	return n, nil
+}
+
+// createDiscussion opens one finding discussion, anchored on the finding's new line of the
+// reviewed diff when the diff refs are known. GitLab refuses a position outside the diff with
+// 400; the finding is then opened as a general discussion. A create is never retried after a
+// server error (it may exist already): only after a rate limit.
+func (ps *poster) createDiscussion(ctx context.Context, f reviewresult.Finding, body string) error {
+	wctx := gl.WithContext(retry.Once(ctx))
+	if d := ps.diff; d.BaseSha != "" && d.HeadSha != "" && d.StartSha != "" {
+		pos := &gl.PositionOptions{BaseSHA: gl.Ptr(d.BaseSha), HeadSHA: gl.Ptr(d.HeadSha), StartSHA: gl.Ptr(d.StartSha),
+			PositionType: gl.Ptr("text"), NewPath: gl.Ptr(f.Path), NewLine: gl.Ptr(int64(f.Line))}
+		_, resp, err := ps.api.Discussions.CreateMergeRequestDiscussion(ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body), Position: pos}, wctx)
+		if err == nil {
+			return nil
+		}
+		if resp == nil || resp.StatusCode != http.StatusBadRequest {
+			return fmt.Errorf("reviewrun: finding discussion not created")
+		}
+	}
+	if _, _, err := ps.api.Discussions.CreateMergeRequestDiscussion(ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body)}, wctx); err != nil {
+		return fmt.Errorf("reviewrun: finding discussion not created")
+	}
+	return nil
 }
 
 func inlineCode(s string) string {
