@@ -106,7 +106,7 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 		return err
 	}
 	if r.res.Decision.Approve {
-		if _, _, err := ps.api.MergeRequestApprovals.ApproveMergeRequest(ps.pid, ps.iid, &gl.ApproveMergeRequestOptions{SHA: gl.Ptr(p.Receipt.SourceSHA)}, gl.WithContext(ctx)); err != nil {
+		if _, _, err := ps.api.MergeRequestApprovals.ApproveMergeRequest(ps.pid, ps.iid, &gl.ApproveMergeRequestOptions{SHA: gl.Ptr(p.Receipt.SourceSHA)}, gl.WithContext(retry.Once(ctx))); err != nil {
 			return fmt.Errorf("reviewrun: approval failed")
 		}
 		r.res.Approved = true
