@@ -8,6 +8,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewrun"
+	fxrun "github.com/forgectx/forgectx/pkg/run"
 )
 
 // reviewContextRunOptions are the flags of `forgectx review-context run`.
@@ -48,6 +49,11 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 	h, err := harness.Load(o.Harness)
 	if err != nil {
 		return usagef("--harness: %v", err)
+	}
+	// The token stays in this process's /proc/<pid>/environ: make that unreadable to an engine
+	// running as the same user before anything is started (as forgectx run does).
+	if herr := fxrun.HardenProcess(); herr != nil {
+		e.Log.Warn().Str("code", "process_not_hardened").Msg("could not mark forgectx non-dumpable")
 	}
 	res, err := reviewrun.Run(ctx, reviewrun.Options{
 		APIURL: o.APIURL, Project: o.Project, MR: o.MR, TokenEnv: o.TokenEnv, ExpectedHead: o.ExpectedHead,
