@@ -116,19 +116,19 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 }
 
 // postWithheld posts only the summary note of a run whose result publication is blocked (a
-// failed cleanup): a fixed outcome line, the DLP signal and the receipt; no finding, no
-// approval.
-func (r *runner) postWithheld(ctx context.Context, p *Projection) error {
+// failed cleanup or publication validation; why is a fixed phrase): a fixed outcome line, the
+// DLP signal and the receipt; no finding, no approval.
+func (r *runner) postWithheld(ctx context.Context, p *Projection, why string, publicationValid bool) error {
 	ps, err := r.newPoster()
 	if err != nil {
 		return err
 	}
-	r.res.Decision = Eligible(EligibilityInput{AutoApprove: r.getenv(EnvAutoApprove), Receipt: p.Receipt})
+	r.res.Decision = Eligible(EligibilityInput{AutoApprove: r.getenv(EnvAutoApprove), Receipt: p.Receipt, PublicationValid: publicationValid})
 	blk, err := ReceiptBlock(p.Receipt)
 	if err != nil {
 		return err
 	}
-	body := SummaryMarker + "\n## Open Code Review\n\n**Outcome:** not published — the review session could not be cleaned up, so its result is withheld and this review cannot approve.\n\n" +
+	body := SummaryMarker + "\n## Open Code Review\n\n**Outcome:** not published — " + why + ", so its result is withheld and this review cannot approve.\n\n" +
 		"**Approval:** not approved (" + strings.Join(r.res.Decision.Reasons, ", ") + ").\n\n" + p.Signal.Marker() + "\n" + blk + "\n"
 	return ps.sticky(ctx, body)
 }

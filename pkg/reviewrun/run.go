@@ -167,14 +167,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.res.Status = StatusFailure
 		return &r.res, runErr
 	}
-	if r.res.Cleanup != CleanupComplete {
-		// A failed cleanup blocks ordinary result publication: the summary says so, with the
-		// receipt, and nothing else is posted.
-		r.res.Status, r.res.Detail = StatusFailure, "session cleanup failed: result withheld"
-		if err := r.postWithheld(ctx, proj); err != nil {
+	// A failed cleanup or publication validation blocks ordinary result publication: the
+	// summary says so, with the receipt, and nothing else is posted.
+	var withheld string
+	pubErr := validRendering(proj)
+	switch {
+	case r.res.Cleanup != CleanupComplete:
+		withheld = "the review session could not be cleaned up"
+	case pubErr != nil:
+		withheld = "the result did not pass publication validation"
+	}
+	if withheld != "" {
+		r.res.Status, r.res.Detail = StatusFailure, withheld+": result withheld"
+		if err := r.postWithheld(ctx, proj, withheld, pubErr == nil); err != nil {
 			return &r.res, err
 		}
-		return &r.res, errors.New("reviewrun: session cleanup failed; the result was withheld")
+		return &r.res, errors.New("reviewrun: " + withheld + "; the result was withheld")
 	}
 	if err := r.post(ctx, proj); err != nil {
 		r.res.Status, r.res.Detail = StatusFailure, "posting failed"
