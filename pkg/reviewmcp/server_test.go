@@ -491,3 +491,31 @@ func TestGetPagesWithinResponseBound(t *testing.T) {
 		t.Error("offset past the end accepted")
 	}
 }
+
+// TestConcurrentCallsCountExactly: calls the SDK may run concurrently are all counted, and
+// the usage file is never torn.
+func TestConcurrentCallsCountExactly(t *testing.T) {
+	s := mustStart(t, enrichedConfig(t, testStore(t)))
+	const n = 8
+	errs := make(chan error, 3*n)
+	for range n {
+		go func() {
+			for _, c := range []struct{ name, args string }{{ToolEvidence, `{"action":"summary"}`}, {ToolEvidenceSearch, `{"query":"backoff"}`}, {ToolContextList, `{}`}} {
+				res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: json.RawMessage(c.args)})
+				if err == nil && res.IsError {
+					err = errors.New(c.name + " refused")
+				}
+				errs <- err
+			}
+		}()
+	}
+	for range 3 * n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := ReadUsage(s.usage)
+	if err != nil || u.EvidenceSummary != n || u.EvidenceSearch != n || u.ContextList != n || u.Rejected != 0 {
+		t.Errorf("usage %+v %v", u, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/reviewmcp"
 )
 
 // Environment variables the review engine receives (wire names, docs/review-context.md).
@@ -76,17 +77,17 @@ type mcpServer struct {
 	Env     map[string]string `json:"env"`
 }
 
-// mcpArgs is the `forgectx mcp` command line for this run: enriched exposes the context tools
-// over this run's store (bound to its run, policy digest and committed file digest);
-// constrained (off, metadata, the unprotected lifecycle) only the evidence tools. Both pin the
-// verified snapshot's root index digest.
+// mcpArgs is the `forgectx mcp` command line for this run (reviewmcp.Config.CommandArgs, so
+// the flags cannot drift from the server's): enriched exposes the context tools over this
+// run's store, bound to its run, policy digest and committed file digest; constrained (off,
+// metadata, the unprotected lifecycle) only the evidence tools. Both pin the verified
+// snapshot's root index digest.
 func (s *session) mcpArgs(indexSHA256 string, enriched bool, runID, policyDigest, storeSHA256 string) []string {
-	args := []string{"mcp", "--mode", "constrained", "--snapshot", s.snapshot, "--index-sha256", indexSHA256}
+	c := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: s.snapshot, IndexSHA256: indexSHA256, UsagePath: s.usagePath()}
 	if enriched {
-		args = []string{"mcp", "--mode", "enriched", "--snapshot", s.snapshot, "--index-sha256", indexSHA256,
-			"--store", s.store, "--run-id", runID, "--policy-digest", policyDigest, "--store-sha256", storeSHA256}
+		c.Mode, c.StoreDir, c.RunID, c.PolicyDigest, c.StoreSHA256 = reviewmcp.ModeEnriched, s.store, runID, policyDigest, storeSHA256
 	}
-	return append(args, "--usage", s.usagePath())
+	return c.CommandArgs()
 }
 
 // writeMCPConfig writes the only file of the isolated HOME: one stdio server entry pointing
