@@ -896,3 +896,92 @@ func TestReviewContextFindingDiscussionsAnchored(t *testing.T) {
 		t.Errorf("the fallback must be the same body without a position")
 	}
 }
+
+// The same lifecycle through the command line: `forgectx review-context run` as a process
+// (its own executable is the MCP entry's command), against the fake GitLab.
+func TestReviewContextCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	fctx, eng := binaries(t)
+	page1 := fixture(t, "discussions_page1")
+	f := newFakeGitLab(t)
+	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1)})
+	f.wantPosts = map[string]int{"POST notes": 1, "POST approve": 1}
+	out, tmp := t.TempDir(), t.TempDir()
+	hf := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=clean", "ENGINE_OUT=" + out,
+		"OCR_REVIEW_CONTEXT_MODE=enriched", "OCR_AUTO_APPROVE=true",
+		"CI_API_V4_URL=" + f.front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=" + e2eProject, "CI_MERGE_REQUEST_IID=7",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + e2eHead}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("forgectx review-context run: %v\n%s", err, stderr.String())
+	}
+	for _, line := range []string{"status: success", "cleanup: complete", "target: protected", "mode: enriched", "publication_dlp: clean", "discussions: 0", "approved: true"} {
+		if !strings.Contains(stdout.String(), line+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", line, stdout.String())
+		}
+	}
+	if strings.Contains(stderr.String(), e2eToken) || strings.Contains(stdout.String(), e2eToken) {
+		t.Fatal("the token reached the output")
+	}
+	summaryNote(t, e2eRun{fake: f})
+	assertNoLeftovers(t, tmp)
+}
+
+// SIGTERM to the forgectx process while the engine runs: the engine's group is stopped, the
+// session removed, nothing posted, exit 1 with status cancelled.
+func TestReviewContextCLISigterm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	fctx, eng := binaries(t)
+	page1 := fixture(t, "discussions_page1")
+	f := newFakeGitLab(t)
+	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true})
+	out, tmp := t.TempDir(), t.TempDir()
+	hf := filepath.Join(t.TempDir(), "harness.yml")
+	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--api-url", f.front.URL+"/api/v4",
+		"--project", e2eProject, "--mr", "7", "--token-env", "GITLAB_TOKEN")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=sleep", "ENGINE_OUT=" + out, "OCR_REVIEW_CONTEXT_MODE=enriched"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(out, "home")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the engine never started:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "status: cancelled\n") || !strings.Contains(stdout.String(), "cleanup: complete\n") {
+		t.Fatalf("stdout:\n%s", stdout.String())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %s to stop", d)
+	}
+	assertNoLeftovers(t, tmp)
+}
