@@ -53,6 +53,15 @@ var (
 	buildErr               error
 )
 
+// TestMain removes the binaries the end-to-end tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if forgectxBin != "" {
+		os.RemoveAll(filepath.Dir(forgectxBin))
+	}
+	os.Exit(code)
+}
+
 // binaries builds forgectx (the MCP server the generated configuration starts) and the
 // stand-in engine once.
 func binaries(t *testing.T) (string, string) {
