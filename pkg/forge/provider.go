@@ -136,6 +136,10 @@ type RunState struct {
 	Found     bool   // false: the forge does not know the run (deleted, never existed)
 	Completed bool   // the run is over
 	Status    string // the forge's own word for it
+	// Unknown: the forge cannot say (the link is not one of this repository's runs, or the
+	// server has no runs API to ask). Reconcile then leaves the comment alone: finalising a
+	// live run's comment would be wrong, leaving a dead one is only untidy.
+	Unknown bool
 }
 
 // Stats is an adapter's `snapshot --stats` document.

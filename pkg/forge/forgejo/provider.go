@@ -89,6 +89,9 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	}
 	conn := &forge.Conn{Acquirer: fc}
 	conn.Stats = func() forge.Stats { st := fc.Stats(); return &st }
+	conn.RunState = func(ctx context.Context, repo, link string) (forge.RunState, error) {
+		return fc.RunState(ctx, repo, link)
+	}
 	if o.WithCommenter {
 		conn.Commenter = fc
 	}
