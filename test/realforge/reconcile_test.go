@@ -3,6 +3,7 @@ package realforge
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,9 @@ jobs:
 // Gitea, as on GitHub: a status comment a killed run left ⏳ started is finalised to ⚠️
 // cancelled once its Actions run is over or gone, and left alone while the run is queued (no
 // runner exists on the test server, so a real run stays queued until it is cancelled through
-// the web UI's cancel form). Each agent's comment is reconciled on its own.
+// the web UI's cancel form). Each agent's comment is reconciled on its own. Gitea 1.25 lists
+// a repository's runs only to its owner or a site admin: a repository admin's reconcile leaves
+// the comment alone (undetermined), never guesses.
 func TestStatusReconcileForgejo(t *testing.T) {
 	srv := giteaserver.Start(t, giteaserver.Config{})
 	owner := srv.CreateUser(t, "owner")
@@ -44,26 +47,29 @@ func TestStatusReconcileForgejo(t *testing.T) {
 	pr := srv.CreatePull(t, author, repo, "feature", "Fix the crash", "Changes line three.")
 
 	pipe := filter.New(nil)
-	post := func(agent, link string) int64 {
+	post := func(as *giteaserver.User, agent, link string) int64 {
 		body, err := status.Render(pipe, status.Status{Agent: agent, State: status.Started, RunURL: link})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return srv.Comment(t, admin, repo, pr, body)
+		return srv.Comment(t, as, repo, pr, body)
 	}
 	runLink := func(n int64) string { return fmt.Sprintf("%s/%s/actions/runs/%d", srv.URL, repo.FullName(), n) }
-	gone := post("gone", runLink(runIndex+50)) // a run this repository never had
-	queued := post("queued", runLink(runIndex))
+	// Gitea lists a repository's runs only to its owner (or a site admin): the lifecycle runs
+	// as the owner; the repository admin's comment shows the fail-safe side.
+	gone := post(owner, "gone", runLink(runIndex+50)) // a run this repository never had
+	queued := post(owner, "queued", runLink(runIndex))
+	refused := post(admin, "gone", runLink(runIndex+50))
 
-	reconcile := func(agent string) map[string]int {
+	reconcile := func(as *giteaserver.User, agent string) map[string]int {
 		t.Helper()
-		r := forgectx(t, map[string]string{"FORGECTX_TOKEN": admin.Token}, "status", "reconcile", "--forge", "forgejo",
+		r := forgectx(t, map[string]string{"FORGECTX_TOKEN": as.Token}, "status", "reconcile", "--forge", "forgejo",
 			"--agent", agent, "--repo", repo.FullName(), "--number", fmt.Sprint(pr), "--api-url", srv.APIURL,
 			"--token-env", "FORGECTX_TOKEN")
 		if r.code != 0 {
-			t.Fatalf("status reconcile --forge forgejo --agent %s: exit %d\n%s", agent, r.code, tailStr(r.stderr, 1500))
+			t.Fatalf("status reconcile --forge forgejo --agent %s as %s: exit %d\n%s", agent, as.Login, r.code, tailStr(r.stderr, 1500))
 		}
-		if strings.Contains(r.stderr, admin.Token) {
+		if strings.Contains(r.stderr, as.Token) {
 			t.Fatal("the token appears in reconcile's log")
 		}
 		var got map[string]int
@@ -75,7 +81,7 @@ func TestStatusReconcileForgejo(t *testing.T) {
 	state := func(id int64) status.State {
 		t.Helper()
 		var c struct{ Body string }
-		srv.MustDo(t, admin.Token, "", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo.FullName(), id), nil, &c)
+		srv.MustDo(t, owner.Token, "", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo.FullName(), id), nil, &c)
 		st, ok := status.ParseStatus(c.Body)
 		if !ok {
 			t.Fatalf("comment %d is no status comment any more: %q", id, firstLine(c.Body))
@@ -83,13 +89,19 @@ func TestStatusReconcileForgejo(t *testing.T) {
 		return st.State
 	}
 
-	if got := reconcile("gone"); got["finalized"] != 1 || got["started"] != 1 {
+	if got := reconcile(admin, "gone"); got["undetermined"] != 1 || got["finalized"] != 0 || got["comments"] != 1 {
+		t.Errorf("reconcile with a token refused the runs listing = %v, want the comment left alone (undetermined)", got)
+	}
+	if st := state(refused); st != status.Started {
+		t.Errorf("the comment whose run could not be looked up is %q, want it still started", st)
+	}
+	if got := reconcile(owner, "gone"); got["finalized"] != 1 || got["started"] != 1 || got["comments"] != 1 {
 		t.Errorf("reconcile of a run that never existed = %v, want it finalised", got)
 	}
 	if st := state(gone); st != status.Cancelled {
 		t.Errorf("the gone run's comment is %q after reconcile, want cancelled", st)
 	}
-	if got := reconcile("queued"); got["running"] != 1 || got["finalized"] != 0 {
+	if got := reconcile(owner, "queued"); got["running"] != 1 || got["finalized"] != 0 {
 		t.Errorf("reconcile of a queued run = %v, want it left alone", got)
 	}
 	if st := state(queued); st != status.Started {
@@ -98,8 +110,8 @@ func TestStatusReconcileForgejo(t *testing.T) {
 
 	web := srv.Login(t, owner)
 	page := fmt.Sprintf("/%s/actions/runs/%d", repo.FullName(), runIndex)
-	web.Post(t, page+"/cancel", page, nil)
-	if got := reconcile("queued"); got["finalized"] != 1 {
+	web.Post(t, page+"/cancel", page, url.Values{})
+	if got := reconcile(owner, "queued"); got["finalized"] != 1 {
 		t.Errorf("reconcile after the run was cancelled = %v, want it finalised", got)
 	}
 	if st := state(queued); st != status.Cancelled {

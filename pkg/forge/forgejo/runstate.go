@@ -53,8 +53,10 @@ var errRunListDone = errors.New("forgejo: run listing done")
 // Fail safe: only a run the server lists as done, or a complete listing without it (deleted,
 // never existed), lets reconcile finalise the comment. A run without a runner stays queued and
 // is left alone. Unknown (left alone) are: a link that is not one of repo's run pages, a
-// server without the runs API or with Actions off for the repository (404), entries without
-// a run number this adapter can read, and a run older than maxRunPages pages.
+// server without the runs API or with Actions off for the repository (404), a token the
+// listing is refused to (403: Gitea lists runs only to the repository's owner or a site
+// admin), entries without a run number this adapter can read, and a run older than
+// maxRunPages pages. Any other failure is an error.
 func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunState, error) {
 	owner, name, err := splitRepo(repo)
 	if err != nil {
@@ -105,8 +107,15 @@ func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunStat
 	})
 	switch {
 	case err != nil && !errors.Is(err, errRunListDone):
-		if statusOf(err) == http.StatusNotFound {
+		switch statusOf(err) {
+		case http.StatusNotFound:
 			c.log.Warn().Str("code", "actions_runs_unavailable").Msg("forgejo: the Actions runs API answered 404 (no such API, or Actions off for the repository)")
+			return forge.RunState{Unknown: true}, nil
+		case http.StatusForbidden:
+			// Gitea 1.25 lists a repository's runs only to its owner or a site admin
+			// (reqOwner), so the repository-admin token the docs recommend is refused here
+			// although it may read each run by its global id, which the link does not carry.
+			c.log.Warn().Str("code", "actions_runs_forbidden").Msg("forgejo: the token may not list the repository's Actions runs (Gitea: owner or site admin only)")
 			return forge.RunState{Unknown: true}, nil
 		}
 		return forge.RunState{}, fmt.Errorf("forgejo: actions run %d: %w", want, err)

@@ -111,11 +111,22 @@ func TestRunStateTooDeep(t *testing.T) {
 	}
 }
 
-// TestRunStateForbidden: a token the server refuses the runs listing to is an error, not a guess.
-func TestRunStateForbidden(t *testing.T) {
+// TestRunStateFailures: a listing refused to the token (Gitea 1.25 answers a repository admin
+// who is not the owner 403, with this message) is Unknown, never "gone"; a server error that
+// outlasts the retries is an error.
+func TestRunStateFailures(t *testing.T) {
+	const q = "/api/v1/repos/Acme/Widgets/actions/runs?limit=2&page=1&run_number=3"
+	const link = "https://forgejo.example/Acme/Widgets/actions/runs/3"
 	f := httpfake.New(t)
-	f.Expect("GET", "/api/v1/repos/Acme/Widgets/actions/runs?limit=2&page=1&run_number=3", httpfake.JSON(403, `{"message":"token does not have at least one of required scope(s)"}`))
-	if _, err := fakeClient(t, f, 2).RunState(context.Background(), "Acme/Widgets", "https://forgejo.example/Acme/Widgets/actions/runs/3"); err == nil {
-		t.Fatal("RunState on a 403: no error")
+	f.Expect("GET", q, httpfake.JSON(403, `{"message":"user should be the owner of the repo","url":"http://127.0.0.1:3000/api/swagger"}`))
+	got, err := fakeClient(t, f, 2).RunState(context.Background(), "Acme/Widgets", link)
+	if err != nil || got != (forge.RunState{Unknown: true}) {
+		t.Fatalf("RunState on a 403 = %+v, %v; want Unknown", got, err)
+	}
+	f = httpfake.New(t)
+	cl := fakeClient(t, f, 2)
+	f.Expect("GET", q, httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError(), httpfake.ServerError()) // 1 + 3 retries
+	if _, err := cl.RunState(context.Background(), "Acme/Widgets", link); err == nil {
+		t.Fatal("RunState after repeated 500s: no error")
 	}
 }
