@@ -3,7 +3,6 @@ package forge
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/forge/retry"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // Provider is one forge as the rest of forgectx sees it: detection from the CI environment,
@@ -128,7 +128,7 @@ type Conn struct {
 	// only with --current-run or when it has no link).
 	RunState func(ctx context.Context, repo, link string) (RunState, error)
 	// Stats returns the statistics of the last acquisition (nil before one).
-	Stats func() Stats
+	Stats func() *Stats
 }
 
 // RunState is a CI run's state as the forge reports it.
@@ -142,32 +142,11 @@ type RunState struct {
 	Unknown bool
 }
 
-// Stats is an adapter's `snapshot --stats` document.
-type Stats interface {
-	// Summary is the one log line's fields: requests, retries, lower bound, ratio.
-	Summary() StatsSummary
-	WriteJSON(w io.Writer) error
-}
+// Stats is every adapter's `snapshot --stats` document: one shape (pkg/forge/stats).
+type Stats = stats.Stats
 
-// StatsOf adapts an adapter's "statistics of the last acquisition, nil before one" getter to
-// Conn.Stats, keeping a nil pointer a nil Stats.
-func StatsOf[T any, P interface {
-	*T
-	Stats
-}](get func() P) func() Stats {
-	return func() Stats {
-		if p := get(); p != nil {
-			return p
-		}
-		return nil
-	}
-}
-
-// StatsSummary are the counts every adapter reports.
-type StatsSummary struct {
-	Requests, Retries, LowerBound int
-	Ratio                         float64
-}
+// StatsSummary are the counts every adapter reports on the acquisition's log line.
+type StatsSummary = stats.Summary
 
 // ConfigError is a configuration problem found before any request: the field (a flag or a
 // variable) and the rule it breaks.

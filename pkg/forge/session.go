@@ -170,7 +170,7 @@ func (s *Session) Acquire(ctx context.Context, profile acquisition.Profile) (*ac
 }
 
 // Stats are the statistics of the session's last acquisition (nil when none were kept).
-func (s *Session) Stats() Stats {
+func (s *Session) Stats() *Stats {
 	if s.Conn.Stats == nil {
 		return nil
 	}

@@ -17,9 +17,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 	"github.com/forgectx/forgectx/pkg/version"
 )
 
@@ -350,13 +352,15 @@ func endpointOf(ctx context.Context) string {
 	return "other"
 }
 
-// counter counts every attempt by endpoint label and bounds in-flight requests.
+// counter counts every attempt by endpoint label and the response bytes read, and bounds
+// in-flight requests.
 type counter struct {
 	next       http.RoundTripper
 	sem        chan struct{}
 	mu         sync.Mutex
 	total      int
 	byEndpoint map[string]int
+	bytes      int64 // response body bytes read (forge.CountBody): chunked answers have no Content-Length
 }
 
 func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -370,15 +374,21 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.total++
 	c.byEndpoint[endpointOf(req.Context())]++
 	c.mu.Unlock()
-	return c.next.RoundTrip(req)
+	resp, err := c.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = forge.CountBody(resp.Body, c.read)
+	}
+	return resp, err
 }
 
-func (c *counter) snapshot() (int, map[string]int) {
+func (c *counter) read(n int64) {
+	c.mu.Lock()
+	c.bytes += n
+	c.mu.Unlock()
+}
+
+func (c *counter) snapshot() (int, map[string]int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := make(map[string]int, len(c.byEndpoint))
-	for k, v := range c.byEndpoint {
-		m[k] = v
-	}
-	return c.total, m
+	return c.total, stats.Copy(c.byEndpoint), c.bytes
 }

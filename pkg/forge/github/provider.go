@@ -81,7 +81,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if err != nil {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: forge.StatsOf(gc.Stats)}
+	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats}
 	conn.RunState = func(ctx context.Context, repo, link string) (forge.RunState, error) {
 		id := RunIDOf(link)
 		if id == 0 {
@@ -98,11 +98,6 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		conn.Commenter = cm
 	}
 	return conn, nil
-}
-
-// Summary is the log line's counts (GitHub counts no retries separately: 0).
-func (s *Stats) Summary() forge.StatsSummary {
-	return forge.StatsSummary{Requests: s.Requests, LowerBound: s.LowerBound, Ratio: s.Ratio}
 }
 
 var actionsRunLink = regexp.MustCompile(`/actions/runs/([0-9]{1,19})$`)
