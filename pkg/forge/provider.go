@@ -91,6 +91,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// SourceHost overrides source.host (a replay keeps the recorded host).
 	SourceHost string
+	// Record, when non-empty, is a cassette directory every exchange is recorded into, the
+	// token stripped (--record). Connect wraps Transport with the recorder before the provider
+	// opens, so recording is the same for every forge and no adapter knows of it. A replay is
+	// a Transport too (the Session's cassette.Replayer, with the Offline retry timing).
+	Record string
 	// Retry is the retry policy; zero fields take DefaultRetry's.
 	Retry Retry
 	// InsecureHTTP allows plain http to a non-loopback host (--insecure-http; logged).

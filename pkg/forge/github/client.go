@@ -19,7 +19,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 	"github.com/forgectx/forgectx/pkg/version"
@@ -40,8 +39,6 @@ type Options struct {
 	// Transport is the innermost transport (default: a clone of http.DefaultTransport). A
 	// cassette.Replayer here makes the client offline.
 	Transport http.RoundTripper
-	// Record, when non-empty, records every exchange into this cassette directory.
-	Record string
 	// SourceHost overrides source.host (replay uses the recorded cassette's host so the
 	// acquisition does not depend on the replay address). Default: derived from APIURL.
 	SourceHost string
@@ -76,7 +73,6 @@ type Client struct {
 	host       string
 	counter    *counter
 	log        zerolog.Logger
-	rec        *cassette.Recorder
 
 	permMu sync.Mutex
 	perms  map[string]*permEntry
@@ -114,21 +110,6 @@ func New(opts Options) (*Client, error) {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts}
-	if opts.Record != "" {
-		var secrets []string
-		if opts.Token != "" {
-			secrets = []string{opts.Token}
-		}
-		rec, err := cassette.NewRecorder(opts.Record, inner, cassette.RecorderOptions{
-			Meta:    cassette.Meta{Forge: "github", APIURL: strings.TrimSuffix(opts.APIURL, "/")},
-			Secrets: secrets,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("github: --record: %w", err)
-		}
-		c.rec = rec
-		inner = rec
-	}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
 	apiOrigin := base.Scheme + "://" + base.Host
