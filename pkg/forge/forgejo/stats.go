@@ -11,13 +11,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats are the statistics behind `forgectx snapshot --stats`: the one shape of every forge
-// (pkg/forge/stats). Forgejo counts retries and failures apart from requests, and pages.
-// LowerBound is the request count a perfect run needs: repository and entity, for every list
-// the pages X-Total-Count requires (at least one), one comments request per submitted review
-// and one permission lookup per referenced actor.
-type Stats = stats.Stats
-
 // counted are Forgejo's optional --stats members.
 var counted = []string{stats.MemberRetries, stats.MemberFailures, stats.MemberPages}
 
@@ -52,13 +45,17 @@ func (s *counters) retried() {
 	s.mu.Unlock()
 }
 
-// Stats returns the client's statistics so far (requests are cumulative over the client's
-// life; pages, records, gaps and the lower bound describe its last Acquire).
-func (c *Client) Stats() Stats {
+// Stats returns the client's statistics so far, in the one --stats shape of every forge
+// (requests are cumulative over the client's life; pages, records, gaps and the lower bound
+// describe its last Acquire). Forgejo counts retries and failures apart from requests, and
+// pages. LowerBound is the request count a perfect run needs: repository and entity, for
+// every list the pages X-Total-Count requires (at least one), one comments request per
+// submitted review and one permission lookup per referenced actor.
+func (c *Client) Stats() stats.Stats {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
+	return stats.Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
 		ResponseBytes: s.responseBytes, RequestsByEndpoint: stats.Copy(s.byEndpoint), Pages: stats.Copy(s.pages),
 		Records: stats.Copy(s.records), Gaps: s.gaps, LowerBound: s.lowerBound,
 		Ratio: stats.Ratio(s.requests, s.lowerBound), Counted: counted}

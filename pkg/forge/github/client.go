@@ -80,7 +80,7 @@ type Client struct {
 	receipts ReceiptReader
 
 	statsMu sync.Mutex
-	stats   *Stats
+	stats   *stats.Stats
 }
 
 // New builds a Client from opts.

@@ -4,19 +4,16 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats describe one Acquire run for `forgectx snapshot --stats`: the one shape of every
-// forge (pkg/forge/stats). GitHub counts pages and the lower bound's parts; its retries are
-// not counted apart from requests. LowerBound is the request count a perfect run needs: for
-// every list, the pages strictly needed for the size GitHub reported (at least one), plus one
-// permission lookup per distinct human actor and two requests (redirect, download) per
-// selected log; LowerBoundParts splits it by list.
-type Stats = stats.Stats
-
 // counted are GitHub's optional --stats members.
 var counted = []string{stats.MemberPages, stats.MemberLowerBoundParts}
 
-// Stats returns the statistics of the last Acquire (nil before one ran).
-func (c *Client) Stats() *Stats {
+// Stats returns the statistics of the last Acquire (nil before one ran), in the one --stats
+// shape of every forge. GitHub counts pages and the lower bound's parts; its retries are not
+// counted apart from requests. LowerBound is the request count a perfect run needs: for every
+// list, the pages strictly needed for the size GitHub reported (at least one), plus one
+// permission lookup per distinct human actor and two requests (redirect, download) per
+// selected log; LowerBoundParts splits it by list.
+func (c *Client) Stats() *stats.Stats {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
 	return c.stats
@@ -24,7 +21,7 @@ func (c *Client) Stats() *Stats {
 
 func (c *Client) finishStats(r *run) {
 	total, by, read := c.counter.snapshot()
-	s := &Stats{
+	s := &stats.Stats{
 		Forge:              "github",
 		Requests:           total,
 		RequestsByEndpoint: by,

@@ -13,14 +13,11 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats describe one Acquire run for `forgectx snapshot --stats`: the one shape of every
-// forge (pkg/forge/stats). LowerBound is the number of distinct requests (method and full
-// URL): what a run without any retry needs for the same pages; Retries, for the log line only,
-// is the requests beyond them. GitLab counts no optional member.
-type Stats = stats.Stats
-
-// Stats returns the statistics of the last Acquire (nil before one ran).
-func (c *Client) Stats() *Stats {
+// Stats returns the statistics of the last Acquire (nil before one ran), in the one --stats
+// shape of every forge; GitLab counts no optional member. LowerBound is the number of
+// distinct requests (method and full URL): what a run without any retry needs for the same
+// pages; Retries, for the log line only, is the requests beyond them.
+func (c *Client) Stats() *stats.Stats {
 	c.counter.mu.Lock()
 	defer c.counter.mu.Unlock()
 	return c.stats
@@ -147,7 +144,7 @@ func templatePath(p string) string {
 func (c *Client) finishStats(a *acquisition.Acquisition) {
 	c.counter.mu.Lock()
 	defer c.counter.mu.Unlock()
-	s := &Stats{
+	s := &stats.Stats{
 		Forge: "gitlab", Requests: c.counter.total, RequestsByEndpoint: stats.Copy(c.counter.byEP), ResponseBytes: c.counter.bytes,
 		LowerBound: len(c.counter.distinct),
 		Records:    stats.Records(a), Gaps: a.Outcomes,
