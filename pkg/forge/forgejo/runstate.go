@@ -70,18 +70,41 @@ func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunStat
 	if err != nil || want <= 0 {
 		return forge.RunState{Unknown: true}, nil
 	}
+	found, unknown, err := c.findRun(ctx, owner, name, want)
+	switch {
+	case err != nil:
+		switch statusOf(err) {
+		case http.StatusNotFound:
+			c.log.Warn().Str("code", "actions_runs_unavailable").Msg("forgejo: the Actions runs API answered 404 (no such API, or Actions off for the repository)")
+			return forge.RunState{Unknown: true}, nil
+		case http.StatusForbidden:
+			// Gitea 1.25 lists a repository's runs only to its owner or a site admin
+			// (reqOwner), so the repository-admin token the docs recommend is refused here
+			// although it may read each run by its global id, which the link does not carry.
+			c.log.Warn().Str("code", "actions_runs_forbidden").Msg("forgejo: the token may not list the repository's Actions runs (Gitea: owner or site admin only)")
+			return forge.RunState{Unknown: true}, nil
+		}
+		return forge.RunState{}, fmt.Errorf("forgejo: actions run %d: %w", want, err)
+	case unknown:
+		return forge.RunState{Unknown: true}, nil
+	case found == nil:
+		return forge.RunState{}, nil
+	}
+	return forge.RunState{Found: true, Status: found.Status, Completed: doneStatuses[found.Status]}, nil
+}
+
+// findRun reads the runs listing (newest first) until run number want, or an older run, shows
+// up. unknown: an entry without a run number, or the run lies beyond maxRunPages pages.
+func (c *Client) findRun(ctx context.Context, owner, name string, want int64) (found *actionRun, unknown bool, err error) {
 	path := fmt.Sprintf("/repos/%s/%s/actions/runs", url.PathEscape(owner), url.PathEscape(name))
-	var (
-		found   *actionRun
-		unknown bool
-	)
+	number := strconv.FormatInt(want, 10)
 	err = paginate(func(n int) (page, error) {
 		if n > maxRunPages {
 			unknown = true
 			return page{}, errRunListDone
 		}
 		var body actionRunList
-		q := url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(c.pageSize)}, "run_number": {m[4]}}
+		q := url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(c.pageSize)}, "run_number": {number}}
 		h, next, err := c.getJSON(ctx, "GET /repos/{owner}/{repo}/actions/runs", path, q, &body)
 		if err != nil {
 			return page{}, err
@@ -105,24 +128,8 @@ func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunStat
 		}
 		return pg, nil
 	})
-	switch {
-	case err != nil && !errors.Is(err, errRunListDone):
-		switch statusOf(err) {
-		case http.StatusNotFound:
-			c.log.Warn().Str("code", "actions_runs_unavailable").Msg("forgejo: the Actions runs API answered 404 (no such API, or Actions off for the repository)")
-			return forge.RunState{Unknown: true}, nil
-		case http.StatusForbidden:
-			// Gitea 1.25 lists a repository's runs only to its owner or a site admin
-			// (reqOwner), so the repository-admin token the docs recommend is refused here
-			// although it may read each run by its global id, which the link does not carry.
-			c.log.Warn().Str("code", "actions_runs_forbidden").Msg("forgejo: the token may not list the repository's Actions runs (Gitea: owner or site admin only)")
-			return forge.RunState{Unknown: true}, nil
-		}
-		return forge.RunState{}, fmt.Errorf("forgejo: actions run %d: %w", want, err)
-	case unknown:
-		return forge.RunState{Unknown: true}, nil
-	case found == nil:
-		return forge.RunState{}, nil
+	if errors.Is(err, errRunListDone) {
+		err = nil
 	}
-	return forge.RunState{Found: true, Status: found.Status, Completed: doneStatuses[found.Status]}, nil
+	return found, unknown, err
 }
