@@ -58,6 +58,7 @@ func TestStatusReconcileGitLab(t *testing.T) {
 	jobLink := func(id int) string { return fmt.Sprintf("%s/-/jobs/%d", web, id) }
 	cases := []struct {
 		name        string
+		repo        string // default project; "42" is the numeric id of test/fixtures/gitlab/common/project.json
 		link        string
 		current     bool
 		path        string // the CI API path asked, "" for none
@@ -76,6 +77,11 @@ func TestStatusReconcileGitLab(t *testing.T) {
 		{name: "pipeline pending", link: web + "/-/pipelines/77056819", path: "/projects/acme%2Fwidgets/pipelines/77056819", reply: httpfake.JSON(200, glFixture(t, "pipelines.json", "pending")), running: 1},
 		{name: "this job (--current-run)", link: jobLink(9001), current: true, finalized: 1},
 		{name: "another project's job", link: "https://gitlab.example.com/acme/other/-/jobs/301", undetermine: 1},
+		{name: "numeric project id: its job", repo: "42", link: "https://gitlab.example.com/Acme/Platform/widgets/-/jobs/301",
+			path: "/projects/42/jobs/301", reply: httpfake.JSON(200, glFixture(t, "jobs.json", "failed")), finalized: 1},
+		// A fork MR pipeline runs in the source project: its job is not found under the target
+		// project's id, which must not read as "gone".
+		{name: "numeric project id: a fork's job", repo: "42", link: "https://gitlab.example.com/fork/widgets/-/jobs/301", undetermine: 1},
 		{name: "jobs API forbidden", link: jobLink(301), path: "/projects/acme%2Fwidgets/jobs/301", reply: httpfake.JSON(403, `{"message":"403 Forbidden"}`), wantErr: "HTTP 403"},
 	}
 	for _, tc := range cases {
@@ -83,8 +89,15 @@ func TestStatusReconcileGitLab(t *testing.T) {
 			f := httpfake.New(t)
 			started, err := status.Render(nil, status.Status{Agent: agentName, State: status.Started, RunURL: tc.link})
 			must(t, err)
+			repo, seg := project, "acme%2Fwidgets"
+			if tc.repo != "" {
+				repo, seg = tc.repo, tc.repo
+				proj, err := os.ReadFile(filepath.Join("..", "fixtures", "gitlab", "common", "project.json"))
+				must(t, err)
+				f.Expect("GET", "/api/v4/projects/42", httpfake.JSON(200, proj))
+			}
 			f.Expect("GET", "/api/v4/user", httpfake.JSON(200, map[string]any{"id": self, "username": "widgets-ci", "bot": true, "state": "active"}))
-			notes := "/api/v4/projects/acme%2Fwidgets/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc"
+			notes := "/api/v4/projects/" + seg + "/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc"
 			f.Expect("GET", notes, httpfake.JSON(200, []any{glNote(1, 101, started), glNote(2, self, started)}))
 			if tc.path != "" {
 				f.Expect("GET", "/api/v4"+tc.path, tc.reply)
@@ -94,7 +107,7 @@ func TestStatusReconcileGitLab(t *testing.T) {
 				must(t, err)
 				body, err := json.Marshal(map[string]string{"body": final})
 				must(t, err)
-				f.ExpectBody("PUT", "/api/v4/projects/acme%2Fwidgets/merge_requests/7/notes/2", body, httpfake.JSON(200, glNote(2, self, final)))
+				f.ExpectBody("PUT", "/api/v4/projects/"+seg+"/merge_requests/7/notes/2", body, httpfake.JSON(200, glNote(2, self, final)))
 			}
 			env := map[string]string{"GITLAB_TOKEN": "glpat-reconcile-token"}
 			if tc.current {
@@ -106,7 +119,7 @@ func TestStatusReconcileGitLab(t *testing.T) {
 			var logs bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			res, err := run.Reconcile(ctx, run.ReconcileOptions{Agent: agentName, Forge: "gitlab", Repo: project, Number: 7, Kind: "change_proposal",
+			res, err := run.Reconcile(ctx, run.ReconcileOptions{Agent: agentName, Forge: "gitlab", Repo: repo, Number: 7, Kind: "change_proposal",
 				APIURL: f.URL + "/api/v4", TokenEnv: "GITLAB_TOKEN", CurrentRun: tc.current, Getenv: func(k string) string { return env[k] },
 				Log: zerolog.New(&logs)})
 			if tc.wantErr != "" {

@@ -27,16 +27,31 @@ var completedStatuses = map[string]bool{"success": true, "failed": true, "cancel
 // /projects/:id/jobs/:job_id) or pipeline (GET /projects/:id/pipelines/:pipeline_id) a status
 // comment links to is over. A 404 is a job GitLab no longer knows (erased with its pipeline,
 // or never existed): Found false. A link that is not a job or pipeline page of repo (another
-// project, another shape) cannot be looked up: Unknown, and the comment is left alone. Any
+// project, another shape) cannot be looked up: Unknown, and the comment is left alone; a
+// numeric repo is first resolved to its path (GET /projects/:id) for that comparison. Any
 // other failure is an error (a token without read access to CI on the project included).
 func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunState, error) {
-	kind, id, ok := parseCILink(repo, link)
-	if !ok {
-		return forge.RunState{Unknown: true}, nil
-	}
 	pid, err := projectID(repo)
 	if err != nil {
 		return forge.RunState{}, err
+	}
+	path := repo
+	if _, numeric := pid.(int64); numeric {
+		// A numeric project id (GitLab CI's CI_MERGE_REQUEST_PROJECT_ID) cannot be compared
+		// with the link's path, and a fork's job (a fork MR pipeline runs in the source
+		// project) would answer 404 here, which must not read as "gone": compare the
+		// project's own path first.
+		p, _, err := c.gl.Projects.GetProject(pid, nil, gl.WithContext(ctx))
+		if err != nil {
+			return forge.RunState{}, fmt.Errorf("gitlab: CI run state: project: %w", quiet(err))
+		}
+		if path = p.PathWithNamespace; path == "" {
+			return forge.RunState{Unknown: true}, nil
+		}
+	}
+	kind, id, ok := parseCILink(path, link)
+	if !ok {
+		return forge.RunState{Unknown: true}, nil
 	}
 	var st string
 	if kind == "jobs" {
@@ -62,10 +77,9 @@ func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunStat
 }
 
 // parseCILink returns "jobs" or "pipelines" and the id of a GitLab CI page link, when the
-// link is repo's: its path ends in /<repo>/-/… (any relative URL root before it; compared
-// case-insensitively, as GitLab routes paths). A numeric repo (a project id) cannot be
-// compared with a path, so any project's link is accepted for it.
-func parseCILink(repo, link string) (string, int64, bool) {
+// link is the project's at path: its path ends in /<path>/-/… (any relative URL root before
+// it; compared case-insensitively, as GitLab routes paths).
+func parseCILink(path, link string) (string, int64, bool) {
 	m := ciLink.FindStringSubmatch(link)
 	if m == nil {
 		return "", 0, false
@@ -74,11 +88,9 @@ func parseCILink(repo, link string) (string, int64, bool) {
 	if err != nil || id <= 0 {
 		return "", 0, false
 	}
-	if !numericID.MatchString(repo) {
-		// want starts with '/', so a suffix match is a whole-segment match.
-		if !strings.HasSuffix(strings.ToLower(m[1]), "/"+strings.ToLower(repo)) {
-			return "", 0, false
-		}
+	// The wanted suffix starts with '/', so a suffix match is a whole-segment match.
+	if !strings.HasSuffix(strings.ToLower(m[1]), "/"+strings.ToLower(path)) {
+		return "", 0, false
 	}
 	return m[2], id, true
 }
