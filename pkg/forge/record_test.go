@@ -77,3 +77,33 @@ func TestRecordIsOneOptionForEveryForge(t *testing.T) {
 		t.Fatalf("recording into a file: %v, want a --record configuration error", err)
 	}
 }
+
+// TestRunStateAsksOnlyAboutTheRepositorysOwnRuns: on every forge a run link that is not one of
+// the repository's own run pages (another repository's, or not a CI run page at all) is
+// Unknown without a request — the comment is left alone, never finalised on a 404 that only
+// says "not here".
+func TestRunStateAsksOnlyAboutTheRepositorysOwnRuns(t *testing.T) {
+	for _, tc := range []struct{ forge, api string }{{"github", ""}, {"gitlab", "/api/v4"}, {"forgejo", "/api/v1"}} {
+		t.Run(tc.forge, func(t *testing.T) {
+			p, err := forge.Resolve("--forge", tc.forge)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := httpfake.New(t) // no request is expected: any would fail the test
+			conn, err := forge.Connect(p, forge.Options{APIURL: f.URL + tc.api, Token: "t", Log: zerolog.Nop()}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, link := range []string{
+				"https://forge.example/other/repo/actions/runs/7",
+				"https://forge.example/other/repo/-/jobs/7",
+				"https://ci.example/build/7",
+			} {
+				st, err := conn.RunState(context.Background(), "o/r", link)
+				if err != nil || st != (forge.RunState{Unknown: true}) {
+					t.Errorf("%s: %+v, %v; want Unknown", link, st, err)
+				}
+			}
+		})
+	}
+}
