@@ -105,7 +105,7 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error
 		}
 	}
 	o.Log.Info().Str("forge", rc.ref.Forge).Int("comments", res.Comments).Int("started", res.Started).Int("finalized", res.Finalized).
-		Int("running", res.Running).Msg("reconcile: done")
+		Int("running", res.Running).Int("undetermined", res.Undetermined).Msg("reconcile: done")
 	return res, nil
 }
 
