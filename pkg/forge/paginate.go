@@ -23,6 +23,11 @@ type Page[C any] struct {
 	// Total is the provider-declared size of the listing (X-Total-Count, X-Total,
 	// totalCount), -1 when the answer declared none.
 	Total int
+	// Lost says this page could not be read (its failure persisted past the retries) but the
+	// provider names the pages after it (REST rel="last"), so the listing goes on at Next
+	// instead of ending: a failed page loses only its own rows. Rows is then 0 and the page
+	// is counted in Pagination.Lost, not in Pages.
+	Lost bool
 }
 
 // PageRules say when a listing ends besides "no next page declared".
@@ -49,6 +54,9 @@ type Pagination struct {
 	Total        int // last declared total, -1 when none was
 	NextDeclared bool
 	Stop         StopReason
+	// Lost counts the pages that failed and were skipped (Page.Lost); a listing with lost
+	// pages ends in ErrIncomplete.
+	Lost int
 }
 
 // StopReason is why a listing ended.
@@ -84,6 +92,14 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		if err != nil {
 			return pg, err
 		}
+		if p.Lost {
+			pg.Lost++
+			if pg.Pages+pg.Lost >= MaxPages {
+				return pg, fmt.Errorf("%w: more than %d", ErrTooManyPages, MaxPages)
+			}
+			cursor = p.Next
+			continue
+		}
 		pg.Pages++
 		pg.Rows += p.Rows
 		pg.RowsPerPage = append(pg.RowsPerPage, p.Rows)
@@ -96,6 +112,9 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 			pg.Stop = stop
 			if stop == StopEmptyPage && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
+			}
+			if pg.Lost > 0 {
+				return pg, fmt.Errorf("%w: %d pages failed and were skipped", ErrIncomplete, pg.Lost)
 			}
 			return pg, nil
 		}

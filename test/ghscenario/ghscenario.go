@@ -280,6 +280,14 @@ func (b *builder) entity() error {
 	}})
 }
 
+// startCursor is the cursor of the first of the page of items [lo, hi) (null when empty).
+func startCursor(lo, hi int) any {
+	if hi == lo {
+		return nil
+	}
+	return cursor(lo + 1)
+}
+
 func cursor(n int) any {
 	if n == 0 {
 		return nil
@@ -289,7 +297,7 @@ func cursor(n int) any {
 
 // restPages emits a REST list in pages of 100 with GitHub's Link header (no rel="next" on the
 // last page, even when it is full).
-func (b *builder) restPages(path string, query url.Values, items []any, wrap func(page []any) any, emptyTail bool) {
+func (b *builder) restPages(path string, query url.Values, items []any, wrap func(page []any) any, emptyTail bool) int {
 	n := (len(items) + github.PerPage - 1) / github.PerPage
 	if n == 0 {
 		n = 1
@@ -328,6 +336,7 @@ func (b *builder) restPages(path string, query url.Values, items []any, wrap fun
 		}
 		b.add("GET", APIURL+path+"?"+q.Encode(), nil, 200, hdr, mustJSON(body))
 	}
+	return last
 }
 
 func (b *builder) comments() {
@@ -353,7 +362,37 @@ func (b *builder) comments() {
 				"total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0, "rocket": 0, "eyes": 0},
 		})
 	}
-	b.restPages(fmt.Sprintf("%s/issues/%d/comments", b.repoPath(), s.Number), nil, items, nil, s.EmptyLastCommentsPage)
+	pages := b.restPages(fmt.Sprintf("%s/issues/%d/comments", b.repoPath(), s.Number), nil, items, nil, s.EmptyLastCommentsPage)
+	b.existsCheck(s.Comments, pages)
+}
+
+// existsCheck emits the adapter's drift check of a comments listing of more than one page:
+// Exists requests for the node IDs of every page but the last, 1,000 per request, all present.
+func (b *builder) existsCheck(comments []Comment, pages int) {
+	if pages < 2 {
+		return
+	}
+	var ids []string
+	for _, c := range comments[:min(len(comments), (pages-1)*github.PerPage)] {
+		ids = append(ids, c.NodeID)
+	}
+	for lo := 0; lo < len(ids); lo += 1000 {
+		chunk := ids[lo:min(len(ids), lo+1000)]
+		vars := github.ExistsVars(chunk)
+		data := map[string]any{}
+		for k, v := range vars {
+			nodes := []any{}
+			for _, id := range v.([]string) {
+				nodes = append(nodes, map[string]any{"id": id})
+			}
+			data["n"+strings.TrimPrefix(k, "ids")] = nodes
+		}
+		body, err := github.GraphQLRequestBody("Exists", vars)
+		if err != nil {
+			panic(err) // the document is the adapter's own
+		}
+		b.add("POST", APIURL+"/graphql", body, 200, jsonHeader(), mustJSON(map[string]any{"data": data}))
+	}
 }
 
 func (b *builder) reviews() {
@@ -430,6 +469,60 @@ func (b *builder) reviewComment(c Comment, sha string) map[string]any {
 	}
 }
 
+// threadNode is one review thread with its first page of comments, as the thread queries
+// select it.
+func (b *builder) threadNode(t Thread) map[string]any {
+	first := t.Comments
+	if len(first) > github.PerPage {
+		first = first[:github.PerPage]
+	}
+	cn := []any{}
+	for _, c := range first {
+		cn = append(cn, b.reviewComment(c, b.s.HeadSHA))
+	}
+	var resolvedBy any
+	if t.ResolvedBy != nil {
+		resolvedBy = map[string]any{"login": t.ResolvedBy.Login, "id": t.ResolvedBy.NodeID}
+	}
+	return map[string]any{
+		"id": t.NodeID, "isResolved": t.Resolved, "isOutdated": t.Outdated, "path": t.Path,
+		"line": t.Line, "startLine": t.StartLine, "originalLine": t.OriginalLine, "originalStartLine": t.OriginalStartLine,
+		"diffSide": t.DiffSide, "startDiffSide": t.StartDiffSide, "resolvedBy": resolvedBy,
+		"comments": map[string]any{"totalCount": len(t.Comments),
+			"pageInfo": map[string]any{"hasNextPage": len(t.Comments) > github.PerPage, "endCursor": cursor(len(first))},
+			"nodes":    cn},
+	}
+}
+
+// ThreadsFromEnd renders the review-thread pages the adapter reads backwards from the last
+// thread (ThreadsFromEnd, last: 100, before: the previous page's startCursor) after a forward
+// page failed: every backward page down to the first thread, the last thread's page first.
+// Tests register the ones the adapter is expected to reach.
+func ThreadsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	var before any
+	hi := len(s.Threads)
+	for {
+		lo := max(0, hi-github.PerPage)
+		nodes := []any{}
+		for _, t := range s.Threads[lo:hi] {
+			nodes = append(nodes, b.threadNode(t))
+		}
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "before": before}
+		err := b.gql("ThreadsFromEnd", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"reviewThreads": map[string]any{"totalCount": len(s.Threads),
+				"pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes},
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		if lo == 0 {
+			return b.c.Interactions, nil
+		}
+		before, hi = cursor(lo+1), lo
+	}
+}
+
 func (b *builder) threads() error {
 	s := b.s
 	pages := (len(s.Threads) + github.PerPage - 1) / github.PerPage
@@ -446,27 +539,10 @@ func (b *builder) threads() error {
 		lo, hi := min(p*github.PerPage, len(s.Threads)), min((p+1)*github.PerPage, len(s.Threads))
 		nodes := []any{}
 		for _, t := range s.Threads[lo:hi] {
-			first := t.Comments
-			if len(first) > github.PerPage {
-				first = first[:github.PerPage]
+			if len(t.Comments) > github.PerPage {
 				overflow = append(overflow, more{t.NodeID, t.Comments[github.PerPage:]})
 			}
-			cn := []any{}
-			for _, c := range first {
-				cn = append(cn, b.reviewComment(c, s.HeadSHA))
-			}
-			var resolvedBy any
-			if t.ResolvedBy != nil {
-				resolvedBy = map[string]any{"login": t.ResolvedBy.Login, "id": t.ResolvedBy.NodeID}
-			}
-			nodes = append(nodes, map[string]any{
-				"id": t.NodeID, "isResolved": t.Resolved, "isOutdated": t.Outdated, "path": t.Path,
-				"line": t.Line, "startLine": t.StartLine, "originalLine": t.OriginalLine, "originalStartLine": t.OriginalStartLine,
-				"diffSide": t.DiffSide, "startDiffSide": t.StartDiffSide, "resolvedBy": resolvedBy,
-				"comments": map[string]any{"totalCount": len(t.Comments),
-					"pageInfo": map[string]any{"hasNextPage": len(t.Comments) > github.PerPage, "endCursor": cursor(len(first))},
-					"nodes":    cn},
-			})
+			nodes = append(nodes, b.threadNode(t))
 		}
 		end := cursor(hi)
 		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": after}

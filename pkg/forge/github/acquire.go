@@ -51,6 +51,7 @@ type run struct {
 	totals entityTotals
 
 	mu     sync.Mutex
+	short  []shortfall
 	pages  map[string]int
 	bound  map[string]int
 	actors map[string]*actorSeen
@@ -129,7 +130,7 @@ func (r *run) readSources(ctx context.Context) *sourceResults {
 	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
 	if wantComments {
 		spawn(func() {
-			l := r.listComments(ctx)
+			l := r.listComments(ctx, acquisition.SourceComments)
 			res.comments, res.gComments = r.readComments(l)
 			if wantRuns && commentRcpts {
 				res.agentRuns, res.gAgentRuns = r.receiptsFrom(l, cr.login)
@@ -176,6 +177,19 @@ func (r *run) merge(res *sourceResults) {
 	}
 	res.gChecks.addTo(&a.Outcomes, acquisition.ScopeChecks)
 	res.gAgentRuns.addTo(&a.Outcomes, acquisition.ScopeAgentRuns)
+	_, commentRcpts := r.c.receipts.(commentReceipts)
+	r.applyShortfalls(func(scope string) bool {
+		switch scope {
+		case acquisition.ScopeActors:
+			return true
+		case acquisition.ScopeAgentRuns:
+			// Receipts depend on the comments listing only when they are read from it.
+			return commentRcpts && profile.Includes(acquisition.SourceAgentRuns)
+		case acquisition.ScopeCheckLogs:
+			return profile.Includes(acquisition.SourceCheckLogs) && profile.CheckLogSelection != "none" && profile.CheckLogSelection != ""
+		}
+		return profile.Includes(scope)
+	})
 }
 
 // gapList is a scope's adapter-observed gaps, merged into Outcomes once all readers finish.
@@ -245,15 +259,17 @@ func readPage(ctx context.Context, fetch func() error) error {
 	return err
 }
 
-// listREST reads every page of a go-github list. It returns what it read and, on failure,
-// the error of the failed page (the caller turns it into a fetch_failed gap).
-func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, error) {
+// listREST reads every page of a go-github list. It returns what it read, the pagination as
+// the server answered it and, when the listing ended incomplete, why: the error of the page
+// that ended it, or forge.ErrIncomplete when failed pages were skipped (their rows are lost,
+// the rest was read).
+func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, forge.Pagination, error) {
 	var all []T
-	err := pagesREST(withEndpoint(ctx, endpoint), endpoint, fetch, func(items []T) {
+	pg, err := pagesREST(withEndpoint(ctx, endpoint), endpoint, fetch, func(items []T) {
 		r.countPage(source)
 		all = append(all, items...)
 	})
-	return all, err
+	return all, pg, err
 }
 
 // errPaginationBackwards is a NextPage at or before the page just read.
@@ -261,9 +277,13 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 
 // pagesREST is the one REST pagination of this adapter: go-github's NextPage through the
 // shared forge.Paginate, each page handed to each as it arrives, a transient page failure
-// retried (readPage), a next page that goes backwards refused.
-func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) error {
-	_, err := forge.Paginate(0, forge.PageRules{}, func(page int) (forge.Page[int], error) {
+// retried (readPage), a next page that goes backwards refused. A page that still fails while
+// an earlier answer's Link rel="last" names later pages is skipped (forge.Page.Lost): only its
+// own rows are lost, the pages after it are read.
+func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
+	last := 0 // the last page an answer named (rel="last"), 0 while none did
+	var lostErr error
+	pg, err := forge.Paginate(0, forge.PageRules{}, func(page int) (forge.Page[int], error) {
 		var items []T
 		var resp *gh.Response
 		err := readPage(ctx, func() error {
@@ -272,53 +292,89 @@ func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx conte
 			return err
 		})
 		if err != nil {
+			if page > 1 && page < last && ctx.Err() == nil {
+				lostErr = err
+				return forge.Page[int]{Lost: true, Next: page + 1}, nil
+			}
 			return forge.Page[int]{}, err
 		}
 		each(items)
 		p := forge.Page[int]{Rows: len(items), Total: -1}
+		if resp != nil && resp.LastPage > last {
+			last = resp.LastPage
+		}
 		if resp != nil && resp.NextPage != 0 {
-			if resp.NextPage <= page {
+			if resp.NextPage <= max(page, 1) {
 				return p, fmt.Errorf("github: %s: %w (page %d after %d)", endpoint, errPaginationBackwards, resp.NextPage, page)
 			}
 			p.HasNext, p.Next = true, resp.NextPage
 		}
 		return p, nil
 	})
-	return err
+	if err != nil && lostErr != nil && errors.Is(err, forge.ErrIncomplete) {
+		err = fmt.Errorf("%w (last failure: %v)", err, lostErr)
+	}
+	return pg, err
+}
+
+// listRead is one consistency-checked read of a list (readConsistent).
+type listRead[T any] struct {
+	items []T // unique items of the final read
+	pg    forge.Pagination
+	// dups and short are the repeated items and the shortfall against the expected size of
+	// the final read; shifted the rows its drift check found possibly shifted out.
+	dups, short, shifted int
+	// err ended the listing (a page failed past its retries, or failed pages were skipped:
+	// forge.ErrIncomplete); checkErr is a drift check that could not be made.
+	err, checkErr error
 }
 
 // readConsistent reads a list up to twice: a list whose items repeat (pages shifted by an
-// insertion between reads) or that is shorter than the size GitHub reported (shifted by a
-// deletion, or a lost page) is read again from the start. It returns the items, their
-// count of duplicates and the shortfall of the final read.
-func readConsistent[T any](read func() ([]T, error), id func(T) string, expected int) (items []T, dups, short int, err error) {
+// insertion between reads), that is shorter than the size GitHub reported (shifted by a
+// deletion, or a lost page) or whose drift check (may be nil) finds shifted pages is read
+// again from the start. A listing that failed is not read again: its failure already
+// persisted past the retries.
+func readConsistent[T any](read func() ([]T, forge.Pagination, error), id func(T) string, expected int, drift func([]T, forge.Pagination) (int, error)) listRead[T] {
+	var l listRead[T]
 	for attempt := 0; attempt < 2; attempt++ {
-		items, err = read()
+		raw, pg, err := read()
+		l = listRead[T]{pg: pg, err: err}
+		l.items, l.dups = dedupe(raw, id)
 		if err != nil {
-			return items, 0, 0, err
+			l.dups = 0
+			return l
 		}
-		seen := make(map[string]bool, len(items))
-		dups = 0
-		uniq := items[:0:0]
-		for _, it := range items {
-			k := id(it)
-			if seen[k] {
-				dups++
-				continue
+		// More than expected are records added since the entity was read: more, not fewer.
+		l.short = max(0, expected-len(l.items))
+		if l.dups == 0 && l.short == 0 && drift != nil {
+			if l.shifted, l.checkErr = drift(raw, pg); l.checkErr != nil {
+				return l
 			}
-			seen[k] = true
-			uniq = append(uniq, it)
 		}
-		items = uniq
-		short = expected - len(items)
-		if short < 0 {
-			short = 0 // records added since the entity was read: more, not fewer
-		}
-		if dups == 0 && short == 0 {
-			return items, 0, 0, nil
+		if l.dups == 0 && l.short == 0 && l.shifted == 0 {
+			return l
 		}
 	}
-	return items, dups, short, nil
+	return l
+}
+
+// needListing records, for the request-ratio lower bound, the pages a perfect run needs for a
+// listing of max(total, rows read) rows at the page size the server actually used: the
+// largest page that was followed by another (PerPage when the listing had one page).
+func (r *run) needListing(part string, pg forge.Pagination, total int) {
+	size := 0
+	for i, n := range pg.RowsPerPage {
+		if i < len(pg.RowsPerPage)-1 {
+			size = max(size, n)
+		}
+	}
+	if size == 0 {
+		size = PerPage
+	}
+	n := max(total, pg.Rows)
+	r.mu.Lock()
+	r.bound[part] += max(1, (n+size-1)/size)
+	r.mu.Unlock()
 }
 
 // isNotFound reports whether a REST error is a 404.

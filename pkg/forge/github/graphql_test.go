@@ -62,7 +62,7 @@ func TestEveryGraphQLDocumentValidatesAgainstGitHubSchema(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if len(names) != 4 {
+	if len(names) != 6 {
 		t.Fatalf("documents = %v; a new document must be added to this test's expectations", names)
 	}
 	for _, name := range names {
@@ -88,8 +88,11 @@ func TestEveryGraphQLDocumentValidatesAgainstGitHubSchema(t *testing.T) {
 func TestScenarioGraphQLResponsesMatchTheDocuments(t *testing.T) {
 	schema := loadGitHubSchema(t)
 	checked := map[string]int{}
-	for name, mk := range map[string]func() *ghscenario.Scenario{"issue": ghscenario.Issue, "pr": ghscenario.PR, "large": ghscenario.Large} {
+	for name, mk := range map[string]func() *ghscenario.Scenario{"issue": ghscenario.Issue, "pr": ghscenario.PR, "large": ghscenario.Large, "large from the end": ghscenario.Large} {
 		c := build(t, mk())
+		if name == "large from the end" {
+			c = threadsFromEnd(t, mk())
+		}
 		for i, in := range c.Interactions {
 			rb, _ := in.Request.Body.Bytes()
 			if len(rb) == 0 {
