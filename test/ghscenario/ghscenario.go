@@ -363,18 +363,18 @@ func (b *builder) comments() {
 		})
 	}
 	pages := b.restPages(fmt.Sprintf("%s/issues/%d/comments", b.repoPath(), s.Number), nil, items, nil, s.EmptyLastCommentsPage)
-	b.existsCheck(s.Comments, pages)
+	b.existsCheck(items, pages)
 }
 
-// existsCheck emits the adapter's drift check of a comments listing of more than one page:
+// existsCheck emits the adapter's drift check of a REST listing of more than one page:
 // Exists requests for the node IDs of every page but the last, 1,000 per request, all present.
-func (b *builder) existsCheck(comments []Comment, pages int) {
+func (b *builder) existsCheck(items []any, pages int) {
 	if pages < 2 {
 		return
 	}
 	var ids []string
-	for _, c := range comments[:min(len(comments), (pages-1)*github.PerPage)] {
-		ids = append(ids, c.NodeID)
+	for _, it := range items[:min(len(items), (pages-1)*github.PerPage)] {
+		ids = append(ids, it.(map[string]any)["node_id"].(string))
 	}
 	for lo := 0; lo < len(ids); lo += 1000 {
 		chunk := ids[lo:min(len(ids), lo+1000)]
@@ -415,7 +415,7 @@ func (b *builder) reviews() {
 		}
 		items = append(items, m)
 	}
-	b.restPages(fmt.Sprintf("%s/pulls/%d/reviews", b.repoPath(), s.Number), nil, items, nil, false)
+	b.existsCheck(items, b.restPages(fmt.Sprintf("%s/pulls/%d/reviews", b.repoPath(), s.Number), nil, items, nil, false))
 }
 
 func (b *builder) dismissals() error {
@@ -620,8 +620,8 @@ func (b *builder) checks() {
 			items = append(items, b.checkRunJSON(c))
 		}
 		total := len(items)
-		b.restPages(fmt.Sprintf("%s/commits/%s/check-runs", b.repoPath(), sha), url.Values{"filter": {"all"}}, items,
-			func(page []any) any { return map[string]any{"total_count": total, "check_runs": page} }, false)
+		b.existsCheck(items, b.restPages(fmt.Sprintf("%s/commits/%s/check-runs", b.repoPath(), sha), url.Values{"filter": {"all"}}, items,
+			func(page []any) any { return map[string]any{"total_count": total, "check_runs": page} }, false))
 	}
 	list(s.HeadSHA, s.Checks)
 	if s.OtherSHA != "" {
@@ -668,8 +668,8 @@ func (b *builder) checks() {
 		})
 	}
 	nRuns := len(runs)
-	b.restPages(b.repoPath()+"/actions/runs", url.Values{"head_sha": {s.HeadSHA}}, runs,
-		func(page []any) any { return map[string]any{"total_count": nRuns, "workflow_runs": page} }, false)
+	b.existsCheck(runs, b.restPages(b.repoPath()+"/actions/runs", url.Values{"head_sha": {s.HeadSHA}}, runs,
+		func(page []any) any { return map[string]any{"total_count": nRuns, "workflow_runs": page} }, false))
 	for _, id := range ids {
 		jobs := []any{}
 		for _, c := range byRun[id] {
@@ -690,8 +690,8 @@ func (b *builder) checks() {
 			})
 		}
 		nJobs := len(jobs)
-		b.restPages(fmt.Sprintf("%s/actions/runs/%d/jobs", b.repoPath(), id), url.Values{"filter": {"all"}}, jobs,
-			func(page []any) any { return map[string]any{"total_count": nJobs, "jobs": page} }, false)
+		b.existsCheck(jobs, b.restPages(fmt.Sprintf("%s/actions/runs/%d/jobs", b.repoPath(), id), url.Values{"filter": {"all"}}, jobs,
+			func(page []any) any { return map[string]any{"total_count": nJobs, "jobs": page} }, false))
 	}
 	// Logs of the checks the profile selects (Actions checks only: others are omitted).
 	for _, c := range s.Checks {

@@ -272,6 +272,16 @@ func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch
 	return all, pg, err
 }
 
+// pageFault reports a page failure that may be the page's own (a 5xx, a timeout, a broken
+// body) rather than the listing's (an HTTP 4xx answer).
+func pageFault(err error) bool {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode >= 500
+	}
+	return true
+}
+
 // errPaginationBackwards is a NextPage at or before the page just read.
 var errPaginationBackwards = errors.New("pagination went backwards")
 
@@ -292,9 +302,17 @@ func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx conte
 			return err
 		})
 		if err != nil {
-			if page > 1 && page < last && ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case page > 1 && page < last:
 				lostErr = err
 				return forge.Page[int]{Lost: true, Next: page + 1}, nil
+			case page == 0 && pageFault(err):
+				// The first page failed, so no answer named the last one yet: page 2's answer
+				// will (or is empty and ends the listing). A failure of the whole listing
+				// (401, 403, 404) is not probed.
+				lostErr = err
+				return forge.Page[int]{Lost: true, Next: 2}, nil
 			}
 			return forge.Page[int]{}, err
 		}
@@ -329,12 +347,18 @@ type listRead[T any] struct {
 	err, checkErr error
 }
 
+// complete reports a read that ended with everything the provider declared, consistent.
+func (l listRead[T]) complete() bool {
+	return l.err == nil && l.checkErr == nil && l.dups+l.short+l.shifted == 0
+}
+
 // readConsistent reads a list up to twice: a list whose items repeat (pages shifted by an
 // insertion between reads), that is shorter than the size GitHub reported (shifted by a
-// deletion, or a lost page) or whose drift check (may be nil) finds shifted pages is read
-// again from the start. A listing that failed is not read again: its failure already
-// persisted past the retries.
-func readConsistent[T any](read func() ([]T, forge.Pagination, error), id func(T) string, expected int, drift func([]T, forge.Pagination) (int, error)) listRead[T] {
+// deletion, or a lost page) or whose drift check finds shifted pages (driftCheck) is read
+// again from the start. expected is evaluated after each read (a listing may declare its own
+// total), -1 when nothing is declared. A listing that failed is not read again: its failure
+// already persisted past the retries.
+func readConsistent[T any](ctx context.Context, r *run, read func() ([]T, forge.Pagination, error), id func(T) string, expected func() int) listRead[T] {
 	var l listRead[T]
 	for attempt := 0; attempt < 2; attempt++ {
 		raw, pg, err := read()
@@ -345,9 +369,13 @@ func readConsistent[T any](read func() ([]T, forge.Pagination, error), id func(T
 			return l
 		}
 		// More than expected are records added since the entity was read: more, not fewer.
-		l.short = max(0, expected-len(l.items))
-		if l.dups == 0 && l.short == 0 && drift != nil {
-			if l.shifted, l.checkErr = drift(raw, pg); l.checkErr != nil {
+		l.short = max(0, expected()-len(l.items))
+		if l.dups == 0 && l.short == 0 {
+			ids := make([]string, len(raw))
+			for i, it := range raw {
+				ids[i] = id(it)
+			}
+			if l.shifted, l.checkErr = r.driftCheck(ctx, ids, pg); l.checkErr != nil {
 				return l
 			}
 		}
@@ -357,6 +385,57 @@ func readConsistent[T any](read func() ([]T, forge.Pagination, error), id func(T
 	}
 	return l
 }
+
+// driftCheck is the drift check of a REST listing of more than one page (docs/github.md,
+// "Page drift"). REST pages are offsets: a row deleted from a page already read moves every
+// later row up by one, so the first row of the next page is never served — and a row added
+// meanwhile keeps every count in agreement. A row inserted before a page boundary repeats a
+// row (dedupe sees it); a row deleted before one is found here: when every row of the pages
+// before the last one still exists once the last page was read, no page shifted. One Exists
+// request checks 1,000 node IDs (ids are the rows as served, in order); a one-page listing
+// costs none. It returns how many of those rows were deleted (each may have shifted one row
+// out of the listing).
+func (r *run) driftCheck(ctx context.Context, ids []string, pg forge.Pagination) (int, error) {
+	if pg.Pages < 2 || pg.Lost > 0 {
+		return 0, nil
+	}
+	prefix := min(len(ids), pg.Rows-pg.RowsPerPage[len(pg.RowsPerPage)-1])
+	check := make([]string, 0, prefix)
+	for _, id := range ids[:prefix] {
+		if validNodeID(id) {
+			check = append(check, id)
+		}
+	}
+	deleted := 0
+	const perRequest = existsAliases * 100
+	for lo := 0; lo < len(check); lo += perRequest {
+		chunk := check[lo:min(len(check), lo+perRequest)]
+		var d map[string][]*struct {
+			ID string `json:"id"`
+		}
+		err := readPage(ctx, func() error { return r.c.graphqlPost(ctx, "Exists", ExistsVars(chunk), &d, true) })
+		if err != nil {
+			return 0, err
+		}
+		present := map[string]bool{}
+		for _, nodes := range d {
+			for _, n := range nodes {
+				if n != nil {
+					present[n.ID] = true
+				}
+			}
+		}
+		for _, id := range chunk {
+			if !present[id] {
+				deleted++
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// fixed is an expected size known before the listing is read.
+func fixed(n int) func() int { return func() int { return n } }
 
 // needListing records, for the request-ratio lower bound, the pages a perfect run needs for a
 // listing of max(total, rows read) rows at the page size the server actually used: the

@@ -107,22 +107,17 @@ func (r *run) listCheckRuns(ctx context.Context) []*gh.CheckRun {
 				return res.CheckRuns, resp, err
 			})
 	}
-	id := func(c *gh.CheckRun) string { return c.GetNodeID() }
-	raw, pg, err := read()
-	runs, dups := dedupe(raw, id)
-	if err == nil && (dups > 0 || len(runs) < total) {
-		// Pages shifted between reads (or a page came back short): read once more, fresh.
-		raw, pg, err = read()
-		runs, dups = dedupe(raw, id)
-	}
-	r.needListing("check_runs", pg, total)
+	l := readConsistent(ctx, r, read, func(c *gh.CheckRun) string { return c.GetNodeID() }, func() int { return total })
+	r.needListing("check_runs", l.pg, total)
 	switch {
-	case err != nil:
-		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: max(1, total-len(runs))})
-	case dups > 0 || len(runs) < total:
-		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: dups + max(0, total-len(runs))})
+	case l.checkErr != nil:
+		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: 1})
+	case l.err != nil:
+		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: max(1, total-len(l.items))})
+	case l.dups+l.short+l.shifted > 0:
+		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: l.dups + l.short + l.shifted})
 	}
-	return runs
+	return l.items
 }
 
 // logJob is a retained check whose log the profile selects.
@@ -162,18 +157,21 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 		return out, ""
 	}
 	wfTotal := -1
-	wfRuns, pg, err := listREST(ctx, r, listWorkflowRuns, endpointRuns,
-		func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
-			res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
-			if res == nil {
-				return nil, resp, err
-			}
-			wfTotal = res.GetTotalCount()
-			return res.WorkflowRuns, resp, err
-		})
-	r.needListing(listWorkflowRuns, pg, wfTotal)
+	wf := readConsistent(ctx, r, func() ([]*gh.WorkflowRun, forge.Pagination, error) {
+		return listREST(ctx, r, listWorkflowRuns, endpointRuns,
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
+				res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
+				if res == nil {
+					return nil, resp, err
+				}
+				wfTotal = res.GetTotalCount()
+				return res.WorkflowRuns, resp, err
+			})
+	}, func(w *gh.WorkflowRun) string { return w.GetNodeID() }, func() int { return wfTotal })
+	wfRuns := wf.items
+	r.needListing(listWorkflowRuns, wf.pg, wfTotal)
 	failed := ""
-	if err != nil || len(wfRuns) < wfTotal {
+	if !wf.complete() {
 		failed = listWorkflowRuns
 	}
 	ids := make([]int64, 0, len(wfRuns))
@@ -193,16 +191,18 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 		go func() {
 			defer func() { done <- struct{}{} }()
 			total := -1
-			jobs, pg, err := listREST(ctx, r, listWorkflowJobs, endpointJobs,
-				func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
-					res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
-					if res == nil {
-						return nil, resp, err
-					}
-					total = res.GetTotalCount()
-					return res.Jobs, resp, err
-				})
-			results[i] = result{jobs: jobs, pg: pg, total: total, failed: err != nil || len(jobs) < total}
+			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
+				return listREST(ctx, r, listWorkflowJobs, endpointJobs,
+					func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
+						res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
+						if res == nil {
+							return nil, resp, err
+						}
+						total = res.GetTotalCount()
+						return res.Jobs, resp, err
+					})
+			}, func(j *gh.WorkflowJob) string { return j.GetNodeID() }, func() int { return total })
+			results[i] = result{jobs: l.items, pg: l.pg, total: total, failed: !l.complete()}
 		}()
 	}
 	for range ids {

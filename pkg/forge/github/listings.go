@@ -35,7 +35,6 @@ const (
 	listCheckRuns       = "check_runs"
 	listWorkflowRuns    = "workflow_runs"
 	listWorkflowJobs    = "workflow_jobs"
-	listCommentsExist   = "comments_drift_check"
 	endpointComments    = "GET /repos/{owner}/{repo}/issues/{number}/comments"
 	endpointReviews     = "GET /repos/{owner}/{repo}/pulls/{number}/reviews"
 	endpointCheckRuns   = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
@@ -49,12 +48,12 @@ const (
 // without one is omitted) and so its log too; the review-dismissal timeline feeds the dismissal
 // actor and time of dismissed reviews and the actor state of the dismissers; comments feed the
 // comment records and the receipts read from them (agent_runs); review threads and their
-// comment pages feed the review relationships and the review-thread comment records; the
-// drift check proves the comment pages did not shift.
+// comment pages feed the review relationships and the review-thread comment records. A REST
+// listing's drift check (driftCheck, POST /graphql Exists) belongs to the listing it checks:
+// a check that cannot be made leaves that listing unproven, so incomplete.
 var listings = []Listing{
 	{Name: listLabels, Endpoint: endpointGraphQLPref + "Entity", Feeds: []string{acquisition.ScopeEntity}, Aborts: true},
 	{Name: listComments, Endpoint: endpointComments, Feeds: []string{acquisition.ScopeComments, acquisition.ScopeAgentRuns}},
-	{Name: listCommentsExist, Endpoint: endpointGraphQLPref + "Exists", Feeds: []string{acquisition.ScopeComments, acquisition.ScopeAgentRuns}},
 	{Name: listReviews, Endpoint: endpointReviews, Feeds: []string{acquisition.ScopeReviews}},
 	{Name: listDismissals, Endpoint: endpointGraphQLPref + "Dismissals", Feeds: []string{acquisition.ScopeReviews, acquisition.ScopeActors}},
 	{Name: listThreads, Endpoint: endpointGraphQLPref + "Threads", Feeds: []string{acquisition.ScopeReviews, acquisition.ScopeComments}},

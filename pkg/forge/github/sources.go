@@ -17,7 +17,7 @@ type commentList = listRead[*gh.IssueComment]
 
 // listComments reads every issue/PR conversation comment (REST, oldest first), checked
 // against the comment count GitHub reported with the entity and for page drift
-// (commentsShifted). source names the --stats part (comments, or agent_runs when the listing
+// (driftCheck). source names the --stats part (comments, or agent_runs when the listing
 // serves receipts alone). An incomplete listing is recorded against the dependency map: it
 // shortens the comments and the receipts read from them.
 func (r *run) listComments(ctx context.Context, source string) commentList {
@@ -27,69 +27,17 @@ func (r *run) listComments(ctx context.Context, source string) commentList {
 				return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
 			})
 	}
-	l := readConsistent(read, func(c *gh.IssueComment) string { return c.GetNodeID() }, r.totals.Comments,
-		func(items []*gh.IssueComment, pg forge.Pagination) (int, error) {
-			return r.commentsShifted(ctx, items, pg)
-		})
+	l := readConsistent(ctx, r, read, func(c *gh.IssueComment) string { return c.GetNodeID() }, fixed(r.totals.Comments))
 	r.needListing(source, l.pg, r.totals.Comments)
 	switch {
 	case l.checkErr != nil:
-		r.incomplete(listCommentsExist, loss{acquisition.ScopeComments: 1})
+		r.incomplete(listComments, loss{acquisition.ScopeComments: 1})
 	case l.err != nil:
 		r.incomplete(listComments, loss{acquisition.ScopeComments: max(1, r.totals.Comments-len(l.items))})
 	case l.dups+l.short+l.shifted > 0:
 		r.incomplete(listComments, loss{acquisition.ScopeComments: l.dups + l.short + l.shifted})
 	}
 	return l
-}
-
-// commentsShifted is the drift check of a comments listing of more than one page
-// (docs/github.md, "Page drift"). REST pages are offsets: a comment deleted from a page
-// already read moves every later row up by one, so the first row of the next page is never
-// served — and a comment added meanwhile keeps every count in agreement. The listing is
-// oldest first and new comments are appended, so the rows before a page boundary change only
-// by deletion: when every comment of the pages before the last one still exists once the last
-// page was read, no page shifted. One Exists request checks 1,000 node IDs (a listing of up
-// to 1,001 pages' worth of rows before its last page costs one request; a one-page listing
-// none). It returns how many of those comments were deleted (each may have shifted one row
-// out of the listing).
-func (r *run) commentsShifted(ctx context.Context, items []*gh.IssueComment, pg forge.Pagination) (int, error) {
-	if pg.Pages < 2 || pg.Lost > 0 {
-		return 0, nil
-	}
-	prefix := min(len(items), pg.Rows-pg.RowsPerPage[len(pg.RowsPerPage)-1])
-	ids := make([]string, 0, prefix)
-	for _, c := range items[:prefix] {
-		if validNodeID(c.GetNodeID()) {
-			ids = append(ids, c.GetNodeID())
-		}
-	}
-	deleted := 0
-	const perRequest = existsAliases * 100
-	for lo := 0; lo < len(ids); lo += perRequest {
-		chunk := ids[lo:min(len(ids), lo+perRequest)]
-		var d map[string][]*struct {
-			ID string `json:"id"`
-		}
-		err := readPage(ctx, func() error { return r.c.graphqlPost(ctx, "Exists", ExistsVars(chunk), &d, true) })
-		if err != nil {
-			return 0, err
-		}
-		present := map[string]bool{}
-		for _, nodes := range d {
-			for _, n := range nodes {
-				if n != nil {
-					present[n.ID] = true
-				}
-			}
-		}
-		for _, id := range chunk {
-			if !present[id] {
-				deleted++
-			}
-		}
-	}
-	return deleted, nil
 }
 
 // readComments maps one comments listing to comment records (its incompleteness was recorded
@@ -132,13 +80,16 @@ func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 				return r.c.rest.PullRequests.ListReviews(ctx, r.owner, r.name, r.number, &opt)
 			})
 	}
-	l := readConsistent(read, func(v *gh.PullRequestReview) string { return v.GetNodeID() }, r.totals.Reviews, nil)
+	l := readConsistent(ctx, r, read, func(v *gh.PullRequestReview) string { return v.GetNodeID() }, fixed(r.totals.Reviews))
 	items := l.items
 	r.needListing("reviews", l.pg, r.totals.Reviews)
-	if l.err != nil {
+	switch {
+	case l.checkErr != nil:
+		r.incomplete(listReviews, loss{acquisition.ScopeReviews: 1})
+	case l.err != nil:
 		r.incomplete(listReviews, loss{acquisition.ScopeReviews: max(1, r.totals.Reviews-len(items))})
-	} else if l.dups+l.short > 0 {
-		r.incomplete(listReviews, loss{acquisition.ScopeReviews: l.dups + l.short})
+	case l.dups+l.short+l.shifted > 0:
+		r.incomplete(listReviews, loss{acquisition.ScopeReviews: l.dups + l.short + l.shifted})
 	}
 
 	var dismissals map[string]dismissal
