@@ -32,10 +32,6 @@ const PerPage = 100
 // DefaultAcquireTimeout bounds an acquisition whose context carries no deadline.
 const DefaultAcquireTimeout = 15 * time.Minute
 
-// maxPages stops a GraphQL cursor walk whose pagination never ends (a misbehaving server): the
-// shared bound of forge.Paginate.
-const maxPages = forge.MaxPages
-
 var _ forge.Acquirer = (*Client)(nil)
 
 // run is the state of one Acquire call.
