@@ -253,14 +253,31 @@ func (b *builder) entity() error {
 	for _, l := range s.Labels {
 		labels = append(labels, map[string]any{"name": l})
 	}
+	// Labels come 100 per Entity answer; more are read by the same query with labelsAfter.
+	var after any
+	for lo := 0; ; lo += github.PerPage {
+		hi := min(lo+github.PerPage, len(labels))
+		if err := b.entityPage(labels, lo, hi, after); err != nil {
+			return err
+		}
+		if hi >= len(labels) {
+			return nil
+		}
+		after = cursor(hi)
+	}
+}
+
+// entityPage is one Entity answer carrying labels [lo, hi).
+func (b *builder) entityPage(labels []any, lo, hi int, after any) error {
+	s := b.s
 	e := map[string]any{
 		"__typename": "Issue",
 		"id":         s.NodeID, "number": s.Number, "title": s.Title, "body": s.Body,
 		"issueState": s.State, "createdAt": iso(s.CreatedAt), "updatedAt": iso(s.UpdatedAt),
 		"author":   gqlActor(s.Author),
 		"comments": map[string]any{"totalCount": len(s.Comments)},
-		"labels": map[string]any{"totalCount": len(labels), "pageInfo": map[string]any{"hasNextPage": false, "endCursor": cursor(len(labels))},
-			"nodes": labels},
+		"labels": map[string]any{"totalCount": len(labels), "pageInfo": map[string]any{"hasNextPage": hi < len(labels), "endCursor": cursor(hi)},
+			"nodes": labels[lo:hi]},
 	}
 	if s.PR {
 		e["__typename"] = "PullRequest"
@@ -274,7 +291,7 @@ func (b *builder) entity() error {
 		e["reviews"] = map[string]any{"totalCount": len(s.Reviews)}
 		e["reviewThreads"] = map[string]any{"totalCount": len(s.Threads)}
 	}
-	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "labelsAfter": nil}
+	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "labelsAfter": after}
 	return b.gql("Entity", vars, map[string]any{"repository": map[string]any{
 		"id": s.RepoID, "nameWithOwner": s.Owner + "/" + s.Repo, "issueOrPullRequest": e,
 	}})
@@ -444,10 +461,18 @@ func (b *builder) dismissals() error {
 	if nodes == nil {
 		nodes = []any{}
 	}
-	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": nil}
-	return b.gql("Dismissals", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
-		"timelineItems": map[string]any{"pageInfo": map[string]any{"hasNextPage": false, "endCursor": cursor(len(nodes))}, "nodes": nodes},
-	}}})
+	var after any
+	for lo := 0; ; lo += github.PerPage {
+		hi := min(lo+github.PerPage, len(nodes))
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": after}
+		err := b.gql("Dismissals", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"timelineItems": map[string]any{"pageInfo": map[string]any{"hasNextPage": hi < len(nodes), "endCursor": cursor(hi)}, "nodes": nodes[lo:hi]},
+		}}})
+		if err != nil || hi >= len(nodes) {
+			return err
+		}
+		after = cursor(hi)
+	}
 }
 
 func (b *builder) reviewComment(c Comment, sha string) map[string]any {

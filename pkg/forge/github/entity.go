@@ -203,6 +203,7 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 	}
 	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
 	// (and its head revision) is the one captured by the first read.
+	total := first.TotalCount // the last declared total: labels removed meanwhile are not missing
 	if first.PageInfo.HasNextPage {
 		start, err := cursorPage(len(first.Nodes), first.PageInfo, first.TotalCount)
 		if err != nil {
@@ -220,6 +221,7 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 				return forge.Page[any]{}, errVanished
 			}
 			ls := more.Repository.IssueOrPullRequest.Labels
+			total = ls.TotalCount
 			for _, l := range ls.Nodes {
 				labels = append(labels, l.Name)
 			}
@@ -237,8 +239,8 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 			return nil, entityErr(acquisition.GapFetchFailed, "labels", err)
 		}
 	}
-	if len(labels) < first.TotalCount {
-		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), first.TotalCount))
+	if len(labels) < total {
+		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), total))
 	}
 	return labels, nil
 }
