@@ -235,9 +235,11 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn:    gqlConn("repository", "issueOrPullRequest", "labels"),
-		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "name") },
-		records: func(a *acquisition.Acquisition) map[string]bool { return ids(a.Entity.Labels, func(l string) string { return l }) },
+		conn:   gqlConn("repository", "issueOrPullRequest", "labels"),
+		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "name") },
+		records: func(a *acquisition.Acquisition) map[string]bool {
+			return ids(a.Entity.Labels, func(l string) string { return l })
+		},
 		expect: func(c matrixCase) matrixWant {
 			if c.kind == "drift" {
 				// Labels are a cursor connection: a deleted label was already read.
@@ -255,10 +257,12 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn:    restArray,
-		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "node_id") },
-		records: func(a *acquisition.Acquisition) map[string]bool { return ids(a.Comments, func(c acquisition.Comment) string { return c.ID }) },
-		expect:  func(c matrixCase) matrixWant { return restWant(c, "comments", true) },
+		conn:   restArray,
+		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "node_id") },
+		records: func(a *acquisition.Acquisition) map[string]bool {
+			return ids(a.Comments, func(c acquisition.Comment) string { return c.ID })
+		},
+		expect: func(c matrixCase) matrixWant { return restWant(c, "comments", true) },
 	},
 	"reviews": {
 		scenario: func() *ghscenario.Scenario {
@@ -269,10 +273,12 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn:    restArray,
-		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "node_id") },
-		records: func(a *acquisition.Acquisition) map[string]bool { return ids(a.Reviews, func(v acquisition.Review) string { return v.ID }) },
-		expect:  func(c matrixCase) matrixWant { return restWant(c, "reviews", true) },
+		conn:   restArray,
+		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "node_id") },
+		records: func(a *acquisition.Acquisition) map[string]bool {
+			return ids(a.Reviews, func(v acquisition.Review) string { return v.ID })
+		},
+		expect: func(c matrixCase) matrixWant { return restWant(c, "reviews", true) },
 	},
 	"review_dismissals": {
 		scenario: func() *ghscenario.Scenario {
@@ -321,9 +327,11 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn:    gqlConn("repository", "pullRequest", "reviewThreads"),
-		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
-		records: func(a *acquisition.Acquisition) map[string]bool { return ids(a.Threads, func(t acquisition.Thread) string { return t.ID }) },
+		conn:   gqlConn("repository", "pullRequest", "reviewThreads"),
+		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
+		records: func(a *acquisition.Acquisition) map[string]bool {
+			return ids(a.Threads, func(t acquisition.Thread) string { return t.ID })
+		},
 		expect: func(c matrixCase) matrixWant {
 			switch c.kind {
 			case "fail":
