@@ -73,3 +73,24 @@ func TestPaginateRulesAndResult(t *testing.T) {
 		t.Errorf("pages %d, err %v", p.Pages, err)
 	}
 }
+
+// A lost page (failed for good while the provider names the pages after it) is skipped: the
+// listing goes on to its Next, counts it in Lost, not in Pages, and ends in ErrIncomplete.
+func TestPaginateSkipsLostPages(t *testing.T) {
+	type pg = forge.Page[int]
+	answers := []pg{
+		{Rows: 2, HasNext: true, Next: 1, Total: -1},
+		{Lost: true, Next: 2},
+		{Rows: 1, Total: -1},
+	}
+	p, err := forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) { return answers[n], nil })
+	want := forge.Pagination{Pages: 2, RowsPerPage: []int{2, 1}, Rows: 3, Total: -1, Stop: forge.StopNoNext, Lost: 1}
+	if !errors.Is(err, forge.ErrIncomplete) || !reflect.DeepEqual(p, want) {
+		t.Errorf("%+v, %v; want %+v and ErrIncomplete", p, err, want)
+	}
+	// Lost pages count toward the page bound: a server failing every page cannot loop.
+	_, err = forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) { return pg{Lost: true, Next: n + 1}, nil })
+	if !errors.Is(err, forge.ErrTooManyPages) {
+		t.Errorf("endless lost pages: %v, want ErrTooManyPages", err)
+	}
+}
