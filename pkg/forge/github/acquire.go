@@ -259,9 +259,12 @@ func readPage(ctx context.Context, fetch func() error) error {
 // the server answered it and, when the listing ended incomplete, why: the error of the page
 // that ended it, or forge.ErrIncomplete when failed pages were skipped (their rows are lost,
 // the rest was read).
-func listREST[T any](ctx context.Context, r *run, source, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, forge.Pagination, error) {
+//
+// declared is the listing's declared size (-1 when none): it bounds a server that keeps
+// announcing empty pages past it.
+func listREST[T any](ctx context.Context, r *run, source, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, forge.Pagination, error) {
 	var all []T
-	pg, err := pagesREST(withEndpoint(ctx, endpoint), endpoint, fetch, func(items []T) {
+	pg, err := pagesREST(withEndpoint(ctx, endpoint), endpoint, declared, fetch, func(items []T) {
 		r.countPage(source)
 		all = append(all, items...)
 	})
@@ -278,6 +281,9 @@ func pageFault(err error) bool {
 	return true
 }
 
+// errBeyondDeclared is an empty page announcing another past everything declared and read.
+var errBeyondDeclared = fmt.Errorf("%w: empty pages announced past the declared size", forge.ErrIncomplete)
+
 // errPaginationBackwards is a NextPage at or before the page just read.
 var errPaginationBackwards = errors.New("pagination went backwards")
 
@@ -286,9 +292,15 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 // retried (readPage), a next page that goes backwards refused. A page that still fails while
 // an earlier answer's Link rel="last" names later pages is skipped (forge.Page.Lost): only its
 // own rows are lost, the pages after it are read.
-func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
+//
+// An empty page that announces another is not the end; but once the pages read cover the
+// declared size (declared, nil or -1 when none) and the rows read, at the largest page seen,
+// with a whole page to spare, an empty page that still announces another ends the listing in
+// errBeyondDeclared (a server that loops), never in an endless walk.
+func pagesREST[T any](ctx context.Context, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
 	last := 0 // the last page an answer named (rel="last"), 0 while none did
 	var lostErr error
+	pages, rows, largest := 0, 0, 0
 	pg, err := forge.Paginate(0, forge.PageRules{}, func(page int) (forge.Page[int], error) {
 		var items []T
 		var resp *gh.Response
@@ -313,6 +325,7 @@ func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx conte
 			return forge.Page[int]{}, err
 		}
 		each(items)
+		pages, rows, largest = pages+1, rows+len(items), max(largest, len(items))
 		p := forge.Page[int]{Rows: len(items), Total: -1}
 		if resp != nil && resp.LastPage > last {
 			last = resp.LastPage
@@ -322,6 +335,9 @@ func pagesREST[T any](ctx context.Context, endpoint string, fetch func(ctx conte
 				return p, fmt.Errorf("github: %s: %w (page %d after %d)", endpoint, errPaginationBackwards, resp.NextPage, page)
 			}
 			p.HasNext, p.Next = true, resp.NextPage
+			if len(items) == 0 && declared != nil && largest > 0 && pages*largest >= max(declared(), rows)+largest {
+				return p, fmt.Errorf("github: %s: %w (%d pages for %d declared rows)", endpoint, errBeyondDeclared, pages, declared())
+			}
 		}
 		return p, nil
 	})

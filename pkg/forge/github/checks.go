@@ -97,7 +97,7 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 func (r *run) listCheckRuns(ctx context.Context) []*gh.CheckRun {
 	total := -1
 	read := func() ([]*gh.CheckRun, forge.Pagination, error) {
-		return listREST(ctx, r, acquisition.SourceChecks, endpointCheckRuns,
+		return listREST(ctx, r, acquisition.SourceChecks, endpointCheckRuns, func() int { return total },
 			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, *gh.Response, error) {
 				res, resp, err := r.c.rest.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, r.head, &gh.ListCheckRunsOptions{Filter: gh.String("all"), ListOptions: opt})
 				if res == nil {
@@ -158,7 +158,7 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 	}
 	wfTotal := -1
 	wf := readConsistent(ctx, r, func() ([]*gh.WorkflowRun, forge.Pagination, error) {
-		return listREST(ctx, r, listWorkflowRuns, endpointRuns,
+		return listREST(ctx, r, listWorkflowRuns, endpointRuns, func() int { return wfTotal },
 			func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
 				res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
 				if res == nil {
@@ -192,7 +192,7 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 			defer func() { done <- struct{}{} }()
 			total := -1
 			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
-				return listREST(ctx, r, listWorkflowJobs, endpointJobs,
+				return listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
 					func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
 						res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
 						if res == nil {

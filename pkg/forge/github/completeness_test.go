@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,46 @@ func TestStatsCountPagesAtTheServedSize(t *testing.T) {
 	})
 	if st.LowerBoundParts["comments"] != 2 || st.Pages["comments"] != 2 {
 		t.Errorf("comments: lower bound %d, pages %d; want 2 and 2", st.LowerBoundParts["comments"], st.Pages["comments"])
+	}
+}
+
+// A server that keeps announcing empty pages is bounded by what it declared: once the pages
+// read cover the declared size with a page to spare, the listing ends incomplete (a gap),
+// never in an endless walk. An empty page that announces another before that is followed.
+func TestEmptyPagesPastTheDeclaredSizeAreBounded(t *testing.T) {
+	s := ghscenario.PaginationEmptyPage() // 100 comments, then an announced empty page 2
+	c := build(t, s)
+	p2 := find(t, c, "/issues/101/comments?page=2")
+	base := ghscenario.APIURL + "/repos/octo-org/Hello-World/issues/101/comments"
+	a, st := acquireOptional(t, s, c, func(f *httpfake.Server) {
+		for n := 2; n <= 50; n++ {
+			r := replyOf(t, c.Interactions[p2])
+			r.Header.Set("Link", fmt.Sprintf(`<%s?page=%d&per_page=100>; rel="next"`, base, n+1))
+			e := f.Expect("GET", fmt.Sprintf("/repos/octo-org/Hello-World/issues/101/comments?page=%d&per_page=100", n), r)
+			if n > 2 {
+				e.Optional()
+			}
+		}
+	})
+	if n := st.RequestsByEndpoint["GET /repos/{owner}/{repo}/issues/{number}/comments"]; n != 2 {
+		t.Errorf("%d comment pages requested, want 2 (the page past the declared 100 ends it)", n)
+	}
+	if len(a.Comments) != 100 || gapOf(a.Outcomes.Comments, "fetch_failed") != 1 {
+		t.Errorf("%d comments, gaps %+v; want 100 and fetch_failed 1", len(a.Comments), a.Outcomes.Comments)
+	}
+}
+
+// The drift check is part of its listing: when it cannot be made, the listing is unproven and
+// its scopes get a fetch_failed gap.
+func TestDriftCheckFailureIsAGap(t *testing.T) {
+	s := ghscenario.PaginationExact()
+	c := build(t, s)
+	i := find(t, c, "Exists")
+	a, _ := acquireOptional(t, s, c, func(f *httpfake.Server) {
+		m, pq, b := target(t, c, i)
+		f.ExpectBody(m, pq, b, persist4...)
+	})
+	if len(a.Comments) != 200 || gapOf(a.Outcomes.Comments, "fetch_failed") != 1 || gapOf(a.Outcomes.AgentRuns, "fetch_failed") != 1 {
+		t.Errorf("%d comments, gaps %+v; want 200, comments and agent_runs fetch_failed 1", len(a.Comments), a.Outcomes)
 	}
 }
