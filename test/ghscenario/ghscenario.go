@@ -438,29 +438,13 @@ func (b *builder) reviews() {
 func (b *builder) dismissals() error {
 	s := b.s
 	dismissed := false
-	var nodes []any
 	for _, r := range s.Reviews {
-		if r.State != "DISMISSED" {
-			continue
-		}
-		dismissed = true
-		if r.DismissedAt == nil {
-			continue // not exposed in the timeline
-		}
-		nodes = append(nodes, map[string]any{
-			"__typename": "ReviewDismissedEvent",
-			"id":         "RDE_kwDO" + strings.TrimPrefix(r.NodeID, "PRR_kwDO"),
-			"createdAt":  iso(*r.DismissedAt),
-			"actor":      gqlActor(r.DismissedBy),
-			"review":     map[string]any{"id": r.NodeID},
-		})
+		dismissed = dismissed || r.State == "DISMISSED"
 	}
 	if !dismissed {
 		return nil
 	}
-	if nodes == nil {
-		nodes = []any{}
-	}
+	nodes := b.dismissalNodes()
 	var after any
 	for lo := 0; ; lo += github.PerPage {
 		hi := min(lo+github.PerPage, len(nodes))
@@ -546,6 +530,87 @@ func ThreadsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
 		}
 		before, hi = cursor(lo+1), lo
 	}
+}
+
+// ThreadCommentsFromEnd renders, for every thread with more than one page of comments, the
+// pages the adapter reads backwards from its last comment (ThreadCommentsFromEnd) after a
+// forward page failed: every backward page down to the first comment.
+func ThreadCommentsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	for _, t := range s.Threads {
+		if len(t.Comments) <= github.PerPage {
+			continue
+		}
+		var before any
+		for hi := len(t.Comments); hi > 0; {
+			lo := max(0, hi-github.PerPage)
+			nodes := []any{}
+			for _, c := range t.Comments[lo:hi] {
+				nodes = append(nodes, b.reviewComment(c, s.HeadSHA))
+			}
+			err := b.gql("ThreadCommentsFromEnd", map[string]any{"id": t.NodeID, "before": before}, map[string]any{"node": map[string]any{"comments": map[string]any{
+				"totalCount": len(t.Comments), "pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes,
+			}}})
+			if err != nil {
+				return nil, err
+			}
+			before, hi = cursor(lo+1), lo
+		}
+	}
+	return b.c.Interactions, nil
+}
+
+// DismissalsFromEnd renders the review-dismissed timeline pages the adapter reads backwards
+// from the last event (DismissalsFromEnd) after a forward page failed.
+func DismissalsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	nodes := b.dismissalNodes()
+	var before any
+	for hi := len(nodes); hi > 0; {
+		lo := max(0, hi-github.PerPage)
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "before": before}
+		err := b.gql("DismissalsFromEnd", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"timelineItems": map[string]any{"pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes[lo:hi]},
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		before, hi = cursor(lo+1), lo
+	}
+	return b.c.Interactions, nil
+}
+
+// dismissalNodes are the review-dismissed timeline events, oldest first (a dismissal the
+// timeline does not expose has none).
+func (b *builder) dismissalNodes() []any {
+	nodes := []any{}
+	for _, r := range b.s.Reviews {
+		if r.State != "DISMISSED" || r.DismissedAt == nil {
+			continue
+		}
+		nodes = append(nodes, map[string]any{
+			"__typename": "ReviewDismissedEvent",
+			"id":         "RDE_kwDO" + strings.TrimPrefix(r.NodeID, "PRR_kwDO"),
+			"createdAt":  iso(*r.DismissedAt),
+			"actor":      gqlActor(r.DismissedBy),
+			"review":     map[string]any{"id": r.NodeID},
+		})
+	}
+	return nodes
+}
+
+// FromEnd is every backward page the adapter may read (ThreadsFromEnd, ThreadCommentsFromEnd,
+// DismissalsFromEnd).
+func FromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	var out []cassette.Interaction
+	for _, f := range []func(*Scenario) ([]cassette.Interaction, error){ThreadsFromEnd, ThreadCommentsFromEnd, DismissalsFromEnd} {
+		ins, err := f(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ins...)
+	}
+	return out, nil
 }
 
 func (b *builder) threads() error {

@@ -116,6 +116,14 @@ const threadCommentsQuery = `query ThreadComments($id: ID!, $after: String) {
 }
 ` + reviewCommentFields
 
+// dismissalEventFields is one review-dismissed timeline event.
+const dismissalEventFields = `__typename
+          ... on ReviewDismissedEvent {
+            id createdAt
+            actor { ` + actorFields + ` }
+            review { id }
+          }`
+
 // dismissalsQuery reads only the review-dismissed timeline events (actor and time of each
 // dismissal), filtered server-side so it costs one page in practice.
 const dismissalsQuery = `query Dismissals($owner: String!, $name: String!, $number: Int!, $after: String) {
@@ -124,17 +132,42 @@ const dismissalsQuery = `query Dismissals($owner: String!, $name: String!, $numb
       timelineItems(first: 100, after: $after, itemTypes: [REVIEW_DISMISSED_EVENT]) {
         pageInfo { hasNextPage endCursor }
         nodes {
-          __typename
-          ... on ReviewDismissedEvent {
-            id createdAt
-            actor { ` + actorFields + ` }
-            review { id }
-          }
+          ` + dismissalEventFields + `
         }
       }
     }
   }
 }`
+
+// dismissalsFromEndQuery pages the same events backwards from the last one, after a forward
+// page failed for good.
+const dismissalsFromEndQuery = `query DismissalsFromEnd($owner: String!, $name: String!, $number: Int!, $before: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      timelineItems(last: 100, before: $before, itemTypes: [REVIEW_DISMISSED_EVENT]) {
+        pageInfo { hasPreviousPage startCursor }
+        nodes {
+          ` + dismissalEventFields + `
+        }
+      }
+    }
+  }
+}`
+
+// threadCommentsFromEndQuery pages one thread's comments backwards from its last comment,
+// after a forward page failed for good.
+const threadCommentsFromEndQuery = `query ThreadCommentsFromEnd($id: ID!, $before: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(last: 100, before: $before) {
+        totalCount
+        pageInfo { hasPreviousPage startCursor }
+        nodes { ...ReviewComment }
+      }
+    }
+  }
+}
+` + reviewCommentFields
 
 // existsAliases × 100 node IDs are checked by one Exists request (nodes takes at most 100).
 const existsAliases = 10
@@ -172,7 +205,10 @@ var Documents = map[string]string{
 	"ThreadsFromEnd": threadsFromEndQuery,
 	"ThreadComments": threadCommentsQuery,
 	"Dismissals":     dismissalsQuery,
-	"Exists":         existsQuery,
+	// Read only after a forward page failed for good: the same rows from the other end.
+	"ThreadCommentsFromEnd": threadCommentsFromEndQuery,
+	"DismissalsFromEnd":     dismissalsFromEndQuery,
+	"Exists":                existsQuery,
 }
 
 // GraphQLError is a GraphQL response that carried errors (or no data).

@@ -45,6 +45,9 @@ type matrixListing struct {
 	expect func(c matrixCase) matrixWant
 	// keepNumericID keeps a cloned row's numeric id (its job or run is the original's).
 	keepNumericID bool
+	// fromEnd says the listing is read from the other end after a failed page (the
+	// "failboth" cases apply).
+	fromEnd bool
 }
 
 type matrixCase struct {
@@ -60,6 +63,8 @@ func (c matrixCase) String() string {
 		return fmt.Sprintf("persistent failure of page %d", c.page+1)
 	case "invisible":
 		return "middle page with two invisible rows"
+	case "failboth":
+		return fmt.Sprintf("persistent failure of page %d and of the page from the end holding its first row", c.page+1)
 	}
 	return fmt.Sprintf("drift delete=%v add=%v", c.drop, c.add)
 }
@@ -75,6 +80,7 @@ type matrixWant struct {
 
 var matrixCases = []matrixCase{
 	{kind: "fail", page: 0}, {kind: "fail", page: 1}, {kind: "fail", page: 2},
+	{kind: "failboth", page: 0}, {kind: "failboth", page: 1}, {kind: "failboth", page: 2},
 	{kind: "invisible", page: 1},
 	{kind: "drift", drop: true}, {kind: "drift", add: true}, {kind: "drift", drop: true, add: true},
 }
@@ -139,7 +145,14 @@ func pageRows(p int) func(i int) bool {
 	return func(i int) bool { return i >= p*100 && i < (p+1)*100 }
 }
 
-func fromRow(n int) func(i int) bool { return func(i int) bool { return i >= n } }
+// failBoth is what a cursor listing of 250 rows (or the 250 rows after a thread's first 100
+// comments) loses when its page k fails and so does the page read from the end that holds
+// page k's first row: the pages from the end are [150,250), [50,150), [0,50) (thread
+// comments: [250,350), [150,250), [50,150) of the thread), so in every case the 50 rows from
+// page k's start on are served by neither direction.
+func failBoth(c matrixCase) func(i int) bool {
+	return func(i int) bool { return i >= c.page*100 && i < c.page*100+50 }
+}
 
 func noRows(int) bool { return false }
 
@@ -290,7 +303,8 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn: gqlConn("repository", "pullRequest", "timelineItems"),
+		conn:    gqlConn("repository", "pullRequest", "timelineItems"),
+		fromEnd: true,
 		record: func(_ *ghscenario.Scenario, row map[string]any) string {
 			return sval(row["review"].(map[string]any), "id")
 		},
@@ -306,9 +320,11 @@ var matrixListings = map[string]matrixListing{
 		expect: func(c matrixCase) matrixWant {
 			switch c.kind {
 			case "fail":
-				// A cursor listing cannot go past a failed page: the dismissals from it on are
-				// lost; the reviews stay, with their dismissal actor and time unknown.
-				return matrixWant{lost: fromRow(c.page * 100), gaps: gapsOf("reviews", "fetch_failed", 1, "actors", "fetch_failed", 1)}
+				// The events after the failed page are read from the other end (last/before).
+				return matrixWant{lost: noRows}
+			case "failboth":
+				// Neither direction serves the failed page's first half (see failBoth).
+				return matrixWant{lost: failBoth(c), gaps: gapsOf("reviews", "fetch_failed", 1, "actors", "fetch_failed", 1)}
 			case "invisible":
 				// The timeline declares no total: rows it never serves cannot be counted, but a
 				// short page is not taken for the end.
@@ -327,8 +343,9 @@ var matrixListings = map[string]matrixListing{
 			}
 			return s
 		},
-		conn:   gqlConn("repository", "pullRequest", "reviewThreads"),
-		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
+		conn:    gqlConn("repository", "pullRequest", "reviewThreads"),
+		fromEnd: true,
+		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
 		records: func(a *acquisition.Acquisition) map[string]bool {
 			return ids(a.Threads, func(t acquisition.Thread) string { return t.ID })
 		},
@@ -337,6 +354,8 @@ var matrixListings = map[string]matrixListing{
 			case "fail":
 				// The threads after the failed page are read from the other end (last/before).
 				return matrixWant{lost: noRows}
+			case "failboth":
+				return matrixWant{lost: failBoth(c), gaps: gapsOf("reviews", "fetch_failed", 50, "comments", "fetch_failed", 50)}
 			case "invisible":
 				return matrixWant{lost: func(i int) bool { return i == 100 || i == 101 }, gaps: gapsOf("reviews", "fetch_failed", 2, "comments", "fetch_failed", 2)}
 			}
@@ -353,8 +372,9 @@ var matrixListings = map[string]matrixListing{
 			s.Threads = []ghscenario.Thread{th}
 			return s
 		},
-		conn:   gqlConn("node", "comments"),
-		record: func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
+		conn:    gqlConn("node", "comments"),
+		fromEnd: true,
+		record:  func(_ *ghscenario.Scenario, row map[string]any) string { return sval(row, "id") },
 		records: func(a *acquisition.Acquisition) map[string]bool {
 			out := ids(a.Comments, func(c acquisition.Comment) string { return c.ID })
 			// Rows of the listing are the comments after the thread's first page.
@@ -366,8 +386,10 @@ var matrixListings = map[string]matrixListing{
 		expect: func(c matrixCase) matrixWant {
 			switch c.kind {
 			case "fail":
-				n := 250 - c.page*100
-				return matrixWant{lost: fromRow(c.page * 100), gaps: gapsOf("reviews", "fetch_failed", n, "comments", "fetch_failed", n)}
+				// The comments after the failed page are read from the other end (last/before).
+				return matrixWant{lost: noRows}
+			case "failboth":
+				return matrixWant{lost: failBoth(c), gaps: gapsOf("reviews", "fetch_failed", 50, "comments", "fetch_failed", 50)}
 			case "invisible":
 				return matrixWant{lost: func(i int) bool { return i == 100 || i == 101 }, gaps: gapsOf("reviews", "fetch_failed", 2, "comments", "fetch_failed", 2)}
 			}
@@ -671,7 +693,7 @@ func (m *matrixRun) run(c matrixCase) (a *acquisition.Acquisition, all []any, ad
 	}
 	all = m.allRows()
 	switch c.kind {
-	case "fail":
+	case "fail", "failboth":
 		for p, i := range m.pages {
 			if p == c.page {
 				m.expect(f, i, false, persist...)
@@ -740,11 +762,21 @@ func (m *matrixRun) run(c matrixCase) (a *acquisition.Acquisition, all []any, ad
 		}
 		m.expect(f, i, true, replyOf(t, in), replyOf(t, in))
 	}
-	if ins, err := ghscenario.ThreadsFromEnd(m.s); err == nil {
-		for _, in := range ins {
-			mm := &matrixRun{t: t, c: &cassette.Cassette{Interactions: []cassette.Interaction{in}}}
-			mm.expect(f, 0, true, replyOf(t, in))
+	ins, err := ghscenario.FromEnd(m.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison := ""
+	if c.kind == "failboth" {
+		poison = sval(m.rows[c.page][0].(map[string]any), "id")
+	}
+	for _, in := range ins {
+		mm := &matrixRun{t: t, c: &cassette.Cassette{Interactions: []cassette.Interaction{in}}}
+		if poison != "" && m.holds(in, poison) {
+			mm.expect(f, 0, false, persist...)
+			continue
 		}
+		mm.expect(f, 0, true, replyOf(t, in))
 	}
 	cl, err := github.New(fastOptions(f.URL))
 	if err != nil {
@@ -754,6 +786,33 @@ func (m *matrixRun) run(c matrixCase) (a *acquisition.Acquisition, all []any, ad
 	defer cancel()
 	a, err = cl.Acquire(ctx, refOf(m.s), testProfile(kindOf(m.s)))
 	return a, all, added, deleted, err
+}
+
+// holds reports whether a page from the end of the listing serves the row with node ID id.
+func (m *matrixRun) holds(in cassette.Interaction, id string) bool {
+	b, _ := in.Request.Body.Bytes()
+	op := ""
+	for _, o := range []string{"ThreadsFromEnd", "ThreadCommentsFromEnd", "DismissalsFromEnd"} {
+		if strings.Contains(string(b), `"operationName":"`+o+`"`) {
+			op = o
+		}
+	}
+	if op == "" {
+		return false
+	}
+	var doc any
+	rb, _ := in.Response.Body.Bytes()
+	if json.Unmarshal(rb, &doc) != nil {
+		return false
+	}
+	defer func() { _ = recover() }() // a page of another connection has another shape
+	rows, _ := m.spec.conn(doc)
+	for _, r := range *rows {
+		if sval(r.(map[string]any), "id") == id {
+			return true
+		}
+	}
+	return false
 }
 
 func boolInt(b bool) int {
@@ -784,6 +843,9 @@ func TestFaultMatrix(t *testing.T) {
 		t.Run(l.Name, func(t *testing.T) {
 			m := newMatrixRun(t, l, spec)
 			for _, c := range matrixCases {
+				if c.kind == "failboth" && !spec.fromEnd {
+					continue // no other end to read: the forward failure is the whole case
+				}
 				t.Run(c.String(), func(t *testing.T) {
 					m.t = t
 					m.check(c)

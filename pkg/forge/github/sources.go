@@ -144,20 +144,23 @@ func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 	return out, gaps
 }
 
+// gqlDismissalEvent is one review-dismissed timeline item.
+type gqlDismissalEvent struct {
+	Typename  string    `json:"__typename"`
+	ID        string    `json:"id"`
+	CreatedAt string    `json:"createdAt"`
+	Actor     *gqlActor `json:"actor"`
+	Review    *struct {
+		ID string `json:"id"`
+	} `json:"review"`
+}
+
 type dismissalsData struct {
 	Repository *struct {
 		PullRequest *struct {
 			TimelineItems struct {
-				PageInfo gqlPageInfo `json:"pageInfo"`
-				Nodes    []struct {
-					Typename  string    `json:"__typename"`
-					ID        string    `json:"id"`
-					CreatedAt string    `json:"createdAt"`
-					Actor     *gqlActor `json:"actor"`
-					Review    *struct {
-						ID string `json:"id"`
-					} `json:"review"`
-				} `json:"nodes"`
+				PageInfo gqlPageInfo         `json:"pageInfo"`
+				Nodes    []gqlDismissalEvent `json:"nodes"`
 			} `json:"timelineItems"`
 		} `json:"pullRequest"`
 	} `json:"repository"`
@@ -184,42 +187,104 @@ func cursorPage(rows int, pi gqlPageInfo, total int) (forge.Page[any], error) {
 var errNoCursor = errors.New("github: a next page is declared without a cursor")
 
 // readDismissals reads every REVIEW_DISMISSED_EVENT of the pull request, keyed by review ID
-// (the latest event wins). ok is false when the listing ended incomplete.
+// (the latest event wins). After a forward page failed for good the rest is read from the
+// other end (fromEnd). ok is false when the listing ended incomplete.
 func (r *run) readDismissals(ctx context.Context) (map[string]dismissal, bool) {
-	out := map[string]dismissal{}
-	pg, err := forge.Paginate[any](nil, forge.PageRules{}, func(after any) (forge.Page[any], error) {
-		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
+	var events []gqlDismissalEvent
+	page := func(op string, cursorVar string, cursor any) ([]gqlDismissalEvent, gqlPageInfo, error) {
+		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, cursorVar: cursor}
 		var d dismissalsData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Dismissals", vars, &d) }); err != nil {
-			return forge.Page[any]{}, err
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, op, vars, &d) }); err != nil {
+			return nil, gqlPageInfo{}, err
 		}
 		r.countPage(listDismissals)
 		if d.Repository == nil || d.Repository.PullRequest == nil {
-			return forge.Page[any]{}, errVanished
+			return nil, gqlPageInfo{}, errVanished
 		}
 		ti := d.Repository.PullRequest.TimelineItems
-		for _, ev := range ti.Nodes {
-			if ev.Typename != "ReviewDismissedEvent" || ev.Review == nil {
-				continue
-			}
-			actor, ok := r.refGQL(ev.Actor)
-			if !ok {
-				actor = acquisition.ActorRef{}
-			}
-			var at *string
-			if ev.CreatedAt != "" {
-				t := ev.CreatedAt
-				at = &t
-			}
-			out[ev.Review.ID] = dismissal{at: at, actor: actor}
-		}
-		return cursorPage(len(ti.Nodes), ti.PageInfo, -1)
-	})
-	if err != nil {
-		return out, false
+		return ti.Nodes, ti.PageInfo, nil
 	}
-	r.needListing(listDismissals, pg, -1)
-	return out, true
+	pg, err := forge.Paginate[any](nil, forge.PageRules{}, func(after any) (forge.Page[any], error) {
+		nodes, pi, err := page("Dismissals", "after", after)
+		if err != nil {
+			return forge.Page[any]{}, err
+		}
+		events = append(events, nodes...)
+		return cursorPage(len(nodes), pi, -1)
+	})
+	ok := err == nil
+	if !ok && ctx.Err() == nil {
+		held := map[string]bool{}
+		for _, ev := range events {
+			held[ev.ID] = true
+		}
+		tail, met := fromEnd(held, func(ev gqlDismissalEvent) string { return ev.ID }, func(before any) ([]gqlDismissalEvent, gqlPageInfo, error) {
+			return page("DismissalsFromEnd", "before", before)
+		})
+		events, ok = append(events, tail...), met
+	}
+	out := map[string]dismissal{}
+	for _, ev := range events {
+		if ev.Typename != "ReviewDismissedEvent" || ev.Review == nil {
+			continue
+		}
+		actor, known := r.refGQL(ev.Actor)
+		if !known {
+			actor = acquisition.ActorRef{}
+		}
+		var at *string
+		if ev.CreatedAt != "" {
+			t := ev.CreatedAt
+			at = &t
+		}
+		out[ev.Review.ID] = dismissal{at: at, actor: actor}
+	}
+	if ok && err == nil {
+		r.needListing(listDismissals, pg, -1)
+	}
+	return out, ok
+}
+
+// fromEnd reads a GraphQL connection backwards from its last row (last: 100, before: the
+// previous answer's startCursor; fetch reads one such page) until a page holds a row of held
+// or the list's first row. It returns the rows not in held, in forge order, and whether the
+// read met held (or the start): only then is everything between the two reads held. A page
+// that fails ends the read from the end too.
+func fromEnd[T any](held map[string]bool, id func(T) string, fetch func(before any) ([]T, gqlPageInfo, error)) ([]T, bool) {
+	var pages [][]T
+	met := false
+	_, err := forge.Paginate[any](nil, forge.PageRules{}, func(before any) (forge.Page[any], error) {
+		rows, pi, err := fetch(before)
+		if err != nil {
+			return forge.Page[any]{}, err
+		}
+		pages = append(pages, rows)
+		for _, row := range rows {
+			if held[id(row)] {
+				met = true
+				return forge.Page[any]{Rows: len(rows), Total: -1}, nil
+			}
+		}
+		if !pi.HasPreviousPage {
+			met = true // the start of the list
+		}
+		// Backwards, the previous page is the "next" one to read.
+		return cursorPage(len(rows), gqlPageInfo{HasNextPage: pi.HasPreviousPage, EndCursor: pi.StartCursor}, -1)
+	})
+	seen := make(map[string]bool, len(held))
+	for k := range held {
+		seen[k] = true
+	}
+	var out []T
+	for i := len(pages) - 1; i >= 0; i-- {
+		for _, row := range pages[i] {
+			if !seen[id(row)] {
+				seen[id(row)] = true
+				out = append(out, row)
+			}
+		}
+	}
+	return out, met && err == nil
 }
 
 type gqlReviewComment struct {
@@ -333,28 +398,35 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 }
 
 // readThreadComments returns one thread's comments: the first page came with the thread, the
-// rest follow its comments cursor. Comments the listing could not serve are recorded against
-// the dependency map.
+// rest follow its comments cursor; after a page failed for good the rest is read from the
+// other end (fromEnd). Comments the listing could not serve are recorded against the
+// dependency map.
 func (r *run) readThreadComments(ctx context.Context, t gqlThread) []gqlReviewComment {
 	nodes := t.Comments.Nodes
 	var err error
 	if pi := t.Comments.PageInfo; pi.HasNextPage {
-		first, ferr := cursorPage(len(nodes), pi, t.Comments.TotalCount)
-		err = ferr
-		if err == nil {
+		var first forge.Page[any]
+		if first, err = cursorPage(len(nodes), pi, t.Comments.TotalCount); err == nil {
 			_, err = forge.Paginate[any](first.Next, forge.PageRules{}, func(after any) (forge.Page[any], error) {
-				vars := map[string]any{"id": t.ID, "after": after}
-				var d threadCommentsData
-				if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadComments", vars, &d) }); err != nil {
+				more, pi, err := r.threadCommentsPage(ctx, "ThreadComments", t.ID, "after", after)
+				if err != nil {
 					return forge.Page[any]{}, err
 				}
-				if d.Node == nil || d.Node.Comments == nil {
-					return forge.Page[any]{}, errVanished
-				}
-				r.countPage(listThreadComments)
-				nodes = append(nodes, d.Node.Comments.Nodes...)
-				return cursorPage(len(d.Node.Comments.Nodes), d.Node.Comments.PageInfo, d.Node.Comments.TotalCount)
+				nodes = append(nodes, more...)
+				return cursorPage(len(more), pi, -1)
 			})
+		}
+		if err != nil && ctx.Err() == nil {
+			held := map[string]bool{}
+			for _, c := range nodes {
+				held[c.ID] = true
+			}
+			tail, met := fromEnd(held, func(c gqlReviewComment) string { return c.ID }, func(before any) ([]gqlReviewComment, gqlPageInfo, error) {
+				return r.threadCommentsPage(ctx, "ThreadCommentsFromEnd", t.ID, "before", before)
+			})
+			if nodes = append(nodes, tail...); met {
+				err = nil
+			}
 		}
 	}
 	// Pages beyond the first that this thread strictly needs.
@@ -364,6 +436,21 @@ func (r *run) readThreadComments(ctx context.Context, t gqlThread) []gqlReviewCo
 		r.incomplete(listThreadComments, loss{acquisition.ScopeReviews: n, acquisition.ScopeComments: n})
 	}
 	return nodes
+}
+
+// threadCommentsPage reads one page of a thread's comments (op ThreadComments with after,
+// ThreadCommentsFromEnd with before).
+func (r *run) threadCommentsPage(ctx context.Context, op, id, cursorVar string, cursor any) ([]gqlReviewComment, gqlPageInfo, error) {
+	vars := map[string]any{"id": id, cursorVar: cursor}
+	var d threadCommentsData
+	if err := readPage(ctx, func() error { return r.c.graphql(ctx, op, vars, &d) }); err != nil {
+		return nil, gqlPageInfo{}, err
+	}
+	if d.Node == nil || d.Node.Comments == nil {
+		return nil, gqlPageInfo{}, errVanished
+	}
+	r.countPage(listThreadComments)
+	return d.Node.Comments.Nodes, d.Node.Comments.PageInfo, nil
 }
 
 // readThreadPages reads every page of review threads once. When a page fails for good, the
@@ -413,53 +500,30 @@ type threadsFromEndData struct {
 	} `json:"repository"`
 }
 
-// readThreadsFromEnd reads review threads backwards from the last one (last/before) until a
-// page reaches a thread of have or the first thread. It returns the threads not in have, in
-// forge order, the total the answers declared (-1 if none answered) and whether the read met
-// have (or the start of the list): only then is everything between the two reads held.
+// readThreadsFromEnd reads review threads backwards from the last one (fromEnd). It returns
+// the threads not in have, in forge order, the total the answers declared (-1 if none
+// answered) and whether the read met have (or the start of the list).
 func (r *run) readThreadsFromEnd(ctx context.Context, have []gqlThread) ([]gqlThread, int, bool) {
 	held := make(map[string]bool, len(have))
 	for _, t := range have {
 		held[t.ID] = true
 	}
-	var pages [][]gqlThread
-	total, met := -1, false
-	_, err := forge.Paginate[any](nil, forge.PageRules{}, func(before any) (forge.Page[any], error) {
+	total := -1
+	tail, met := fromEnd(held, func(t gqlThread) string { return t.ID }, func(before any) ([]gqlThread, gqlPageInfo, error) {
 		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "before": before}
 		var d threadsFromEndData
 		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadsFromEnd", vars, &d) }); err != nil {
-			return forge.Page[any]{}, err
+			return nil, gqlPageInfo{}, err
 		}
 		r.countPage(listThreads)
 		if d.Repository == nil || d.Repository.PullRequest == nil {
-			return forge.Page[any]{}, errVanished
+			return nil, gqlPageInfo{}, errVanished
 		}
 		rt := d.Repository.PullRequest.ReviewThreads
 		total = rt.TotalCount
-		pages = append(pages, rt.Nodes)
-		for _, t := range rt.Nodes {
-			if held[t.ID] {
-				met = true
-				return forge.Page[any]{Rows: len(rt.Nodes), Total: -1}, nil
-			}
-		}
-		// Backwards, the previous page is the "next" one to read.
-		pi := gqlPageInfo{HasNextPage: rt.PageInfo.HasPreviousPage, EndCursor: rt.PageInfo.StartCursor}
-		if !pi.HasNextPage {
-			met = true // the start of the list
-		}
-		return cursorPage(len(rt.Nodes), pi, -1)
+		return rt.Nodes, rt.PageInfo, nil
 	})
-	var out []gqlThread
-	for i := len(pages) - 1; i >= 0; i-- {
-		for _, t := range pages[i] {
-			if !held[t.ID] {
-				held[t.ID] = true
-				out = append(out, t)
-			}
-		}
-	}
-	return out, total, met && err == nil
+	return tail, total, met
 }
 
 // mapThread maps one thread and its comments. ok is false when a structural value is
