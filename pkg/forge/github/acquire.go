@@ -275,7 +275,12 @@ func listREST[T any](ctx context.Context, r *run, source, endpoint string, decla
 // body) rather than the listing's (an HTTP 4xx answer).
 func pageFault(err error) bool {
 	var er *gh.ErrorResponse
-	if errors.As(err, &er) && er.Response != nil {
+	var rl *gh.RateLimitError
+	var ab *gh.AbuseRateLimitError
+	switch {
+	case errors.As(err, &rl), errors.As(err, &ab):
+		return false // the next page would meet the same limit
+	case errors.As(err, &er) && er.Response != nil:
 		return er.Response.StatusCode >= 500
 	}
 	return true

@@ -109,13 +109,21 @@ func (r *run) listCheckRuns(ctx context.Context) []*gh.CheckRun {
 	}
 	l := readConsistent(ctx, r, read, func(c *gh.CheckRun) string { return c.GetNodeID() }, func() int { return total })
 	r.needListing("check_runs", l.pg, total)
+	var lost int
 	switch {
 	case l.checkErr != nil:
-		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: 1})
+		lost = 1
 	case l.err != nil:
-		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: max(1, total-len(l.items))})
-	case l.dups+l.short+l.shifted > 0:
-		r.incomplete(listCheckRuns, loss{acquisition.ScopeChecks: l.dups + l.short + l.shifted})
+		lost = max(1, total-len(l.items))
+	default:
+		lost = l.dups + l.short + l.shifted
+	}
+	if lost > 0 {
+		ls := loss{acquisition.ScopeChecks: lost}
+		if r.profile.CheckLogSelection == "all" {
+			ls[acquisition.ScopeCheckLogs] = lost // every lost check's log was selected
+		}
+		r.incomplete(listCheckRuns, ls)
 	}
 	return l.items
 }

@@ -686,82 +686,100 @@ func existsReply(t *testing.T, rows []any, live map[string]bool) ([]byte, httpfa
 func (m *matrixRun) run(c matrixCase) (a *acquisition.Acquisition, all []any, added, deleted any, err error) {
 	t := m.t
 	f := httpfake.New(t)
-	persist := []httpfake.Reply{httpfake.BadGateway(), httpfake.BadGateway(), httpfake.BadGateway(), httpfake.BadGateway()}
-	isPage := map[int]int{}
-	for p, i := range m.pages {
-		isPage[i] = p + 1
-	}
 	all = m.allRows()
-	switch c.kind {
-	case "fail", "failboth":
-		for p, i := range m.pages {
-			if p == c.page {
-				m.expect(f, i, false, persist...)
-			} else {
-				m.expect(f, i, true, replyOf(t, m.c.Interactions[i]), replyOf(t, m.c.Interactions[i]))
-			}
-		}
-	case "invisible":
-		for p, i := range m.pages {
-			r := replyOf(t, m.c.Interactions[i])
-			if p == c.page {
-				r = m.render(p, m.rows[p][2:], -1)
-			}
-			m.expect(f, i, p != c.page, r)
+	isPage := map[int]bool{}
+	for p, i := range m.pages {
+		isPage[i] = true
+		r := replyOf(t, m.c.Interactions[i])
+		switch {
+		case c.kind == "drift":
+		case (c.kind == "fail" || c.kind == "failboth") && p == c.page:
+			m.expect(f, i, false, matrixPersist()...)
+		case c.kind == "invisible" && p == c.page:
+			r = m.render(p, m.rows[p][2:], -1)
+			m.expect(f, i, false, r)
 			m.expect(f, i, true, r)
+		default:
+			m.expect(f, i, true, r, r)
 		}
-	case "drift":
-		// State B: the rows after the first page was served.
-		var b []any
-		for i, r := range all {
-			if c.drop && i == 5 {
-				deleted = r
-				continue
-			}
-			b = append(b, r)
-		}
-		if c.add {
-			added = m.clone(all[len(all)-1])
-			b = append(b, added)
-		}
-		cursorList := !isREST(m.docs[0])
-		var pagesB [][]any
-		if cursorList {
-			// A cursor connection goes on after the last row served: its later pages are the
-			// rows after page 1's last row, whatever changed before it.
-			rest := b[len(m.rows[0])-boolInt(c.drop):]
-			pagesB = [][]any{b[:min(len(b), 100)], rest[:min(len(rest), 100)], rest[min(len(rest), 100):]}
-		} else {
-			pagesB = [][]any{b[:100], b[100:200], b[200:]}
-		}
-		for p, i := range m.pages {
-			rB := m.render(p, pagesB[p], len(b))
-			if p == 0 {
-				m.expect(f, i, false, replyOf(t, m.c.Interactions[i]))
-				m.expect(f, i, true, rB)
-			} else {
-				m.expect(f, i, false, rB)
-				m.expect(f, i, true, rB)
-			}
-		}
-		if isREST(m.docs[0]) {
-			live := map[string]bool{}
-			for _, r := range b {
-				live[rowID(r)] = true
-			}
-			first := append(append([]any{}, m.rows[0]...), pagesB[1]...)
-			for _, rows := range [][]any{first, b[:200]} {
-				rb, rep := existsReply(t, rows, live)
-				f.ExpectBody("POST", "/graphql", rb, rep, rep).Optional()
-			}
-		}
+	}
+	if c.kind == "drift" {
+		added, deleted = m.drift(f, c, all)
 	}
 	for i, in := range m.c.Interactions {
-		if isPage[i] > 0 {
+		if !isPage[i] {
+			m.expect(f, i, true, replyOf(t, in), replyOf(t, in))
+		}
+	}
+	m.fromEnd(f, c)
+	cl, err := github.New(fastOptions(f.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err = cl.Acquire(ctx, refOf(m.s), testProfile(kindOf(m.s)))
+	return a, all, added, deleted, err
+}
+
+func matrixPersist() []httpfake.Reply {
+	return []httpfake.Reply{httpfake.BadGateway(), httpfake.BadGateway(), httpfake.BadGateway(), httpfake.BadGateway()}
+}
+
+// drift registers the listing's pages for a drift case: page 1 as it was (state A), the
+// later pages and any re-read from state B (a row of page 1 deleted, a row added at the end),
+// and the drift checks of both reads. It returns the added and the deleted row.
+func (m *matrixRun) drift(f *httpfake.Server, c matrixCase, all []any) (added, deleted any) {
+	t := m.t
+	var b []any
+	for i, r := range all {
+		if c.drop && i == 5 {
+			deleted = r
 			continue
 		}
-		m.expect(f, i, true, replyOf(t, in), replyOf(t, in))
+		b = append(b, r)
 	}
+	if c.add {
+		added = m.clone(all[len(all)-1])
+		b = append(b, added)
+	}
+	var pagesB [][]any
+	if !isREST(m.docs[0]) {
+		// A cursor connection goes on after the last row served: its later pages are the
+		// rows after page 1's last row, whatever changed before it.
+		rest := b[len(m.rows[0])-boolInt(c.drop):]
+		pagesB = [][]any{b[:min(len(b), 100)], rest[:min(len(rest), 100)], rest[min(len(rest), 100):]}
+	} else {
+		pagesB = [][]any{b[:100], b[100:200], b[200:]}
+	}
+	for p, i := range m.pages {
+		rB := m.render(p, pagesB[p], len(b))
+		if p == 0 {
+			m.expect(f, i, false, replyOf(t, m.c.Interactions[i]))
+			m.expect(f, i, true, rB)
+		} else {
+			m.expect(f, i, false, rB)
+			m.expect(f, i, true, rB)
+		}
+	}
+	if isREST(m.docs[0]) {
+		live := map[string]bool{}
+		for _, r := range b {
+			live[rowID(r)] = true
+		}
+		first := append(append([]any{}, m.rows[0]...), pagesB[1]...)
+		for _, rows := range [][]any{first, b[:200]} {
+			rb, rep := existsReply(t, rows, live)
+			f.ExpectBody("POST", "/graphql", rb, rep, rep).Optional()
+		}
+	}
+	return added, deleted
+}
+
+// fromEnd registers every page the adapter may read from the other end; for a "failboth"
+// case the one holding the failed page's first row fails too.
+func (m *matrixRun) fromEnd(f *httpfake.Server, c matrixCase) {
+	t := m.t
 	ins, err := ghscenario.FromEnd(m.s)
 	if err != nil {
 		t.Fatal(err)
@@ -773,19 +791,11 @@ func (m *matrixRun) run(c matrixCase) (a *acquisition.Acquisition, all []any, ad
 	for _, in := range ins {
 		mm := &matrixRun{t: t, c: &cassette.Cassette{Interactions: []cassette.Interaction{in}}}
 		if poison != "" && m.holds(in, poison) {
-			mm.expect(f, 0, false, persist...)
+			mm.expect(f, 0, false, matrixPersist()...)
 			continue
 		}
 		mm.expect(f, 0, true, replyOf(t, in))
 	}
-	cl, err := github.New(fastOptions(f.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	a, err = cl.Acquire(ctx, refOf(m.s), testProfile(kindOf(m.s)))
-	return a, all, added, deleted, err
 }
 
 // holds reports whether a page from the end of the listing serves the row with node ID id.
