@@ -1,9 +1,15 @@
 package forge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
+
+// MaxConsecutiveFailed bounds the failed pages a listing skips in a row (Page.Err): one
+// failed page loses only its rows, but a server that fails every page is down, and trying
+// each remaining page through the transport's retries would spend the run's deadline.
+const MaxConsecutiveFailed = 3
 
 // MaxPages bounds one listing so that a server that never stops paginating cannot keep a run
 // alive forever; reaching it is an error (a fetch failure), never a silent cut.
@@ -23,11 +29,13 @@ type Page[C any] struct {
 	// Total is the provider-declared size of the listing (X-Total-Count, X-Total,
 	// totalCount), -1 when the answer declared none.
 	Total int
-	// Lost says this page could not be read (its failure persisted past the retries) but the
-	// provider names the pages after it (REST rel="last"), so the listing goes on at Next
-	// instead of ending: a failed page loses only its own rows. Rows is then 0 and the page
-	// is counted in Pagination.Lost, not in Pages.
-	Lost bool
+	// Err reports that this page could not be read (the transport's retries spent); Rows,
+	// HasNext and Total are then ignored and Next names the page after it. The listing skips
+	// the page when the provider already declared rows beyond the pages read (a total the
+	// pages read, at the largest page seen, do not cover), so one failed page loses only its
+	// own rows; otherwise the listing ends with Err. A fetch that returns an error instead
+	// never skips.
+	Err error
 }
 
 // PageRules say when a listing ends besides "no next page declared".
@@ -42,6 +50,10 @@ type PageRules struct {
 	// to Next while they fall short of it even without a declared next page (Forgejo clamps
 	// the page size, so a short page proves nothing).
 	TotalEnds bool
+	// TotalBinds makes a listing that ends (no next page declared) with fewer rows than the
+	// last declared total incomplete (ErrIncomplete): GitLab's X-Total counts what its
+	// pages hold, so a shortfall is rows the pages did not deliver.
+	TotalBinds bool
 }
 
 // Pagination is what a paginated read knows at its end, so completeness accounting can be
@@ -54,10 +66,23 @@ type Pagination struct {
 	Total        int // last declared total, -1 when none was
 	NextDeclared bool
 	Stop         StopReason
-	// Lost counts the pages that failed and were skipped (Page.Lost); a listing with lost
-	// pages ends in ErrIncomplete.
-	Lost int
+	// Failed counts the pages skipped because they could not be read (Page.Err).
+	Failed int
 }
+
+// Lost is how many declared rows the listing did not deliver: the declared total minus the
+// rows read, or 0 when no total was declared (the loss is then unknown, not zero: the caller
+// still has ErrIncomplete or the page's error).
+func (pg Pagination) Lost() int {
+	if pg.Total < 0 {
+		return 0
+	}
+	return max(pg.Total-pg.Rows, 0)
+}
+
+// covered is how many rows the pages tried (read and failed) can hold at the largest page
+// seen.
+func (pg Pagination) covered() int { return (pg.Pages + pg.Failed) * pg.Largest() }
 
 // StopReason is why a listing ended.
 type StopReason string
@@ -67,6 +92,9 @@ const (
 	StopNoNext       StopReason = "no_next"
 	StopTotalReached StopReason = "total_reached"
 	StopEmptyPage    StopReason = "empty_page"
+	// StopCovered: the pages tried cover the declared total at the largest page seen, yet
+	// rows are missing; the listing is incomplete.
+	StopCovered StopReason = "pages_cover_total"
 )
 
 // ErrIncomplete is returned (wrapped) when a listing ended before the total or next page the
@@ -84,22 +112,33 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 	pg := Pagination{Total: -1}
 	cursor := first
 	seen := map[string]bool{}
+	var failed error // the first skipped page's error
+	streak := 0      // failed pages in a row
+	incomplete := func() error {
+		return fmt.Errorf("%w: %d of %d declared rows in %d pages, %d pages failed: %w", ErrIncomplete, pg.Rows, pg.Total, pg.Pages, pg.Failed, failed)
+	}
 	for {
-		if pg.Pages >= MaxPages {
+		if pg.Pages+pg.Failed >= MaxPages {
 			return pg, fmt.Errorf("%w: more than %d", ErrTooManyPages, MaxPages)
 		}
 		p, err := fetch(cursor)
 		if err != nil {
 			return pg, err
 		}
-		if p.Lost {
-			pg.Lost++
-			if pg.Pages+pg.Lost >= MaxPages {
-				return pg, fmt.Errorf("%w: more than %d", ErrTooManyPages, MaxPages)
+		if p.Err != nil {
+			if failed == nil && (pg.Total < 0 || pg.Largest() == 0) {
+				return pg, p.Err // nothing declared lies beyond: the page's failure ends the listing
+			}
+			pg.Failed++
+			streak++
+			failed = cmp.Or(failed, p.Err)
+			if pg.covered() >= pg.Total || streak >= MaxConsecutiveFailed {
+				return pg, incomplete()
 			}
 			cursor = p.Next
 			continue
 		}
+		streak = 0
 		pg.Pages++
 		pg.Rows += p.Rows
 		pg.RowsPerPage = append(pg.RowsPerPage, p.Rows)
@@ -108,13 +147,19 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		}
 		pg.NextDeclared = p.HasNext
 		next, stop := decideNext(rules, pg, p)
+		if next && (rules.TotalEnds || pg.Failed > 0) && pg.Total >= 0 && pg.covered() >= pg.Total {
+			// Rows are missing (hidden, or lost in a failed page) but the pages tried already
+			// cover every offset of the total at the largest page seen (a lower bound of the
+			// real page size): reading on would only find empty pages.
+			next, stop = false, StopCovered
+		}
 		if !next {
 			pg.Stop = stop
-			if stop == StopEmptyPage && pg.Total > pg.Rows {
-				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
+			if failed != nil {
+				return pg, incomplete()
 			}
-			if pg.Lost > 0 {
-				return pg, fmt.Errorf("%w: %d pages failed and were skipped", ErrIncomplete, pg.Lost)
+			if (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds) && pg.Total > pg.Rows {
+				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
 			return pg, nil
 		}
@@ -130,7 +175,7 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 
 func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopReason) {
 	switch {
-	case rules.EmptyEnds && p.Rows == 0 && !(pg.Total > pg.Rows && pg.Largest() > 0 && pg.Pages*pg.Largest() < pg.Total):
+	case rules.EmptyEnds && p.Rows == 0 && !(pg.Total > pg.Rows && pg.Largest() > 0 && pg.covered() < pg.Total):
 		// Empty and either nothing declared is unread, or the pages read already cover the
 		// declared total at the largest page seen (rows are missing, not unread), or no page
 		// held a row so no page size bounds the search.

@@ -74,23 +74,59 @@ func TestPaginateRulesAndResult(t *testing.T) {
 	}
 }
 
-// A lost page (failed for good while the provider names the pages after it) is skipped: the
-// listing goes on to its Next, counts it in Lost, not in Pages, and ends in ErrIncomplete.
-func TestPaginateSkipsLostPages(t *testing.T) {
+// A page that fails after the provider declared rows beyond it is skipped: the listing loses
+// only its rows (Lost counts them), reads on to the total, and ends in ErrIncomplete wrapping
+// the page's error. A failed first page (nothing declared yet) ends the listing with its
+// error; a failed last page ends it without a further request.
+func TestPaginateSkipsAFailedPage(t *testing.T) {
 	type pg = forge.Page[int]
-	answers := []pg{
-		{Rows: 2, HasNext: true, Next: 1, Total: -1},
-		{Lost: true, Next: 2},
-		{Rows: 1, Total: -1},
+	boom := errors.New("boom")
+	rules := forge.PageRules{EmptyEnds: true, TotalEnds: true}
+	// 7 rows, 2 a page: pages 1..4. fail names the failing page; calls counts requests.
+	run := func(fail int) (forge.Pagination, int, error) {
+		calls := 0
+		p, err := forge.Paginate(1, rules, func(n int) (pg, error) {
+			calls++
+			if n == fail {
+				return pg{Err: boom, Next: n + 1}, nil
+			}
+			rows := 2
+			if n == 4 {
+				rows = 1
+			}
+			if n > 4 {
+				rows = 0
+			}
+			return pg{Rows: rows, Next: n + 1, Total: 7}, nil
+		})
+		return p, calls, err
 	}
-	p, err := forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) { return answers[n], nil })
-	want := forge.Pagination{Pages: 2, RowsPerPage: []int{2, 1}, Rows: 3, Total: -1, Stop: forge.StopNoNext, Lost: 1}
-	if !errors.Is(err, forge.ErrIncomplete) || !reflect.DeepEqual(p, want) {
-		t.Errorf("%+v, %v; want %+v and ErrIncomplete", p, err, want)
+	for _, tc := range []struct {
+		fail, calls, rows, lost int
+	}{{2, 4, 5, 2}, {3, 4, 5, 2}, {4, 4, 6, 1}} {
+		p, calls, err := run(tc.fail)
+		if !errors.Is(err, forge.ErrIncomplete) || !errors.Is(err, boom) {
+			t.Errorf("fail page %d: err %v, want ErrIncomplete wrapping the page's error", tc.fail, err)
+		}
+		if calls != tc.calls || p.Rows != tc.rows || p.Lost() != tc.lost || p.Failed != 1 {
+			t.Errorf("fail page %d: %d calls, %+v lost %d; want %d calls, %d rows, %d lost", tc.fail, calls, p, p.Lost(), tc.calls, tc.rows, tc.lost)
+		}
 	}
-	// Lost pages count toward the page bound: a server failing every page cannot loop.
-	_, err = forge.Paginate(0, forge.PageRules{}, func(n int) (pg, error) { return pg{Lost: true, Next: n + 1}, nil })
-	if !errors.Is(err, forge.ErrTooManyPages) {
-		t.Errorf("endless lost pages: %v, want ErrTooManyPages", err)
+	p, calls, err := run(1)
+	if err != boom || calls != 1 || p.Failed != 0 {
+		t.Errorf("failed first page: %v after %d calls (%+v); want the page's error after 1", err, calls, p)
+	}
+	// A server that fails every page after the first is down: the listing stops after
+	// MaxConsecutiveFailed failed pages in a row, not after trying all 50.
+	calls = 0
+	p, err = forge.Paginate(1, rules, func(n int) (pg, error) {
+		calls++
+		if n > 1 {
+			return pg{Err: boom, Next: n + 1}, nil
+		}
+		return pg{Rows: 2, Next: 2, Total: 100}, nil
+	})
+	if !errors.Is(err, forge.ErrIncomplete) || calls != 1+forge.MaxConsecutiveFailed || p.Lost() != 98 {
+		t.Errorf("every page failing: %d calls, lost %d, %v", calls, p.Lost(), err)
 	}
 }

@@ -251,6 +251,10 @@ func IsLoopback(host string) bool {
 
 // EntityError is the one typed entity-scope acquisition failure of every adapter: the spec's
 // code (not_found, authorization_failed, fetch_failed, …) and the field or source it is about.
+//
+// Forge prefixes the message ("github: entity …"); it is empty where the adapter's message has
+// always been unprefixed (Forgejo's, which the session wraps as "acquire: forgejo: entity …").
+// Field is empty where the error's text already names the field.
 type EntityError struct {
 	Forge string
 	Code  string
@@ -259,7 +263,10 @@ type EntityError struct {
 }
 
 func (e *EntityError) Error() string {
-	msg := e.Forge + ": entity " + e.Code
+	msg := "entity " + e.Code
+	if e.Forge != "" {
+		msg = e.Forge + ": " + msg
+	}
 	if e.Field != "" {
 		msg += " (" + e.Field + ")"
 	}

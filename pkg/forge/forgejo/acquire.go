@@ -19,19 +19,13 @@ import (
 )
 
 // EntityError is an entity-scope failure: the repository, issue or pull request could not be
-// read or mapped, so there is no snapshot. Code is the spec's entity gap code
-// (fetch_failed, authorization_failed or invalid_metadata).
-type EntityError struct {
-	Code string
-	Err  error
-}
-
-func (e *EntityError) Error() string { return "entity " + e.Code + ": " + e.Err.Error() }
-
-func (e *EntityError) Unwrap() error { return e.Err }
-
-// EntityFailure reports the code (forge.EntityFailure); Forgejo's entity errors name no field.
-func (e *EntityError) EntityFailure() (code, field string) { return e.Code, "" }
+// read or mapped, so there is no snapshot. It is the one provider-neutral forge.EntityError;
+// Code is the spec's entity gap code (fetch_failed, authorization_failed or
+// invalid_metadata). Forge and Field stay empty: the message has always been unprefixed
+// ("entity fetch_failed: GET /repos/{owner}/{repo}: …", wrapped by the session as
+// "acquire: forgejo: …") and names the field in its text. The alias keeps errors.As on
+// *forgejo.EntityError working.
+type EntityError = forge.EntityError
 
 func entityErr(err error) error {
 	return &EntityError{Code: gapFor(err), Err: err}
@@ -106,7 +100,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		return nil, fmt.Errorf("forgejo: client: %w", err)
 	}
 	a := acquisition.New()
-	r := &run{c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2}
+	r := &run{ctx: ctx, c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: selector(p)}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -142,6 +136,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 
 // run is the state of one Acquire call.
 type run struct {
+	ctx    context.Context // the Acquire call's: a listing skips no page once it is done
 	c      *Client
 	sdk    *gitea.Client
 	owner  string
@@ -150,21 +145,12 @@ type run struct {
 	a      *acquisition.Acquisition
 	pages  map[string]int // successfully read pages per list
 	bound  int            // the statistics' lower bound on requests
+	sel    func(scope string) bool
 	// issueComments is the complete issue comments list (comments and receipts share it);
 	// issueCommentsErr is why it is incomplete.
-	issueComments    []*gitea.Comment
-	issueCommentsErr error
-}
-
-// list reads a paginated list completely and accounts for it in the statistics.
-func (r *run) list(name string, fetch func(n int) (page, error)) error {
-	pg, err := paginateCount(fetch)
-	r.pages[name] += pg.Pages
-	// The bound counts pages at the size the server actually served (Gitea clamps limit to
-	// MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit altogether), never at
-	// the size asked for.
-	r.bound += pg.Needed()
-	return err
+	issueComments     []*gitea.Comment
+	issueCommentsErr  error
+	issueCommentsLost int
 }
 
 func (r *run) repository() error {
@@ -276,32 +262,36 @@ func (r *run) pull() error {
 
 // readIssueComments reads every page of the issue comments API once (plain conversation
 // comments; review comments come from the reviews) and, when the comments source is
-// selected, maps them to comment records. Receipts are read from the same list.
+// selected, maps them to comment records. Receipts are read from the same list. An
+// incomplete list keeps the comments it read and gaps what it lost.
 func (r *run) readIssueComments(records bool) {
-	var all []*gitea.Comment
 	name := "comments"
 	if !records {
 		name = "agent_runs"
 	}
-	err := r.list(name, func(n int) (page, error) {
+	l := readList(r, name, func(n int) ([]*gitea.Comment, page, error) {
 		cs, resp, err := r.sdk.ListIssueComments(r.owner, r.name, r.number, gitea.ListIssueCommentOptions{
 			ListOptions: gitea.ListOptions{Page: n, PageSize: r.c.pageSize}})
 		if err != nil {
-			return page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
+			return nil, page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
 		}
-		all = append(all, cs...)
-		return pageOf(resp.Header, resp.NextPage, len(cs)), nil
+		return cs, pageOf(resp.Header, resp.NextPage, len(cs)), nil
+	}, func(c *gitea.Comment) rowKey {
+		if c == nil {
+			return rowKey{}
+		}
+		return rowKey{id: c.ID, created: c.Created}
 	})
-	r.issueComments, r.issueCommentsErr = all, err
+	r.issueComments, r.issueCommentsErr, r.issueCommentsLost = l.rows, l.err, l.lost
+	if l.err != nil {
+		// The comments scope loses the rows; receipts (agent_runs) are gapped by agentRuns.
+		r.shortfall(listIssueComments, l.err, l.lost, func(s string) bool { return records && s == acquisition.ScopeComments })
+	}
 	if !records {
 		return
 	}
-	if err != nil {
-		r.gap(acquisition.ScopeComments, gapFor(err), err)
-		return
-	}
 	seen := map[int64]bool{}
-	for _, c := range all {
+	for _, c := range l.rows {
 		if c == nil || c.ID <= 0 || c.Created.IsZero() {
 			r.a.Outcomes.Add(acquisition.ScopeComments, acquisition.GapInvalidMetadata, 1)
 			continue
@@ -324,7 +314,8 @@ func (r *run) readIssueComments(records bool) {
 // the history incomplete: a gap, never an empty history.
 func (r *run) agentRuns() {
 	if r.issueCommentsErr != nil {
-		r.gap(acquisition.ScopeAgentRuns, gapFor(r.issueCommentsErr), r.issueCommentsErr)
+		// The receipts of the unread comments are missing (issue_comments feeds receipts).
+		r.shortfall(listReceipts, r.issueCommentsErr, r.issueCommentsLost, r.sel)
 		return
 	}
 	r.addReceipts()
@@ -344,22 +335,23 @@ type nativeReview struct {
 // reviews reads every page of formal reviews, maps their states, then reads each submitted
 // review's comments and builds threads from them.
 func (r *run) reviews(ctx context.Context, withComments bool) {
-	var all []nativeReview
 	path := fmt.Sprintf("/repos/%s/%s/pulls/%d/reviews", url.PathEscape(r.owner), url.PathEscape(r.name), r.number)
-	err := r.list("reviews", func(n int) (page, error) {
+	l := readList(r, "reviews", func(n int) ([]nativeReview, page, error) {
 		var rows []nativeReview
 		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/pulls/{n}/reviews", path,
 			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &rows)
 		if err != nil {
-			return page{}, err
+			return nil, page{}, err
 		}
-		all = append(all, rows...)
-		return pageOf(h, next, len(rows)), nil
-	})
-	if err != nil {
-		r.gap(acquisition.ScopeReviews, gapFor(err), err)
-		return
+		return rows, pageOf(h, next, len(rows)), nil
+	}, reviewKey)
+	if l.err != nil {
+		// The unread reviews are missing, and with them their comments (comment records and
+		// the threads of the reviews relation): every scope the reviews listing feeds is
+		// short. The reviews read are kept.
+		r.shortfall(listReviews, l.err, l.lost, r.sel)
 	}
+	all := l.rows
 	var kept []int64
 	seen := map[int64]bool{}
 	for _, nr := range all {
@@ -404,6 +396,11 @@ func (r *run) reviews(ctx context.Context, withComments bool) {
 		r.a.Reviews = append(r.a.Reviews, rv)
 		kept = append(kept, nr.ID)
 	}
+	r.reviewConversations(kept, withComments)
+}
+
+// reviewConversations reads each kept review's comments and builds threads from them.
+func (r *run) reviewConversations(kept []int64, withComments bool) {
 	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
 	var rcs []*gitea.PullReviewComment
 	for _, id := range kept {
@@ -413,10 +410,7 @@ func (r *run) reviews(ctx context.Context, withComments bool) {
 			err = apiErr("GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments", resp, err)
 			// The review's conversation is incomplete: both its comment records and its
 			// threads (the reviews relation) are missing.
-			r.gap(acquisition.ScopeReviews, gapFor(err), err)
-			if withComments {
-				r.a.Outcomes.Add(acquisition.ScopeComments, gapFor(err), 1)
-			}
+			r.shortfall(listReviewComments, err, 1, r.sel)
 			continue
 		}
 		for _, c := range cs {
@@ -460,30 +454,27 @@ func reviewTime(nr nativeReview) (string, bool) {
 func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 	head := r.a.Entity.HeadSHA
 	path := fmt.Sprintf("/repos/%s/%s/actions/tasks", url.PathEscape(r.owner), url.PathEscape(r.name))
-	var all []task
-	err := r.list("tasks", func(n int) (page, error) {
+	l := readList(r, "tasks", func(n int) ([]task, page, error) {
 		var body taskList
 		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/actions/tasks", path,
 			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &body)
 		if err != nil {
-			return page{}, err
+			return nil, page{}, err
 		}
-		all = append(all, body.Tasks...)
 		pg := pageOf(h, next, len(body.Tasks))
 		if pg.total < 0 && body.TotalCount > 0 {
 			pg.total = int(body.TotalCount)
 		}
-		return pg, nil
-	})
-	if err != nil {
-		code := gapFor(err)
-		if statusOf(err) == http.StatusNotFound {
-			// The instance has no Actions tasks API (or Actions is disabled for the repository).
-			code = acquisition.GapUnsupported
+		return body.Tasks, pg, nil
+	}, taskKey)
+	if l.err != nil {
+		// The unread tasks are missing checks, and their logs missing check logs.
+		r.shortfall(listTasks, l.err, l.lost, r.sel)
+		if len(l.rows) == 0 {
+			return
 		}
-		r.gap(acquisition.ScopeChecks, code, err)
-		return
 	}
+	all := l.rows
 	seen := map[int64]bool{}
 	for _, t := range all {
 		sha, ok := normOID(t.HeadSHA)
@@ -508,7 +499,9 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 		}
 		r.a.Checks = append(r.a.Checks, c)
 	}
-	if len(seen) == 0 {
+	if len(seen) == 0 && l.err == nil {
+		// A complete tasks list without the head: look for external CI. (An incomplete one
+		// is already the checks gap.)
 		r.commitStatuses(ctx, head)
 	}
 }
@@ -528,7 +521,7 @@ func (r *run) commitStatuses(ctx context.Context, head string) {
 	_, _, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/commits/{sha}/status", path, nil, &body)
 	r.bound++
 	if err != nil {
-		r.gap(acquisition.ScopeChecks, gapFor(err), err)
+		r.shortfall(listStatuses, err, 1, r.sel)
 		return
 	}
 	if n := max(body.TotalCount, len(body.Statuses)); n > 0 {

@@ -276,9 +276,10 @@ func gapFor(err error) string {
 
 // page is what one list request returned besides its items.
 type page struct {
-	total   int // X-Total-Count, -1 when absent or malformed
-	next    int // Link rel="next" page, 0 when absent
-	decoded int // items on this page
+	total   int       // X-Total-Count, -1 when absent or malformed
+	next    int       // Link rel="next" page, 0 when absent
+	decoded int       // items on this page
+	date    time.Time // the answer's Date header (zero when absent): the drift check's clock
 }
 
 func pageOf(h http.Header, next, decoded int) page {
@@ -288,31 +289,26 @@ func pageOf(h http.Header, next, decoded int) page {
 			p.total = n
 		}
 	}
+	if d, err := http.ParseTime(h.Get("Date")); err == nil {
+		p.date = d
+	}
 	return p
 }
 
-// paginate calls fetch for pages 1, 2, … until the listing is complete: it stops when the
-// collected count reaches X-Total-Count, when a page is empty, or, without X-Total-Count, when
-// there is no Link rel="next". It never relies on a short page meaning "last page", because
-// Forgejo clamps `limit` to MAX_RESPONSE_ITEMS.
+// paginate calls fetch for pages 1, 2, … until the listing is complete, by the shared
+// forge.Paginate: a declared total is followed page by page until reached (never trusting a
+// short page: Forgejo clamps limit to MAX_RESPONSE_ITEMS), an empty page short of it is not
+// the end, and without X-Total-Count Link rel="next" decides. The commenter's own-comment
+// search uses it; Acquire reads its lists through readList, which adds the drift check.
 func paginate(fetch func(pageNo int) (page, error)) error {
-	_, err := paginateCount(fetch)
-	return err
-}
-
-// paginateCount is paginate reporting the pagination (pages and rows each answer actually
-// held, the last X-Total-Count seen), for the statistics' lower bound. The loop is the shared
-// forge.Paginate: an empty page ends the listing, a declared total is followed page by page
-// until reached, otherwise Link rel="next" decides.
-func paginateCount(fetch func(pageNo int) (page, error)) (forge.Pagination, error) {
-	pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
+	_, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
 		if err != nil {
 			return forge.Page[int]{}, err
 		}
 		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
 	})
-	return pg, err
+	return err
 }
 
 // getJSON performs a direct GET of path (relative to the API URL) with query, decoding the

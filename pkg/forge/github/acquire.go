@@ -294,19 +294,30 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 
 // pagesREST is the one REST pagination of this adapter: go-github's NextPage through the
 // shared forge.Paginate, each page handed to each as it arrives, a transient page failure
-// retried (readPage), a next page that goes backwards refused. A page that still fails while
-// an earlier answer's Link rel="last" names later pages is skipped (forge.Page.Lost): only its
-// own rows are lost, the pages after it are read.
+// retried (readPage), a next page that goes backwards refused. A page that still fails is
+// skipped (forge.Page.Err) while rows are declared beyond the pages tried — the declared size
+// (declared, nil or -1 when none) or the pages an earlier answer's Link rel="last" names —
+// so only its own rows are lost. When the first page fails (a 5xx, a timeout, a broken body;
+// not a 4xx or a rate limit) no answer named the last page yet: the listing is read on from
+// page 2, whose answer does (or is empty and ends it).
 //
 // An empty page that announces another is not the end; but once the pages read cover the
-// declared size (declared, nil or -1 when none) and the rows read, at the largest page seen,
-// with a whole page to spare, an empty page that still announces another ends the listing in
-// errBeyondDeclared (a server that loops), never in an endless walk.
+// declared size and the rows read, at the largest page seen, with a whole page to spare, an
+// empty page that still announces another ends the listing in errBeyondDeclared (a server
+// that loops), never in an endless walk.
 func pagesREST[T any](ctx context.Context, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
 	last := 0 // the last page an answer named (rel="last"), 0 while none did
-	var lostErr error
 	pages, rows, largest := 0, 0, 0
-	pg, err := forge.Paginate(0, forge.PageRules{}, func(page int) (forge.Page[int], error) {
+	// stated is the declared size, or what rel="last" states when nothing was declared; size
+	// is the most either says (a declared size read before rows were added may be short).
+	stated := func() int {
+		if declared != nil && declared() >= 0 {
+			return declared()
+		}
+		return last * largest
+	}
+	size := func() int { return max(stated(), last*largest) }
+	read := func(page int) (forge.Page[int], error) {
 		var items []T
 		var resp *gh.Response
 		err := readPage(ctx, func() error {
@@ -315,39 +326,36 @@ func pagesREST[T any](ctx context.Context, endpoint string, declared func() int,
 			return err
 		})
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-			case page > 1 && page < last:
-				lostErr = err
-				return forge.Page[int]{Lost: true, Next: page + 1}, nil
-			case page == 0 && pageFault(err):
-				// The first page failed, so no answer named the last one yet: page 2's answer
-				// will (or is empty and ends the listing). A failure of the whole listing
-				// (401, 403, 404) is not probed.
-				lostErr = err
-				return forge.Page[int]{Lost: true, Next: 2}, nil
+			if ctx.Err() != nil {
+				return forge.Page[int]{}, err
 			}
-			return forge.Page[int]{}, err
+			return forge.Page[int]{Err: err, Next: max(page, 1) + 1}, nil
 		}
 		each(items)
 		pages, rows, largest = pages+1, rows+len(items), max(largest, len(items))
-		p := forge.Page[int]{Rows: len(items), Total: -1}
 		if resp != nil && resp.LastPage > last {
 			last = resp.LastPage
 		}
+		p := forge.Page[int]{Rows: len(items), Total: size()}
 		if resp != nil && resp.NextPage != 0 {
 			if resp.NextPage <= max(page, 1) {
 				return p, fmt.Errorf("github: %s: %w (page %d after %d)", endpoint, errPaginationBackwards, resp.NextPage, page)
 			}
 			p.HasNext, p.Next = true, resp.NextPage
-			if len(items) == 0 && declared != nil && largest > 0 && pages*largest >= max(declared(), rows)+largest {
-				return p, fmt.Errorf("github: %s: %w (%d pages for %d declared rows)", endpoint, errBeyondDeclared, pages, declared())
+			if len(items) == 0 && largest > 0 && pages*largest >= max(stated(), rows)+largest {
+				return p, fmt.Errorf("github: %s: %w (%d pages for %d declared rows)", endpoint, errBeyondDeclared, pages, stated())
 			}
 		}
 		return p, nil
-	})
-	if err != nil && lostErr != nil && errors.Is(err, forge.ErrIncomplete) {
-		err = fmt.Errorf("%w (last failure: %v)", err, lostErr)
+	}
+	pg, err := forge.Paginate(0, forge.PageRules{}, read)
+	if err != nil && pg.Pages == 0 && pg.Failed == 0 && ctx.Err() == nil && pageFault(err) {
+		first := err
+		pg, err = forge.Paginate(2, forge.PageRules{}, read)
+		pg.Failed++
+		if err == nil {
+			err = fmt.Errorf("%w: the first page failed: %w", forge.ErrIncomplete, first)
+		}
 	}
 	return pg, err
 }
@@ -413,7 +421,7 @@ func readConsistent[T any](ctx context.Context, r *run, read func() ([]T, forge.
 // costs none. It returns how many of those rows were deleted (each may have shifted one row
 // out of the listing).
 func (r *run) driftCheck(ctx context.Context, ids []string, pg forge.Pagination) (int, error) {
-	if pg.Pages < 2 || pg.Lost > 0 {
+	if pg.Pages < 2 || pg.Failed > 0 {
 		return 0, nil
 	}
 	prefix := min(len(ids), pg.Rows-pg.RowsPerPage[len(pg.RowsPerPage)-1])

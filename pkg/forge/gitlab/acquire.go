@@ -208,28 +208,26 @@ func (c *Client) discussionSources(ctx context.Context, pid any, iid int64, chan
 	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
 	if wantComments || wantRuns {
 		// One discussions read serves both sources: receipts are notes too.
-		ds, err := c.discussions(ctx, pid, iid, change)
-		ds = uniqueDiscussions(ds)
-		switch {
-		case err != nil:
-			c.opts.Log.Warn().Int("status", statusOf(err)).Msg("discussions fetch failed")
-			// A partial read is not a history: report the scopes unusable, stage none of it.
-			if wantComments {
-				a.Outcomes.Add(acquisition.ScopeComments, fetchGap(err), 1)
+		l := c.discussions(ctx, pid, iid, change)
+		ds := uniqueDiscussions(l.rows)
+		if l.err != nil {
+			// The discussions not read are missing comments, threads and receipts: every scope
+			// the listing feeds is short. The discussions read are kept as comments; receipts
+			// are not read from an incomplete history.
+			name := listIssueDiscussions
+			if change {
+				name = listMRDiscussions
 			}
-			if wantRuns {
-				a.Outcomes.Add(acquisition.ScopeAgentRuns, fetchGap(err), 1)
-			}
-		default:
-			if wantComments {
-				comments, threads, out := MapDiscussions(ds)
-				a.Comments = append(a.Comments, comments...)
-				a.Threads = append(a.Threads, threads...)
-				a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
-			}
-			if wantRuns {
-				c.agentRuns(ctx, ds, a)
-			}
+			c.shortfall(a, name, l.err, l.lost, selector(profile))
+		}
+		if wantComments {
+			comments, threads, out := MapDiscussions(ds)
+			a.Comments = append(a.Comments, comments...)
+			a.Threads = append(a.Threads, threads...)
+			a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
+		}
+		if wantRuns && l.err == nil {
+			c.agentRuns(ctx, ds, a)
 		}
 	}
 }
@@ -364,17 +362,17 @@ func labels(l gl.Labels) []string {
 }
 
 // discussions reads every discussion of the entity, all pages, in forge order.
-func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool) ([]*gl.Discussion, error) {
+func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool) listed[*gl.Discussion] {
 	if change {
-		opt := &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
-		return all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+		opt := &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}}
+		return read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 			return c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
-		})
+		}, discussionKey)
 	}
-	opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}}
-	return all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+	opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}}
+	return read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 		return c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
-	})
+	}, discussionKey)
 }
 
 // uniqueDiscussions keeps the first listing of each discussion id: offset pages can repeat a
@@ -503,35 +501,35 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 		return
 	}
 	popt := &gl.ListProjectPipelinesOptions{
-		ListOptions: gl.ListOptions{PerPage: PerPage},
+		ListOptions: gl.ListOptions{PerPage: c.perPage()},
 		SHA:         gl.Ptr(head), OrderBy: gl.Ptr("id"), Sort: gl.Ptr("asc"),
 	}
-	pipes, err := all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
+	sel := selector(profile)
+	pl := read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
 		return c.gl.Pipelines.ListProjectPipelines(pid, popt, o...)
-	})
-	if err != nil {
-		c.opts.Log.Warn().Str("scope", "checks").Int("status", statusOf(err)).Msg("pipelines fetch failed")
-		a.Outcomes.Add(acquisition.ScopeChecks, fetchGap(err), 1)
-		return
+	}, pipelineKey)
+	if pl.err != nil {
+		// The unread pipelines' jobs are missing checks and their traces missing logs; the
+		// pipelines read are kept.
+		c.shortfall(a, listPipelines, pl.err, pl.lost, sel)
 	}
 	var checks []acquisition.Check
 	invalid := 0
 	seenJob := map[int64]bool{}
-	for _, p := range pipes {
+	for _, p := range pl.rows {
 		if p == nil {
 			continue
 		}
-		jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: PerPage}, IncludeRetried: gl.Ptr(true)}
-		jobs, err := all(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
+		jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}, IncludeRetried: gl.Ptr(true)}
+		jl := read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
 			return c.gl.Jobs.ListPipelineJobs(pid, p.ID, jopt, o...)
-		})
-		if err != nil {
-			c.opts.Log.Warn().Str("scope", "checks").Int64("pipeline_id", p.ID).Int("status", statusOf(err)).Msg("pipeline jobs fetch failed")
-			a.Outcomes.Add(acquisition.ScopeChecks, fetchGap(err), 1)
-			a.Checks = []acquisition.Check{}
-			return
+		}, jobKey)
+		if jl.err != nil {
+			// This pipeline's unread jobs are missing checks (and logs); the jobs read, and
+			// every other pipeline's, are kept.
+			c.shortfall(a, listJobs, jl.err, jl.lost, sel)
 		}
-		for _, j := range jobs {
+		for _, j := range jl.rows {
 			if j == nil {
 				continue
 			}

@@ -93,6 +93,17 @@ type Client struct {
 	retrier *retryablehttp.Client // for the bounded trace reader
 	counter *counter
 	stats   *Stats // of the last Acquire, guarded by counter.mu
+	// pageSize overrides PerPage for the acquisition's lists (in-package tests page small
+	// lists; 0: PerPage).
+	pageSize int64
+}
+
+// perPage is the page size the acquisition's lists request.
+func (c *Client) perPage() int64 {
+	if c.pageSize > 0 {
+		return c.pageSize
+	}
+	return PerPage
 }
 
 // New builds a Client. It fails on an unusable API URL.

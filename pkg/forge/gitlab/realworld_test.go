@@ -49,12 +49,25 @@ func (r *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // realPage is a JSON page with the headers GitLab really sends for offset pagination: X-Page,
 // X-Per-Page, X-Total, X-Total-Pages, an empty X-Next-Page on the last page, and a Link
 // header whose URLs repeat the route parameters (id, merge_request_iid) as query parameters.
-func realPage(t testing.TB, rel string, pageNo, pages int, linkBase string) httpfake.Reply {
+// X-Total is the listing's real row count: the rows of every page's fixture (all names each
+// page of the listing; GitLab counts what its pages hold, and the adapter checks it).
+func realPage(t testing.TB, rel string, pageNo, pages int, linkBase string, all ...string) httpfake.Reply {
 	r := httpfake.JSON(http.StatusOK, fixture(t, rel))
 	r.Header.Set("X-Page", itoa(pageNo))
 	r.Header.Set("X-Per-Page", "100")
 	r.Header.Set("X-Total-Pages", itoa(pages))
-	r.Header.Set("X-Total", itoa(pages*3))
+	if len(all) == 0 {
+		all = []string{rel}
+	}
+	total := 0
+	for _, a := range all {
+		var rows []json.RawMessage
+		if err := json.Unmarshal(fixture(t, a), &rows); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		total += len(rows)
+	}
+	r.Header.Set("X-Total", itoa(total))
 	r.Header.Set("X-Prev-Page", "")
 	r.Header.Set("X-Next-Page", "")
 	var links []string
@@ -78,8 +91,8 @@ func expectRealScenario(t testing.TB, f *httpfake.Server) {
 	disc := "https://gitlab.example.com:8443/gitlab/api/v4/projects/278964/merge_requests/14656/discussions?id=278964&merge_request_iid=14656"
 	f.Expect("GET", p, httpfake.JSON(200, fixture(t, "real/project.json")))
 	f.Expect("GET", p+"/merge_requests/14656", httpfake.JSON(200, fixture(t, "real/merge_request.json")))
-	f.Expect("GET", p+"/merge_requests/14656/discussions?per_page=100", realPage(t, "real/discussions_page1.json", 1, 2, disc))
-	f.Expect("GET", p+"/merge_requests/14656/discussions?id=278964&merge_request_iid=14656&page=2&per_page=100", realPage(t, "real/discussions_page2.json", 2, 2, disc))
+	f.Expect("GET", p+"/merge_requests/14656/discussions?per_page=100", realPage(t, "real/discussions_page1.json", 1, 2, disc, "real/discussions_page1.json", "real/discussions_page2.json"))
+	f.Expect("GET", p+"/merge_requests/14656/discussions?id=278964&merge_request_iid=14656&page=2&per_page=100", realPage(t, "real/discussions_page2.json", 2, 2, disc, "real/discussions_page1.json", "real/discussions_page2.json"))
 	f.Expect("GET", p+"/pipelines?order_by=id&per_page=100&sha="+realHead+"&sort=asc",
 		realPage(t, "real/pipelines.json", 1, 1, "https://gitlab.example.com:8443/gitlab/api/v4/projects/278964/pipelines?id=278964&order_by=id&sha="+realHead+"&sort=asc"))
 	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&per_page=100",
@@ -274,7 +287,7 @@ func TestGitLabMalformedLinkHeadersNeverPanic(t *testing.T) {
 					t.Errorf("Link %q: panic %v", link, p)
 				}
 			}()
-			if _, err := c.discussions(context.Background(), int64(1), 1, true); err != nil && !strings.Contains(err.Error(), "repeats") {
+			if err := c.discussions(context.Background(), int64(1), 1, true).err; err != nil && !strings.Contains(err.Error(), "repeats") {
 				t.Logf("Link %q: %v", link, err)
 			}
 		}()
@@ -370,7 +383,7 @@ func TestGitLabResponseBodiesAreCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.discussions(context.Background(), int64(1), 1, true); !errors.Is(err, ErrResponseTooLarge) {
+	if err := c.discussions(context.Background(), int64(1), 1, true).err; !errors.Is(err, ErrResponseTooLarge) {
 		t.Errorf("endless page: %v", err)
 	}
 	if u, _, err := c.API().Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {
@@ -379,7 +392,8 @@ func TestGitLabResponseBodiesAreCapped(t *testing.T) {
 }
 
 // TestGitLabPageShiftRepeatsAreOneRecord: a discussion or a job listed again on the next page
-// (the list shifted while it was read) is one record, not a duplicate the assembler would drop.
+// (the list shifted while it was read) is drift: the listing is read once more, and every row
+// is one record, not a duplicate the assembler would drop, with no gap.
 func TestGitLabPageShiftRepeatsAreOneRecord(t *testing.T) {
 	f := httpfake.New(t)
 	const p = "/api/v4/projects/278964"
@@ -399,8 +413,10 @@ func TestGitLabPageShiftRepeatsAreOneRecord(t *testing.T) {
 	b2, _ := json.Marshal(d2)
 	r1 := httpfake.JSON(200, page1)
 	r1.Header.Set("X-Next-Page", "2")
-	f.Expect("GET", p+"/merge_requests/14656/discussions?per_page=100", r1)
-	f.Expect("GET", p+"/merge_requests/14656/discussions?page=2&per_page=100", httpfake.JSON(200, b2))
+	// The repeat is drift (the list moved while read): the listing is read once more, and
+	// this time the pages are consistent.
+	f.Expect("GET", p+"/merge_requests/14656/discussions?per_page=100", r1, r1)
+	f.Expect("GET", p+"/merge_requests/14656/discussions?page=2&per_page=100", httpfake.JSON(200, b2), httpfake.JSON(200, fixture(t, "real/discussions_page2.json")))
 	f.Expect("GET", p+"/pipelines?order_by=id&per_page=100&sha="+realHead+"&sort=asc", httpfake.JSON(200, fixture(t, "real/pipelines.json")))
 	var jobs []json.RawMessage
 	if err := json.Unmarshal(fixture(t, "real/jobs.json"), &jobs); err != nil {
@@ -408,10 +424,11 @@ func TestGitLabPageShiftRepeatsAreOneRecord(t *testing.T) {
 	}
 	j1, _ := json.Marshal(jobs[:5])
 	j2, _ := json.Marshal(jobs[4:]) // job 305 twice
+	j2ok, _ := json.Marshal(jobs[5:])
 	r := httpfake.JSON(200, j1)
 	r.Header.Set("X-Next-Page", "2")
-	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&per_page=100", r)
-	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&page=2&per_page=100", httpfake.JSON(200, j2))
+	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&per_page=100", r, r)
+	f.Expect("GET", p+"/pipelines/77056819/jobs?include_retried=true&page=2&per_page=100", httpfake.JSON(200, j2), httpfake.JSON(200, j2ok))
 	f.Expect("GET", p+"/jobs/301/trace", httpfake.Reply{Status: 200, Body: fixture(t, "real/trace_301.txt")})
 	for _, id := range []string{"1", "2", "3614858"} {
 		f.Expect("GET", "/api/v4/users/"+id, httpfake.JSON(200, fixture(t, "real/user_"+id+".json")))

@@ -19,6 +19,11 @@
 // + Retry-After), Timeout (hold the request until the client gives up), TruncatedJSON (a
 // complete response whose JSON body is cut), CutConnection (the connection closes mid-body).
 // A page that changes between reads is two different JSON replies for the same key.
+//
+// Faults (fault.go) is the paginated-list fault injector, put in front of a Server with Use:
+// it serves list endpoints from their rows in a forge's pagination dialect and makes page N
+// of an endpoint template fail persistently, hold fewer rows than declared (invisible rows),
+// or drift (rows deleted or added between two page reads).
 package httpfake
 
 import (
@@ -147,6 +152,9 @@ type Server struct {
 	all    []*slot
 	served []string
 	done   chan struct{}
+	// front is what the listener serves: the registry itself, or middleware Use put in front
+	// of it (a Faults injector).
+	front http.Handler
 }
 
 // New starts a fake server that is closed, and checked for never-made requests, when the test
@@ -154,7 +162,8 @@ type Server struct {
 func New(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{t: t, queues: map[string][]*slot{}, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.front = http.HandlerFunc(s.serve)
+	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
 	t.Cleanup(func() {
 		close(s.done)
@@ -243,6 +252,23 @@ func (s *Server) ExpectCassette(c *cassette.Cassette) {
 		}
 		s.ExpectBody(in.Request.Method, u.RequestURI(), body, r)
 	}
+}
+
+// Use puts mw in front of the registry: the fake's URL then serves mw(registry), so a Faults
+// injector can serve and break the paginated lists while every other request is still
+// matched against the registered expectations.
+func (s *Server) Use(mw func(http.Handler) http.Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.front = mw(s.front)
+}
+
+// ServeHTTP answers from the registry (behind any Use middleware).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.front
+	s.mu.Unlock()
+	h.ServeHTTP(w, r)
 }
 
 // Served lists the match keys of the requests answered from the registry, in arrival order.

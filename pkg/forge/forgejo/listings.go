@@ -1,0 +1,158 @@
+package forgejo
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
+)
+
+// Listing names (keys of listings).
+const (
+	listIssueComments  = "issue_comments"
+	listReceipts       = "receipts"
+	listReviews        = "reviews"
+	listReviewComments = "review_comments"
+	listTasks          = "tasks"
+	listTaskLogs       = "task_logs"
+	listStatuses       = "commit_statuses"
+	listPermissions    = "permissions"
+)
+
+// listings is the adapter's dependency map, as data: every list it reads and the scopes an
+// incomplete read of it shortens. Receipts and task logs are read from no endpoint of their
+// own (receipts are issue comments; Forgejo serves no task log), but an unread parent row
+// still loses them, so they are listings too. docs/forgejo.md has the same table in prose.
+var listings = forge.NewListings(
+	forge.Listing{Name: listIssueComments, Endpoint: "/repos/{owner}/{repo}/issues/{n}/comments", Paged: true,
+		Scopes: []string{acquisition.ScopeComments}, Feeds: []string{listReceipts}},
+	forge.Listing{Name: listReceipts, Scopes: []string{acquisition.ScopeAgentRuns}},
+	forge.Listing{Name: listReviews, Endpoint: "/repos/{owner}/{repo}/pulls/{n}/reviews", Paged: true,
+		Scopes: []string{acquisition.ScopeReviews}, Feeds: []string{listReviewComments}},
+	// A review's comments are comment records and form the threads of the reviews relation.
+	forge.Listing{Name: listReviewComments, Endpoint: "/repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments",
+		Scopes: []string{acquisition.ScopeComments, acquisition.ScopeReviews}},
+	forge.Listing{Name: listTasks, Endpoint: "/repos/{owner}/{repo}/actions/tasks", Paged: true,
+		Scopes: []string{acquisition.ScopeChecks}, Feeds: []string{listTaskLogs}},
+	forge.Listing{Name: listTaskLogs, Scopes: []string{acquisition.ScopeCheckLogs}},
+	forge.Listing{Name: listStatuses, Endpoint: "/repos/{owner}/{repo}/commits/{sha}/status",
+		Scopes: []string{acquisition.ScopeChecks}},
+	forge.Listing{Name: listPermissions, Endpoint: "/repos/{owner}/{repo}/collaborators/{user}/permission",
+		Scopes: []string{acquisition.ScopeActors}},
+)
+
+// rowKey is what the drift check knows of a row: its ID and creation time (zero when the
+// row has none).
+type rowKey struct {
+	id      int64
+	created time.Time
+}
+
+// listResult is one read listing: its rows, and when it is incomplete, why and how many declared
+// rows it lost (0: unknown).
+type listResult[T any] struct {
+	rows []T
+	err  error
+	lost int
+}
+
+// readList reads every page of listing name through get, which fetches one page. It keeps
+// what can be kept — a page that fails after X-Total-Count declared rows beyond it is
+// skipped, so only its rows are lost — and it checks that the list did not move between its
+// pages (forge.DriftCheck: totals, repeated IDs, rows newer than the read; no request). A
+// read stops at the page that shows the move, and the list is read once more from page 1; if
+// it moved again, the listing is incomplete (forge.ErrDrift), keeping the rows read. So the
+// drift check adds requests only when the list did change, and a server that loops (serves
+// the same rows again) is stopped at its first repeat.
+func readList[T any](r *run, name string, get func(n int) ([]T, page, error), key func(T) rowKey) listResult[T] {
+	var out listResult[T]
+	for attempt := 0; attempt < 2; attempt++ {
+		var rows []T
+		var drift forge.DriftCheck
+		pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
+			got, p, err := get(n)
+			if err != nil {
+				if r.ctx.Err() != nil {
+					return forge.Page[int]{}, err // out of time: no later page can be read either
+				}
+				return forge.Page[int]{Err: err, Next: n + 1}, nil
+			}
+			drift.Page(p.date, p.total)
+			for _, row := range got {
+				k := key(row)
+				id := ""
+				if k.id > 0 {
+					id = strconv.FormatInt(k.id, 10)
+				}
+				drift.Row(id, k.created)
+			}
+			rows = append(rows, got...)
+			if drift.Moved() {
+				// Reading on would only read a moving (or looping) list further.
+				return forge.Page[int]{}, forge.ErrDrift
+			}
+			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+		})
+		r.pages[name] += pg.Pages
+		out = listResult[T]{rows: rows, err: err, lost: pg.Lost()}
+		if !drift.Moved() || attempt == 1 {
+			// The bound counts pages at the size the server actually served (Gitea clamps
+			// limit to MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit
+			// altogether), never at the size asked for, and only for the read that stands.
+			r.bound += pg.Needed()
+			if drift.Moved() {
+				out.lost = 0 // unknown: the pages no longer say where the rows are
+			}
+			return out
+		}
+		r.c.log.Warn().Str("forge", Forge).Str("listing", name).Msg("forgejo list moved while read; reading it again")
+	}
+	return out
+}
+
+// shortfall records that listing name ended incomplete: every scope it shortens that the
+// profile selects gets the gap (listings, the dependency map). A listing whose endpoint does
+// not exist on the instance (404: Actions disabled, an old Forgejo) is unsupported.
+func (r *run) shortfall(name string, err error, lost int, selected func(scope string) bool) {
+	code := gapFor(err)
+	if statusOf(err) == http.StatusNotFound && name == listTasks {
+		code = acquisition.GapUnsupported
+	}
+	listings.Shortfall(&r.a.Outcomes, name, code, lost, selected)
+	ev := r.c.log.Warn().Str("forge", Forge).Str("listing", name).Str("code", code).Int("status", statusOf(err)).Int("lost", lost)
+	var e *APIError
+	if errors.As(err, &e) {
+		ev = ev.Str("op", e.Op)
+	}
+	ev.Msg("forgejo listing incomplete")
+}
+
+// selector reports which scopes the profile selects (forge.Selected).
+func selector(p acquisition.Profile) func(string) bool { return forge.Selected(p) }
+
+// rawTime parses a native timestamp for the drift check (zero when absent or malformed: the
+// row then cannot prove it is newer than the read, and the other checks still apply).
+func rawTime(p *string) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, *p)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// reviewKey: a review's creation time, or its submission when the answer has none.
+func reviewKey(nr nativeReview) rowKey {
+	t := rawTime(nr.CreatedAt)
+	if t.IsZero() {
+		t = rawTime(nr.SubmittedAt)
+	}
+	return rowKey{id: nr.ID, created: t}
+}
+
+func taskKey(t task) rowKey { return rowKey{id: t.ID, created: rawTime(t.CreatedAt)} }
