@@ -1,87 +1,77 @@
 package github
 
 import (
-	"sort"
-
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
 
-// Listing is one paginated listing the adapter reads and the scopes its rows feed, directly or
-// through the listings and lookups they drive. It is the adapter's dependency map: when a
-// listing ends incomplete — a page failed past its retries, the provider's total was not
-// reached, a declared next page was not followed, the page bound was hit, the pages shifted —
-// every scope it feeds that the profile selects gets a fetch_failed gap (incomplete), never a
-// silently shorter list. docs/github.md renders this table.
-type Listing struct {
-	// Name is the listing's key in --stats pages and lower_bound_parts.
-	Name string
-	// Endpoint is its templated label in --stats requests_by_endpoint.
-	Endpoint string
-	// Feeds are the scopes the listing's rows feed, in the order its rows reach them.
-	Feeds []string
-	// Aborts says an incomplete listing aborts the acquisition (the entity's labels are a
-	// required singleton's metadata) instead of gapping.
-	Aborts bool
-}
-
-// Listing names (the --stats keys).
+// Listing names (the --stats keys of the paged listings).
 const (
-	listLabels          = "entity"
-	listComments        = "comments"
-	listReviews         = "reviews"
-	listDismissals      = "review_dismissals"
-	listThreads         = "review_threads"
-	listThreadComments  = "review_thread_comments"
-	listCheckRuns       = "check_runs"
-	listWorkflowRuns    = "workflow_runs"
-	listWorkflowJobs    = "workflow_jobs"
-	endpointComments    = "GET /repos/{owner}/{repo}/issues/{number}/comments"
-	endpointReviews     = "GET /repos/{owner}/{repo}/pulls/{number}/reviews"
-	endpointCheckRuns   = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
-	endpointRuns        = "GET /repos/{owner}/{repo}/actions/runs"
-	endpointJobs        = "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs"
-	endpointGraphQLPref = "POST /graphql "
+	listLabels         = "entity"
+	listComments       = "comments"
+	listReceipts       = "receipts"
+	listReviews        = "reviews"
+	listDismissals     = "review_dismissals"
+	listDismissers     = "dismissal_actors"
+	listThreads        = "review_threads"
+	listThreadComments = "review_thread_comments"
+	listCheckRuns      = "check_runs"
+	listWorkflowRuns   = "workflow_runs"
+	listWorkflowJobs   = "workflow_jobs"
+	listJobLogs        = "job_logs"
 )
 
-// listings is the dependency map. Check runs feed checks and, through each failed check, its
-// log; the Actions workflow runs and their jobs feed every Actions check's created_at (a check
-// without one is omitted) and so its log too; the review-dismissal timeline feeds the dismissal
-// actor and time of dismissed reviews and the actor state of the dismissers; comments feed the
-// comment records and the receipts read from them (agent_runs); review threads and their
-// comment pages feed the review relationships and the review-thread comment records. A REST
-// listing's drift check (driftCheck, POST /graphql Exists) belongs to the listing it checks:
-// a check that cannot be made leaves that listing unproven, so incomplete.
-var listings = []Listing{
-	{Name: listLabels, Endpoint: endpointGraphQLPref + "Entity", Feeds: []string{acquisition.ScopeEntity}, Aborts: true},
-	{Name: listComments, Endpoint: endpointComments, Feeds: []string{acquisition.ScopeComments, acquisition.ScopeAgentRuns}},
-	{Name: listReviews, Endpoint: endpointReviews, Feeds: []string{acquisition.ScopeReviews}},
-	{Name: listDismissals, Endpoint: endpointGraphQLPref + "Dismissals", Feeds: []string{acquisition.ScopeReviews, acquisition.ScopeActors}},
-	{Name: listThreads, Endpoint: endpointGraphQLPref + "Threads", Feeds: []string{acquisition.ScopeReviews, acquisition.ScopeComments}},
-	{Name: listThreadComments, Endpoint: endpointGraphQLPref + "ThreadComments", Feeds: []string{acquisition.ScopeReviews, acquisition.ScopeComments}},
-	{Name: listCheckRuns, Endpoint: endpointCheckRuns, Feeds: []string{acquisition.ScopeChecks, acquisition.ScopeCheckLogs}},
-	{Name: listWorkflowRuns, Endpoint: endpointRuns, Feeds: []string{acquisition.ScopeChecks, acquisition.ScopeCheckLogs}},
-	{Name: listWorkflowJobs, Endpoint: endpointJobs, Feeds: []string{acquisition.ScopeChecks, acquisition.ScopeCheckLogs}},
-}
+// Request labels (--stats requests_by_endpoint) of the REST listings.
+const (
+	endpointComments  = "GET /repos/{owner}/{repo}/issues/{number}/comments"
+	endpointReviews   = "GET /repos/{owner}/{repo}/pulls/{number}/reviews"
+	endpointCheckRuns = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs"
+	endpointRuns      = "GET /repos/{owner}/{repo}/actions/runs"
+	endpointJobs      = "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs"
+)
 
-// Listings returns the dependency map (a copy): every listing the adapter reads, the scopes
-// it feeds. The fault-matrix test iterates it, so a listing added here is a listing tested.
-func Listings() []Listing {
-	out := make([]Listing, len(listings))
-	for i, l := range listings {
-		out[i] = l
-		out[i].Feeds = append([]string(nil), l.Feeds...)
-	}
-	return out
-}
+// listings is the adapter's dependency map, as data (forge.Listings): every listing it reads,
+// the scopes its rows feed and the listings read for its rows. When a listing ends
+// incomplete — a page failed past its retries, the provider's total was not reached, a
+// declared next page was not followed, the page bound was hit, the pages shifted — every
+// scope it shortens (its own and, transitively, its children's) that the run serves gets a
+// fetch_failed gap (incomplete), never a silently shorter list. Check runs feed checks and,
+// through each failed check, its log; the Actions workflow runs and their jobs feed every
+// Actions check's created_at (a check without one is omitted) and so its log too; the
+// review-dismissal timeline feeds the dismissal actor and time of dismissed reviews and the
+// actor state of the dismissers; comments feed the comment records and the receipts read
+// from them (agent_runs); review threads and their comment pages feed the review
+// relationships and the review-thread comment records. A REST listing's drift check
+// (driftCheck, POST /graphql Exists) belongs to the listing it checks. The labels listing
+// (GraphQL Entity) feeds no optional scope: an incomplete label list aborts the acquisition.
+// Endpoints are path templates below the API base; a GraphQL listing's is "/graphql" and its
+// operation name. docs/github.md renders this table.
+var listings = forge.NewListings(
+	forge.Listing{Name: listLabels, Endpoint: "/graphql Entity", Paged: true},
+	forge.Listing{Name: listComments, Endpoint: "/repos/{owner}/{repo}/issues/{number}/comments", Paged: true,
+		Scopes: []string{acquisition.ScopeComments}, Feeds: []string{listReceipts}},
+	forge.Listing{Name: listReceipts, Scopes: []string{acquisition.ScopeAgentRuns}},
+	forge.Listing{Name: listReviews, Endpoint: "/repos/{owner}/{repo}/pulls/{number}/reviews", Paged: true,
+		Scopes: []string{acquisition.ScopeReviews}},
+	forge.Listing{Name: listDismissals, Endpoint: "/graphql Dismissals", Paged: true,
+		Scopes: []string{acquisition.ScopeReviews}, Feeds: []string{listDismissers}},
+	forge.Listing{Name: listDismissers, Scopes: []string{acquisition.ScopeActors}},
+	forge.Listing{Name: listThreads, Endpoint: "/graphql Threads", Paged: true,
+		Scopes: []string{acquisition.ScopeReviews, acquisition.ScopeComments}, Feeds: []string{listThreadComments}},
+	forge.Listing{Name: listThreadComments, Endpoint: "/graphql ThreadComments", Paged: true,
+		Scopes: []string{acquisition.ScopeReviews, acquisition.ScopeComments}},
+	forge.Listing{Name: listCheckRuns, Endpoint: "/repos/{owner}/{repo}/commits/{ref}/check-runs", Paged: true,
+		Scopes: []string{acquisition.ScopeChecks}, Feeds: []string{listJobLogs}},
+	forge.Listing{Name: listWorkflowRuns, Endpoint: "/repos/{owner}/{repo}/actions/runs", Paged: true,
+		Scopes: []string{acquisition.ScopeChecks}, Feeds: []string{listWorkflowJobs}},
+	forge.Listing{Name: listWorkflowJobs, Endpoint: "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs", Paged: true,
+		Scopes: []string{acquisition.ScopeChecks}, Feeds: []string{listJobLogs}},
+	forge.Listing{Name: listJobLogs, Endpoint: "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs", Scopes: []string{acquisition.ScopeCheckLogs}},
+)
 
-func listingByName(name string) Listing {
-	for _, l := range listings {
-		if l.Name == name {
-			return l
-		}
-	}
-	panic("github: unknown listing " + name) // a programming error: every caller names a const
-}
+// Listings returns the dependency map. The fault-matrix test iterates its paged listings, so
+// a listing added here is a listing tested.
+func Listings() forge.Listings { return listings }
 
 // loss is what an incomplete listing lost, per fed scope: a count where one is known (0 means
 // known to be none), no entry where it is not (the gap then counts 1, the least it can be).
@@ -103,16 +93,12 @@ func (r *run) incomplete(listing string, lost loss) {
 }
 
 // applyShortfalls adds, for every incomplete listing, a fetch_failed gap on each scope it
-// feeds that the acquisition serves. Records are applied in listing-table order, then by
-// insertion (readers of one listing record sums, so the order does not change the counts).
+// shortens (listings.Shortens) that the acquisition serves, counted by the reader's loss
+// (1 where it was not known). Gap counts add up per scope and code, so the order of the
+// records does not change the outcome.
 func (r *run) applyShortfalls(serves func(scope string) bool) {
-	order := map[string]int{}
-	for i, l := range listings {
-		order[l.Name] = i
-	}
-	sort.SliceStable(r.short, func(i, j int) bool { return order[r.short[i].listing] < order[r.short[j].listing] })
 	for _, s := range r.short {
-		for _, scope := range listingByName(s.listing).Feeds {
+		for _, scope := range listings.Shortens(s.listing) {
 			if !serves(scope) {
 				continue
 			}
