@@ -246,3 +246,41 @@ func TestDriftCheckFailureIsAGap(t *testing.T) {
 		t.Errorf("%d comments, gaps %+v; want 200, comments and agent_runs fetch_failed 1", len(a.Comments), a.Outcomes)
 	}
 }
+
+// The same bound holds for a GraphQL cursor walk with a declared total: review threads whose
+// pages keep announcing empty pages (with fresh cursors) past the declared three are read no
+// further than one page past them; the read from the other end then holds the three.
+func TestEmptyCursorPagesPastTheDeclaredSizeAreBounded(t *testing.T) {
+	s := ghscenario.PR()
+	c := build(t, s)
+	i := find(t, c, "Threads")
+	var doc map[string]any
+	if err := json.Unmarshal(body(t, c, i), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rt := doc["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any)
+	rt["pageInfo"] = map[string]any{"hasNextPage": true, "endCursor": "c1"}
+	a, st := acquireOptional(t, s, c, func(f *httpfake.Server) {
+		m, pq, b := target(t, c, i)
+		f.ExpectBody(m, pq, b, httpfake.JSON(200, doc))
+		for n := 1; n <= 20; n++ {
+			vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": fmt.Sprintf("c%d", n)}
+			rb, err := github.GraphQLRequestBody("Threads", vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			empty := map[string]any{"data": map[string]any{"repository": map[string]any{"pullRequest": map[string]any{"reviewThreads": map[string]any{
+				"totalCount": 3, "pageInfo": map[string]any{"hasNextPage": true, "endCursor": fmt.Sprintf("c%d", n+1)}, "nodes": []any{}}}}}}
+			f.ExpectBody("POST", "/graphql", rb, httpfake.JSON(200, empty)).Optional()
+		}
+		fromEnd := threadsFromEnd(t, s)
+		m, pq, b = target(t, fromEnd, 0)
+		f.ExpectBody(m, pq, b, replyOf(t, fromEnd.Interactions[0]))
+	})
+	if n := st.RequestsByEndpoint["POST /graphql Threads"]; n != 2 {
+		t.Errorf("%d Threads pages requested, want 2 (the empty page past the declared 3 ends the walk)", n)
+	}
+	if len(a.Threads) != 3 || a.Outcomes.Reviews != nil {
+		t.Errorf("%d threads, gaps %+v; want 3 and none", len(a.Threads), a.Outcomes.Reviews)
+	}
+}

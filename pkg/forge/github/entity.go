@@ -210,6 +210,7 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 			return nil, entityErr(acquisition.GapFetchFailed, "labels", err)
 		}
 		seen := start.NextKey
+		walk := cursorWalk{pages: 1, rows: len(first.Nodes)}
 		_, err = forge.Paginate[any](start.Next, forge.PageRules{}, func(after any) (forge.Page[any], error) {
 			vars["labelsAfter"] = after
 			var more entityData
@@ -225,7 +226,7 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 			for _, l := range ls.Nodes {
 				labels = append(labels, l.Name)
 			}
-			p, err := cursorPage(len(ls.Nodes), ls.PageInfo, ls.TotalCount)
+			p, err := walk.page(len(ls.Nodes), ls.PageInfo, ls.TotalCount)
 			if err == nil && p.HasNext && p.NextKey == seen {
 				err = errors.New("the cursor did not advance")
 			}

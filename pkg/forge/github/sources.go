@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	gh "github.com/google/go-github/v66/github"
@@ -181,6 +182,20 @@ func cursorPage(rows int, pi gqlPageInfo, total int) (forge.Page[any], error) {
 		p.HasNext, p.Next, p.NextKey = true, *pi.EndCursor, *pi.EndCursor
 	}
 	return p, nil
+}
+
+// cursorWalk bounds one forward GraphQL walk of a listing with a declared total: an empty page
+// that still announces another once the pages read (asked 100 a page) cover the total and the
+// rows read with a page to spare is a server that loops: the listing ends incomplete
+// (errBeyondDeclared), never in an endless walk. An empty page before that is followed.
+type cursorWalk struct{ pages, rows int }
+
+func (w *cursorWalk) page(rows int, pi gqlPageInfo, total int) (forge.Page[any], error) {
+	w.pages, w.rows = w.pages+1, w.rows+rows
+	if rows == 0 && pi.HasNextPage && total >= 0 && w.pages*PerPage >= max(total, w.rows)+PerPage {
+		return forge.Page[any]{}, fmt.Errorf("%w (%d pages for %d declared rows)", errBeyondDeclared, w.pages, total)
+	}
+	return cursorPage(rows, pi, total)
 }
 
 // errNoCursor is a GraphQL page that declares a next page but names no cursor to it.
@@ -406,6 +421,7 @@ func (r *run) readThreadComments(ctx context.Context, t gqlThread) []gqlReviewCo
 	var err error
 	if pi := t.Comments.PageInfo; pi.HasNextPage {
 		var first forge.Page[any]
+		walk := cursorWalk{pages: 1, rows: len(nodes)}
 		if first, err = cursorPage(len(nodes), pi, t.Comments.TotalCount); err == nil {
 			_, err = forge.Paginate[any](first.Next, forge.PageRules{}, func(after any) (forge.Page[any], error) {
 				more, pi, err := r.threadCommentsPage(ctx, "ThreadComments", t.ID, "after", after)
@@ -413,7 +429,7 @@ func (r *run) readThreadComments(ctx context.Context, t gqlThread) []gqlReviewCo
 					return forge.Page[any]{}, err
 				}
 				nodes = append(nodes, more...)
-				return cursorPage(len(more), pi, -1)
+				return walk.page(len(more), pi, t.Comments.TotalCount)
 			})
 		}
 		if err != nil && ctx.Err() == nil {
@@ -460,6 +476,7 @@ func (r *run) threadCommentsPage(ctx context.Context, op, id, cursorVar string, 
 // forward read).
 func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, failed bool) {
 	total = r.totals.Threads
+	var walk cursorWalk
 	_, err := forge.Paginate[any](nil, forge.PageRules{}, func(after any) (forge.Page[any], error) {
 		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
 		var d threadsData
@@ -473,7 +490,7 @@ func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, 
 		rt := d.Repository.PullRequest.ReviewThreads
 		total = rt.TotalCount
 		raw = append(raw, rt.Nodes...)
-		return cursorPage(len(rt.Nodes), rt.PageInfo, rt.TotalCount)
+		return walk.page(len(rt.Nodes), rt.PageInfo, rt.TotalCount)
 	})
 	if err == nil {
 		return raw, total, false
