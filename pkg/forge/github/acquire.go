@@ -294,8 +294,9 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 
 // pagesREST is the one REST pagination of this adapter: go-github's NextPage through the
 // shared forge.Paginate, each page handed to each as it arrives, a transient page failure
-// retried (readPage), a next page that goes backwards refused. A page that still fails is
-// skipped (forge.Page.Err) while rows are declared beyond the pages tried — the declared size
+// retried (readPage), a next page that goes backwards refused. A page that still fails (a 5xx,
+// a timeout, a broken body: pageFault) is skipped (forge.Page.Err) while rows are declared
+// beyond the pages tried — the declared size
 // (declared, nil or -1 when none) or the pages an earlier answer's Link rel="last" names —
 // so only its own rows are lost. When the first page fails (a 5xx, a timeout, a broken body;
 // not a 4xx or a rate limit) no answer named the last page yet: the listing is read on from
@@ -308,6 +309,7 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 func pagesREST[T any](ctx context.Context, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
 	last := 0 // the last page an answer named (rel="last"), 0 while none did
 	pages, rows, largest := 0, 0, 0
+	firstFailed := false
 	// stated is the declared size, or what rel="last" states when nothing was declared; size
 	// is the most either says (a declared size read before rows were added may be short).
 	stated := func() int {
@@ -326,9 +328,12 @@ func pagesREST[T any](ctx context.Context, endpoint string, declared func() int,
 			return err
 		})
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || !pageFault(err) {
+				// A 4xx or a rate limit is the listing's, not the page's: the next page would
+				// answer the same.
 				return forge.Page[int]{}, err
 			}
+			firstFailed = firstFailed || page == 0
 			return forge.Page[int]{Err: err, Next: max(page, 1) + 1}, nil
 		}
 		each(items)
@@ -349,7 +354,7 @@ func pagesREST[T any](ctx context.Context, endpoint string, declared func() int,
 		return p, nil
 	}
 	pg, err := forge.Paginate(0, forge.PageRules{}, read)
-	if err != nil && pg.Pages == 0 && pg.Failed == 0 && ctx.Err() == nil && pageFault(err) {
+	if err != nil && firstFailed && pg.Pages == 0 && pg.Failed == 0 && ctx.Err() == nil {
 		first := err
 		pg, err = forge.Paginate(2, forge.PageRules{}, read)
 		pg.Failed++
