@@ -284,3 +284,21 @@ func TestEmptyCursorPagesPastTheDeclaredSizeAreBounded(t *testing.T) {
 		t.Errorf("%d threads, gaps %+v; want 3 and none", len(a.Threads), a.Outcomes.Reviews)
 	}
 }
+
+// A 4xx answer is the listing's, not the page's (GitHub answers 422 past its pagination
+// limit): the listing ends there, the later pages are not tried one by one.
+func TestClientErrorPageEndsTheListing(t *testing.T) {
+	s := ghscenario.Large()
+	c := build(t, s)
+	i := find(t, c, "/issues/5000/comments?page=2")
+	a, st := acquireOptional(t, s, c, func(f *httpfake.Server) {
+		m, pq, b := target(t, c, i)
+		f.ExpectBody(m, pq, b, httpfake.JSON(422, `{"message":"Pagination is limited for this resource.","documentation_url":"https://docs.github.com/rest","status":"422"}`))
+	})
+	if n := st.RequestsByEndpoint["GET /repos/{owner}/{repo}/issues/{number}/comments"]; n != 2 {
+		t.Errorf("%d comment pages requested, want 2", n)
+	}
+	if gapOf(a.Outcomes.Comments, "fetch_failed") != 900 {
+		t.Errorf("comments gaps %+v, want fetch_failed 900", a.Outcomes.Comments)
+	}
+}
