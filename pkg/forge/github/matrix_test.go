@@ -935,3 +935,45 @@ func norm(o acquisition.Outcomes) string {
 	b, _ := json.Marshal(o)
 	return string(b)
 }
+
+// Every unpaged endpoint of the dependency map fails persistently in its own case: what it
+// feeds is a gap (or an outcome the assembler turns into one), the rest is kept.
+func TestFaultMatrixUnpaged(t *testing.T) {
+	cases := map[string]func(t *testing.T){
+		// A failed check's log: the redirect endpoint fails; the check is kept with its log's
+		// fetch_failed outcome (the assembler's check_logs gap), every other log is read.
+		"job_logs": func(t *testing.T) {
+			s := matrixChecksOnly()
+			c := build(t, s)
+			i := find(t, c, "/actions/jobs/90010/logs")
+			a, _ := acquireOptional(t, s, c, func(f *httpfake.Server) {
+				m, pq, b := target(t, c, i)
+				f.ExpectBody(m, pq, b, matrixPersist()...)
+			})
+			failed, fetched := 0, 0
+			for _, ck := range a.Checks {
+				switch {
+				case ck.Log == nil:
+				case ck.Log.Outcome == acquisition.LogFetchFailed:
+					failed++
+				case ck.Log.Outcome == acquisition.LogFetched:
+					fetched++
+				}
+			}
+			if len(a.Checks) != 250 || failed != 1 || fetched != 24 || norm(a.Outcomes) != norm(acquisition.Outcomes{}) {
+				t.Errorf("%d checks, logs %d failed %d fetched, gaps %+v; want 250, 1, 24, none", len(a.Checks), failed, fetched, a.Outcomes)
+			}
+		},
+	}
+	for name, l := range github.Listings() {
+		if l.Paged || l.Endpoint == "" {
+			continue // paged: TestFaultMatrix; no endpoint: a derived listing (receipts, actors)
+		}
+		run, ok := cases[name]
+		if !ok {
+			t.Errorf("unpaged listing %s (%s) has no fault case", name, l.Endpoint)
+			continue
+		}
+		t.Run(name, run)
+	}
+}
