@@ -195,6 +195,9 @@ func TestGraphQLErrorsWithPartialDataAreAGap(t *testing.T) {
 		// The thread comments' authors are then never referenced: their lookups do not happen.
 		rest := without(c, find(t, c, "/collaborators/mallory/permission"))
 		expectWith(t, f, rest, find(t, rest, "Threads"), httpfake.JSON(200, page))
+		// The read from the other end answers the same way.
+		m, pq, b := target(t, threadsFromEnd(t, s), 0)
+		f.ExpectBody(m, pq, b, httpfake.JSON(200, page))
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
