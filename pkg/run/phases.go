@@ -153,7 +153,9 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}, true
 	}
-	r.st, r.tree, r.retained, r.treeDir = st, tree, tree.IndexSHA256, st.HostDir
+	// The assembled tree is not kept: the host tree holds it, and Seal verifies it into
+	// memory; keeping it too would hold the tree twice while sealing.
+	r.st, r.retained, r.treeDir = st, tree.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
 	return outcome{}, false
