@@ -67,12 +67,19 @@ func CheckCopy(ctx context.Context, dir, indexSHA256 string, sums treefs.Sums, o
 			add(p, RuleSHA256, "file bytes differ from the verified tree's")
 		}
 	}
-	if _, ok := w.files["index.json"]; !ok && !hasPath(viol, "index.json") {
+	// A path the walk already reported (a symlink, a special file, too large) is not also
+	// missing: the paths with a violation, as a set, so a copy that lost every file is still
+	// checked in linear time.
+	reported := make(map[string]bool, len(viol))
+	for _, v := range viol {
+		reported[v.Path] = true
+	}
+	if _, ok := w.files["index.json"]; !ok && !reported["index.json"] {
 		add("index.json", RuleMissingFile, "the root index is missing")
 	}
 	missing := make([]string, 0)
 	for p := range sums {
-		if _, ok := w.files[p]; !ok && !hasPath(viol, p) {
+		if _, ok := w.files[p]; !ok && !reported[cleanText(p)] {
 			missing = append(missing, p)
 		}
 	}
@@ -82,14 +89,4 @@ func CheckCopy(ctx context.Context, dir, indexSHA256 string, sums treefs.Sums, o
 	}
 	rep.Violations = sortViolations(viol)
 	return rep, nil
-}
-
-func hasPath(v []Violation, p string) bool {
-	p = cleanText(p)
-	for _, x := range v {
-		if x.Path == p {
-			return true
-		}
-	}
-	return false
 }
