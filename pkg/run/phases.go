@@ -137,7 +137,7 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: r.c.profile, Category: r.c.h.Agent.Category, Bots: r.c.h.Bots, Filter: r.pipe})
+	tree, err := snapshot.Assemble(ctx, acq, r.assembleConfig())
 	if err != nil {
 		var ab *snapshot.AbortError
 		if errors.As(err, &ab) {
@@ -163,10 +163,19 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}, true
 	}
-	r.st, r.tree, r.retained, r.treeDir = st, tree, tree.IndexSHA256, st.HostDir
+	// The assembled tree is not kept: the host tree holds it, and Seal verifies it into
+	// memory; keeping it too would hold the tree twice while sealing.
+	r.st, r.retained, r.treeDir = st, tree.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
 	return outcome{}, false
+}
+
+// assembleConfig is the run's snapshot configuration. ReleaseBodies is set: the acquisition is
+// the run's alone and nothing reads it after assembly, so each body and log can go as soon as
+// it is filtered (at 100k records the bodies are most of the acquisition's memory).
+func (r *runner) assembleConfig() snapshot.Config {
+	return snapshot.Config{Profile: r.c.profile, Category: r.c.h.Agent.Category, Bots: r.c.h.Bots, Filter: r.pipe, ReleaseBodies: true}
 }
 
 // prescript runs the pre-script under the protocol, with the snapshot path in its

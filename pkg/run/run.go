@@ -16,7 +16,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge"
 	_ "github.com/forgectx/forgectx/pkg/forge/providers" // registers every forge of this build
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -45,8 +44,7 @@ type runner struct {
 	st          *stage.Stage
 	preDir      string // private directory of the pre-script output file
 	treeDir     string // the host tree (pre- and post-script)
-	tree        *snapshot.Tree
-	retained    string // the assembler's index digest: the root of trust
+	retained    string // the assembler's index digest: the root of trust (set once staged)
 	decision    *prescript.Decision
 	results     runResults
 	agentStatus string
@@ -312,7 +310,7 @@ func (r *runner) cleanup() {
 // (retained) index once a snapshot was staged — the pre-script read it even when it then
 // skipped — and noInput before that.
 func (r *runner) inputRevision() string {
-	if r.tree == nil {
+	if r.retained == "" {
 		return noInput
 	}
 	return r.retained
