@@ -104,6 +104,8 @@ for i in 1 2 3 4 5 6; do ("$bin" --log-level disabled stage create --from "$T/tr
 ids=$(cat "$T"/stage-*.out | grep -c '^id=' ); uniq=$(cat "$T"/stage-*.out | grep '^id=' | sort -u | wc -l); rcs=$(cat "$T"/stage-*.rc | sort -u | tr '\n' ' ')
 row "6 concurrent \`stage create\` sharing one \`--state-dir\`" 0 "$( [ "$ids" = 6 ] && [ "$uniq" = 6 ] && echo 0 || echo 1)" "\`exit codes: ${rcs}; $uniq distinct ids\`"
 for f in "$T"/stage-*.out; do id=$(sed -n 's/^id=//p' "$f"); [ -n "$id" ] && "$bin" --log-level disabled stage cleanup --id "$id" --state-dir "$T/state" >/dev/null 2>&1; done
+mkdir -p "$T/state-open"; chmod 777 "$T/state-open"
+try "\`stage scavenge --state-dir\` mode 0777" 1 -- stage scavenge --state-dir "$T/state-open"
 try "\`stage scavenge\` after the concurrent stages were cleaned" 0 'echo "$(ls $T/state | wc -l) entries left in the state dir"' -- stage scavenge --state-dir "$T/state"
 
 # --- verify / schema (item 4) ---
@@ -163,6 +165,130 @@ try "\`prescript --timeout 1s\` on \`sleep 30\`" 1 -- prescript --timeout 1s -- 
 try "\`prescript\` writing \`skipped=\`" 1 -- prescript -- sh -c 'echo skipped= >> "$FULLSEND_PRESCRIPT_OUTPUT"'
 try "\`prescript\` writing 2 MiB to its output file" 1 -- prescript -- sh -c 'head -c 2097152 /dev/zero | tr "\0" "a" >> "$FULLSEND_PRESCRIPT_OUTPUT"'
 try "\`prescript\` removing its output file" 1 -- prescript -- sh -c 'rm "$FULLSEND_PRESCRIPT_OUTPUT"'
+
+# --- run, offline against the example run cassette (run --replay; items 2-7, 12) ---
+# Everything `run` does except the network: snapshot, pre-script, agent, post-script, cleanup;
+# its would-be comments are stdout's JSON lines ("posts" below). As root the agent runs as
+# 65534, so the run's directories must be searchable by it.
+cas="$repo/examples/replay/github-issue"
+chmod 755 "$T"
+mkdir -p "$T/rt" "$T/out"; chmod 755 "$T/rt"; chmod 777 "$T/out"
+uid=(); if $root; then uid=(--agent-uid 65534 --agent-gid 65534); fi
+runr=(run --replay "$cas" --repo octo-org/Hello-World --number 7 --kind work_item --comment-author 'github-actions[bot]' --tree-dir "$T/rt" --state-dir "$T/st" ${uid[@]+"${uid[@]}"})
+# mkh NAME AGENT_COMMAND_JSON [EXTRA_YAML]: a work_item harness with that agent (env PATH, OUT).
+mkh() {
+  printf 'version: 1\nagent:\n  name: triage\n  category: observation\n  command: %s\n  env: [PATH, OUT]\n  timeout: %s\n%sprofiles:\n  work_item:\n    included_sources: [agent_runs, comments, entity]\n    record_selection: newest\n    check_log_selection: none\n    bounds: {max_records_per_source: 200, max_source_bytes: 1048576, max_record_bytes: 65536, max_log_bytes: 262144, max_metadata_string_bytes: 512, max_labels: 50}\n' \
+    "$2" "${4:-60s}" "${3:-}" > "$T/$1.yml"
+}
+# posts: the would-be comments on stdout ("create ⏳, update ✅, create receipt success"), and
+# how many trees the run left in its tree dir.
+posts() {
+  local p="" line op what
+  while IFS= read -r line; do
+    op="${line#*\"op\":\"}"; op="${op%%\"*}"
+    case "$line" in
+      *'forgectx:receipt'*) what="receipt $(printf '%s' "$line" | grep -o 'status `[a-z_]*`' | head -1 | tr -d '`' | cut -d' ' -f2)" ;;
+      *) what="$(printf '%s' "$line" | sed -n 's/.*-->\\n\([^ ]*\) .*/\1/p')" ;;
+    esac
+    p="$p$op $what, "
+  done < "$T/.out"
+  echo "posts: ${p:-none, }$(find "$T/rt" -mindepth 1 -maxdepth 1 | wc -l) trees left"
+}
+OUT="$T/out"; export OUT
+mkh ok '["sh", "-c", "echo triaged"]'
+mkh noagent '["forgectx-no-such-agent"]'
+mkh diragent "[\"$T/dir\"]"
+printf 'echo hi\n' > "$T/noexec.sh"; chmod 644 "$T/noexec.sh"
+mkh noexec "[\"$T/noexec.sh\"]"
+mkh fail '["sh", "-c", "echo agent broke >&2; exit 3"]'
+mkh slow '["sh", "-c", "sleep 30"]' "" 1s
+mkh sleep '["sh", "-c", "echo $$ > \"$OUT/agent.pid\"; echo started > \"$OUT/started\"; sleep 30"]'
+mkh skip78 '["sh", "-c", "echo ran > \"$OUT/ran78\""]' $'pre_script:\n  command: ["sh", "-c", "echo already handled; exit 78"]\n  env: [PATH]\n  timeout: 30s\n'
+mkh prefail '["true"]' $'pre_script:\n  command: ["sh", "-c", "echo ::error::gate broke; exit 1"]\n  env: [PATH]\n  timeout: 30s\n'
+mkh preempty '["true"]' $'pre_script:\n  command: ["sh", "-c", "echo skipped= >> \\"$FULLSEND_PRESCRIPT_OUTPUT\\""]\n  env: [PATH]\n  timeout: 30s\n'
+mkh pretrap '["true"]' $'pre_script:\n  command: ["sh", "-c", "trap \\"echo term > $OUT/preterm\\" TERM; while :; do sleep 0.1; done"]\n  env: [PATH, OUT]\n  timeout: 1s\n'
+mkh postfail '["true"]' $'post_script:\n  command: ["sh", "-c", "echo post broke >&2; exit 4"]\n  env: [PATH]\n  timeout: 30s\n'
+
+try "\`run --replay\` the example cassette, no token, no CI" 0 'posts' -- "${runr[@]}" --harness "$repo/examples/harness/triage.yml"
+try "\`run --replay\` a missing cassette" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/nocassette"
+mkdir -p "$T/c-v2/interactions"; printf '{"cassette_version":2,"forge":"github","api_url":"https://api.github.com"}' > "$T/c-v2/cassette.json"
+try "\`run --replay\` a cassette_version 2 header" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-v2"
+try "\`run --replay\` a GitHub cassette with \`--forge gitlab\`" 2 -- "${runr[@]}" --harness "$T/ok.yml" --forge gitlab
+cp -r "$cas" "$T/c-fifo"; rm "$T"/c-fifo/interactions/000002-*; mkfifo "$T/c-fifo/interactions/000002-POST-graphql.json"
+try "\`run --replay\` a cassette holding a FIFO (no hang)" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-fifo"
+cp -r "$cas" "$T/c-unknown"; sed -i '1s/^{/{"extra": 1,/' "$T/c-unknown/interactions/000001-"*
+try "\`run --replay\` an interaction with an unknown field" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-unknown"
+cp -r "$cas" "$T/c-trunc"; f=$(ls "$T"/c-trunc/interactions/000002-*); head -c 100 "$f" > "$f.x"; mv "$f.x" "$f"
+try "\`run --replay\` a truncated interaction file" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-trunc"
+cp -r "$cas" "$T/c-noacq"; rm "$T"/c-noacq/interactions/00000[2-7]-*
+try "\`run --replay\` a cassette without the acquisition" 1 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-noacq"
+cp -r "$cas" "$T/c-500"; sed -i 's/"status": 200/"status": 500/' "$T"/c-500/interactions/000002-*
+try "\`run --replay\` the entity query answered 500" 1 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-500"
+try "\`run --replay\` another \`--number\` than recorded" 1 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --number 8
+try "\`run --replay --api-url http://10.0.0.1\` (nothing is sent: no transport refusal)" 0 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --api-url http://10.0.0.1/
+cp -r "$cas" "$T/c-link"; rm "$T/c-link/cassette.json"; ln -s "$T/passwd" "$T/c-link/cassette.json"
+try "\`run --replay\` cassette.json a symlink to a passwd-like file" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-link"
+cp -r "$cas" "$T/c-empty"; : > "$T/c-empty/interactions/000001-GET-repos-octo-org-Hello-World-issues-7-comments.json"
+try "\`run --replay\` a 0-byte interaction file" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/c-empty"
+try "\`run --replay\` a regular file instead of a directory" 2 -- "${runr[@]}" --harness "$T/ok.yml" --replay "$T/passwd"
+try "\`run --replay --token-env\` naming an unset variable (offline: no token needed)" 0 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --token-env FORGECTX_CAMPAIGN_UNSET
+mkh nopre '["true"]' $'pre_script:\n  command: ["forgectx-no-such-pre-script"]\n  env: [PATH]\n  timeout: 30s\n'
+try "\`run\` pre-script not on PATH" 2 'posts' -- "${runr[@]}" --harness "$T/nopre.yml"
+try "\`run\` agent command not on PATH" 2 'posts' -- "${runr[@]}" --harness "$T/noagent.yml"
+try "\`run\` agent command a directory" 2 'posts' -- "${runr[@]}" --harness "$T/diragent.yml"
+try "\`run\` agent command a file without the executable bit" 2 'posts' -- "${runr[@]}" --harness "$T/noexec.yml"
+mkdir -p "$T/st-open"; chmod 777 "$T/st-open"
+try "\`run --state-dir\` mode 0777" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-open"
+mkdir -p "$T/st-real"; chmod 700 "$T/st-real"; ln -s "$T/st-real" "$T/st-link"
+try "\`run --state-dir\` a symlink" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-link"
+if $root; then
+  mkdir -p "$T/st-other"; chmod 700 "$T/st-other"; chown 65534 "$T/st-other"
+  try "\`run --state-dir\` owned by another user" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-other"
+  try "\`run\` as root without \`--agent-uid\`" 2 'posts' -- run --replay "$cas" --repo octo-org/Hello-World --number 7 --kind work_item --comment-author x --tree-dir "$T/rt" --state-dir "$T/st" --harness "$T/ok.yml"
+fi
+try "\`run --state-dir\` under a missing directory" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/nonexistent/st"
+try "\`run --tree-dir\` a regular file" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --tree-dir "$T/passwd"
+try "\`run --tree-dir\` missing" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --tree-dir "$T/nonexistent"
+try "\`run --artifacts-dir\` holding the tree dir" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml" --artifacts-dir "$T"
+try "\`run --artifacts-dir ''\`" 2 -- "${runr[@]}" --harness "$T/ok.yml" --artifacts-dir ''
+try "\`run --dotenv\` a FIFO" 2 'kind $T/fifo' -- "${runr[@]}" --harness "$T/ok.yml" --dotenv "$T/fifo"
+TRY_ENV=(GITHUB_ACTIONS=true GITHUB_OUTPUT="$T/dir")
+try "\`run\` with \`\$GITHUB_OUTPUT\` a directory" 2 'posts' -- "${runr[@]}" --harness "$T/ok.yml"
+TRY_ENV=()
+try "\`run --head-sha\` not a Git object ID" 2 -- "${runr[@]}" --harness "$T/ok.yml" --head-sha abc
+try "\`run --number -1\`" 2 -- "${runr[@]}" --harness "$T/ok.yml" --number -1
+try "\`run --immutability sometimes\`" 2 -- "${runr[@]}" --harness "$T/ok.yml" --immutability sometimes
+try "\`run\` pre-script exit 78 (skip)" 0 'echo "$(posts); agent ran: $(ls $T/out/ran78 2>/dev/null | wc -l)"' -- "${runr[@]}" --harness "$T/skip78.yml"
+try "\`run\` pre-script exit 1 with an ::error:: line" 1 'posts' -- "${runr[@]}" --harness "$T/prefail.yml"
+try "\`run\` pre-script writing \`skipped=\`" 1 'posts' -- "${runr[@]}" --harness "$T/preempty.yml"
+try "\`run\` pre-script trapping SIGTERM past its 1s timeout (SIGTERM, then SIGKILL after 3 s)" 1 'echo "$(posts); trap ran: $(cat $T/out/preterm 2>/dev/null)"' -- "${runr[@]}" --harness "$T/pretrap.yml"
+try "\`run\` agent exiting 3" 1 'posts' -- "${runr[@]}" --harness "$T/fail.yml"
+try "\`run\` agent past its 1s timeout" 1 'posts' -- "${runr[@]}" --harness "$T/slow.yml"
+try "\`run\` post-script exiting 4" 1 'posts' -- "${runr[@]}" --harness "$T/postfail.yml"
+
+# signal_run SIG LABEL: SIGNAL a run mid-agent (the agent has written $OUT/started).
+signal_run() {
+  rm -f "$T/out/started" "$T/out/agent.pid"
+  "$bin" --log-level error "${runr[@]}" --harness "$T/sleep.yml" --state-dir "$T/st-sig" >"$T/.out" 2>"$T/.err" </dev/null &
+  local pid=$! i=0
+  while [ ! -e "$T/out/started" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i + 1)); done
+  kill -"$1" "$pid"; wait "$pid"; local code=$?
+  if [ "$1" = KILL ]; then kill -KILL -- "-$(cat "$T/out/agent.pid")" 2>/dev/null; fi
+  echo "$code"
+}
+code=$(signal_run TERM)
+row "SIGTERM to \`run\` mid-agent" 1 "$code" "\`$(posts)\`"
+code=$(signal_run INT)
+row "SIGINT to \`run\` mid-agent" 1 "$code" "\`$(posts)\`"
+code=$(signal_run KILL)
+left=$(find "$T/st-sig" -mindepth 1 -maxdepth 1 | wc -l)
+"$bin" --log-level info "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-sig" >"$T/.out" 2>"$T/.err" </dev/null; code2=$?
+removed=$(grep 'abandoned trees scavenged' "$T/.err" | grep -o 'removed=[0-9]*' | head -1)
+row "SIGKILL to \`run\` mid-agent, then the next run on the same \`--state-dir\`" 0 "$code2" "\`killed run exit $code, left $left stage; next run: ${removed:-no scavenge line}, $(posts)\`"
+for i in 1 2; do ("$bin" --log-level disabled "${runr[@]}" --harness "$T/ok.yml" --state-dir "$T/st-two" >/dev/null 2>&1; echo $? > "$T/two-$i.rc") & done; wait
+rcs=$(cat "$T"/two-*.rc | sort -u | tr '\n' ' ')
+two_left=$(find "$T/st-two" -mindepth 1 -maxdepth 1 | wc -l)
+row "2 concurrent \`run\` processes sharing one \`--state-dir\`" 0 "$( [ "$rcs" = "0 " ] && [ "$two_left" = 0 ] && echo 0 || echo 1)" "\`exit codes: ${rcs}; $two_left stages left\`"
 
 # --- flags and commands ---
 try "\`snapshot --replay\` a missing cassette" 2 -- snapshot --forge github --replay "$T/nocassette" --repo o/r --number 1 --profile "$profile" --category observation --out "$T/s4"

@@ -25,19 +25,19 @@ func TestDistillDefaultsFromTheCIEnvironment(t *testing.T) {
 		prefix string
 	}{
 		{"GitHub Actions", map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": issueComment},
-			"", nil, `{"event":"issue_comment","action":"created","comment":{"body":`},
+			"", nil, `{"comment":{"body":`},
 		{"Forgejo Actions", map[string]string{"FORGEJO_ACTIONS": "true", "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": issueComment},
-			"", nil, `{"event":"issue_comment","action":"created","comment":{"body":`},
+			"", nil, `{"comment":{"body":`},
 		{"GitLab TRIGGER_PAYLOAD file variable", map[string]string{"GITLAB_CI": "true", "TRIGGER_PAYLOAD": gitlabNote},
-			"", nil, `{"event":"note","action":"create","note":{"noteable_type":"Issue"`},
+			"", nil, `{"action":"create","note":{"noteable_type":"Issue"`},
 		{"GitLab TRIGGER_PAYLOAD inline", map[string]string{"GITLAB_CI": "true", "TRIGGER_PAYLOAD": string(inline)},
-			"", nil, `{"event":"note","action":"create","note":{"noteable_type":"Issue"`},
+			"", nil, `{"action":"create","note":{"noteable_type":"Issue"`},
 		{"flags override the environment", map[string]string{"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": "/nonexistent"},
-			"", []string{"--event", "issue_comment", "--payload", issueComment}, `{"event":"issue_comment"`},
+			"", []string{"--event", "issue_comment", "--payload", issueComment}, `{"comment":{"body":`},
 		{"--forge gitlab with an X-Gitlab-Event name", nil,
-			"", []string{"--forge", "gitlab", "--event", "Note Hook", "--payload", gitlabNote}, `{"event":"note"`},
+			"", []string{"--forge", "gitlab", "--event", "Note Hook", "--payload", gitlabNote}, `{"action":"create","note":`},
 		{"payload on stdin", nil,
-			string(inline), []string{"--forge", "gitlab", "--payload", "-"}, `{"event":"note"`},
+			string(inline), []string{"--forge", "gitlab", "--payload", "-"}, `{"action":"create","note":`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -63,6 +64,32 @@ func (*failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken 
 // stderr.
 type exitCase func(t *testing.T) (int, string)
 
+// each is one cell driven by several of its conditions: every case must give the same exit
+// code (the first one's is returned; a disagreement is reported as exit -1 with both stderrs).
+func each(cases ...exitCase) exitCase {
+	return func(t *testing.T) (int, string) {
+		first, firstErr := cases[0](t)
+		for i, c := range cases[1:] {
+			if code, errOut := c(t); code != first {
+				return -1, fmt.Sprintf("condition 1 exits %d, condition %d exits %d:\n%s\n%s", first, i+2, code, firstErr, errOut)
+			}
+		}
+		return first, firstErr
+	}
+}
+
+// naming is c that must also name want on stderr (so a condition cannot pass by failing
+// for another reason with the same code): otherwise exit -1.
+func naming(want string, c exitCase) exitCase {
+	return func(t *testing.T) (int, string) {
+		code, errOut := c(t)
+		if !strings.Contains(errOut, want) {
+			return -1, fmt.Sprintf("stderr does not name %q:\n%s", want, errOut)
+		}
+		return code, errOut
+	}
+}
+
 // exitCases holds one case per cell of the README table. Each case is the cell's own
 // condition, not a stand-in: the test fails if the README gains a cell without a case here,
 // or this list has a case for a cell the README marks "—".
@@ -97,6 +124,27 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 	cancel()
 	const wellFormedID = "0123456789abcdef0123456789abcdef"
 	state := filepath.Join(dir, "state")
+
+	// The run row's exit-2 conditions; those that pass the pre-flight's root-only rules
+	// (ownership mode with an agent UID) run as root only.
+	runConfig := []exitCase{
+		cli(nil, "", "run", "--harness", harness, "--dotenv", dir),
+		naming("unreadable cassette", cli(map[string]string{"GITHUB_ACTIONS": "true"}, "", "run", "--harness", harness, "--repo", "o/r", "--number", "7", "--replay", filepath.Join(dir, "no-cassette"))),
+	}
+	if os.Geteuid() == 0 {
+		runConfig = append(runConfig,
+			func(t *testing.T) (int, string) {
+				open := filepath.Join(t.TempDir(), "open")
+				if err := os.Mkdir(open, 0o777); err != nil || os.Chmod(open, 0o777) != nil {
+					t.Fatal(err)
+				}
+				return naming("state directory must be private", cli(map[string]string{"GITHUB_TOKEN": "ghs_x_exit_table_0123", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir()}, "",
+					"run", "--harness", harness, "--repo", "o/r", "--number", "7", "--api-url", "http://127.0.0.1:1", "--state-dir", open, "--agent-uid", "65534", "--agent-gid", "65534", "--immutability", "ownership"))(t)
+			},
+			naming("$GITHUB_OUTPUT", cli(map[string]string{"GITHUB_TOKEN": "ghs_x_exit_table_0123", "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": dir, "RUNNER_TEMP": t.TempDir()}, "",
+				"run", "--harness", harness, "--repo", "o/r", "--number", "7", "--api-url", "http://127.0.0.1:1", "--agent-uid", "65534", "--agent-gid", "65534", "--immutability", "ownership")),
+		)
+	}
 
 	return map[string]map[int]exitCase{
 		"prescript": {
@@ -141,7 +189,14 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 		},
 		"stage": {
 			0: cli(nil, "", "stage", "cleanup", "--id", wellFormedID, "--state-dir", state),
-			1: cli(nil, "", "stage", "verify-copy", "--id", wellFormedID, "--state-dir", state),
+			1: each(cli(nil, "", "stage", "verify-copy", "--id", wellFormedID, "--state-dir", state),
+				func(t *testing.T) (int, string) {
+					open := filepath.Join(t.TempDir(), "open")
+					if err := os.Mkdir(open, 0o777); err != nil || os.Chmod(open, 0o777) != nil {
+						t.Fatal(err)
+					}
+					return naming("must be private", cli(nil, "", "stage", "scavenge", "--state-dir", open))(t)
+				}),
 			2: cli(nil, "", "stage", "cleanup", "--id", "bad", "--state-dir", state),
 		},
 		"run": {
@@ -157,6 +212,8 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 					"", "run", "--harness", harness, "--repo", "octo-org/Hello-World", "--number", "7", "--api-url", srv.URL)
 				return code, errOut
 			},
+			// (a --replay run's success is TestRunReplayPrintsWouldBePosts: it needs an agent
+			// UID as root, which this table's harness does not.)
 			1: func(t *testing.T) (int, string) {
 				srv := httptest.NewServer(&githubStub{notFound: true})
 				defer srv.Close()
@@ -164,7 +221,7 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 					"", "run", "--harness", harness, "--repo", "o/r", "--number", "7", "--api-url", srv.URL)
 				return code, errOut
 			},
-			2: cli(nil, "", "run", "--harness", harness, "--dotenv", dir),
+			2: each(runConfig...),
 		},
 		"status reconcile": {
 			0: func(t *testing.T) (int, string) {

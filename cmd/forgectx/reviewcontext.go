@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,18 +22,20 @@ type reviewContextPolicyOptions struct {
 func init() {
 	register(&command{
 		Name:    "review-context",
-		Summary: "review-context enrichment: 'policy validate FILE' checks a policy; 'acquire' commits the private context store for one GitLab MR",
+		Summary: "review-context enrichment: 'policy validate FILE' checks a policy; 'acquire' commits the private context store for one GitLab MR; 'run' runs one protected review and posts it",
 		Run: func(ctx context.Context, e *env, args []string) error {
 			switch {
 			case len(args) >= 1 && args[0] == "policy":
 				return reviewContextPolicyCmd(ctx, e, args[1:])
 			case len(args) >= 1 && args[0] == "acquire":
 				return reviewContextAcquireCmd(ctx, e, args[1:])
+			case len(args) >= 1 && args[0] == "run":
+				return reviewContextRunCmd(ctx, e, args[1:])
 			case len(args) >= 1 && (args[0] == "--help" || args[0] == "-h"):
-				fmt.Fprintln(e.Stderr, "Usage: forgectx review-context policy validate FILE\n       forgectx review-context acquire [flags]")
+				fmt.Fprintln(e.Stderr, "Usage: forgectx review-context policy validate FILE\n       forgectx review-context acquire [flags]\n       forgectx review-context run --harness FILE [flags]")
 				return nil
 			}
-			return usagef("expected 'policy validate FILE' or 'acquire'")
+			return usagef("expected 'policy validate FILE', 'acquire' or 'run'")
 		},
 	})
 }
@@ -68,20 +71,20 @@ func runReviewContextPolicyValidate(_ context.Context, e *env, o reviewContextPo
 // reviewContextNow is the acquisition clock (age bounds, store expiry); tests pin it.
 var reviewContextNow = time.Now
 
-// reviewContextAcquireOptions are the flags of `forgectx review-context acquire`.
-type reviewContextAcquireOptions struct {
+// gitlabMROptions are the flags that name and reach one GitLab merge request, shared by
+// `review-context acquire` and `review-context run`.
+type gitlabMROptions struct {
 	APIURL       string
 	Project      string
 	MR           int64
 	TokenEnv     string
-	StoreDir     string
 	ExpectedHead string
 	InsecureHTTP bool
+	mr           string
 }
 
-func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--insecure-http]")
-	var o reviewContextAcquireOptions
+// bind registers the flags with their GitLab CI defaults.
+func (o *gitlabMROptions) bind(fs *flag.FlagSet, e *env) {
 	tokenEnv := "CI_JOB_TOKEN"
 	if e.Getenv("GITLAB_TOKEN") != "" {
 		tokenEnv = "GITLAB_TOKEN"
@@ -90,26 +93,22 @@ func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
 	if project == "" {
 		project = e.Getenv("CI_PROJECT_ID")
 	}
-	var mr string
 	fs.StringVar(&o.APIURL, "api-url", e.Getenv("CI_API_V4_URL"), "GitLab REST base (default $CI_API_V4_URL)")
 	fs.StringVar(&o.Project, "project", project, "project ID or path (default $CI_MERGE_REQUEST_PROJECT_ID, else $CI_PROJECT_ID)")
-	fs.StringVar(&mr, "mr", e.Getenv("CI_MERGE_REQUEST_IID"), "merge request IID (default $CI_MERGE_REQUEST_IID)")
+	fs.StringVar(&o.mr, "mr", e.Getenv("CI_MERGE_REQUEST_IID"), "merge request IID (default $CI_MERGE_REQUEST_IID)")
 	fs.StringVar(&o.TokenEnv, "token-env", tokenEnv, "environment variable holding the token (default GITLAB_TOKEN when set, else CI_JOB_TOKEN)")
-	fs.StringVar(&o.StoreDir, "store-dir", "", "directory for the private context store (created 0700; required unless the mode is off)")
 	fs.StringVar(&o.ExpectedHead, "expected-head", e.Getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), "fail closed unless the MR head is this SHA (default $CI_MERGE_REQUEST_SOURCE_BRANCH_SHA)")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url on a non-loopback host (the token then travels in clear; logged)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("acquire takes no arguments")
-	}
+}
+
+// check validates the flags after parsing; every problem is a usage error (exit 2).
+func (o *gitlabMROptions) check(e *env) error {
 	if o.Project == "" {
 		return usagef("--project: not set and $CI_MERGE_REQUEST_PROJECT_ID/$CI_PROJECT_ID are empty")
 	}
-	n, err := strconv.ParseInt(mr, 10, 64)
+	n, err := strconv.ParseInt(o.mr, 10, 64)
 	if err != nil || n <= 0 {
-		return usagef("--mr: %q is not a positive merge request IID", mr)
+		return usagef("--mr: %q is not a positive merge request IID", o.mr)
 	}
 	o.MR = n
 	if o.APIURL == "" {
@@ -119,6 +118,29 @@ func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
 	// checked before the token is read or any request is made.
 	if err := forge.CheckAPIURL(o.APIURL, o.InsecureHTTP, e.Log); err != nil {
 		return usagef("%v", err)
+	}
+	return nil
+}
+
+// reviewContextAcquireOptions are the flags of `forgectx review-context acquire`.
+type reviewContextAcquireOptions struct {
+	gitlabMROptions
+	StoreDir string
+}
+
+func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--insecure-http]")
+	var o reviewContextAcquireOptions
+	o.bind(fs, e)
+	fs.StringVar(&o.StoreDir, "store-dir", "", "directory for the private context store (created 0700; required unless the mode is off)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("acquire takes no arguments")
+	}
+	if err := o.check(e); err != nil {
+		return err
 	}
 	return runReviewContextAcquire(ctx, e, o)
 }

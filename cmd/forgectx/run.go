@@ -17,10 +17,12 @@ func init() {
 	})
 }
 
-const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
+const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--replay DIR] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
 
 func runRun(ctx context.Context, e *env, args []string) error {
-	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}
+	// The scripts' and the agent's streams go to stderr (the job log); stdout carries only a
+	// replayed run's would-be posts (--replay).
+	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Posts: e.Stdout, Log: e.Log}
 	fs := newFlagSet(e, "run", runSynopsis)
 	fs.StringVar(&o.HarnessPath, "harness", "", "harness file (docs/harness.md)")
 	fs.StringVar(&o.Forge, "forge", "", "forge: github, gitlab or forgejo (default: forgejo under Forgejo Actions, gitlab under GitLab CI, else github)")
@@ -32,10 +34,18 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.CommentAuthor, "comment-author", "", "login the token posts as (default under GitHub Actions: github-actions[bot])")
 	fs.Int64Var(&o.CommentAuthorID, "comment-author-id", 0, "Forgejo: user id the token posts as (the automatic Actions token: -2; default: GET /user)")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
+	fs.StringVar(&o.Replay, "replay", "", "try the whole job offline: read the forge from this cassette directory (docs/cassettes.md) and print the comments it would post to stdout, one JSON object a line")
 	fs.StringVar(&o.DotenvPath, "dotenv", "", "also write the decision as a GitLab dotenv report to this file")
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default $GITHUB_SHA)")
 	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace")
 	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")
+	fs.Func("artifacts-dir", "a retained run-output or artifact directory (uploaded after the job) that no snapshot tree or state may be placed in; repeatable", func(v string) error {
+		if v == "" {
+			return fmt.Errorf("--artifacts-dir: must name a directory")
+		}
+		o.ArtifactDirs = append(o.ArtifactDirs, v)
+		return nil
+	})
 	var mode string
 	fs.StringVar(&mode, "immutability", "auto", "how the agent's copy is made read-only: auto, ownership (root forgectx, unprivileged agent) or bind-mount")
 	fs.IntVar(&o.AgentUID, "agent-uid", 0, "unprivileged UID the agent runs as (forgectx must run as root; required for ownership mode, and for bind-mount mode as root)")

@@ -53,6 +53,10 @@ func TestRunConfigurationErrorsExit2(t *testing.T) {
 		{"forgejo without api url", map[string]string{"FORGEJO_TOKEN": "x"}, []string{"run", "--harness", h, "--forge", "forgejo", "--repo", "o/r", "--number", "1"}, "--api-url"},
 		{"gitlab without token", nil, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "g/p", "--number", "1", "--api-url", api}, "--token-env GITLAB_TOKEN"},
 		{"malformed head sha", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api, "--head-sha", "abc123"}, "--head-sha"},
+		{"trees inside an artifacts dir", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--api-url", api, "--artifacts-dir", filepath.Dir(dir)}, "must lie outside --artifacts-dir " + filepath.Dir(dir)},
+		{"empty artifacts dir", base, []string{"run", "--harness", h, "--artifacts-dir", ""}, "--artifacts-dir: must name a directory"},
+		{"unreadable replay cassette", base, []string{"run", "--harness", h, "--repo", "o/r", "--number", "1", "--replay", filepath.Join(dir, "no-such-cassette")}, "--replay " + filepath.Join(dir, "no-such-cassette") + ": unreadable cassette"},
+		{"replay cassette of another forge", base, []string{"run", "--harness", h, "--forge", "gitlab", "--repo", "g/p", "--number", "1", "--replay", "../../examples/replay/github-issue"}, `cassette was recorded for forge "github", not gitlab`},
 		{"reconcile without agent", base, []string{"status", "reconcile", "--repo", "o/r", "--number", "1"}, "--agent"},
 		{"status without subcommand", base, []string{"status"}, "reconcile"},
 	}
@@ -69,5 +73,53 @@ func TestRunConfigurationErrorsExit2(t *testing.T) {
 				t.Error("the token reached stderr")
 			}
 		})
+	}
+}
+
+// `forgectx run --replay DIR` end to end through the CLI: offline (no token, no CI variables),
+// exit 0, and stdout is exactly the offline sink's three JSON lines — the ⏳ start comment,
+// its completion edit and the receipt — while the job log goes to stderr.
+func TestRunReplayPrintsWouldBePosts(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--replay", "../../examples/replay/github-issue", "--harness", "../../examples/harness/triage.yml",
+		"--repo", "octo-org/Hello-World", "--number", "7", "--kind", "work_item", "--comment-author", "github-actions[bot]",
+		"--tree-dir", dir, "--state-dir", filepath.Join(dir, "state")}
+	if os.Geteuid() == 0 {
+		args = append(args, "--agent-uid", "65534", "--agent-gid", "65534")
+		for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	code, stdout, stderr := runCLI(t, map[string]string{"PATH": os.Getenv("PATH"), "HOME": dir}, "", args...)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	wantPrefix := []string{
+		`{"op":"create","id":"offline-1","body":"<!-- forgectx:status agent=triage -->\n⏳ `,
+		`{"op":"update","id":"offline-1","body":"<!-- forgectx:status agent=triage -->\n✅ `,
+		`{"op":"create","id":"offline-2","body":"<!-- forgectx:receipt v1 -->`,
+	}
+	if len(lines) != len(wantPrefix) {
+		t.Fatalf("stdout has %d lines, want %d:\n%s", len(lines), len(wantPrefix), stdout)
+	}
+	for i, w := range wantPrefix {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("stdout line %d = %.120q, want prefix %q", i+1, lines[i], w)
+		}
+	}
+	if !strings.Contains(stderr, "triaged") {
+		t.Errorf("the agent's output did not reach the job log (stderr):\n%s", stderr)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != "state" {
+			t.Errorf("replayed run left %s in the tree dir", e.Name())
+		}
 	}
 }

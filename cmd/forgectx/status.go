@@ -35,7 +35,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.APIURL, "api-url", "", "forge API base URL (default $GITHUB_API_URL, else https://api.github.com)")
 	fs.StringVar(&o.TokenEnv, "token-env", "", "name of the environment variable holding the forge token (default GITHUB_TOKEN)")
 	fs.StringVar(&o.CommentAuthor, "comment-author", "", "login the token posts as (default under GitHub Actions: github-actions[bot])")
-	fs.BoolVar(&o.CurrentRun, "current-run", false, "treat a comment started by this workflow run ($GITHUB_RUN_ID) as dead (use in an if: always() step after forgectx run)")
+	fs.BoolVar(&o.CurrentRun, "current-run", false, "treat a comment started by this CI job (GitHub $GITHUB_RUN_ID, GitLab CI_JOB_URL, Forgejo's run) as dead (use in an always-run step after forgectx run)")
 	rest := args
 	if args[0] == "reconcile" {
 		rest = args[1:]

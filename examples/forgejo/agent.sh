@@ -8,7 +8,9 @@ set -euo pipefail
 ctx="${FORGECTX_CONTEXT_DIR:?run me from forgectx run}"
 echo "records: $(jq '.records | length' "$ctx/index.json"), gaps: $(jq -c '[.gaps[] | "\(.scope)/\(.code)"]' "$ctx/index.json")"
 echo "earlier runs: $(jq '.runs | length' "$ctx/history/agent-runs.json")"
-echo "event: $(jq -r '.event // "none"' <<<"${FORGECTX_EVENT_EXCERPT:-{\}}")"
+# The excerpt's containers say what happened (docs/distill.md: an event with a rule of its own
+# carries no "event" key; "action" is there when it adds something).
+echo "event: $(jq -r 'del(.event, .action) | keys_unsorted | join(",") | if . == "" then "none" else . end' <<<"${FORGECTX_EVENT_EXCERPT:-{\}}")"
 # The copy is root-owned and read-only; the agent runs unprivileged and cannot change it.
 if (: >"$ctx/agent-was-here") 2>/dev/null; then
   echo "agent: the snapshot copy is WRITABLE"

@@ -17,35 +17,90 @@ const MaxDocumentBytes = 1 << 30
 // errors naming the field and the rule.
 //
 // It decodes in one pass: the top-level object is walked member by member and every list is
-// decoded element by element, so the decoder's buffer holds one element at a time rather than
-// a second copy of the document, and the version is checked on that same pass (an unsupported
-// version stops the decode as soon as it is seen). Only when decoding fails is the version
-// probed again, so that a document of another version is reported as such rather than by the
-// first field this version does not know. The input buffer is sized from the file when r can
-// report its size (an *os.File).
+// decoded element by element, so the decoder's buffer holds one element at a time, and the
+// version is checked on that same pass (an unsupported version stops the decode as soon as it
+// is seen). When r can seek (an *os.File, a bytes or strings reader) the document is streamed:
+// the decoder reads r through the member-name check (CheckKeys on the stream), so the document
+// is never held whole besides what it decodes to; only when decoding fails is it read again,
+// whole, to find the error a whole-document check reports (a version error outranks whatever
+// this version's decoder tripped over, a member-name error a field the decoder could not
+// match). Other readers are read whole first, into a buffer sized from the file when r can
+// report its size. Both ways give the same result and the same errors.
 func Read(r io.Reader) (*Acquisition, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			return readStream(rs, start)
+		}
+	}
 	data, err := readDocument(r)
 	if err != nil {
 		return nil, err
 	}
-	a, err := decodeDocument(data)
+	a, err := decodeDocument(bytes.NewReader(data))
 	if err != nil {
-		// The error path only: a version error outranks whatever this version's decoder
-		// tripped over, and a member-name error outranks a field the decoder could not
-		// match (encoding/json matches names case-insensitively; the interchange does not).
-		if verr := probeVersion(data); verr != nil {
-			return nil, verr
-		}
-		if json.Valid(data) {
-			if kerr := CheckKeys(data); kerr != nil {
-				return nil, fmt.Errorf("acquisition: %w", kerr)
-			}
-		}
-		return nil, err
+		return nil, decodeFailure(data, err)
 	}
 	// Only now is the document known to be valid JSON, which CheckKeys relies on.
 	if err := CheckKeys(data); err != nil {
 		return nil, fmt.Errorf("acquisition: %w", err)
+	}
+	return a, nil
+}
+
+// decodeFailure is the error of a document that did not decode: a version error outranks
+// whatever this version's decoder tripped over, and a member-name error outranks a field the
+// decoder could not match (encoding/json matches names case-insensitively; the interchange
+// does not).
+func decodeFailure(data []byte, err error) error {
+	if verr := probeVersion(data); verr != nil {
+		return verr
+	}
+	if json.Valid(data) {
+		if kerr := CheckKeys(data); kerr != nil {
+			return fmt.Errorf("acquisition: %w", kerr)
+		}
+	}
+	return err
+}
+
+// countingReader counts the bytes read and keeps the first read error other than EOF.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// readStream decodes the document from rs (positioned at start) without holding it whole.
+func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
+	var keys keyScanner
+	cr := &countingReader{r: io.LimitReader(rs, MaxDocumentBytes+1)}
+	a, err := decodeDocument(io.TeeReader(cr, &keys))
+	switch {
+	case cr.err != nil:
+		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
+	case cr.n > MaxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case err != nil:
+		// The error path only: read the document whole to rank the error as Read does.
+		if _, serr := rs.Seek(start, io.SeekStart); serr != nil {
+			return nil, fmt.Errorf("acquisition: read: %w", serr)
+		}
+		data, rerr := readDocument(rs)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return nil, decodeFailure(data, err)
+	case keys.err != nil:
+		return nil, fmt.Errorf("acquisition: %w", keys.err)
 	}
 	return a, nil
 }
@@ -101,9 +156,10 @@ func probeVersion(data []byte) error {
 	return versionError(probe.Version)
 }
 
-// decodeDocument is the strict single-pass decode.
-func decodeDocument(data []byte) (*Acquisition, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// decodeDocument is the strict single-pass decode of the document r holds; it reads r to its
+// end (the trailing-data check).
+func decodeDocument(r io.Reader) (*Acquisition, error) {
+	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		if err == nil {
@@ -157,7 +213,7 @@ func decodeDocument(data []byte) (*Acquisition, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("acquisition: %w", err)
 	}
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+	if trailing, err := nonSpaceAfter(io.MultiReader(dec.Buffered(), r)); err != nil || trailing {
 		return nil, errors.New("acquisition: trailing data after the document")
 	}
 	if err := versionError(version); err != nil {
@@ -165,6 +221,23 @@ func decodeDocument(data []byte) (*Acquisition, error) {
 	}
 	a.Version = *version
 	return &a, nil
+}
+
+// nonSpaceAfter reads r to its end and reports whether it holds anything but JSON whitespace.
+func nonSpaceAfter(r io.Reader) (bool, error) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		if len(bytes.TrimLeft(buf[:n], " \t\r\n")) > 0 {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 // decodeList decodes a JSON array (or null, which leaves the list nil as encoding/json would)

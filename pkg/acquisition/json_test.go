@@ -3,6 +3,8 @@ package acquisition
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,5 +139,59 @@ func TestReadEqualsWholeDocumentDecode(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader(`{"acquisition_version":1} ]`)); err == nil || !strings.Contains(err.Error(), "trailing data") {
 		t.Fatalf("trailing bracket: %v", err)
+	}
+}
+
+// onlyReader hides a reader's Seek and Stat, so Read takes its read-whole path.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// Streaming (a seekable reader) and reading whole (any other reader) decode to the same value
+// and fail with the same error, for valid documents and for each kind of bad one.
+func TestReadStreamedEqualsReadWhole(t *testing.T) {
+	docs := []string{
+		`{}`, `{"acquisition_version":2}`, `{"acquisition_version":1,"extra":1}`, `{"acquisition_version":1} {}`,
+		`{"acquisition_version":1}  ` + "\n", `[1]`, `{"acquisition_version":1,"source":{"forge":"github","forge":"gitlab"}}`,
+		`{"acquisition_version":1,"source":{"\u0066orge":"github","forge":"gitlab"}}`, `{"acquisition_version":1,"Source":{}}`,
+		`{"acquisition_version":1,"comments":[{"id":"a","body":"{\"id\":1,\"id\":2}"},{"id":"b"}]}`,
+		`{"acquisition_version":1,"comments":[{"id":"a","nope":1}],"acquisition_version":2}`, `{"acquisition_version":1,"comments":[`,
+		`{"acquisition_version":1,"comments":[{"id":"a"}],"comments":[]}`,
+	}
+	for _, name := range fixtureNames(t) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	for i, doc := range docs {
+		streamed, serr := Read(strings.NewReader(doc))
+		whole, werr := Read(onlyReader{strings.NewReader(doc)})
+		if fmt.Sprint(serr) != fmt.Sprint(werr) {
+			t.Fatalf("doc %d: streamed error %v, whole error %v", i, serr, werr)
+		}
+		if !reflect.DeepEqual(streamed, whole) {
+			t.Fatalf("doc %d: streamed and whole decodes differ", i)
+		}
+	}
+}
+
+// The streaming member-name check gives CheckKeys' verdict wherever the document is split
+// (a name, an escape or a string value cut across two writes).
+func TestKeyScannerAnySplit(t *testing.T) {
+	for _, doc := range []string{
+		`{"acquisition_version":1,"source":{"forge":"github","forge":"gitlab"}}`,
+		`{"a":{"b\u0062":1,"bb":2}}`, `{"a":"x\"y","a":1}`, `{"ok":[{"k":"\\"},{"k":"v"}],"Z":1}`, `{"a":1,"b":[1,{"c":2}],"d":"e"}`,
+	} {
+		want := fmt.Sprint(CheckKeys([]byte(doc)))
+		for cut := 0; cut <= len(doc); cut++ {
+			var k keyScanner
+			k.Write([]byte(doc[:cut]))
+			k.Write([]byte(doc[cut:]))
+			if got := fmt.Sprint(k.err); got != want {
+				t.Fatalf("%s cut at %d: %s, want %s", doc, cut, got, want)
+			}
+		}
 	}
 }

@@ -15,58 +15,122 @@ import (
 // document is refused rather than interpreted. Every member name of these formats is lowercase
 // snake_case, so the rule rejects no valid document.
 func CheckKeys(data []byte) error {
-	type frame struct {
-		object    bool
-		expectKey bool
-		keys      []string
+	var k keyScanner
+	k.Write(data)
+	return k.err
+}
+
+// keyScanner is CheckKeys over a stream: Write feeds it the document in pieces of any size
+// (Read tees the file through it while decoding, so the document is never held whole), and
+// err is the first violation. Offsets count from the first byte written. Only member names
+// are kept (a string value, however long, is skipped byte by byte).
+type keyScanner struct {
+	stack []keyFrame
+	off   int64 // offset of the next byte
+	err   error
+
+	inString bool
+	isKey    bool  // the string being scanned is a member name
+	escape   bool  // the previous byte was a backslash
+	escaped  bool  // the member name contains an escape
+	start    int64 // offset of the member name's opening quote
+	key      []byte
+}
+
+type keyFrame struct {
+	object    bool
+	expectKey bool
+	keys      []string
+}
+
+// Write scans p; it never fails (the violation, if any, is in k.err).
+func (k *keyScanner) Write(p []byte) (int, error) {
+	if k.err != nil {
+		return len(p), nil
 	}
-	var stack []frame
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if k.inString {
+			i = k.stringByte(p, i)
+			if k.err != nil {
+				return len(p), nil
+			}
+			continue
+		}
+		switch c {
 		case '{':
-			stack = append(stack, frame{object: true, expectKey: true})
+			k.stack = append(k.stack, keyFrame{object: true, expectKey: true})
 		case '[':
-			stack = append(stack, frame{})
+			k.stack = append(k.stack, keyFrame{})
 		case '}', ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+			if len(k.stack) > 0 {
+				k.stack = k.stack[:len(k.stack)-1]
 			}
 		case ',':
-			if n := len(stack); n > 0 && stack[n-1].object {
-				stack[n-1].expectKey = true
+			if n := len(k.stack); n > 0 && k.stack[n-1].object {
+				k.stack[n-1].expectKey = true
 			}
 		case '"':
-			start, escaped := i, false
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					escaped = true
-					i++
-				}
+			k.inString, k.escape, k.escaped = true, false, false
+			n := len(k.stack)
+			k.isKey = n > 0 && k.stack[n-1].object && k.stack[n-1].expectKey
+			if k.isKey {
+				k.stack[n-1].expectKey = false
+				k.start = k.off + int64(i)
+				k.key = k.key[:0]
 			}
-			n := len(stack)
-			if n == 0 || !stack[n-1].object || !stack[n-1].expectKey {
-				continue
-			}
-			top := &stack[n-1]
-			top.expectKey = false
-			key := string(data[start+1 : min(i, len(data))])
-			if escaped {
-				if err := json.Unmarshal(data[start:min(i+1, len(data))], &key); err != nil {
-					return fmt.Errorf("member name at byte %d: %w", start, err)
-				}
-			}
-			if !snakeKey(key) {
-				return fmt.Errorf("member name at byte %d: must be lowercase [a-z0-9_] (the interchange's names are exact)", start)
-			}
-			for _, k := range top.keys {
-				if k == key {
-					return fmt.Errorf("member %q at byte %d: duplicated in one object", key, start)
-				}
-			}
-			top.keys = append(top.keys, key)
 		}
 	}
-	return nil
+	k.off += int64(len(p))
+	return len(p), nil
+}
+
+// stringByte consumes string bytes from p[i] on and returns the index of the last byte it
+// consumed: up to the closing quote (which ends the string) or the end of p.
+func (k *keyScanner) stringByte(p []byte, i int) int {
+	for ; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case k.escape:
+			k.escape = false
+		case c == '\\':
+			k.escape, k.escaped = true, true
+		case c == '"':
+			k.inString = false
+			if k.isKey {
+				k.endKey()
+			}
+			return i
+		}
+		if k.isKey {
+			k.key = append(k.key, c)
+		}
+	}
+	return i
+}
+
+// endKey applies the rule to the member name just scanned.
+func (k *keyScanner) endKey() {
+	key := string(k.key)
+	if k.escaped {
+		raw := append(append([]byte{'"'}, k.key...), '"')
+		if err := json.Unmarshal(raw, &key); err != nil {
+			k.err = fmt.Errorf("member name at byte %d: %w", k.start, err)
+			return
+		}
+	}
+	if !snakeKey(key) {
+		k.err = fmt.Errorf("member name at byte %d: must be lowercase [a-z0-9_] (the interchange's names are exact)", k.start)
+		return
+	}
+	top := &k.stack[len(k.stack)-1]
+	for _, x := range top.keys {
+		if x == key {
+			k.err = fmt.Errorf("member %q at byte %d: duplicated in one object", key, k.start)
+			return
+		}
+	}
+	top.keys = append(top.keys, key)
 }
 
 func snakeKey(s string) bool {

@@ -230,11 +230,15 @@ func distil(forge Forge, eventName string, root map[string]any, opts Options, re
 	rep.Rule = r.name
 	rep.Event = event
 	var head object
-	if event != "" {
+	if event != "" && !r.implied {
 		head = append(head, member{"event", str(event)})
 	}
 	if a, ok := st.leaf(field{out: "action", from: r.action, kind: kindEnum}, nil, "action"); ok {
-		head = append(head, member{"action", a})
+		if s, _ := a.(str); contains(r.quietActions, string(s)) {
+			rep.Fields--
+		} else {
+			head = append(head, member{"action", a})
+		}
 	}
 	rep.Findings = filter.MergeFindings(st.findings)
 	return encode(append(head, out...)), rep

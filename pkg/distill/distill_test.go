@@ -38,7 +38,9 @@ func reviewCommentPayload(t *testing.T, mutate func(comment map[string]any)) []b
 
 func TestR1_1_IssueCommentCarriesBodyURLAndLoginOnly(t *testing.T) {
 	out, rep := Excerpt(GitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
-	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"event", "action", "comment"}) {
+	// A created comment: no "event" (the comment container names it) and no "action" (the
+	// comment as it now stands is what "created" means).
+	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"comment"}) {
 		t.Errorf("top-level keys %v", got)
 	}
 	if got := keysInOrder(t, out, "comment"); !reflect.DeepEqual(got, []string{"body", "html_url", "author"}) {
@@ -50,7 +52,7 @@ func TestR1_1_IssueCommentCarriesBodyURLAndLoginOnly(t *testing.T) {
 		c["author"] != "Codertocat" {
 		t.Errorf("comment %v", c)
 	}
-	if rep.Rule != "issue_comment" || rep.Warning != "" || rep.Fields != 4 {
+	if rep.Rule != "issue_comment" || rep.Event != "issue_comment" || rep.Warning != "" || rep.Fields != 3 {
 		t.Errorf("report %+v", rep)
 	}
 }
@@ -104,7 +106,7 @@ func TestR1_4_ReviewCarriesStateBodyURLAndLoginOnly(t *testing.T) {
 	}
 	root["review"].(map[string]any)["body"] = "Please split this function."
 	out, _ := Excerpt(GitHub, "pull_request_review", mustJSON(t, root), Options{})
-	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"event", "action", "review"}) {
+	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"action", "review"}) {
 		t.Errorf("top-level keys %v", got)
 	}
 	if got := keysInOrder(t, out, "review"); !reflect.DeepEqual(got, []string{"state", "body", "html_url", "author"}) {
@@ -144,7 +146,7 @@ func TestR2_1_IssuesAndPullRequestsCarryNumberTitleStateURLMergedDraft(t *testin
 	for _, tc := range cases {
 		t.Run(tc.event, func(t *testing.T) {
 			out, _ := Excerpt(GitHub, tc.event, readFixture(t, tc.file), Options{})
-			if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"event", "action", tc.container}) {
+			if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"action", tc.container}) {
 				t.Errorf("top-level keys %v", got)
 			}
 			if got := keysInOrder(t, out, tc.container); !reflect.DeepEqual(got, tc.keys) {
@@ -179,11 +181,16 @@ func TestR2_3_RunsAndChecksCarryIdentityStatusConclusionURLBranch(t *testing.T) 
 		event, file string
 		want        map[string]any
 	}{
+		// A named run's identity is its name; its id is left out because its html_url ends in it.
 		{"workflow_run", "github/workflow_run/00-completed.json", map[string]any{
-			"id": json.Number("1589141559"), "name": "Manually triggered workflow", "status": "queued",
+			"name": "Manually triggered workflow", "status": "queued",
 			"html_url": "https://github.com/octo-org/octo-repo/actions/runs/1589141559", "head_branch": "main"}},
+		// Without a name the id stays, next to the same address.
+		{"workflow_run", "github/workflow_run/01-completed.json", map[string]any{
+			"id": json.Number("289782451"), "status": "completed", "conclusion": "success",
+			"html_url": "https://github.com/octo-org/octo-repo/actions/runs/289782451", "head_branch": "master"}},
 		{"check_run", "github/check_run/01-completed.json", map[string]any{
-			"id": json.Number("128620228"), "name": "Octocoders-linter", "status": "completed", "conclusion": "failure",
+			"name": "Octocoders-linter", "status": "completed", "conclusion": "failure",
 			"html_url": "https://github.com/Codertocat/Hello-World/runs/128620228", "head_branch": "changes"}},
 		{"check_suite", "github/check_suite/00-completed.json", map[string]any{
 			"id": json.Number("118578147"), "status": "completed", "conclusion": "success", "head_branch": "changes"}},
@@ -442,7 +449,7 @@ func TestAbuse1_ForgedFieldsStayInsideTheBodyString(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			out, _ := Excerpt(GitHub, "issue_comment", payload, Options{Filter: f})
 			m := decode(t, out)
-			if got := sortedKeys(m); !reflect.DeepEqual(got, []string{"action", "comment", "event"}) {
+			if got := sortedKeys(m); !reflect.DeepEqual(got, []string{"comment"}) {
 				t.Errorf("forged sibling keys: %v", got)
 			}
 			c := obj(t, m, "comment")
@@ -535,7 +542,7 @@ func TestAbuse4_WrongTypedContainersYieldEmptyObjectWithoutPanicking(t *testing.
 	}
 	// A wrong-typed field costs that field only.
 	out, rep := Excerpt(GitHub, "issue_comment", []byte(`{"comment":{"body":"hi","html_url":5,"user":"alice"}}`), Options{})
-	if string(out) != `{"event":"issue_comment","comment":{"body":"hi"}}` {
+	if string(out) != `{"comment":{"body":"hi"}}` {
 		t.Errorf("got %s", out)
 	}
 	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.html_url", OmitWrongType}}) {
@@ -562,7 +569,7 @@ func TestFreeTextPassesTheFilterPipeline(t *testing.T) {
 func TestFilterFailureLeavesTheFieldOutNeverTheEvent(t *testing.T) {
 	payload := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = "BOOM" })
 	out, rep := Excerpt(GitHub, "issue_comment", payload, Options{Filter: panicOn("BOOM")})
-	want := `{"event":"issue_comment","action":"created","comment":{"html_url":"https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400","author":"Codertocat"}}`
+	want := `{"comment":{"html_url":"https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400","author":"Codertocat"}}`
 	if string(out) != want {
 		t.Errorf("got %s\nwant %s", out, want)
 	}
@@ -635,10 +642,15 @@ func TestAddressesMustBeWebURLs(t *testing.T) {
 	}
 }
 
+// TestEventNameIsEchoedOnlyWhenSafe: an event without a rule of its own (the generic rule) is
+// named in the excerpt when its name is safe; a named rule's event is implied by its
+// containers and never repeated, though the report names it.
 func TestEventNameIsEchoedOnlyWhenSafe(t *testing.T) {
 	payload := issueCommentPayload(t, nil)
+	if out, rep := Excerpt(GitHub, "issue_comment", payload, Options{}); rep.Event != "issue_comment" || strings.Contains(string(out), `"event"`) {
+		t.Errorf("named rule: report event %q, excerpt %s", rep.Event, out)
+	}
 	for name, echoed := range map[string]bool{
-		"issue_comment":         true,
 		"discussion_comment":    true,
 		"Issue Comment\n{":      false,
 		`x","y":"z`:             false,
@@ -692,7 +704,7 @@ func TestForgejoReviewShape(t *testing.T) {
 		"repository":   map[string]any{"full_name": "o/r"},
 	})
 	out, _ := Excerpt(Forgejo, "pull_request_review", payload, Options{})
-	want := `{"event":"pull_request_review","action":"reviewed","review":{"state":"changes_requested","body":"needs tests","html_url":"https://codeberg.org/o/r/pulls/3","author":"bob"}}`
+	want := `{"action":"reviewed","review":{"state":"changes_requested","body":"needs tests","html_url":"https://codeberg.org/o/r/pulls/3","author":"bob"}}`
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
@@ -735,13 +747,13 @@ func TestDefaultPipelineRedactsAndStripsInvisibleText(t *testing.T) {
 func TestForgejoFixtures(t *testing.T) {
 	cases := []struct{ event, file, want string }{
 		{"issue_comment", "forgejo/issue_comment.json",
-			`{"event":"issue_comment","action":"created","comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
+			`{"comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
 		{"pull_request_comment", "forgejo/issue_comment.json",
-			`{"event":"pull_request_comment","action":"created","comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
+			`{"comment":{"body":"@bot please add a test for the empty input case","html_url":"https://codeberg.example/octo/hello/pulls/3#issuecomment-90","author":"bob"}}`},
 		{"pull_request_review", "forgejo/pull_request_review.json",
-			`{"event":"pull_request_review","action":"reviewed","review":{"state":"changes_requested","body":"Please handle the empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
+			`{"action":"reviewed","review":{"state":"changes_requested","body":"Please handle the empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
 		{"pull_request_review_comment", "forgejo/pull_request_review_comment.json",
-			`{"event":"pull_request_review_comment","action":"reviewed","review":{"state":"commented","body":"This loop never terminates on empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
+			`{"action":"reviewed","review":{"state":"commented","body":"This loop never terminates on empty input.","html_url":"https://codeberg.example/octo/hello/pulls/3","author":"bob"}}`},
 	}
 	for _, tc := range cases {
 		out, rep := Excerpt(Forgejo, tc.event, readFixture(t, tc.file), Options{})

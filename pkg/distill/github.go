@@ -59,10 +59,11 @@ var (
 		field{out: "draft", from: []path{p("draft")}, kind: kindBool},
 	)
 
-	// Requirement 2.3: identity (id, and name where the object has one), status, conclusion,
+	// Requirement 2.3: identity (the name where the object has one, else the id; the id is
+	// left out when the name is carried and the html_url ends in it), status, conclusion,
 	// html_url where present, head_branch. A check run's branch lives on its check suite.
 	workflowRunFields = []field{
-		{out: "id", from: []path{p("id")}, kind: kindInt},
+		{out: "id", from: []path{p("id")}, kind: kindInt, inURL: true},
 		{out: "name", from: []path{p("name")}, kind: kindDisplay},
 		{out: "status", from: []path{p("status")}, kind: kindEnum},
 		{out: "conclusion", from: []path{p("conclusion")}, kind: kindEnum},
@@ -70,7 +71,7 @@ var (
 		{out: "head_branch", from: []path{p("head_branch")}, kind: kindPath},
 	}
 	checkRunFields = []field{
-		{out: "id", from: []path{p("id")}, kind: kindInt},
+		{out: "id", from: []path{p("id")}, kind: kindInt, inURL: true},
 		{out: "name", from: []path{p("name")}, kind: kindDisplay},
 		{out: "status", from: []path{p("status")}, kind: kindEnum},
 		{out: "conclusion", from: []path{p("conclusion")}, kind: kindEnum},
@@ -143,6 +144,9 @@ func withUnlessCarried(c container, keys []string) container {
 
 var rootAction = []path{rp("action")}
 
+// commentQuietActions are the comment events' actions left out of the excerpt (rule.quietActions).
+var commentQuietActions = []string{"created", "edited"}
+
 // githubRules maps GitHub event names to their rules. Looked up, never ranged over.
 var githubRules = map[string]rule{
 	"issue_comment":               {containers: []container{cIssueComment}},
@@ -183,7 +187,10 @@ func githubRule(forge Forge, eventName string) (string, rule) {
 			r = forgejoGeneric
 		}
 	} else {
-		r.name = name
+		r.name, r.implied = name, true
+		if name == "issue_comment" || name == "pull_request_review_comment" {
+			r.quietActions = commentQuietActions
+		}
 		if forge == Forgejo {
 			// Forgejo's review hooks carry review {type, content}; its review-comment hook
 			// may carry only that review object instead of a comment.

@@ -128,7 +128,7 @@ func gitlabRule(eventName string, root map[string]any) (string, rule) {
 	r := glGeneric
 	if kind, ok := gitlabEvents[name]; ok {
 		r = glRules[kind]
-		r.name = kind
+		r.name, r.implied = kind, true
 		event = kind
 	}
 	r.action = []path{rp("object_attributes", "action")}

@@ -242,18 +242,18 @@ func checkHostile(t *testing.T, where, ev, path string, out []byte, rep Report) 
 func TestDuplicateKeysLastWinsLikeEncodingJSON(t *testing.T) {
 	for _, c := range []struct{ name, payload, want string }{
 		{"duplicate body", `{"comment":{"body":"first","html_url":"https://github.com/o/r/issues/1#c","body":"second"}}`,
-			`{"event":"issue_comment","comment":{"body":"second","html_url":"https://github.com/o/r/issues/1#c"}}`},
+			`{"comment":{"body":"second","html_url":"https://github.com/o/r/issues/1#c"}}`},
 		{"a web URL then an API URL", `{"comment":{"body":"b","html_url":"https://github.com/o/r/issues/1#c","html_url":"https://api.github.com/repos/o/r/issues/comments/1"}}`,
-			`{"event":"issue_comment","comment":{"body":"b"}}`},
+			`{"comment":{"body":"b"}}`},
 		{"an API URL then a web URL", `{"comment":{"body":"b","html_url":"https://api.github.com/x","html_url":"https://github.com/o/r/issues/1#c"}}`,
-			`{"event":"issue_comment","comment":{"body":"b","html_url":"https://github.com/o/r/issues/1#c"}}`},
+			`{"comment":{"body":"b","html_url":"https://github.com/o/r/issues/1#c"}}`},
 		{"duplicate login in the user object", `{"comment":{"body":"b","user":{"login":"alice","login":"mallory"}}}`,
-			`{"event":"issue_comment","comment":{"body":"b","author":"mallory"}}`},
+			`{"comment":{"body":"b","author":"mallory"}}`},
 		{"duplicate container, the last of the wrong type", `{"comment":{"body":"b"},"comment":"x"}`, `{}`},
 		{"duplicate container, the last an object", `{"comment":"x","comment":{"body":"b"}}`,
-			`{"event":"issue_comment","comment":{"body":"b"}}`},
+			`{"comment":{"body":"b"}}`},
 		{"duplicate action", `{"action":"created","action":"deleted","comment":{"body":"b"}}`,
-			`{"event":"issue_comment","action":"deleted","comment":{"body":"b"}}`},
+			`{"action":"deleted","comment":{"body":"b"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, _ := Excerpt(GitHub, "issue_comment", []byte(c.payload), Options{})
@@ -280,7 +280,7 @@ func TestDuplicateKeysLastWinsLikeEncodingJSON(t *testing.T) {
 func TestInvalidUTF8InsideJSONStrings(t *testing.T) {
 	payload := []byte("{\"comment\":{\"body\":\"a\xffb\xc3\",\"html_url\":\"https://github.com/o/r/issues/1#c\xfe\",\"user\":{\"login\":\"al\xffice\"}}}")
 	out, _ := Excerpt(GitHub, "issue_comment", payload, Options{})
-	want := "{\"event\":\"issue_comment\",\"comment\":{\"body\":\"a\ufffdb\ufffd\",\"html_url\":\"https://github.com/o/r/issues/1#c\ufffd\",\"author\":\"al\ufffdice\"}}"
+	want := "{\"comment\":{\"body\":\"a\ufffdb\ufffd\",\"html_url\":\"https://github.com/o/r/issues/1#c\ufffd\",\"author\":\"al\ufffdice\"}}"
 	if string(out) != want {
 		t.Fatalf("got  %q\nwant %q", out, want)
 	}
@@ -305,7 +305,7 @@ func TestDeeplyNestedJSON(t *testing.T) {
 	// Deep nesting inside a carried container is the wrong type for the field.
 	deep := `{"comment":{"body":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"html_url":"https://github.com/o/r/issues/1#c"}}`
 	out, _ = Excerpt(GitHub, "issue_comment", []byte(deep), Options{})
-	if string(out) != `{"event":"issue_comment","comment":{"html_url":"https://github.com/o/r/issues/1#c"}}` {
+	if string(out) != `{"comment":{"html_url":"https://github.com/o/r/issues/1#c"}}` {
 		t.Fatalf("deep body: %s", out)
 	}
 }

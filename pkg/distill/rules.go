@@ -46,9 +46,13 @@ type field struct {
 	unless string
 	// when: carry the field only if the predicate holds on the container.
 	when func(c map[string]any) bool
-	conv func(string) string                                        // kindEnum: map a forge keyword to the excerpt's
-	sub  []field                                                    // kindObject
-	fn   func(st *state, c map[string]any, at string) (value, bool) // kindCustom
+	// inURL: leave the field out when the container also carries name and an html_url whose
+	// path ends in /<this value> (a run's id repeated by its address; the name is its
+	// identity, Requirement 2.3), so the excerpt does not say it twice.
+	inURL bool
+	conv  func(string) string                                        // kindEnum: map a forge keyword to the excerpt's
+	sub   []field                                                    // kindObject
+	fn    func(st *state, c map[string]any, at string) (value, bool) // kindCustom
 }
 
 // container is one object of the excerpt, read from one object of the payload.
@@ -74,6 +78,13 @@ type rule struct {
 	name       string
 	action     []path
 	containers []container
+	// implied: the rule's containers say which event happened (a named GitHub or Forgejo
+	// rule), so the excerpt carries no "event" key repeating it.
+	implied bool
+	// quietActions are actions the excerpt leaves out because the container already shows
+	// what they mean: a comment excerpt is the comment as it now stands, whether it was just
+	// created or edited ("deleted" is carried: that comment is no longer an instruction).
+	quietActions []string
 }
 
 // state carries one distillation's options and accumulating report.
@@ -147,7 +158,47 @@ func (st *state) fields(fs []field, src map[string]any, at string) (object, bool
 			obj = append(obj, member{f.out, v})
 		}
 	}
+	for _, f := range fs {
+		if f.inURL {
+			obj = st.dropRepeatedID(obj, f.out)
+		}
+	}
 	return obj, len(obj) > 0
+}
+
+// dropRepeatedID removes key from obj when obj carries a name and an html_url whose path ends
+// in "/" + key's value: the address already holds the id (a check run's /runs/<id>, a
+// workflow run's /actions/runs/<id>).
+func (st *state) dropRepeatedID(obj object, key string) object {
+	var id, u string
+	hasName := false
+	for _, m := range obj {
+		switch m.key {
+		case key:
+			if n, ok := m.val.(num); ok {
+				id = strconv.FormatInt(int64(n), 10)
+			}
+		case "name":
+			hasName = true
+		case "html_url":
+			if s, ok := m.val.(str); ok {
+				if pu, err := url.Parse(string(s)); err == nil {
+					u = pu.Path
+				}
+			}
+		}
+	}
+	if id == "" || !hasName || !strings.HasSuffix(u, "/"+id) {
+		return obj
+	}
+	out := make(object, 0, len(obj)-1)
+	for _, m := range obj {
+		if m.key != key {
+			out = append(out, m)
+		}
+	}
+	st.rep.Fields--
+	return out
 }
 
 func (o object) has(key string) bool {

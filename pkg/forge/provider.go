@@ -3,7 +3,6 @@ package forge
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/forge/retry"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // Provider is one forge as the rest of forgectx sees it: detection from the CI environment,
@@ -91,6 +91,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// SourceHost overrides source.host (a replay keeps the recorded host).
 	SourceHost string
+	// Record, when non-empty, is a cassette directory every exchange is recorded into, the
+	// token stripped (--record). Connect wraps Transport with the recorder before the provider
+	// opens, so recording is the same for every forge and no adapter knows of it. A replay is
+	// a Transport too (the Session's cassette.Replayer, with the Offline retry timing).
+	Record string
 	// Retry is the retry policy; zero fields take DefaultRetry's.
 	Retry Retry
 	// InsecureHTTP allows plain http to a non-loopback host (--insecure-http; logged).
@@ -128,7 +133,7 @@ type Conn struct {
 	// only with --current-run or when it has no link).
 	RunState func(ctx context.Context, repo, link string) (RunState, error)
 	// Stats returns the statistics of the last acquisition (nil before one).
-	Stats func() Stats
+	Stats func() *Stats
 }
 
 // RunState is a CI run's state as the forge reports it.
@@ -136,34 +141,17 @@ type RunState struct {
 	Found     bool   // false: the forge does not know the run (deleted, never existed)
 	Completed bool   // the run is over
 	Status    string // the forge's own word for it
+	// Unknown: the forge cannot say (the link is not one of this repository's runs, or the
+	// server has no runs API to ask). Reconcile then leaves the comment alone: finalising a
+	// live run's comment would be wrong, leaving a dead one is only untidy.
+	Unknown bool
 }
 
-// Stats is an adapter's `snapshot --stats` document.
-type Stats interface {
-	// Summary is the one log line's fields: requests, retries, lower bound, ratio.
-	Summary() StatsSummary
-	WriteJSON(w io.Writer) error
-}
+// Stats is every adapter's `snapshot --stats` document: one shape (pkg/forge/stats).
+type Stats = stats.Stats
 
-// StatsOf adapts an adapter's "statistics of the last acquisition, nil before one" getter to
-// Conn.Stats, keeping a nil pointer a nil Stats.
-func StatsOf[T any, P interface {
-	*T
-	Stats
-}](get func() P) func() Stats {
-	return func() Stats {
-		if p := get(); p != nil {
-			return p
-		}
-		return nil
-	}
-}
-
-// StatsSummary are the counts every adapter reports.
-type StatsSummary struct {
-	Requests, Retries, LowerBound int
-	Ratio                         float64
-}
+// StatsSummary are the counts every adapter reports on the acquisition's log line.
+type StatsSummary = stats.Summary
 
 // ConfigError is a configuration problem found before any request: the field (a flag or a
 // variable) and the rule it breaks.

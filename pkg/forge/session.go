@@ -76,19 +76,7 @@ func Open(src Source, getenv func(string) string, log zerolog.Logger) (*Session,
 	if o.APIURL == "" {
 		o.APIURL = pol.DefaultAPIURL
 	}
-	if src.Record != "" {
-		var secrets []string
-		if o.Token != "" {
-			secrets = []string{o.Token}
-		}
-		rec, err := cassette.NewRecorder(src.Record, o.Transport, cassette.RecorderOptions{
-			Meta: cassette.Meta{Forge: p.Name(), APIURL: strings.TrimSuffix(o.APIURL, "/")}, Secrets: secrets,
-		})
-		if err != nil {
-			return nil, &ConfigError{Field: "--record " + src.Record, Rule: "cannot record here", Err: err}
-		}
-		o.Transport = rec
-	}
+	o.Record = src.Record
 	conn, err := Connect(p, o, src.Replay == "")
 	if err != nil {
 		return nil, err
@@ -170,7 +158,7 @@ func (s *Session) Acquire(ctx context.Context, profile acquisition.Profile) (*ac
 }
 
 // Stats are the statistics of the session's last acquisition (nil when none were kept).
-func (s *Session) Stats() Stats {
+func (s *Session) Stats() *Stats {
 	if s.Conn.Stats == nil {
 		return nil
 	}
@@ -196,8 +184,23 @@ func (s *Session) WriteStats(path string) error {
 }
 
 // Connect opens the provider and checks o against the transport policy (when live: a replay
-// sends nothing). `forgectx run`, `status reconcile` and Open all connect through here.
+// sends nothing). `forgectx run`, `status reconcile` and Open all connect through here. With
+// o.Record the provider's Transport is a cassette recorder (the token stripped): recording is
+// configured here once, for every forge.
 func Connect(p Provider, o Options, live bool) (*Conn, error) {
+	if o.Record != "" {
+		var secrets []string
+		if o.Token != "" {
+			secrets = []string{o.Token}
+		}
+		rec, err := cassette.NewRecorder(o.Record, o.Transport, cassette.RecorderOptions{
+			Meta: cassette.Meta{Forge: p.Name(), APIURL: strings.TrimSuffix(o.APIURL, "/")}, Secrets: secrets,
+		})
+		if err != nil {
+			return nil, &ConfigError{Field: "--record " + o.Record, Rule: "cannot record here", Err: err}
+		}
+		o.Transport = rec
+	}
 	// The provider validates the URL first (its rules name its own shape, e.g. /api/v1);
 	// Open makes no request, so the policy still runs before the first one.
 	conn, err := p.Open(o)

@@ -357,6 +357,9 @@ func column(root *yaml.Node, line int, key, tag string) int {
 	return first
 }
 
+// validate applies every field rule, in the order of the file's sections (version, agent,
+// scripts, secrets, profiles, bots, timeouts): the first broken rule is the error, naming its
+// field.
 func validate(d *fileDoc) (*Harness, error) {
 	if d.Version == nil {
 		return nil, &Error{Field: "version", Rule: "required (1)"}
@@ -365,27 +368,10 @@ func validate(d *fileDoc) (*Harness, error) {
 		return nil, &Error{Field: "version", Rule: fmt.Sprintf("%d is not supported (this build reads %d)", *d.Version, Version)}
 	}
 	h := &Harness{Version: *d.Version, Profiles: map[string]acquisition.Profile{}}
-	if d.Agent == nil {
-		return nil, &Error{Field: "agent", Rule: "required"}
-	}
-	a := d.Agent
-	if !agentName.MatchString(a.Name) {
-		return nil, &Error{Field: "agent.name", Rule: "must match " + agentName.String()}
-	}
-	if a.Category != CategoryObservation && a.Category != CategoryMutation {
-		return nil, &Error{Field: "agent.category", Rule: "must be observation or mutation"}
-	}
-	if err := checkCommand("agent.command", a.Command); err != nil {
+	var err error
+	if h.Agent, err = validateAgent(d.Agent); err != nil {
 		return nil, err
 	}
-	t, err := duration("agent.timeout", a.Timeout, DefaultAgentTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkEnvNames("agent.env", a.Env); err != nil {
-		return nil, err
-	}
-	h.Agent = Agent{Name: a.Name, Category: a.Category, Command: a.Command, Env: a.Env, Timeout: t}
 	if h.PreScript, err = script("pre_script", d.PreScript); err != nil {
 		return nil, err
 	}
@@ -400,52 +386,11 @@ func validate(d *fileDoc) (*Harness, error) {
 	if err := h.CheckAgentEnv(""); err != nil {
 		return nil, err
 	}
-	if len(d.Profiles) == 0 {
-		return nil, &Error{Field: "profiles", Rule: "required: at least one of work_item, change_proposal"}
+	if h.Profiles, err = validateProfiles(d.Profiles); err != nil {
+		return nil, err
 	}
-	kinds := make([]string, 0, len(d.Profiles))
-	for k := range d.Profiles {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, kind := range kinds {
-		pd := d.Profiles[kind]
-		field := "profiles." + kind
-		if kind != acquisition.KindWorkItem && kind != acquisition.KindChangeProposal {
-			return nil, &Error{Field: field, Rule: "key must be work_item or change_proposal"}
-		}
-		if pd == nil {
-			return nil, &Error{Field: field, Rule: "must be a mapping"}
-		}
-		sources := append([]string(nil), pd.IncludedSources...)
-		sort.Strings(sources)
-		p := acquisition.Profile{
-			EntityKind: kind, IncludedSources: sources, RecordSelection: pd.RecordSelection,
-			CheckLogSelection: pd.CheckLogSelection,
-			Bounds: acquisition.Bounds{
-				MaxRecordsPerSource: pd.Bounds.MaxRecordsPerSource, MaxSourceBytes: pd.Bounds.MaxSourceBytes,
-				MaxRecordBytes: pd.Bounds.MaxRecordBytes, MaxLogBytes: pd.Bounds.MaxLogBytes,
-				MaxMetadataStringBytes: pd.Bounds.MaxMetadataStringBytes, MaxLabels: pd.Bounds.MaxLabels,
-			},
-		}
-		if err := snapshot.ValidateProfile(p); err != nil {
-			var ce *snapshot.ConfigError
-			if errors.As(err, &ce) {
-				return nil, &Error{Field: field + "." + ce.Field, Rule: ce.Rule}
-			}
-			return nil, &Error{Field: field, Rule: err.Error()}
-		}
-		h.Profiles[kind] = p
-	}
-	for _, b := range d.Bots {
-		h.Bots = append(h.Bots, snapshot.BotIdentity{ID: b.ID, Login: b.Login, BotRole: b.BotRole})
-	}
-	if err := snapshot.ValidateBots(h.Bots); err != nil {
-		var ce *snapshot.ConfigError
-		if errors.As(err, &ce) {
-			return nil, &Error{Field: ce.Field, Rule: ce.Rule}
-		}
-		return nil, &Error{Field: "bots", Rule: err.Error()}
+	if h.Bots, err = validateBots(d.Bots); err != nil {
+		return nil, err
 	}
 	total := ""
 	if d.Timeouts != nil {
@@ -455,6 +400,99 @@ func validate(d *fileDoc) (*Harness, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// validateAgent applies the agent section's rules: name, category, command, timeout, env.
+func validateAgent(a *agentDoc) (Agent, error) {
+	if a == nil {
+		return Agent{}, &Error{Field: "agent", Rule: "required"}
+	}
+	if !agentName.MatchString(a.Name) {
+		return Agent{}, &Error{Field: "agent.name", Rule: "must match " + agentName.String()}
+	}
+	if a.Category != CategoryObservation && a.Category != CategoryMutation {
+		return Agent{}, &Error{Field: "agent.category", Rule: "must be observation or mutation"}
+	}
+	if err := checkCommand("agent.command", a.Command); err != nil {
+		return Agent{}, err
+	}
+	t, err := duration("agent.timeout", a.Timeout, DefaultAgentTimeout)
+	if err != nil {
+		return Agent{}, err
+	}
+	if err := checkEnvNames("agent.env", a.Env); err != nil {
+		return Agent{}, err
+	}
+	return Agent{Name: a.Name, Category: a.Category, Command: a.Command, Env: a.Env, Timeout: t}, nil
+}
+
+// validateProfiles applies the profile rules in sorted key order, so the error for a file with
+// several broken profiles is always the same one.
+func validateProfiles(docs map[string]*profDoc) (map[string]acquisition.Profile, error) {
+	if len(docs) == 0 {
+		return nil, &Error{Field: "profiles", Rule: "required: at least one of work_item, change_proposal"}
+	}
+	kinds := make([]string, 0, len(docs))
+	for k := range docs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	out := make(map[string]acquisition.Profile, len(kinds))
+	for _, kind := range kinds {
+		p, err := validateProfile(kind, docs[kind])
+		if err != nil {
+			return nil, err
+		}
+		out[kind] = p
+	}
+	return out, nil
+}
+
+// validateProfile checks one profile's key and fields (snapshot.ValidateProfile's rules, with
+// the field named under profiles.KIND).
+func validateProfile(kind string, pd *profDoc) (acquisition.Profile, error) {
+	field := "profiles." + kind
+	if kind != acquisition.KindWorkItem && kind != acquisition.KindChangeProposal {
+		return acquisition.Profile{}, &Error{Field: field, Rule: "key must be work_item or change_proposal"}
+	}
+	if pd == nil {
+		return acquisition.Profile{}, &Error{Field: field, Rule: "must be a mapping"}
+	}
+	sources := append([]string(nil), pd.IncludedSources...)
+	sort.Strings(sources)
+	p := acquisition.Profile{
+		EntityKind: kind, IncludedSources: sources, RecordSelection: pd.RecordSelection,
+		CheckLogSelection: pd.CheckLogSelection,
+		Bounds: acquisition.Bounds{
+			MaxRecordsPerSource: pd.Bounds.MaxRecordsPerSource, MaxSourceBytes: pd.Bounds.MaxSourceBytes,
+			MaxRecordBytes: pd.Bounds.MaxRecordBytes, MaxLogBytes: pd.Bounds.MaxLogBytes,
+			MaxMetadataStringBytes: pd.Bounds.MaxMetadataStringBytes, MaxLabels: pd.Bounds.MaxLabels,
+		},
+	}
+	if err := snapshot.ValidateProfile(p); err != nil {
+		var ce *snapshot.ConfigError
+		if errors.As(err, &ce) {
+			return acquisition.Profile{}, &Error{Field: field + "." + ce.Field, Rule: ce.Rule}
+		}
+		return acquisition.Profile{}, &Error{Field: field, Rule: err.Error()}
+	}
+	return p, nil
+}
+
+// validateBots checks the bot registry (snapshot.ValidateBots's rules).
+func validateBots(docs []botDoc) ([]snapshot.BotIdentity, error) {
+	var bots []snapshot.BotIdentity
+	for _, b := range docs {
+		bots = append(bots, snapshot.BotIdentity{ID: b.ID, Login: b.Login, BotRole: b.BotRole})
+	}
+	if err := snapshot.ValidateBots(bots); err != nil {
+		var ce *snapshot.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &Error{Field: ce.Field, Rule: ce.Rule}
+		}
+		return nil, &Error{Field: "bots", Rule: err.Error()}
+	}
+	return bots, nil
 }
 
 // ProfileFor returns the collection profile for an entity kind.

@@ -5,11 +5,12 @@ package prescript
 import (
 	"os"
 	"os/exec"
+	"time"
 )
 
-// killTreeOnCancel keeps exec's default (kill the script process only) where process groups
+// stopTreeOnCancel keeps exec's default (kill the script process only) where process groups
 // are not available.
-func killTreeOnCancel(*exec.Cmd) {}
+func stopTreeOnCancel(*exec.Cmd, time.Duration, <-chan struct{}) {}
 
 // openNoFollow opens path for reading; readOutput checks the opened file is regular.
 func openNoFollow(path string) (*os.File, error) { return os.Open(path) }

@@ -29,6 +29,10 @@ const ExitNeutral = 78
 // deadline.
 const DefaultTimeout = 10 * time.Minute
 
+// DefaultKillGrace is how long a cancelled or timed-out script's process group has between
+// SIGTERM and SIGKILL (the agent's and post-script's default in forgectx run).
+const DefaultKillGrace = 3 * time.Second
+
 // DefaultWaitDelay is how long Run waits for the script's streams to close after the script
 // exits (a background child may hold them open) before closing them itself.
 const DefaultWaitDelay = 5 * time.Second
@@ -61,8 +65,11 @@ type Options struct {
 	SecretEnvNames []string
 	// Timeout bounds the script; zero means DefaultTimeout unless ctx already has a deadline.
 	Timeout time.Duration
-	// WaitDelay overrides DefaultWaitDelay.
+	// WaitDelay overrides DefaultWaitDelay (raised to KillGrace when shorter).
 	WaitDelay time.Duration
+	// KillGrace is how long the script's process group has between SIGTERM and SIGKILL when
+	// the context ends (cancellation or time-out); zero means DefaultKillGrace.
+	KillGrace time.Duration
 	// Log receives structured events (counts and codes only). Nil disables logging.
 	Log *zerolog.Logger
 }
@@ -129,36 +136,11 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 	if opts.Log != nil {
 		log = *opts.Log
 	}
-	if len(opts.Command) == 0 || opts.Command[0] == "" {
-		return Decision{}, errors.New("prescript: no script to run")
-	}
-	if opts.RunDir == "" {
-		return Decision{}, errors.New("prescript: run directory is required")
-	}
-	runDir, err := filepath.Abs(opts.RunDir)
+	p, err := prepare(opts)
 	if err != nil {
-		return Decision{}, fmt.Errorf("prescript: run directory: %w", err)
+		return Decision{}, err
 	}
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	redactor, secrets := opts.Redactor, []string(nil)
-	if redactor == nil {
-		secrets = filter.SecretEnvValues(env, opts.SecretEnvNames)
-		redactor = filter.New(secrets)
-	}
-
-	// Prepare: an empty file, mode 0600 (CreateTemp's mode), inside the run directory.
-	f, err := os.CreateTemp(runDir, "prescript-*.out")
-	if err != nil {
-		return Decision{}, fmt.Errorf("prescript: create output file: %w", err)
-	}
-	path := f.Name()
-	defer os.Remove(path)
-	if err := f.Close(); err != nil {
-		return Decision{}, fmt.Errorf("prescript: create output file: %w", err)
-	}
+	defer os.Remove(p.path)
 
 	timeout := opts.Timeout
 	if _, has := ctx.Deadline(); timeout == 0 && !has {
@@ -169,23 +151,120 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	x, err := execute(ctx, opts, p, &log)
+	if err != nil {
+		return Decision{}, err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && (x.stopped || x.code != 0 && x.code != ExitNeutral) {
+		return Decision{}, interruptedFailure(x, p.redactor, ctxErr, timeout)
+	}
+	switch x.code {
+	case 0:
+		file, err := readOutput(p.path)
+		if err != nil {
+			return Decision{}, err
+		}
+		d := DecisionFrom(file)
+		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Strs("output_keys", logKeys(d.Outputs, p.redactor)).Msg("pre-script decision")
+		return d, nil
+	case ExitNeutral:
+		return neutralSkip(p, x, &log), nil
+	}
+	hf := hardFailure(x.state, x.out, x.errc, p.redactor)
+	log.Error().Int("exit_code", x.code).Bool("from_output", hf.FromOutput).Int("redactions", countFindings(hf.Redactions)).Msg("pre-script failed")
+	return Decision{}, hf
+}
 
+// prepared is a validated Run: the absolute run directory, the script's environment, the
+// redaction pass and the prepared (empty) output file.
+type prepared struct {
+	runDir   string
+	env      []string
+	redactor Redactor
+	secrets  []string // literal values the captures also know (nil with Options.Redactor)
+	path     string
+}
+
+// prepare validates opts and creates the output file: empty, mode 0600 (CreateTemp's mode),
+// inside the run directory. The caller removes p.path.
+func prepare(opts Options) (*prepared, error) {
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return nil, errors.New("prescript: no script to run")
+	}
+	if opts.RunDir == "" {
+		return nil, errors.New("prescript: run directory is required")
+	}
+	runDir, err := filepath.Abs(opts.RunDir)
+	if err != nil {
+		return nil, fmt.Errorf("prescript: run directory: %w", err)
+	}
+	p := &prepared{runDir: runDir, env: opts.Env, redactor: opts.Redactor}
+	if p.env == nil {
+		p.env = os.Environ()
+	}
+	if p.redactor == nil {
+		p.secrets = filter.SecretEnvValues(p.env, opts.SecretEnvNames)
+		p.redactor = filter.New(p.secrets)
+	}
+	f, err := os.CreateTemp(runDir, "prescript-*.out")
+	if err != nil {
+		return nil, fmt.Errorf("prescript: create output file: %w", err)
+	}
+	p.path = f.Name()
+	if err := f.Close(); err != nil {
+		os.Remove(p.path)
+		return nil, fmt.Errorf("prescript: create output file: %w", err)
+	}
+	return p, nil
+}
+
+// execution is how the script ran: its process state, exit code and captured streams.
+type execution struct {
+	state     *os.ProcessState
+	code      int
+	out, errc *capture
+	// stopped: the context ended before the script did and it was signalled (set by exec's
+	// Cancel, which runs before Wait returns).
+	stopped bool
+}
+
+// execute runs the script with the output file's path in its environment and its streams
+// teed, line by line through the redaction pass, to the job log. It returns an error only
+// when the script could not be started or waited for.
+func execute(ctx context.Context, opts Options, p *prepared, log *zerolog.Logger) (*execution, error) {
 	// The live job log gets the script's streams line by line through the redaction pass,
 	// like every other copy of its output (the spec's "before it reaches the status comment,
 	// span, or log"): a script that echoes $MY_TOKEN does not print it in the job log.
 	var jl jobLog
-	liveOut, liveErr := NewRedactingLog(opts.Stdout, redactor), NewRedactingLog(opts.Stderr, redactor)
-	out := newCapture(jl.to(liveOut.writer()), secrets)
-	errc := newCapture(jl.to(liveErr.writer()), secrets)
+	liveOut, liveErr := NewRedactingLog(opts.Stdout, p.redactor), NewRedactingLog(opts.Stderr, p.redactor)
+	x := &execution{out: newCapture(jl.to(liveOut.writer()), p.secrets), errc: newCapture(jl.to(liveErr.writer()), p.secrets)}
 	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
-	cmd.Env = withVar(env, EnvOutput, path)
+	cmd.Env = withVar(p.env, EnvOutput, p.path)
 	cmd.Dir = opts.Dir
-	cmd.Stdout, cmd.Stderr = out, errc
-	killTreeOnCancel(cmd)
+	cmd.Stdout, cmd.Stderr = x.out, x.errc
+	grace := opts.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	reaped := make(chan struct{})
+	stopTreeOnCancel(cmd, grace, reaped)
+	// A script stopped by the context is interrupted whatever it then exits with: with a
+	// SIGTERM first, a trap could exit 0 or 78, and that is no decision.
+	stop := cmd.Cancel
+	cmd.Cancel = func() error {
+		x.stopped = true
+		if stop != nil {
+			return stop()
+		}
+		return cmd.Process.Kill()
+	}
 	cmd.WaitDelay = opts.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = DefaultWaitDelay
 	}
+	// exec kills the leader once WaitDelay has passed after the cancellation: never before
+	// the group's grace.
+	cmd.WaitDelay = max(cmd.WaitDelay, grace)
 	start := time.Now()
 	// The script's whole process group ends with the script: a background child it left
 	// behind is killed as soon as the script exits (and once more after Wait, for a child
@@ -194,85 +273,81 @@ func Run(ctx context.Context, opts Options) (Decision, error) {
 	if runErr == nil {
 		procgroup.KillWhenLeaderExits(cmd)
 		runErr = cmd.Wait()
+		close(reaped)
 		_ = procgroup.Kill(cmd)
 	}
-	out.close()
-	errc.close()
+	x.out.close()
+	x.errc.close()
 	liveOut.Flush()
 	liveErr.Flush()
 	if jl.failed > 0 {
 		log.Warn().Int("failed_writes", jl.failed).Msg("pre-script output could not be copied to the job log")
 	}
 	var exitErr *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exitErr) && !errors.Is(runErr, exec.ErrWaitDelay) {
+	// A script the context stopped that then exited 0 makes Wait return the context's error:
+	// it exited all the same (Run reports it interrupted).
+	exited := errors.As(runErr, &exitErr) || errors.Is(runErr, exec.ErrWaitDelay) || x.stopped && cmd.ProcessState != nil
+	if runErr != nil && !exited {
 		if cmd.ProcessState == nil {
 			// Say why (not found, not executable, interpreter missing): the status comment
 			// shows it, and "no such file or directory" alone hides a missing #! interpreter.
-			return Decision{}, fmt.Errorf("prescript: %w", DescribeStart(opts.Command[0], opts.Dir, runErr))
+			return nil, fmt.Errorf("prescript: %w", DescribeStart(opts.Command[0], opts.Dir, runErr))
 		}
-		return Decision{}, fmt.Errorf("prescript: wait: %w", runErr)
+		return nil, fmt.Errorf("prescript: wait: %w", runErr)
 	}
-	code := cmd.ProcessState.ExitCode()
-	log.Debug().Int("exit_code", code).Int("stdout_lines", out.lines).Int("stderr_lines", errc.lines).
+	x.state, x.code = cmd.ProcessState, cmd.ProcessState.ExitCode()
+	log.Debug().Int("exit_code", x.code).Int("stdout_lines", x.out.lines).Int("stderr_lines", x.errc.lines).
 		Int64("duration_ms", time.Since(start).Milliseconds()).Msg("pre-script exited")
+	return x, nil
+}
 
-	if ctxErr := ctx.Err(); ctxErr != nil && code != 0 && code != ExitNeutral {
-		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
-		hf.TimedOut = errors.Is(ctxErr, context.DeadlineExceeded)
-		what := "interrupted"
-		switch {
-		case hf.TimedOut && timeout > 0:
-			what = fmt.Sprintf("timed out after %s", timeout)
-		case hf.TimedOut:
-			what = "timed out (deadline exceeded)"
-		}
-		if hf.FromOutput {
-			hf.Diagnostic = capBytes(what+"; "+hf.Diagnostic, MaxTextBytes)
-		} else {
-			hf.Diagnostic = what
-		}
-		return Decision{}, hf
+// interruptedFailure is the hard failure of a script the context stopped (a time-out or an
+// interrupt): the status says which, followed by the script's own diagnostic if it printed one.
+func interruptedFailure(x *execution, r Redactor, ctxErr error, timeout time.Duration) *HardFailure {
+	hf := hardFailure(x.state, x.out, x.errc, r)
+	hf.TimedOut = errors.Is(ctxErr, context.DeadlineExceeded)
+	what := "interrupted"
+	switch {
+	case hf.TimedOut && timeout > 0:
+		what = fmt.Sprintf("timed out after %s", timeout)
+	case hf.TimedOut:
+		what = "timed out (deadline exceeded)"
 	}
+	if hf.FromOutput {
+		hf.Diagnostic = capBytes(what+"; "+hf.Diagnostic, MaxTextBytes)
+	} else {
+		hf.Diagnostic = what
+	}
+	return hf
+}
 
-	switch code {
-	case 0:
-		file, err := readOutput(path)
-		if err != nil {
-			return Decision{}, err
+// neutralSkip is exit 78's decision: an authoritative skip whose reason and outputs come from
+// the output file when it parses, and the reason otherwise from the last stdout line.
+func neutralSkip(p *prepared, x *execution, log *zerolog.Logger) Decision {
+	d := Decision{Skipped: true, Basis: BasisExitNeutral}
+	file, perr := readOutput(p.path)
+	if perr != nil {
+		// Best effort: the exit code is authoritative, a broken file only loses its
+		// reason and outputs.
+		var pe *ProtocolError
+		rule, line := "", 0
+		if errors.As(perr, &pe) {
+			rule, line = string(pe.Rule), pe.Line
 		}
-		d := DecisionFrom(file)
-		log.Info().Bool("skipped", d.Skipped).Str("basis", string(d.Basis)).Strs("output_keys", logKeys(d.Outputs, redactor)).Msg("pre-script decision")
-		return d, nil
-	case ExitNeutral:
-		d := Decision{Skipped: true, Basis: BasisExitNeutral}
-		file, perr := readOutput(path)
-		if perr != nil {
-			// Best effort: the exit code is authoritative, a broken file only loses its
-			// reason and outputs.
-			var pe *ProtocolError
-			rule, line := "", 0
-			if errors.As(perr, &pe) {
-				rule, line = string(pe.Rule), pe.Line
-			}
-			log.Warn().Int("line", line).Str("rule", rule).Msg("exit 78: output file ignored, skipping anyway")
-		} else {
-			d.Reason, d.Outputs = file.Reason, file.Outputs
-		}
-		if d.Reason == "" {
-			reason, findings := clean(out.lastNonEmpty(), redactor)
-			d.Reason, d.ReasonFromStdout = reason, reason != ""
-			if n := countFindings(findings); n > 0 {
-				log.Info().Int("redactions", n).Msg("exit 78: stdout reason redacted")
-			}
-		}
-		log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Bool("reason_from_stdout", d.ReasonFromStdout).
-			Strs("output_keys", logKeys(d.Outputs, redactor)).Msg("pre-script decision")
-		return d, nil
-	default:
-		hf := hardFailure(cmd.ProcessState, out, errc, redactor)
-		log.Error().Int("exit_code", code).Bool("from_output", hf.FromOutput).Int("redactions", countFindings(hf.Redactions)).Msg("pre-script failed")
-		return Decision{}, hf
+		log.Warn().Int("line", line).Str("rule", rule).Msg("exit 78: output file ignored, skipping anyway")
+	} else {
+		d.Reason, d.Outputs = file.Reason, file.Outputs
 	}
+	if d.Reason == "" {
+		reason, findings := clean(x.out.lastNonEmpty(), p.redactor)
+		d.Reason, d.ReasonFromStdout = reason, reason != ""
+		if n := countFindings(findings); n > 0 {
+			log.Info().Int("redactions", n).Msg("exit 78: stdout reason redacted")
+		}
+	}
+	log.Info().Bool("skipped", true).Str("basis", string(d.Basis)).Bool("reason_from_stdout", d.ReasonFromStdout).
+		Strs("output_keys", logKeys(d.Outputs, p.redactor)).Msg("pre-script decision")
+	return d
 }
 
 // readOutput applies the file-level rules (missing, not regular) and then Parse.

@@ -48,6 +48,10 @@ type Result struct {
 	Sources       []SourceState `json:"sources"`
 	Records       int           `json:"records"`
 	StoreWritten  bool          `json:"store_written"`
+	// TargetSHA and ReviewedHead are the captured target SHA (the policy's object) and the
+	// merge request head: receipt v8's closed target and source identities.
+	TargetSHA    string `json:"target_sha"`
+	ReviewedHead string `json:"reviewed_head"`
 	// Store and Identity are set when a store was committed.
 	Store    *Store         `json:"-"`
 	Identity *StoreIdentity `json:"-"`
@@ -83,7 +87,8 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Mode: lc.Mode, Protected: lc.Protected, Constrained: lc.Constrained, Sources: []SourceState{}}
+	res := &Result{Mode: lc.Mode, Protected: lc.Protected, Constrained: lc.Constrained, Sources: []SourceState{},
+		TargetSHA: t.TargetSHA, ReviewedHead: t.ReviewedHead}
 	if lc.Mode == ModeOff {
 		return res, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/stage"
 )
@@ -33,6 +34,7 @@ type config struct {
 	summary  bool   // write $GITHUB_STEP_SUMMARY
 	selfID   int64  // Forgejo: the token's user id (0: GET /user)
 	provider forge.Provider
+	replayer *cassette.Replayer // --replay: every forge read answered from the cassette
 }
 
 var gitOID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
@@ -42,7 +44,7 @@ var gitOID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // Every problem is a *ConfigError or *forge.ConfigError (exit 2).
 func resolve(o *Options, start time.Time) (*config, error) {
 	c := &config{actions: o.Getenv("GITHUB_ACTIONS") == "true"}
-	for _, step := range []func(*Options, *config, time.Time) error{resolveHarness, resolveJob, resolveKind, resolveToken, resolveHeadSHA, resolvePlaces} {
+	for _, step := range []func(*Options, *config, time.Time) error{resolveHarness, replayStep, resolveJob, resolveKind, resolveToken, resolveHeadSHA, resolvePlaces} {
 		if err := step(o, c, start); err != nil {
 			return nil, err
 		}
@@ -72,6 +74,9 @@ func resolveHarness(o *Options, c *config, _ time.Time) error {
 	c.h = h
 	return nil
 }
+
+// replayStep is resolveReplay as a resolve step.
+func replayStep(o *Options, c *config, _ time.Time) error { return resolveReplay(o, c) }
 
 // resolveJob asks the forge's provider for the CI defaults of the run (the flags win).
 func resolveJob(o *Options, c *config, start time.Time) error {
@@ -131,6 +136,11 @@ func resolveToken(o *Options, c *config, _ time.Time) error {
 		c.tokenEnv = o.TokenEnv
 	}
 	c.token = o.Getenv(c.tokenEnv)
+	if c.token == "" && c.replayer != nil {
+		// Offline: nothing is sent, so no token is needed. A token that is set is still
+		// withheld from the agent and redacted like in a live run.
+		c.token = offlineToken
+	}
 	if c.token == "" {
 		return &ConfigError{Field: "--token-env " + c.tokenEnv, Rule: "the environment variable is unset or empty"}
 	}

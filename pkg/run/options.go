@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,6 +77,13 @@ type Options struct {
 	// ArtifactDirs are retained run-output or artifact directories (uploaded after the job):
 	// no snapshot tree may be placed inside one. The workspace is always refused.
 	ArtifactDirs []string
+	// Replay, when set, is a cassette directory (docs/cassettes.md) the run reads the forge
+	// from instead of the network: offline, no token needed, the recorded forge and API URL as
+	// defaults. Its comment writes go to Posts (docs/run.md, "Trying a run offline").
+	Replay string
+	// Posts receives a replayed run's comment writes, one JSON Post per line (nil discards).
+	// Unused by a live run.
+	Posts io.Writer
 	// Immutability selects how the agent's copy is made read-only (pkg/stage): auto (default),
 	// ownership (forgectx runs as root, the agent as AgentUID:AgentGID) or bind-mount. When it
 	// cannot be enforced the run fails before the agent starts.
@@ -92,6 +100,12 @@ type Options struct {
 	Now func() time.Time
 	// KillGrace is how long a stopped process gets between SIGTERM and SIGKILL (default 3s).
 	KillGrace time.Duration
+	// PhaseHook, when set, is called at the start of each lifecycle phase with the run's
+	// context and the phase's name (scavenge, status, snapshot, pre-script, relay, verify,
+	// agent, post-script), before the phase does its work. It is a test seam only: the e2e
+	// tests hold a run inside a phase until they have signalled it. `forgectx run` never sets
+	// it (no flag or variable reaches it), so it is inert in production.
+	PhaseHook func(ctx context.Context, phase string)
 	// FinishTimeout bounds the status update and receipt after a cancellation or time-out
 	// (default 5s: GitHub sends SIGKILL about 10s after cancelling).
 	FinishTimeout time.Duration

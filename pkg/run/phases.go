@@ -67,11 +67,21 @@ var lifecycle = []struct {
 // post-script amended it) is the outcome when every phase ran.
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	for _, p := range lifecycle {
+		// A signal (or the total timeout) that arrived during the previous phase ends the run
+		// before the next one starts, whatever that phase made of its cancelled context: a
+		// run cancelled while scavenging posts no ⏳ start comment, one cancelled while its
+		// start comment was in flight reads nothing from the forge.
+		if o, ok := interrupted(parent, ctx); ok {
+			return o
+		}
 		r.cur = p.id
 		// Progress on long work: each phase's start and end with its duration, names and
 		// counts only (the phases' own lines carry their details, never bodies).
 		began := time.Now()
 		r.log.Info().Str("phase", p.id.String()).Msg("forgectx run: phase started")
+		if r.o.PhaseHook != nil {
+			r.o.PhaseHook(ctx, p.id.String())
+		}
 		out, done := p.run(r, parent, ctx)
 		r.log.Info().Str("phase", p.id.String()).Int64("duration_ms", time.Since(began).Milliseconds()).
 			Bool("ends_run", done).Msg("forgectx run: phase ended")
@@ -127,7 +137,7 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: r.c.profile, Category: r.c.h.Agent.Category, Bots: r.c.h.Bots, Filter: r.pipe})
+	tree, err := snapshot.Assemble(ctx, acq, r.assembleConfig())
 	if err != nil {
 		var ab *snapshot.AbortError
 		if errors.As(err, &ab) {
@@ -153,10 +163,19 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}, true
 	}
-	r.st, r.tree, r.retained, r.treeDir = st, tree, tree.IndexSHA256, st.HostDir
+	// The assembled tree is not kept: the host tree holds it, and Seal verifies it into
+	// memory; keeping it too would hold the tree twice while sealing.
+	r.st, r.retained, r.treeDir = st, tree.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
 	return outcome{}, false
+}
+
+// assembleConfig is the run's snapshot configuration. ReleaseBodies is set: the acquisition is
+// the run's alone and nothing reads it after assembly, so each body and log can go as soon as
+// it is filtered (at 100k records the bodies are most of the acquisition's memory).
+func (r *runner) assembleConfig() snapshot.Config {
+	return snapshot.Config{Profile: r.c.profile, Category: r.c.h.Agent.Category, Bots: r.c.h.Bots, Filter: r.pipe, ReleaseBodies: true}
 }
 
 // prescript runs the pre-script under the protocol, with the snapshot path in its
@@ -174,7 +193,7 @@ func (r *runner) prescript(parent, ctx context.Context) (outcome, bool) {
 		// streams go to the job log unwrapped, so each line is redacted once.
 		d, err = prescript.Run(ctx, prescript.Options{
 			RunDir: r.preDir, Command: ps.Command, Env: env,
-			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, Log: &log,
+			Stdout: r.o.Stderr, Stderr: r.o.Stderr, Redactor: r.pipe, Timeout: ps.Timeout, KillGrace: r.o.KillGrace, Log: &log,
 		})
 		if err != nil {
 			return prescriptFailure(parent, ctx, err)

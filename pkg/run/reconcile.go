@@ -50,6 +50,9 @@ type ReconcileResult struct {
 	Started   int `json:"started"`   // of those, left in the started state
 	Finalized int `json:"finalized"` // edited to ⚠️ cancelled
 	Running   int `json:"running"`   // started, but their workflow run is still in progress: left alone
+	// Undetermined are started comments whose run the forge could not say anything about
+	// (forge.RunState.Unknown): left alone, and logged. Omitted when 0.
+	Undetermined int `json:"undetermined,omitempty"`
 }
 
 var runLink = regexp.MustCompile(`\(\[CI run\]\((https?://[^()\s]+/actions/runs/([0-9]{1,19}))\)\)`)
@@ -75,10 +78,10 @@ var runLinkAny = regexp.MustCompile(`\(\[CI run\]\((https?://[^()\s]+)\)\)`)
 // (a SIGKILL, a lost runner): the comment becomes ⚠️ cancelled with ReconcileDetail, keeping its
 // CI run link. It works on every registered forge. A started comment is finalised only when
 // its job is known to be over: its run link is this job's (CurrentRun), or the forge reports
-// that run completed or gone (GitHub: GET /repos/{owner}/{repo}/actions/runs/{run_id}, needs
-// actions: read; a forge whose provider cannot tell leaves such a comment alone), or it
-// carries no run link at all (nothing to ask). A comment whose run is still in progress is
-// left alone. No receipt is posted: the dead run's consumed index is unknown, and a receipt
+// that run over or gone through its own run/job API (forge.Conn.RunState: GitHub workflow
+// runs, GitLab jobs and pipelines, Forgejo/Gitea Actions runs), or it carries no run link at
+// all (nothing to ask). A comment whose run is still in progress is left alone, and so is one
+// whose run the forge cannot say anything about (RunState.Unknown: fail safe, Undetermined). No receipt is posted: the dead run's consumed index is unknown, and a receipt
 // must not guess it (docs/run.md).
 func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error) {
 	rc, err := resolveReconcile(&o)
@@ -102,7 +105,7 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (*ReconcileResult, error
 		}
 	}
 	o.Log.Info().Str("forge", rc.ref.Forge).Int("comments", res.Comments).Int("started", res.Started).Int("finalized", res.Finalized).
-		Int("running", res.Running).Msg("reconcile: done")
+		Int("running", res.Running).Int("undetermined", res.Undetermined).Msg("reconcile: done")
 	return res, nil
 }
 
@@ -180,21 +183,25 @@ func (rc *reconciler) reconcileOne(ctx context.Context, log zerolog.Logger, c fo
 	if m := runLinkAny.FindStringSubmatch(c.Body); m != nil {
 		link = m[1]
 	}
-	dead := true
 	if link != "" && link != rc.current {
-		dead = false
+		st := forge.RunState{Unknown: true}
 		if rc.conn.RunState != nil {
-			st, err := rc.conn.RunState(ctx, rc.ref.Repo, link)
-			if err != nil {
+			var err error
+			if st, err = rc.conn.RunState(ctx, rc.ref.Repo, link); err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}
-			dead = !st.Found || st.Completed
-			log.Info().Bool("found", st.Found).Str("run_status", st.Status).Msg("reconcile: CI run state")
 		}
-	}
-	if !dead {
-		res.Running++
-		return nil
+		if st.Unknown {
+			// Fail safe: a run nobody can look up may be alive.
+			log.Warn().Str("code", "run_state_unknown").Msg("reconcile: the forge cannot say whether the comment's CI run is over; left alone")
+			res.Undetermined++
+			return nil
+		}
+		log.Info().Bool("found", st.Found).Str("run_status", st.Status).Msg("reconcile: CI run state")
+		if st.Found && !st.Completed {
+			res.Running++
+			return nil
+		}
 	}
 	body, err := status.Render(rc.pipe, status.Status{Agent: rc.agent, State: status.Cancelled, RunURL: link, Detail: ReconcileDetail})
 	if err != nil {

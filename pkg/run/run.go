@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge"
 	_ "github.com/forgectx/forgectx/pkg/forge/providers" // registers every forge of this build
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -44,8 +44,7 @@ type runner struct {
 	st          *stage.Stage
 	preDir      string // private directory of the pre-script output file
 	treeDir     string // the host tree (pre- and post-script)
-	tree        *snapshot.Tree
-	retained    string // the assembler's index digest: the root of trust
+	retained    string // the assembler's index digest: the root of trust (set once staged)
 	decision    *prescript.Decision
 	results     runResults
 	agentStatus string
@@ -112,14 +111,21 @@ func defaults(o *Options) {
 // receipts by forgectx's own identity into agent_runs) and the commenter of the status
 // comment and receipts.
 func (r *runner) connect() error {
-	conn, err := forge.Connect(r.c.provider, forge.Options{
+	fo := forge.Options{
 		APIURL: r.c.ref.APIURL, Token: r.c.token, TokenEnv: r.c.tokenEnv, InsecureHTTP: r.o.InsecureHTTP, Log: r.log,
 		CommentAuthor: r.c.author, CommentAuthorID: r.c.selfID, Kind: r.c.kind, OwnReceipts: true, WithCommenter: true,
-	}, true)
+	}
+	if r.c.replayer != nil {
+		// Offline: the cassette answers every read (recorded waits are not waited again) and
+		// the transport policy has nothing to guard, since nothing is sent.
+		fo.Transport, fo.Retry = r.c.replayer, forge.Offline
+	}
+	conn, err := forge.Connect(r.c.provider, fo, r.c.replayer == nil)
 	if err != nil {
 		return err
 	}
 	r.conn = conn
+	r.offlineWrites()
 	r.status = &statusComment{c: conn.Commenter, ref: r.c.ref, agent: r.c.h.Agent.Name, runURL: r.c.runURL, pipe: r.pipe, log: r.log}
 	return nil
 }
@@ -136,7 +142,24 @@ func (r *runner) resolveIdentity(ctx context.Context) {
 		r.log.Warn().Err(err).Str("forge", r.c.ref.Forge).Msg("forgectx run: token identity unknown")
 		return
 	}
+	r.offlineWrites()
 	r.status.c = r.conn.Commenter
+}
+
+// offlineWrites, in a replayed run, routes the comment writes of the connection's commenter
+// to the offline sink (Options.Posts); its reads stay the cassette's.
+func (r *runner) offlineWrites() {
+	if r.c.replayer == nil || r.conn.Commenter == nil {
+		return
+	}
+	if _, done := r.conn.Commenter.(*offlineCommenter); done {
+		return
+	}
+	w := r.o.Posts
+	if w == nil {
+		w = io.Discard
+	}
+	r.conn.Commenter = &offlineCommenter{read: r.conn.Commenter, w: w}
 }
 
 // outcome is how the lifecycle ended.
@@ -191,6 +214,7 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	r.guard("outputs", func() { r.relayOutputs(out) })
 	r.guard("cleanup", clean)
 	r.guard("summary", func() { r.writeSummary(out) })
+	r.logUnused()
 	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
 		Bool("status_posted", r.res.StatusPosted).Int("cleanup_errors", len(r.res.Cleanup)).Msg("forgectx run: finished")
 
@@ -286,7 +310,7 @@ func (r *runner) cleanup() {
 // (retained) index once a snapshot was staged — the pre-script read it even when it then
 // skipped — and noInput before that.
 func (r *runner) inputRevision() string {
-	if r.tree == nil {
+	if r.retained == "" {
 		return noInput
 	}
 	return r.retained

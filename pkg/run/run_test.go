@@ -31,7 +31,7 @@ func TestNoInputRevisionIsTheDigestOfNothing(t *testing.T) {
 	if r.inputRevision() != noInput {
 		t.Error("a run without a staged snapshot must report the digest of nothing")
 	}
-	r.tree, r.retained = &snapshot.Tree{}, strings.Repeat("a", 64)
+	r.retained = strings.Repeat("a", 64)
 	if r.inputRevision() != r.retained {
 		t.Error("a staged run must report the retained index digest")
 	}

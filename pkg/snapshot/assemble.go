@@ -641,31 +641,9 @@ func (a *asm) entity() error {
 		return err
 	}
 
-	// Labels: filter each, drop unsafe or empty ones (findings kept), re-unique, sort by UTF-8
-	// bytes, keep the first max_labels (dropped ones are an entity profile_bound gap).
-	seen := map[string]bool{}
-	labels := []string{}
-	for _, l := range e.Labels {
-		v, r, ok, err := a.display(l)
-		if err != nil {
-			return err
-		}
-		find.add(r.Findings)
-		if !ok {
-			status.add(filter.StatusRejected)
-			continue
-		}
-		status.add(r.Status)
-		if !seen[v] {
-			seen[v] = true
-			labels = append(labels, v)
-		}
-	}
-	sort.Strings(labels)
-	if n := len(labels) - a.prof.Bounds.MaxLabels; n > 0 {
-		labels = labels[:a.prof.Bounds.MaxLabels]
-		a.gap(sc, acquisition.GapProfileBound, n)
-		status.add(filter.StatusTruncated)
+	labels, err := a.labels(e.Labels, &status, find)
+	if err != nil {
+		return err
 	}
 
 	body, err := a.apply([]byte(e.Body), filter.RoleBody, a.prof.Bounds.MaxRecordBytes)
@@ -702,6 +680,38 @@ func (a *asm) entity() error {
 	s := a.src(acquisition.SourceEntity)
 	s.Records, s.WithContent = 1, 1
 	return nil
+}
+
+// labels filters the entity's labels: each is filtered, unsafe or empty ones are dropped
+// (their findings kept), the rest re-uniqued, sorted by UTF-8 bytes and cut to the first
+// max_labels (the dropped ones are an entity profile_bound gap). The statuses and findings
+// fold into the entity metadata document's.
+func (a *asm) labels(in []string, status *docStatus, find findings) ([]string, error) {
+	seen := map[string]bool{}
+	labels := []string{}
+	for _, l := range in {
+		v, r, ok, err := a.display(l)
+		if err != nil {
+			return nil, err
+		}
+		find.add(r.Findings)
+		if !ok {
+			status.add(filter.StatusRejected)
+			continue
+		}
+		status.add(r.Status)
+		if !seen[v] {
+			seen[v] = true
+			labels = append(labels, v)
+		}
+	}
+	sort.Strings(labels)
+	if n := len(labels) - a.prof.Bounds.MaxLabels; n > 0 {
+		labels = labels[:a.prof.Bounds.MaxLabels]
+		a.gap(acquisition.ScopeEntity, acquisition.GapProfileBound, n)
+		status.add(filter.StatusTruncated)
+	}
+	return labels, nil
 }
 
 // candidate is a record that passed metadata validation and admission, in canonical order.

@@ -17,6 +17,13 @@ import (
 // project bundle and returns the tree.
 func (a *asm) finish() (*Tree, error) {
 	a.addFile("collection.json", "collection", mediaJSON, a.collection, nil)
+	e, repository := a.acq.Entity, a.acq.Source.Repository
+	e.Body, e.Labels = "", nil
+	// Every record is staged: the acquisition is not read again. A caller that handed it over
+	// (ReleaseBodies) holds no reference to it either, so its remaining metadata can go while
+	// the index, the largest document, is built and validated.
+	a.acq = nil
+	a.commentContent, a.reviewContent, a.reviewKept, a.reviewTimes = nil, nil, nil, nil
 
 	// Gaps: one row per (scope, code), sorted by scope then code. Any unusable entity-scope gap
 	// aborts (entity failures abort directly; this guards the rule itself).
@@ -58,12 +65,11 @@ func (a *asm) finish() (*Tree, error) {
 	for i, r := range a.records {
 		recs[i] = r.entry
 	}
-	e := a.acq.Entity
 	_, upd, _ := ts(e.UpdatedAt)
 	idx := indexJSON{
 		SchemaVersion: SchemaVersion, FilterVersion: filter.Version, CollectionProfile: a.profileSum,
 		Filter: filterJSON{Status: a.idxStatus.get(), Findings: a.idxFind.list()},
-		Source: sourceJSON{Forge: a.forge, Host: a.host, RepositoryID: a.repoID, Repository: a.acq.Source.Repository},
+		Source: sourceJSON{Forge: a.forge, Host: a.host, RepositoryID: a.repoID, Repository: repository},
 		Entity: indexEntityJSON{Kind: e.Kind, ID: e.ID, UpdatedAt: upd},
 		Files:  entries, Records: recs, Gaps: gaps,
 	}

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"sort"
+	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
@@ -27,86 +28,120 @@ func (a *asm) threads() error {
 	for i := range list {
 		th := &list[i]
 		t, cts, ok := ts(th.CreatedAt)
-		valid := ok && !dup[th.ID] && forgeThreadID(a.forge, th.ID) && a.boundOK(th.ID) &&
-			(th.ReviewID == "" || forgeRecordID(a.forge, th.ReviewID) && a.boundOK(th.ReviewID)) &&
-			(th.ReviewedSHA == "" || a.oidOK(th.ReviewedSHA)) &&
-			lineOK(th.Line) && lineOK(th.StartLine) && lineOK(th.OriginalLine) && lineOK(th.OriginalStartLine) &&
-			sideOK(th.Side) && sideOK(th.OriginalSide)
-		if valid && th.Resolved && th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
-			valid = forgeRecordID(a.forge, *th.ResolvedBy.ID) && a.boundOK(*th.ResolvedBy.ID)
+		gap, err := a.threadGap(th, ok && !dup[th.ID])
+		if err != nil {
+			return err
 		}
-		if valid {
-			inThread := map[string]bool{}
-			for _, id := range th.CommentIDs {
-				if inThread[id] {
-					valid = false
-				}
-				inThread[id] = true
-			}
-			valid = valid && replyForest(th.Replies)
-		}
-		if valid && th.Path != "" {
-			unsafe, err := a.structural(th.Path)
-			if err != nil {
-				return err
-			}
-			if unsafe {
-				a.gap(sc, acquisition.GapUnsafeContent, 1)
-				continue
-			}
-			valid = repositoryPath(th.Path) && a.boundOK(th.Path)
-		}
-		if !valid {
-			a.gap(sc, acquisition.GapInvalidMetadata, 1)
+		if gap != "" {
+			a.gap(sc, gap, 1)
 			continue
 		}
-		var keys, paths []string
-		keyOf := map[string]string{}
-		for _, id := range th.CommentIDs {
-			if r, ok := a.commentContent[id]; ok {
-				keys = append(keys, r.key)
-				paths = append(paths, r.path)
-				keyOf[id] = r.key
-			}
-		}
-		if len(keys) == 0 {
-			continue
-		}
-		key := a.key(canon.KindThread, th.ID)
-		rel := threadRelJSON{
-			ID: th.ID, ThreadKey: key, CreatedAt: cts, OrderPath: "threads/" + key + ".order",
-			RecordKeys: keys, Replies: []replyJSON{}, ReviewID: th.ReviewID, ReviewedSHA: th.ReviewedSHA,
-			Path: th.Path, Line: th.Line, Side: th.Side, StartLine: th.StartLine, OriginalLine: th.OriginalLine,
-			OriginalStartLine: th.OriginalStartLine, OriginalSide: th.OriginalSide,
-		}
-		if rk, ok := a.reviewKept[th.ReviewID]; ok && th.ReviewID != "" {
-			rel.ReviewRecordKey = rk
-		}
-		seenEdge := map[replyJSON]bool{}
-		for _, r := range th.Replies {
-			child, ok1 := keyOf[r.ID]
-			parent, ok2 := keyOf[r.ParentID]
-			e := replyJSON{RecordKey: child, ParentRecordKey: parent}
-			if ok1 && ok2 && child != parent && !seenEdge[e] {
-				seenEdge[e] = true
-				rel.Replies = append(rel.Replies, e)
-			}
-		}
-		st := threadStateJSON{ID: th.ID, ThreadKey: key, Resolved: th.Resolved, Outdated: th.Outdated, Minimized: th.Minimized}
-		if th.Resolved {
-			var by *string
-			if th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
-				by = th.ResolvedBy.ID
-				a.referenced[*by] = true
-			}
-			st.ResolvedByActorID = nullable(by)
-		}
-		a.threadRels = append(a.threadRels, rel)
-		a.threadStates = append(a.threadStates, st)
-		a.threadMeta = append(a.threadMeta, threadView{created: t, key: key, reviewID: th.ReviewID, unresolved: !th.Resolved && !th.Outdated, paths: paths})
-		a.addFile(rel.OrderPath, "thread_order", mediaText, orderBytes(paths), nil)
+		a.stageThread(th, t, cts)
 	}
-	// Relationship threads sort by created_at, then thread ID; state rows by thread key.
+	a.sortThreads()
+	return nil
+}
+
+// threadGap is the gap that leaves one thread out ("" when it is valid): unsafe_content for a
+// review path that does not pass the filter unchanged, invalid_metadata for any other broken
+// rule (ok is false when its creation time or ID uniqueness already failed).
+func (a *asm) threadGap(th *acquisition.Thread, ok bool) (string, error) {
+	valid := ok && a.threadMetadataOK(th)
+	if valid && th.Path != "" {
+		unsafe, err := a.structural(th.Path)
+		if err != nil {
+			return "", err
+		}
+		if unsafe {
+			return acquisition.GapUnsafeContent, nil
+		}
+		valid = repositoryPath(th.Path) && a.boundOK(th.Path)
+	}
+	if !valid {
+		return acquisition.GapInvalidMetadata, nil
+	}
+	return "", nil
+}
+
+// threadMetadataOK: the thread's IDs, revision, lines and sides, resolver, comment IDs (each
+// once) and reply edges (a forest) are valid; its path is threadGap's.
+func (a *asm) threadMetadataOK(th *acquisition.Thread) bool {
+	valid := forgeThreadID(a.forge, th.ID) && a.boundOK(th.ID) &&
+		(th.ReviewID == "" || forgeRecordID(a.forge, th.ReviewID) && a.boundOK(th.ReviewID)) &&
+		(th.ReviewedSHA == "" || a.oidOK(th.ReviewedSHA)) &&
+		lineOK(th.Line) && lineOK(th.StartLine) && lineOK(th.OriginalLine) && lineOK(th.OriginalStartLine) &&
+		sideOK(th.Side) && sideOK(th.OriginalSide)
+	if valid && th.Resolved && th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
+		valid = forgeRecordID(a.forge, *th.ResolvedBy.ID) && a.boundOK(*th.ResolvedBy.ID)
+	}
+	if !valid {
+		return false
+	}
+	inThread := map[string]bool{}
+	for _, id := range th.CommentIDs {
+		if inThread[id] {
+			return false
+		}
+		inThread[id] = true
+	}
+	return replyForest(th.Replies)
+}
+
+// stageThread stages one valid thread created at t (canonical cts) with its retained comment
+// records: its relationship row, state row, view entry and order file. A thread none of whose
+// comments was retained is left out.
+func (a *asm) stageThread(th *acquisition.Thread, t time.Time, cts string) {
+	var keys, paths []string
+	keyOf := map[string]string{}
+	for _, id := range th.CommentIDs {
+		if r, ok := a.commentContent[id]; ok {
+			keys = append(keys, r.key)
+			paths = append(paths, r.path)
+			keyOf[id] = r.key
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	key := a.key(canon.KindThread, th.ID)
+	rel := threadRelJSON{
+		ID: th.ID, ThreadKey: key, CreatedAt: cts, OrderPath: "threads/" + key + ".order",
+		RecordKeys: keys, Replies: []replyJSON{}, ReviewID: th.ReviewID, ReviewedSHA: th.ReviewedSHA,
+		Path: th.Path, Line: th.Line, Side: th.Side, StartLine: th.StartLine, OriginalLine: th.OriginalLine,
+		OriginalStartLine: th.OriginalStartLine, OriginalSide: th.OriginalSide,
+	}
+	if rk, ok := a.reviewKept[th.ReviewID]; ok && th.ReviewID != "" {
+		rel.ReviewRecordKey = rk
+	}
+	seenEdge := map[replyJSON]bool{}
+	for _, r := range th.Replies {
+		child, ok1 := keyOf[r.ID]
+		parent, ok2 := keyOf[r.ParentID]
+		e := replyJSON{RecordKey: child, ParentRecordKey: parent}
+		if ok1 && ok2 && child != parent && !seenEdge[e] {
+			seenEdge[e] = true
+			rel.Replies = append(rel.Replies, e)
+		}
+	}
+	st := threadStateJSON{ID: th.ID, ThreadKey: key, Resolved: th.Resolved, Outdated: th.Outdated, Minimized: th.Minimized}
+	if th.Resolved {
+		var by *string
+		if th.ResolvedBy != nil && th.ResolvedBy.ID != nil {
+			by = th.ResolvedBy.ID
+			a.referenced[*by] = true
+		}
+		st.ResolvedByActorID = nullable(by)
+	}
+	a.threadRels = append(a.threadRels, rel)
+	a.threadStates = append(a.threadStates, st)
+	a.threadMeta = append(a.threadMeta, threadView{created: t, key: key, reviewID: th.ReviewID, unresolved: !th.Resolved && !th.Outdated, paths: paths})
+	a.addFile(rel.OrderPath, "thread_order", mediaText, orderBytes(paths), nil)
+}
+
+// sortThreads puts the staged threads in their canonical orders: relationship threads by
+// created_at, then thread ID; state rows by thread key; views by creation time, then thread
+// key.
+func (a *asm) sortThreads() {
 	idx := make([]int, len(a.threadRels))
 	for i := range idx {
 		idx[i] = i
@@ -124,14 +159,12 @@ func (a *asm) threads() error {
 	}
 	a.threadRels = rels
 	sort.Slice(a.threadStates, func(i, j int) bool { return a.threadStates[i].ThreadKey < a.threadStates[j].ThreadKey })
-	// Views order threads by creation time, then thread key.
 	sort.Slice(a.threadMeta, func(i, j int) bool {
 		if !a.threadMeta[i].created.Equal(a.threadMeta[j].created) {
 			return a.threadMeta[i].created.Before(a.threadMeta[j].created)
 		}
 		return a.threadMeta[i].key < a.threadMeta[j].key
 	})
-	return nil
 }
 
 // orderBytes renders an order file: one LF-terminated path per line; empty is zero bytes.

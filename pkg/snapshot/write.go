@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,16 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/treefs"
 )
+
+// Sums returns the SHA-256 of every file but index.json, by path: what a copy of the tree is
+// compared with once written (verify.CheckCopy).
+func (t *Tree) Sums() treefs.Sums {
+	sums := make(treefs.Sums, len(t.Files))
+	for _, f := range t.Files {
+		sums[f.Path] = sha256.Sum256(f.Data)
+	}
+	return sums
+}
 
 // WriteDir writes the tree under dir with directory mode 0700 and file mode 0600 (spec
 // "Lifecycle and access"). dir may not exist yet (its parent must) or must be an empty real

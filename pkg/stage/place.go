@@ -156,7 +156,21 @@ func checkPlacement(o *Options) error {
 	if !fi.IsDir() {
 		return &PlacementError{Path: o.Base, Reason: "the base directory is not a directory"}
 	}
-	return nil
+	return checkStateRoot(o.StateDir)
+}
+
+// checkStateRoot is the state root's rule as Create will meet it: an existing root must be
+// private (checkPrivateDir: a real directory, this user's, mode 0700); a missing one is
+// created by Create with os.Mkdir, so its parent must be an existing directory.
+func checkStateRoot(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		fi, perr := os.Stat(filepath.Dir(dir))
+		if perr != nil || !fi.IsDir() {
+			return &PlacementError{Path: dir, Reason: "the state directory does not exist and its parent is not an existing directory"}
+		}
+		return nil
+	}
+	return checkPrivateDir(dir)
 }
 
 // enforceHostModes sets directory mode 0700 and file mode 0600 on the freshly written host

@@ -153,6 +153,7 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 		s.afterVerify()
 	}
 	// From here on only snap's bytes are used: what the host tree holds now is irrelevant.
+	sums := snap.Sums()
 	s.st.Mode = mode
 	if err := s.saveState(); err != nil {
 		return nil, err
@@ -172,11 +173,13 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 		}
 		return nil, err
 	}
-	// The copy is written: the verified bytes are no longer needed, and dropping them before
-	// the copy is verified keeps one tree in memory at a time rather than two.
+	// The copy is written: the verified bytes are no longer needed (only their digests), and
+	// dropping them before the copy is checked keeps at most one tree in memory.
 	snap = nil
-	// The agent-facing copy must hold exactly the verified tree and be read-only.
-	_, rep2, err := verify.Load(ctx, s.SandboxDir, verify.Options{IndexSHA256: s.IndexSHA256})
+	// The agent-facing copy must hold exactly the verified bytes and be read-only. It is
+	// compared with them by digest (verify.CheckCopy walks it under Load's rules): bytes equal
+	// to verified bytes pass every rule again, so the tree is verified once, above.
+	rep2, err := verify.CheckCopy(ctx, s.SandboxDir, s.IndexSHA256, sums, verify.Options{})
 	if err == nil && !rep2.OK() {
 		err = fmt.Errorf("stage %s: sandbox copy: %w", s.ID, &verify.Error{Report: rep2})
 	}

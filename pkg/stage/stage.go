@@ -44,13 +44,16 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/treefs"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
-// Source writes a tree into a directory that does not exist yet (snapshot.Tree and
-// verify.Snapshot both implement it).
+// Source is a tree that already passed its checks — an assembled, self-validated
+// snapshot.Tree or a verify.Snapshot — that writes itself into a directory that does not exist
+// yet and gives the SHA-256 of its files, against which the written copy is checked.
 type Source interface {
 	WriteDir(dir string) error
+	Sums() treefs.Sums
 }
 
 // Options place the staging directories.
@@ -257,8 +260,10 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 	if err := enforceHostModes(s.HostDir); err != nil {
 		return fail(err)
 	}
-	// The written tree must be the retained one.
-	_, rep, err := verify.Load(ctx, s.HostDir, verify.Options{IndexSHA256: indexSHA256})
+	// The written tree must be the retained one, byte for byte. The source already passed
+	// its checks, so the copy is compared by digest (verify.CheckCopy), not verified again:
+	// the one full verification is Seal's, after the pre-script.
+	rep, err := verify.CheckCopy(ctx, s.HostDir, indexSHA256, src.Sums(), verify.Options{})
 	if err != nil {
 		return fail(fmt.Errorf("stage: verify host tree: %w", err))
 	}

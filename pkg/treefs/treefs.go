@@ -5,11 +5,16 @@
 package treefs
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path"
 	"strings"
 )
+
+// Sums maps each tree path except index.json to the SHA-256 of its bytes: the digests a copy
+// of a tree that already passed verification is compared with (verify.CheckCopy).
+type Sums map[string][sha256.Size]byte
 
 // File is one tree file: a slash-separated relative path and its exact bytes.
 type File struct {

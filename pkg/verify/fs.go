@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +23,12 @@ import (
 // the v1 tree can contain are entered; any other directory is reported and not descended, so
 // the walk is bounded by the tree's fixed depth.
 
-// fileData is one regular file read from the tree.
+// fileData is one regular file read from the tree: its bytes or, when the walker only
+// hashes (CheckCopy), their SHA-256 and size.
 type fileData struct {
 	data []byte
+	sum  [sha256.Size]byte
+	size int64
 }
 
 type walker struct {
@@ -34,6 +38,9 @@ type walker struct {
 	viol  []Violation
 	total int64
 	count int
+	// hashOnly keeps each file's digest instead of its bytes (one reused read buffer).
+	hashOnly bool
+	scratch  []byte
 }
 
 func (w *walker) add(p, rule, detail string) {
@@ -52,10 +59,11 @@ func descendable(rel string) bool {
 	return false
 }
 
-// walkTree reads every regular file below root. A nil error with violations means the tree
-// was read but is unacceptable; an error means the root itself could not be opened.
-func walkTree(root string, opts Options) (*walker, error) {
-	w := &walker{opts: opts, files: map[string]fileData{}, dirs: map[string]bool{}}
+// walkTree reads every regular file below root (keeping only digests when hashOnly). A nil
+// error with violations means the tree was read but is unacceptable; an error means the root
+// itself could not be opened.
+func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
+	w := &walker{opts: opts, files: map[string]fileData{}, dirs: map[string]bool{}, hashOnly: hashOnly}
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return nil, fmt.Errorf("context root: %w", err)
@@ -192,7 +200,13 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 	}
 	// Sized from fstat (plus the detecting byte), so reading a large file is one allocation
 	// instead of io.ReadAll's doubling.
-	data, err := readBounded(f, st.Size, limit)
+	var data []byte
+	if w.hashOnly {
+		data, err = readBoundedInto(f, w.scratch[:0], st.Size, limit)
+		w.scratch = data
+	} else {
+		data, err = readBounded(f, st.Size, limit)
+	}
 	if err != nil {
 		w.add(p, RuleUnreadable, "file cannot be read")
 		return
@@ -206,13 +220,24 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		return
 	}
 	w.total += int64(len(data))
-	w.files[p] = fileData{data: data}
+	if w.hashOnly {
+		w.files[p] = fileData{sum: sha256.Sum256(data), size: int64(len(data))}
+		return
+	}
+	w.files[p] = fileData{data: data, size: int64(len(data))}
 }
 
 // readBounded reads at most limit+1 bytes of f into a buffer sized for the size fstat reported
 // (a file that grows meanwhile still stops at limit+1).
 func readBounded(f *os.File, size, limit int64) ([]byte, error) {
-	buf := make([]byte, 0, min(max(size, 0), limit)+1)
+	return readBoundedInto(f, make([]byte, 0, min(max(size, 0), limit)+1), size, limit)
+}
+
+// readBoundedInto is readBounded into buf (its capacity reused, grown to the size if short).
+func readBoundedInto(f *os.File, buf []byte, size, limit int64) ([]byte, error) {
+	if want := min(max(size, 0), limit) + 1; int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
+	}
 	r := io.LimitReader(f, limit+1)
 	for {
 		if len(buf) == cap(buf) {

@@ -136,11 +136,14 @@ type actorsDoc struct {
 }
 
 type runsDoc struct {
-	Runs []struct {
-		ID               string   `json:"id"`
-		CompletedAt      string   `json:"completed_at"`
-		ResultRecordKeys []string `json:"result_record_keys"`
-	} `json:"runs"`
+	Runs []runRow `json:"runs"`
+}
+
+// runRow is what the array-order check reads of one history/agent-runs.json run.
+type runRow struct {
+	ID               string   `json:"id"`
+	CompletedAt      string   `json:"completed_at"`
+	ResultRecordKeys []string `json:"result_record_keys"`
 }
 
 type checkDoc struct {

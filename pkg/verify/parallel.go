@@ -66,76 +66,15 @@ const indexChunk = 1000
 // which is what is compared. A document whose top level is not an object with ASCII member
 // names and array-valued files and records is checked whole.
 func indexViolations(b *schema.Bundle, idx []byte, top map[string]json.RawMessage) []Violation {
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		for i := 0; i < len(k); i++ {
-			if k[i] >= 0x80 {
-				return jsonViolations(b, "index.json", schema.Index, idx)
-			}
-		}
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var files, records []json.RawMessage
-	if json.Unmarshal(top["files"], &files) != nil || json.Unmarshal(top["records"], &records) != nil || files == nil || records == nil {
+	parts, ok := splitIndex(top)
+	if !ok {
 		return jsonViolations(b, "index.json", schema.Index, idx)
 	}
-	render := func(out []byte, start, end int, canonical bool) ([]byte, bool) {
-		ok := true
-		out = append(out, '{')
-		for i, k := range keys {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			ks, _ := canon.String(k)
-			out = append(out, ks...)
-			out = append(out, ':')
-			switch k {
-			case "files", "records":
-				items := files
-				if k == "records" {
-					items = records
-				}
-				out = append(out, '[')
-				for j := min(start, len(items)); j < min(end, len(items)); j++ {
-					if j > start {
-						out = append(out, ',')
-					}
-					out = append(out, items[j]...)
-				}
-				out = append(out, ']')
-			default:
-				v := top[k]
-				if canonical {
-					c, err := canon.Transform(v)
-					if err != nil {
-						ok = false
-						c = v
-					}
-					v = c
-				}
-				out = append(out, v...)
-			}
-		}
-		return append(out, '}'), ok
-	}
-	chunks := max((max(len(files), len(records))+indexChunk-1)/indexChunk, 1)
+	chunks := max((max(len(parts.files), len(parts.records))+indexChunk-1)/indexChunk, 1)
 	schemaErr := make([]string, chunks)
 	nonCanonical := make([]bool, chunks)
 	forEach(chunks, func(c int) {
-		start, end := c*indexChunk, (c+1)*indexChunk
-		doc, _ := render(nil, start, end, false)
-		if err := b.Validate(schema.Index, doc); err != nil {
-			schemaErr[c] = fmt.Sprintf("%s (in the chunk of files[%d:%d] and records[%d:%d])", strings.TrimPrefix(err.Error(), "schema: "),
-				min(start, len(files)), min(end, len(files)), min(start, len(records)), min(end, len(records)))
-		}
-		for _, items := range [][]json.RawMessage{files, records} {
-			for j := min(start, len(items)); j < min(end, len(items)); j++ {
-				if cj, err := canon.Transform(items[j]); err != nil || !bytes.Equal(cj, items[j]) {
-					nonCanonical[c] = true
-				}
-			}
-		}
+		schemaErr[c], nonCanonical[c] = parts.checkChunk(b, c*indexChunk, (c+1)*indexChunk)
 	})
 	var out []Violation
 	for _, e := range schemaErr {
@@ -150,11 +89,99 @@ func indexViolations(b *schema.Bundle, idx []byte, top map[string]json.RawMessag
 		canonical = canonical && !n
 	}
 	if canonical {
-		whole, ok := render(make([]byte, 0, len(idx)), 0, max(len(files), len(records)), true)
+		whole, ok := parts.render(make([]byte, 0, len(idx)), 0, max(len(parts.files), len(parts.records)), true)
 		canonical = ok && bytes.Equal(whole, idx)
 	}
 	if !canonical {
 		out = append(out, newViolation("index.json", RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline"))
 	}
 	return out
+}
+
+// indexParts is index.json split for the chunked check: the top-level member names in byte
+// order, the members, and the items of files[] and records[].
+type indexParts struct {
+	keys           []string
+	top            map[string]json.RawMessage
+	files, records []json.RawMessage
+}
+
+// splitIndex splits the top level; ok is false when the index must be checked whole (a
+// non-ASCII member name, or files or records not arrays).
+func splitIndex(top map[string]json.RawMessage) (indexParts, bool) {
+	p := indexParts{keys: make([]string, 0, len(top)), top: top}
+	for k := range top {
+		for i := 0; i < len(k); i++ {
+			if k[i] >= 0x80 {
+				return p, false
+			}
+		}
+		p.keys = append(p.keys, k)
+	}
+	sort.Strings(p.keys)
+	if json.Unmarshal(top["files"], &p.files) != nil || json.Unmarshal(top["records"], &p.records) != nil || p.files == nil || p.records == nil {
+		return p, false
+	}
+	return p, true
+}
+
+// render appends the document of every other member and files[start:end], records[start:end]
+// (the whole index for the full range); with canonical, each other member in its RFC 8785
+// form (ok is false when one cannot be canonicalised).
+func (p indexParts) render(out []byte, start, end int, canonical bool) ([]byte, bool) {
+	ok := true
+	out = append(out, '{')
+	for i, k := range p.keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		ks, _ := canon.String(k)
+		out = append(out, ks...)
+		out = append(out, ':')
+		switch k {
+		case "files", "records":
+			items := p.files
+			if k == "records" {
+				items = p.records
+			}
+			out = append(out, '[')
+			for j := min(start, len(items)); j < min(end, len(items)); j++ {
+				if j > start {
+					out = append(out, ',')
+				}
+				out = append(out, items[j]...)
+			}
+			out = append(out, ']')
+		default:
+			v := p.top[k]
+			if canonical {
+				c, err := canon.Transform(v)
+				if err != nil {
+					ok = false
+					c = v
+				}
+				v = c
+			}
+			out = append(out, v...)
+		}
+	}
+	return append(out, '}'), ok
+}
+
+// checkChunk validates the chunk [start, end) against the schema (the error, if any, naming
+// the chunk) and reports whether one of its items is not in RFC 8785 form.
+func (p indexParts) checkChunk(b *schema.Bundle, start, end int) (schemaErr string, nonCanonical bool) {
+	doc, _ := p.render(nil, start, end, false)
+	if err := b.Validate(schema.Index, doc); err != nil {
+		schemaErr = fmt.Sprintf("%s (in the chunk of files[%d:%d] and records[%d:%d])", strings.TrimPrefix(err.Error(), "schema: "),
+			min(start, len(p.files)), min(end, len(p.files)), min(start, len(p.records)), min(end, len(p.records)))
+	}
+	for _, items := range [][]json.RawMessage{p.files, p.records} {
+		for j := min(start, len(items)); j < min(end, len(items)); j++ {
+			if cj, err := canon.Transform(items[j]); err != nil || !bytes.Equal(cj, items[j]) {
+				nonCanonical = true
+			}
+		}
+	}
+	return schemaErr, nonCanonical
 }

@@ -133,40 +133,62 @@ func (c *checker) manifestFiles() {
 			}
 		}
 		c.byPath[f.Path] = f
-		role, known := RoleForPath(f.Path)
-		switch {
-		case !known:
-			c.add(f.Path, RuleRole, "path is not a v1 tree path")
-		case role == "record":
-			if f.Role != "comment_record" && f.Role != "review_record" {
-				c.add(f.Path, RuleRole, "a record file's role must be comment_record or review_record")
-			}
-		case role != f.Role:
-			c.add(f.Path, RuleRole, "role for this path must be "+role)
-		}
-		if want := MediaTypeForRole(f.Role); want != "" && f.MediaType != want {
-			c.add(f.Path, RuleMediaType, "media_type for role "+f.Role+" must be "+want)
-		}
-		data, ok := c.files[f.Path]
-		if !ok {
-			if !c.hasViolationAt(f.Path) {
-				c.add(f.Path, RuleMissingFile, "listed in the manifest but not present")
-			}
-			continue
-		}
-		good := true
-		if int64(len(data)) != f.Bytes {
-			c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", len(data), f.Bytes))
-			good = false
-		}
-		if got := canon.SHA256Hex(data); got != f.SHA256 {
-			c.add(f.Path, RuleSHA256, fmt.Sprintf("sha256 %s, manifest says %s", got, f.SHA256))
-			good = false
-		}
-		if good {
-			c.intact[f.Path] = true
+		c.pathRole(f)
+		c.fileBytes(f)
+	}
+	c.unlisted()
+	for _, s := range singletons {
+		if _, ok := c.byPath[s]; !ok {
+			c.add(s, RuleRequiredFile, "every v1 tree lists this file")
 		}
 	}
+}
+
+// pathRole checks one manifest file's role against its path and its media type against its
+// role.
+func (c *checker) pathRole(f *ManifestFile) {
+	role, known := RoleForPath(f.Path)
+	switch {
+	case !known:
+		c.add(f.Path, RuleRole, "path is not a v1 tree path")
+	case role == "record":
+		if f.Role != "comment_record" && f.Role != "review_record" {
+			c.add(f.Path, RuleRole, "a record file's role must be comment_record or review_record")
+		}
+	case role != f.Role:
+		c.add(f.Path, RuleRole, "role for this path must be "+role)
+	}
+	if want := MediaTypeForRole(f.Role); want != "" && f.MediaType != want {
+		c.add(f.Path, RuleMediaType, "media_type for role "+f.Role+" must be "+want)
+	}
+}
+
+// fileBytes checks that one manifest file is present with its size and SHA-256; an intact
+// file is recorded in c.intact.
+func (c *checker) fileBytes(f *ManifestFile) {
+	data, ok := c.files[f.Path]
+	if !ok {
+		if !c.hasViolationAt(f.Path) {
+			c.add(f.Path, RuleMissingFile, "listed in the manifest but not present")
+		}
+		return
+	}
+	good := true
+	if int64(len(data)) != f.Bytes {
+		c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", len(data), f.Bytes))
+		good = false
+	}
+	if got := canon.SHA256Hex(data); got != f.SHA256 {
+		c.add(f.Path, RuleSHA256, fmt.Sprintf("sha256 %s, manifest says %s", got, f.SHA256))
+		good = false
+	}
+	if good {
+		c.intact[f.Path] = true
+	}
+}
+
+// unlisted reports the files and directories on disk that no manifest path accounts for.
+func (c *checker) unlisted() {
 	paths := make([]string, 0, len(c.files))
 	for p := range c.files {
 		paths = append(paths, p)
@@ -193,11 +215,6 @@ func (c *checker) manifestFiles() {
 	for _, d := range dirs {
 		if !used[d] {
 			c.add(d, RuleExtraDirectory, "directory holds no manifest file")
-		}
-	}
-	for _, s := range singletons {
-		if _, ok := c.byPath[s]; !ok {
-			c.add(s, RuleRequiredFile, "every v1 tree lists this file")
 		}
 	}
 }
@@ -540,55 +557,100 @@ func equalLines(a, b []string) bool {
 }
 
 // orders checks every order and view file against the manifest, the relations and the state.
+// The checks run in a fixed sequence (timeline, thread keys, threads, reviews, review views,
+// unresolved view), each a method of orderCheck over the same lookups.
 func (c *checker) orders(d *docs) {
-	content := map[string]ManifestRecord{}
-	pathOf := map[string]string{}
-	kindOf := map[string]string{}
-	var timeline []string
-	for _, r := range c.man.Records {
-		kindOf[r.RecordKey] = r.Kind
-		if r.ContentPath != "" && recordRole[r.Kind] != "" {
-			content[r.ContentPath] = r
-			pathOf[r.RecordKey] = r.ContentPath
-			timeline = append(timeline, r.ContentPath)
-		}
-	}
-	sort.Strings(timeline)
-	orderLines := map[string][]string{}
-	for _, f := range c.man.Files {
-		switch f.Role {
-		case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
-			if c.intact[f.Path] {
-				orderLines[f.Path] = c.parseOrder(f.Path, content)
-			}
-		}
-	}
-	if lines, ok := orderLines["views/timeline.order"]; ok && !equalLines(lines, timeline) {
-		c.add("views/timeline.order", RuleTimeline, "must list the entity record and every retained comment and review record in chronological (filename) order")
-	}
+	o := &orderCheck{c: c, d: d, pathOf: map[string]string{}, kindOf: map[string]string{}}
+	o.timeline()
 	if d.reviews == nil || d.threads == nil {
 		return
 	}
 	c.threads = len(d.reviews.Threads)
-	// Thread key sets: relations and state list exactly the same unique keys.
-	state := map[string]threadState{}
-	for _, t := range d.threads.Threads {
-		if _, dup := state[t.ThreadKey]; dup {
-			c.add("state/threads.json", RuleThreadKeys, "thread_key "+t.ThreadKey+" appears twice")
+	o.threadKeys()
+	o.threadRelations()
+	// Views order threads by creation time, then thread key (spec "Ordering files and prompt
+	// assembly"), which differs from the relationship array's (created_at, thread id) order
+	// when two threads share a creation time.
+	o.viewThreads = append([]threadRel(nil), d.reviews.Threads...)
+	sort.SliceStable(o.viewThreads, func(i, j int) bool {
+		if o.viewThreads[i].CreatedAt != o.viewThreads[j].CreatedAt {
+			return o.viewThreads[i].CreatedAt < o.viewThreads[j].CreatedAt
 		}
-		state[t.ThreadKey] = t
+		return o.viewThreads[i].ThreadKey < o.viewThreads[j].ThreadKey
+	})
+	o.reviewViews(o.reviewRows())
+	o.unresolvedView()
+}
+
+// orderCheck is the state the order and view checks share: record paths and kinds by record
+// key, each intact order file's lines, the thread state rows by key, the threads in view order.
+type orderCheck struct {
+	c           *checker
+	d           *docs
+	pathOf      map[string]string // record key → content path (retained comment, review, entity)
+	kindOf      map[string]string // record key → kind
+	orderLines  map[string][]string
+	state       map[string]threadState
+	rel         map[string]bool // thread keys of relations/reviews.json
+	viewThreads []threadRel
+}
+
+// timeline indexes the manifest records, parses every intact order file and checks the
+// timeline view.
+func (o *orderCheck) timeline() {
+	c := o.c
+	content := map[string]ManifestRecord{}
+	var timeline []string
+	for _, r := range c.man.Records {
+		o.kindOf[r.RecordKey] = r.Kind
+		if r.ContentPath != "" && recordRole[r.Kind] != "" {
+			content[r.ContentPath] = r
+			o.pathOf[r.RecordKey] = r.ContentPath
+			timeline = append(timeline, r.ContentPath)
+		}
 	}
-	rel := map[string]bool{}
+	sort.Strings(timeline)
+	o.orderLines = map[string][]string{}
+	for _, f := range c.man.Files {
+		switch f.Role {
+		case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
+			if c.intact[f.Path] {
+				o.orderLines[f.Path] = c.parseOrder(f.Path, content)
+			}
+		}
+	}
+	if lines, ok := o.orderLines["views/timeline.order"]; ok && !equalLines(lines, timeline) {
+		c.add("views/timeline.order", RuleTimeline, "must list the entity record and every retained comment and review record in chronological (filename) order")
+	}
+}
+
+// threadKeys indexes the state rows by thread key (a key twice is a violation).
+func (o *orderCheck) threadKeys() {
+	o.state = map[string]threadState{}
+	for _, t := range o.d.threads.Threads {
+		if _, dup := o.state[t.ThreadKey]; dup {
+			o.c.add("state/threads.json", RuleThreadKeys, "thread_key "+t.ThreadKey+" appears twice")
+		}
+		o.state[t.ThreadKey] = t
+	}
+}
+
+// threadRelations checks each relationship thread (unique key derived from its id, a state
+// row with the same id, its order file and members), then the rows and order files no
+// relationship thread names. Relations and state list exactly the same unique keys.
+func (o *orderCheck) threadRelations() {
+	c := o.c
+	o.rel = map[string]bool{}
 	threadFiles := map[string]bool{}
-	for _, t := range d.reviews.Threads {
-		if rel[t.ThreadKey] {
+	for _, t := range o.d.reviews.Threads {
+		if o.rel[t.ThreadKey] {
 			c.add("relations/reviews.json", RuleThreadKeys, "thread_key "+t.ThreadKey+" appears twice")
 		}
-		rel[t.ThreadKey] = true
+		o.rel[t.ThreadKey] = true
 		if want := canon.RecordKey(c.man.Source.Forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindThread, t.ID); want != t.ThreadKey {
 			c.add("relations/reviews.json", RuleRecordKey, "thread_key "+t.ThreadKey+" does not derive from its thread id")
 		}
-		st, ok := state[t.ThreadKey]
+		st, ok := o.state[t.ThreadKey]
 		if !ok {
 			c.add("state/threads.json", RuleThreadKeys, "relations thread "+t.ThreadKey+" has no state row")
 		} else if st.ID != t.ID {
@@ -599,35 +661,10 @@ func (c *checker) orders(d *docs) {
 		if t.OrderPath != want {
 			c.add("relations/reviews.json", RuleThreadOrder, "order_path of thread "+t.ThreadKey+" must be "+want)
 		}
-		var paths []string
-		members := map[string]bool{}
-		for _, k := range t.RecordKeys {
-			members[k] = true
-			p, ok := pathOf[k]
-			if !ok || (kindOf[k] != "comment" && kindOf[k] != "review") {
-				c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" lists record "+k+" with no emitted comment or review file")
-				continue
-			}
-			paths = append(paths, p)
-		}
-		for _, rp := range t.Replies {
-			if !members[rp.RecordKey] || !members[rp.ParentRecordKey] {
-				c.add("relations/reviews.json", RuleRelations, "a reply edge of thread "+t.ThreadKey+" names a record outside the thread")
-			}
-		}
-		if len(paths) == 0 {
-			c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" has no retained record")
-		}
-		if lines, ok := orderLines[want]; ok {
-			if !equalLines(lines, paths) {
-				c.add(want, RuleThreadOrder, "must list the thread's record_keys in forge order")
-			}
-		} else if _, listed := c.byPath[want]; !listed {
-			c.add(want, RuleThreadOrder, "the thread's order file is not in the manifest")
-		}
+		o.threadMembers(t, want)
 	}
-	for _, t := range d.threads.Threads {
-		if !rel[t.ThreadKey] {
+	for _, t := range o.d.threads.Threads {
+		if !o.rel[t.ThreadKey] {
 			c.add("state/threads.json", RuleThreadKeys, "state thread "+t.ThreadKey+" has no relations thread")
 		}
 	}
@@ -636,31 +673,64 @@ func (c *checker) orders(d *docs) {
 			c.add(f.Path, RuleOrphanFile, "no relations thread names this order file")
 		}
 	}
-	// Views order threads by creation time, then thread key (spec "Ordering files and prompt
-	// assembly"), which differs from the relationship array's (created_at, thread id) order
-	// when two threads share a creation time.
-	viewThreads := append([]threadRel(nil), d.reviews.Threads...)
-	sort.SliceStable(viewThreads, func(i, j int) bool {
-		if viewThreads[i].CreatedAt != viewThreads[j].CreatedAt {
-			return viewThreads[i].CreatedAt < viewThreads[j].CreatedAt
+}
+
+// threadMembers checks one thread's records and reply edges and its order file (at want).
+func (o *orderCheck) threadMembers(t threadRel, want string) {
+	c := o.c
+	var paths []string
+	members := map[string]bool{}
+	for _, k := range t.RecordKeys {
+		members[k] = true
+		p, ok := o.pathOf[k]
+		if !ok || (o.kindOf[k] != "comment" && o.kindOf[k] != "review") {
+			c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" lists record "+k+" with no emitted comment or review file")
+			continue
 		}
-		return viewThreads[i].ThreadKey < viewThreads[j].ThreadKey
-	})
-	// Reviews: each relationship row names a review record; each retained review has a view.
+		paths = append(paths, p)
+	}
+	for _, rp := range t.Replies {
+		if !members[rp.RecordKey] || !members[rp.ParentRecordKey] {
+			c.add("relations/reviews.json", RuleRelations, "a reply edge of thread "+t.ThreadKey+" names a record outside the thread")
+		}
+	}
+	if len(paths) == 0 {
+		c.add("relations/reviews.json", RuleRelations, "thread "+t.ThreadKey+" has no retained record")
+	}
+	if lines, ok := o.orderLines[want]; ok {
+		if !equalLines(lines, paths) {
+			c.add(want, RuleThreadOrder, "must list the thread's record_keys in forge order")
+		}
+	} else if _, listed := c.byPath[want]; !listed {
+		c.add(want, RuleThreadOrder, "the thread's order file is not in the manifest")
+	}
+}
+
+// reviewRows checks that each relationship row names a review record whose key derives from
+// its id, and returns the review record keys the rows name.
+func (o *orderCheck) reviewRows() map[string]bool {
+	c := o.c
 	reviewed := map[string]bool{}
-	for _, rv := range d.reviews.Reviews {
+	for _, rv := range o.d.reviews.Reviews {
 		reviewed[rv.RecordKey] = true
-		if kindOf[rv.RecordKey] != "review" {
+		if o.kindOf[rv.RecordKey] != "review" {
 			c.add("relations/reviews.json", RuleRelations, "review "+rv.RecordKey+" is not a review record")
 		}
 		if want := canon.RecordKey(c.man.Source.Forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindReview, rv.ID); want != rv.RecordKey {
 			c.add("relations/reviews.json", RuleRecordKey, "review record_key "+rv.RecordKey+" does not derive from its review id")
 		}
 	}
+	return reviewed
+}
+
+// reviewViews checks that each retained review has a relationship row and a view listing the
+// review then the records of its threads, and that no view names another review.
+func (o *orderCheck) reviewViews(reviewed map[string]bool) {
+	c := o.c
 	// Threads by review record key, in view order: each review view is built from its own
 	// threads rather than by scanning every thread per review.
 	threadsOf := map[string][]int{}
-	for i, t := range viewThreads {
+	for i, t := range o.viewThreads {
 		if t.ReviewRecordKey != "" {
 			threadsOf[t.ReviewRecordKey] = append(threadsOf[t.ReviewRecordKey], i)
 		}
@@ -678,14 +748,9 @@ func (c *checker) orders(d *docs) {
 		want := []string{r.ContentPath}
 		seen := map[string]bool{r.ContentPath: true}
 		for _, ti := range threadsOf[r.RecordKey] {
-			for _, k := range viewThreads[ti].RecordKeys {
-				if p, ok := pathOf[k]; ok && !seen[p] {
-					seen[p] = true
-					want = append(want, p)
-				}
-			}
+			want = o.appendThreadPaths(want, seen, o.viewThreads[ti])
 		}
-		if lines, ok := orderLines[vp]; ok {
+		if lines, ok := o.orderLines[vp]; ok {
 			if !equalLines(lines, want) {
 				c.add(vp, RuleReviewView, "must list the review then the records of its threads")
 			}
@@ -698,24 +763,34 @@ func (c *checker) orders(d *docs) {
 			c.add(f.Path, RuleOrphanFile, "no retained review record has this view")
 		}
 	}
-	// Unresolved view: retained records of unresolved, non-outdated threads, thread by thread
-	// in view order (created_at, thread key), each thread in forge order, each path once.
+}
+
+// appendThreadPaths appends the retained record paths of one thread, in forge order, that
+// are not yet seen.
+func (o *orderCheck) appendThreadPaths(out []string, seen map[string]bool, t threadRel) []string {
+	for _, k := range t.RecordKeys {
+		if p, ok := o.pathOf[k]; ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// unresolvedView: retained records of unresolved, non-outdated threads, thread by thread in
+// view order (created_at, thread key), each thread in forge order, each path once.
+func (o *orderCheck) unresolvedView() {
 	var unresolved []string
 	seen := map[string]bool{}
-	for _, t := range viewThreads {
-		st, ok := state[t.ThreadKey]
+	for _, t := range o.viewThreads {
+		st, ok := o.state[t.ThreadKey]
 		if !ok || st.Resolved || st.Outdated {
 			continue
 		}
-		for _, k := range t.RecordKeys {
-			if p, ok := pathOf[k]; ok && !seen[p] {
-				seen[p] = true
-				unresolved = append(unresolved, p)
-			}
-		}
+		unresolved = o.appendThreadPaths(unresolved, seen, t)
 	}
-	if lines, ok := orderLines["views/unresolved-review.order"]; ok && !equalLines(lines, unresolved) {
-		c.add("views/unresolved-review.order", RuleUnresolvedView, "must list exactly the records of unresolved, non-outdated threads")
+	if lines, ok := o.orderLines["views/unresolved-review.order"]; ok && !equalLines(lines, unresolved) {
+		o.c.add("views/unresolved-review.order", RuleUnresolvedView, "must list exactly the records of unresolved, non-outdated threads")
 	}
 }
 
@@ -786,6 +861,25 @@ func (c *checker) arrays(d *docs) {
 			c.add("index.json", RuleGaps, "gaps must be unique by (scope, code) and sorted by scope then code")
 		}
 	}
+	c.findingOrders()
+	if d.reviews != nil {
+		c.relationOrders(d.reviews)
+	}
+	if d.threads != nil {
+		th := d.threads.Threads
+		for i := 1; i < len(th); i++ {
+			if th[i].ThreadKey < th[i-1].ThreadKey {
+				c.add("state/threads.json", RuleArrayOrder, "thread state must be sorted by thread_key")
+			}
+		}
+	}
+	if d.runs != nil {
+		c.runOrders(d.runs.Runs)
+	}
+}
+
+// findingOrders: every filter findings array of the index is unique and sorted by code.
+func (c *checker) findingOrders() {
 	findingsSorted := func(p string, fs []Finding) {
 		for i := 1; i < len(fs); i++ {
 			if fs[i].Code <= fs[i-1].Code {
@@ -803,37 +897,33 @@ func (c *checker) arrays(d *docs) {
 	for _, r := range c.man.Records {
 		findingsSorted("index.json", r.Filter.Findings)
 	}
-	if d.reviews != nil {
-		rv := d.reviews.Reviews
-		for i := 1; i < len(rv); i++ {
-			if rv[i].SubmittedAt < rv[i-1].SubmittedAt || rv[i].SubmittedAt == rv[i-1].SubmittedAt && rv[i].ID <= rv[i-1].ID {
-				c.add("relations/reviews.json", RuleArrayOrder, "reviews must be sorted by submitted_at then id")
-			}
-		}
-		th := d.reviews.Threads
-		for i := 1; i < len(th); i++ {
-			if th[i].CreatedAt < th[i-1].CreatedAt || th[i].CreatedAt == th[i-1].CreatedAt && th[i].ID <= th[i-1].ID {
-				c.add("relations/reviews.json", RuleArrayOrder, "threads must be sorted by created_at then id")
-			}
+}
+
+// relationOrders: relations/reviews.json's reviews by (submitted_at, id), threads by
+// (created_at, id).
+func (c *checker) relationOrders(rel *reviewsDoc) {
+	rv := rel.Reviews
+	for i := 1; i < len(rv); i++ {
+		if rv[i].SubmittedAt < rv[i-1].SubmittedAt || rv[i].SubmittedAt == rv[i-1].SubmittedAt && rv[i].ID <= rv[i-1].ID {
+			c.add("relations/reviews.json", RuleArrayOrder, "reviews must be sorted by submitted_at then id")
 		}
 	}
-	if d.threads != nil {
-		th := d.threads.Threads
-		for i := 1; i < len(th); i++ {
-			if th[i].ThreadKey < th[i-1].ThreadKey {
-				c.add("state/threads.json", RuleArrayOrder, "thread state must be sorted by thread_key")
-			}
+	th := rel.Threads
+	for i := 1; i < len(th); i++ {
+		if th[i].CreatedAt < th[i-1].CreatedAt || th[i].CreatedAt == th[i-1].CreatedAt && th[i].ID <= th[i-1].ID {
+			c.add("relations/reviews.json", RuleArrayOrder, "threads must be sorted by created_at then id")
 		}
 	}
-	if d.runs != nil {
-		rs := d.runs.Runs
-		for i := range rs {
-			if i > 0 && (rs[i].CompletedAt < rs[i-1].CompletedAt || rs[i].CompletedAt == rs[i-1].CompletedAt && rs[i].ID <= rs[i-1].ID) {
-				c.add("history/agent-runs.json", RuleArrayOrder, "runs must be sorted by completed_at then id")
-			}
-			if !sort.StringsAreSorted(rs[i].ResultRecordKeys) {
-				c.add("history/agent-runs.json", RuleArrayOrder, "result_record_keys must be sorted")
-			}
+}
+
+// runOrders: runs by (completed_at, id), each run's result_record_keys sorted.
+func (c *checker) runOrders(rs []runRow) {
+	for i := range rs {
+		if i > 0 && (rs[i].CompletedAt < rs[i-1].CompletedAt || rs[i].CompletedAt == rs[i-1].CompletedAt && rs[i].ID <= rs[i-1].ID) {
+			c.add("history/agent-runs.json", RuleArrayOrder, "runs must be sorted by completed_at then id")
+		}
+		if !sort.StringsAreSorted(rs[i].ResultRecordKeys) {
+			c.add("history/agent-runs.json", RuleArrayOrder, "result_record_keys must be sorted")
 		}
 	}
 }

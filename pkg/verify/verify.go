@@ -265,7 +265,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	w, err := walkTree(dir, opts)
+	w, err := walkTree(dir, opts, false)
 	if err != nil {
 		return nil, rep, fmt.Errorf("verify: %w", err)
 	}

@@ -55,7 +55,7 @@ func TestExampleGitHubWorkflowRunsEndToEnd(t *testing.T) {
 				t.Fatalf("result = %+v", res)
 			}
 			if !tc.skip {
-				for _, s := range []string{"records: 2, gaps: [\"comments/authorization_failed\"]", "earlier runs: 0", "event: issues"} {
+				for _, s := range []string{"records: 2, gaps: [\"comments/authorization_failed\"]", "earlier runs: 0", "event: issue"} {
 					if !strings.Contains(w.jobLog.String(), s) {
 						t.Errorf("the example agent did not print %q:\n%s", s, w.jobLog.String())
 					}

@@ -44,8 +44,9 @@ func TestRunPanicInAPhaseStillFinishesAndCleansUp(t *testing.T) {
 		n         int
 		phase     string
 	}{
-		// The relay reads $GITHUB_OUTPUT: the host tree and the stage state exist.
-		{"relay", "GITHUB_OUTPUT", 1, "relay"},
+		// The pre-flight reads $GITHUB_OUTPUT first (to check it); the relay's read is the
+		// second: the host tree and the stage state exist.
+		{"relay", "GITHUB_OUTPUT", 2, "relay"},
 		// Forge detection reads GITLAB_CI once (no --forge); the event distillation reads it
 		// next, after the read-only copy was sealed: the sandbox copy exists too.
 		{"agent", "GITLAB_CI", 2, "agent"},

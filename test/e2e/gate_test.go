@@ -130,12 +130,7 @@ func TestRunUnenforceableImmutabilityRefusedBeforePosting(t *testing.T) {
 	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--immutability") {
 		t.Fatalf("run = %+v, %v; want a configuration error naming --immutability", res, err)
 	}
-	if got := w.writes(); len(got) != 0 {
-		t.Errorf("forge writes %v before the configuration was refused", got)
-	}
-	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
-		t.Errorf("the refused run staged something: %v, %v", ents, err)
-	}
+	w.assertRefusedBeforePosting()
 }
 
 // A --tree-dir inside the Git work tree of the working directory (the repository) is refused
@@ -184,12 +179,13 @@ func TestRunHostileDiagnosticIsInert(t *testing.T) {
 	}
 }
 
-// A relay target that exists but cannot be written fails the run (a workflow gate that
-// disagrees with the CLI's decision is what the relay exists to prevent): ❌, failure receipt,
-// no agent, no tree.
+// A relay target that cannot be written when the decision is relayed fails the run (a workflow
+// gate that disagrees with the CLI's decision is what the relay exists to prevent): ❌, failure
+// receipt, no agent, no tree. The pre-flight refuses a target unusable from the start
+// (TestRunUnusableGitHubOutputRefusedBeforePosting); here the pre-script replaces the file with
+// a directory after it.
 func TestRunRelayWriteFailureFailsBeforeAgent(t *testing.T) {
-	w := newWorld(t, worldOpts{})
-	w.env["GITHUB_OUTPUT"] = w.dir // a directory: appending to it fails
+	w := newWorld(t, worldOpts{pre: "rm -f \"{{DIR}}/output\" && mkdir \"{{DIR}}/output\"\n"})
 	want := w.expectedIndex()
 	w.expectStartCreate()
 	w.expectAcquisition()
@@ -292,5 +288,93 @@ func TestRunMalformedOutputFileFailsClosedUnlessExit78(t *testing.T) {
 			}
 			w.assertNoTrees()
 		})
+	}
+}
+
+// A state directory another user could write (group/other bits) or that is not this user's is
+// refused before anything is posted (exit 2): the rule stage.Create applies, checked in the
+// pre-flight, so the ⏳ start comment is never written over a run that cannot stage.
+func TestRunBadStateDirRefusedBeforePosting(t *testing.T) {
+	cases := map[string]func(t *testing.T, dir string){
+		"group and other writable": func(t *testing.T, dir string) { must(t, os.Chmod(dir, 0o777)) },
+		"a symlink":                nil,
+		"missing parent":           nil,
+	}
+	for name, prep := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+			o := w.options()
+			state := filepath.Join(w.dir, "state")
+			switch name {
+			case "a symlink":
+				must(t, os.Mkdir(filepath.Join(w.dir, "real-state"), 0o700))
+				must(t, os.Symlink(filepath.Join(w.dir, "real-state"), state))
+			case "missing parent":
+				state = filepath.Join(w.dir, "no-such-parent", "state")
+			default:
+				must(t, os.Mkdir(state, 0o700))
+				prep(t, state)
+			}
+			o.StateDir = state
+			res, err := run.Run(context.Background(), o)
+			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "--state-dir") {
+				t.Fatalf("run = %+v, %v; want a configuration error naming --state-dir", res, err)
+			}
+			w.assertRefusedBeforePosting()
+		})
+	}
+}
+
+// An agent, pre-script or post-script program that cannot be resolved (a typo in a harness
+// command) is refused before anything is posted (exit 2), naming the field and the reason.
+func TestRunProgramNotOnPathRefusedBeforePosting(t *testing.T) {
+	for _, field := range []string{"agent.command", "pre_script.command", "post_script.command"} {
+		t.Run(field, func(t *testing.T) {
+			w := newWorld(t, worldOpts{pre: "true\n", post: "true\n"}) // no expectations: any forge request fails the test
+			o := w.options()
+			h := *w.h
+			missing := []string{"forgectx-no-such-program-e2e", "--flag"}
+			switch field {
+			case "agent.command":
+				h.Agent.Command = missing
+			case "pre_script.command":
+				ps := *h.PreScript
+				ps.Command, h.PreScript = missing, &ps
+			default:
+				ps := *h.PostScript
+				ps.Command, h.PostScript = missing, &ps
+			}
+			o.Harness = &h
+			res, err := run.Run(context.Background(), o)
+			if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), field+":") || !strings.Contains(err.Error(), "forgectx-no-such-program-e2e was not found on PATH") {
+				t.Fatalf("run = %+v, %v; want a configuration error naming %s", res, err, field)
+			}
+			w.assertRefusedBeforePosting()
+		})
+	}
+}
+
+// A $GITHUB_OUTPUT the decision cannot be appended to (a directory here) failed the run only at
+// the relay, after ⏳ had been posted; it is now refused in the pre-flight: exit 2, nothing
+// posted, nothing staged.
+func TestRunUnusableGitHubOutputRefusedBeforePosting(t *testing.T) {
+	w := newWorld(t, worldOpts{}) // no expectations: any forge request fails the test
+	w.env["GITHUB_OUTPUT"] = t.TempDir()
+	res, err := run.Run(context.Background(), w.options())
+	if !run.IsConfigError(err) || res != nil || !strings.Contains(err.Error(), "$GITHUB_OUTPUT") || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("run = %+v, %v; want a configuration error naming $GITHUB_OUTPUT", res, err)
+	}
+	w.assertRefusedBeforePosting()
+}
+
+// assertRefusedBeforePosting checks that a run refused in the pre-flight made no forge write
+// and staged nothing.
+func (w *world) assertRefusedBeforePosting() {
+	w.t.Helper()
+	if got := w.writes(); len(got) != 0 {
+		w.t.Errorf("forge writes %v before the configuration was refused", got)
+	}
+	if ents, err := os.ReadDir(w.env["RUNNER_TEMP"]); err != nil || len(ents) != 0 {
+		w.t.Errorf("the refused run staged something: %v, %v", ents, err)
 	}
 }

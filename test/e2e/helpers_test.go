@@ -87,7 +87,7 @@ func (s *syncBuffer) String() string {
 
 // agentScript records what the agent saw: the digest of the index it was given, the agent-runs
 // history, the excerpt, its environment, and whether the copy was writable. AGENT_MODE makes
-// it fail or hang.
+// it fail, hang, or (gate) wait until the test creates $AGENT_OUT/release.
 const agentScript = `set -u
 out="$AGENT_OUT"
 sha256sum "$FORGECTX_CONTEXT_DIR/index.json" | cut -d' ' -f1 > "$out/index.sha"
@@ -102,6 +102,7 @@ id -u > "$out/uid"
 case "${AGENT_MODE:-ok}" in
   fail) echo "agent broke" >&2; exit 3 ;;
   sleep) trap 'echo term > "$out/term"; exit 143' TERM; echo started > "$out/started"; sleep 30 & wait ;;
+  gate) echo started > "$out/started"; i=0; while [ ! -e "$out/release" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done ;;
 esac
 echo done > "$out/done"
 `

@@ -84,8 +84,8 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 		}
 	}
 	var ex map[string]any
-	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(w.out, "excerpt.json"))), &ex); err != nil || ex["event"] != "issues" {
-		t.Errorf("event excerpt = %v (%v), want the distilled issues event", ex, err)
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(w.out, "excerpt.json"))), &ex); err != nil || ex["issue"] == nil || ex["action"] == nil {
+		t.Errorf("event excerpt = %v (%v), want the distilled issues event (action and issue)", ex, err)
 	}
 	// The relay ran on the proceed path: skipped=false.
 	if out := readFile(t, w.env["GITHUB_OUTPUT"]); !strings.Contains(out, "skipped<<") || !strings.HasSuffix(strings.TrimSpace(out), "false\n_GitHubActionsFileCommandDelimeter_") && !strings.Contains(out, "skipped<<_GitHubActionsFileCommandDelimeter_\nfalse\n") {

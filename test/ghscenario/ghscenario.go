@@ -253,14 +253,31 @@ func (b *builder) entity() error {
 	for _, l := range s.Labels {
 		labels = append(labels, map[string]any{"name": l})
 	}
+	// Labels come 100 per Entity answer; more are read by the same query with labelsAfter.
+	var after any
+	for lo := 0; ; lo += github.PerPage {
+		hi := min(lo+github.PerPage, len(labels))
+		if err := b.entityPage(labels, lo, hi, after); err != nil {
+			return err
+		}
+		if hi >= len(labels) {
+			return nil
+		}
+		after = cursor(hi)
+	}
+}
+
+// entityPage is one Entity answer carrying labels [lo, hi).
+func (b *builder) entityPage(labels []any, lo, hi int, after any) error {
+	s := b.s
 	e := map[string]any{
 		"__typename": "Issue",
 		"id":         s.NodeID, "number": s.Number, "title": s.Title, "body": s.Body,
 		"issueState": s.State, "createdAt": iso(s.CreatedAt), "updatedAt": iso(s.UpdatedAt),
 		"author":   gqlActor(s.Author),
 		"comments": map[string]any{"totalCount": len(s.Comments)},
-		"labels": map[string]any{"totalCount": len(labels), "pageInfo": map[string]any{"hasNextPage": false, "endCursor": cursor(len(labels))},
-			"nodes": labels},
+		"labels": map[string]any{"totalCount": len(labels), "pageInfo": map[string]any{"hasNextPage": hi < len(labels), "endCursor": cursor(hi)},
+			"nodes": labels[lo:hi]},
 	}
 	if s.PR {
 		e["__typename"] = "PullRequest"
@@ -274,10 +291,18 @@ func (b *builder) entity() error {
 		e["reviews"] = map[string]any{"totalCount": len(s.Reviews)}
 		e["reviewThreads"] = map[string]any{"totalCount": len(s.Threads)}
 	}
-	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "labelsAfter": nil}
+	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "labelsAfter": after}
 	return b.gql("Entity", vars, map[string]any{"repository": map[string]any{
 		"id": s.RepoID, "nameWithOwner": s.Owner + "/" + s.Repo, "issueOrPullRequest": e,
 	}})
+}
+
+// startCursor is the cursor of the first of the page of items [lo, hi) (null when empty).
+func startCursor(lo, hi int) any {
+	if hi == lo {
+		return nil
+	}
+	return cursor(lo + 1)
 }
 
 func cursor(n int) any {
@@ -289,7 +314,7 @@ func cursor(n int) any {
 
 // restPages emits a REST list in pages of 100 with GitHub's Link header (no rel="next" on the
 // last page, even when it is full).
-func (b *builder) restPages(path string, query url.Values, items []any, wrap func(page []any) any, emptyTail bool) {
+func (b *builder) restPages(path string, query url.Values, items []any, wrap func(page []any) any, emptyTail bool) int {
 	n := (len(items) + github.PerPage - 1) / github.PerPage
 	if n == 0 {
 		n = 1
@@ -328,6 +353,7 @@ func (b *builder) restPages(path string, query url.Values, items []any, wrap fun
 		}
 		b.add("GET", APIURL+path+"?"+q.Encode(), nil, 200, hdr, mustJSON(body))
 	}
+	return last
 }
 
 func (b *builder) comments() {
@@ -353,7 +379,37 @@ func (b *builder) comments() {
 				"total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0, "rocket": 0, "eyes": 0},
 		})
 	}
-	b.restPages(fmt.Sprintf("%s/issues/%d/comments", b.repoPath(), s.Number), nil, items, nil, s.EmptyLastCommentsPage)
+	pages := b.restPages(fmt.Sprintf("%s/issues/%d/comments", b.repoPath(), s.Number), nil, items, nil, s.EmptyLastCommentsPage)
+	b.existsCheck(items, pages)
+}
+
+// existsCheck emits the adapter's drift check of a REST listing of more than one page:
+// Exists requests for the node IDs of every page but the last, 1,000 per request, all present.
+func (b *builder) existsCheck(items []any, pages int) {
+	if pages < 2 {
+		return
+	}
+	var ids []string
+	for _, it := range items[:min(len(items), (pages-1)*github.PerPage)] {
+		ids = append(ids, it.(map[string]any)["node_id"].(string))
+	}
+	for lo := 0; lo < len(ids); lo += 1000 {
+		chunk := ids[lo:min(len(ids), lo+1000)]
+		vars := github.ExistsVars(chunk)
+		data := map[string]any{}
+		for k, v := range vars {
+			nodes := []any{}
+			for _, id := range v.([]string) {
+				nodes = append(nodes, map[string]any{"id": id})
+			}
+			data["n"+strings.TrimPrefix(k, "ids")] = nodes
+		}
+		body, err := github.GraphQLRequestBody("Exists", vars)
+		if err != nil {
+			panic(err) // the document is the adapter's own
+		}
+		b.add("POST", APIURL+"/graphql", body, 200, jsonHeader(), mustJSON(map[string]any{"data": data}))
+	}
 }
 
 func (b *builder) reviews() {
@@ -376,39 +432,31 @@ func (b *builder) reviews() {
 		}
 		items = append(items, m)
 	}
-	b.restPages(fmt.Sprintf("%s/pulls/%d/reviews", b.repoPath(), s.Number), nil, items, nil, false)
+	b.existsCheck(items, b.restPages(fmt.Sprintf("%s/pulls/%d/reviews", b.repoPath(), s.Number), nil, items, nil, false))
 }
 
 func (b *builder) dismissals() error {
 	s := b.s
 	dismissed := false
-	var nodes []any
 	for _, r := range s.Reviews {
-		if r.State != "DISMISSED" {
-			continue
-		}
-		dismissed = true
-		if r.DismissedAt == nil {
-			continue // not exposed in the timeline
-		}
-		nodes = append(nodes, map[string]any{
-			"__typename": "ReviewDismissedEvent",
-			"id":         "RDE_kwDO" + strings.TrimPrefix(r.NodeID, "PRR_kwDO"),
-			"createdAt":  iso(*r.DismissedAt),
-			"actor":      gqlActor(r.DismissedBy),
-			"review":     map[string]any{"id": r.NodeID},
-		})
+		dismissed = dismissed || r.State == "DISMISSED"
 	}
 	if !dismissed {
 		return nil
 	}
-	if nodes == nil {
-		nodes = []any{}
+	nodes := b.dismissalNodes()
+	var after any
+	for lo := 0; ; lo += github.PerPage {
+		hi := min(lo+github.PerPage, len(nodes))
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": after}
+		err := b.gql("Dismissals", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"timelineItems": map[string]any{"pageInfo": map[string]any{"hasNextPage": hi < len(nodes), "endCursor": cursor(hi)}, "nodes": nodes[lo:hi]},
+		}}})
+		if err != nil || hi >= len(nodes) {
+			return err
+		}
+		after = cursor(hi)
 	}
-	vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": nil}
-	return b.gql("Dismissals", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
-		"timelineItems": map[string]any{"pageInfo": map[string]any{"hasNextPage": false, "endCursor": cursor(len(nodes))}, "nodes": nodes},
-	}}})
 }
 
 func (b *builder) reviewComment(c Comment, sha string) map[string]any {
@@ -430,6 +478,141 @@ func (b *builder) reviewComment(c Comment, sha string) map[string]any {
 	}
 }
 
+// threadNode is one review thread with its first page of comments, as the thread queries
+// select it.
+func (b *builder) threadNode(t Thread) map[string]any {
+	first := t.Comments
+	if len(first) > github.PerPage {
+		first = first[:github.PerPage]
+	}
+	cn := []any{}
+	for _, c := range first {
+		cn = append(cn, b.reviewComment(c, b.s.HeadSHA))
+	}
+	var resolvedBy any
+	if t.ResolvedBy != nil {
+		resolvedBy = map[string]any{"login": t.ResolvedBy.Login, "id": t.ResolvedBy.NodeID}
+	}
+	return map[string]any{
+		"id": t.NodeID, "isResolved": t.Resolved, "isOutdated": t.Outdated, "path": t.Path,
+		"line": t.Line, "startLine": t.StartLine, "originalLine": t.OriginalLine, "originalStartLine": t.OriginalStartLine,
+		"diffSide": t.DiffSide, "startDiffSide": t.StartDiffSide, "resolvedBy": resolvedBy,
+		"comments": map[string]any{"totalCount": len(t.Comments),
+			"pageInfo": map[string]any{"hasNextPage": len(t.Comments) > github.PerPage, "endCursor": cursor(len(first))},
+			"nodes":    cn},
+	}
+}
+
+// ThreadsFromEnd renders the review-thread pages the adapter reads backwards from the last
+// thread (ThreadsFromEnd, last: 100, before: the previous page's startCursor) after a forward
+// page failed: every backward page down to the first thread, the last thread's page first.
+// Tests register the ones the adapter is expected to reach.
+func ThreadsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	var before any
+	hi := len(s.Threads)
+	for {
+		lo := max(0, hi-github.PerPage)
+		nodes := []any{}
+		for _, t := range s.Threads[lo:hi] {
+			nodes = append(nodes, b.threadNode(t))
+		}
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "before": before}
+		err := b.gql("ThreadsFromEnd", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"reviewThreads": map[string]any{"totalCount": len(s.Threads),
+				"pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes},
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		if lo == 0 {
+			return b.c.Interactions, nil
+		}
+		before, hi = cursor(lo+1), lo
+	}
+}
+
+// ThreadCommentsFromEnd renders, for every thread with more than one page of comments, the
+// pages the adapter reads backwards from its last comment (ThreadCommentsFromEnd) after a
+// forward page failed: every backward page down to the first comment.
+func ThreadCommentsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	for _, t := range s.Threads {
+		if len(t.Comments) <= github.PerPage {
+			continue
+		}
+		var before any
+		for hi := len(t.Comments); hi > 0; {
+			lo := max(0, hi-github.PerPage)
+			nodes := []any{}
+			for _, c := range t.Comments[lo:hi] {
+				nodes = append(nodes, b.reviewComment(c, s.HeadSHA))
+			}
+			err := b.gql("ThreadCommentsFromEnd", map[string]any{"id": t.NodeID, "before": before}, map[string]any{"node": map[string]any{"comments": map[string]any{
+				"totalCount": len(t.Comments), "pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes,
+			}}})
+			if err != nil {
+				return nil, err
+			}
+			before, hi = cursor(lo+1), lo
+		}
+	}
+	return b.c.Interactions, nil
+}
+
+// DismissalsFromEnd renders the review-dismissed timeline pages the adapter reads backwards
+// from the last event (DismissalsFromEnd) after a forward page failed.
+func DismissalsFromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	b := &builder{s: s, c: &cassette.Cassette{}}
+	nodes := b.dismissalNodes()
+	var before any
+	for hi := len(nodes); hi > 0; {
+		lo := max(0, hi-github.PerPage)
+		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "before": before}
+		err := b.gql("DismissalsFromEnd", vars, map[string]any{"repository": map[string]any{"pullRequest": map[string]any{
+			"timelineItems": map[string]any{"pageInfo": map[string]any{"hasPreviousPage": lo > 0, "startCursor": startCursor(lo, hi)}, "nodes": nodes[lo:hi]},
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		before, hi = cursor(lo+1), lo
+	}
+	return b.c.Interactions, nil
+}
+
+// dismissalNodes are the review-dismissed timeline events, oldest first (a dismissal the
+// timeline does not expose has none).
+func (b *builder) dismissalNodes() []any {
+	nodes := []any{}
+	for _, r := range b.s.Reviews {
+		if r.State != "DISMISSED" || r.DismissedAt == nil {
+			continue
+		}
+		nodes = append(nodes, map[string]any{
+			"__typename": "ReviewDismissedEvent",
+			"id":         "RDE_kwDO" + strings.TrimPrefix(r.NodeID, "PRR_kwDO"),
+			"createdAt":  iso(*r.DismissedAt),
+			"actor":      gqlActor(r.DismissedBy),
+			"review":     map[string]any{"id": r.NodeID},
+		})
+	}
+	return nodes
+}
+
+// FromEnd is every backward page the adapter may read (ThreadsFromEnd, ThreadCommentsFromEnd,
+// DismissalsFromEnd).
+func FromEnd(s *Scenario) ([]cassette.Interaction, error) {
+	var out []cassette.Interaction
+	for _, f := range []func(*Scenario) ([]cassette.Interaction, error){ThreadsFromEnd, ThreadCommentsFromEnd, DismissalsFromEnd} {
+		ins, err := f(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ins...)
+	}
+	return out, nil
+}
+
 func (b *builder) threads() error {
 	s := b.s
 	pages := (len(s.Threads) + github.PerPage - 1) / github.PerPage
@@ -446,27 +629,10 @@ func (b *builder) threads() error {
 		lo, hi := min(p*github.PerPage, len(s.Threads)), min((p+1)*github.PerPage, len(s.Threads))
 		nodes := []any{}
 		for _, t := range s.Threads[lo:hi] {
-			first := t.Comments
-			if len(first) > github.PerPage {
-				first = first[:github.PerPage]
+			if len(t.Comments) > github.PerPage {
 				overflow = append(overflow, more{t.NodeID, t.Comments[github.PerPage:]})
 			}
-			cn := []any{}
-			for _, c := range first {
-				cn = append(cn, b.reviewComment(c, s.HeadSHA))
-			}
-			var resolvedBy any
-			if t.ResolvedBy != nil {
-				resolvedBy = map[string]any{"login": t.ResolvedBy.Login, "id": t.ResolvedBy.NodeID}
-			}
-			nodes = append(nodes, map[string]any{
-				"id": t.NodeID, "isResolved": t.Resolved, "isOutdated": t.Outdated, "path": t.Path,
-				"line": t.Line, "startLine": t.StartLine, "originalLine": t.OriginalLine, "originalStartLine": t.OriginalStartLine,
-				"diffSide": t.DiffSide, "startDiffSide": t.StartDiffSide, "resolvedBy": resolvedBy,
-				"comments": map[string]any{"totalCount": len(t.Comments),
-					"pageInfo": map[string]any{"hasNextPage": len(t.Comments) > github.PerPage, "endCursor": cursor(len(first))},
-					"nodes":    cn},
-			})
+			nodes = append(nodes, b.threadNode(t))
 		}
 		end := cursor(hi)
 		vars := map[string]any{"owner": s.Owner, "name": s.Repo, "number": s.Number, "after": after}
@@ -544,8 +710,8 @@ func (b *builder) checks() {
 			items = append(items, b.checkRunJSON(c))
 		}
 		total := len(items)
-		b.restPages(fmt.Sprintf("%s/commits/%s/check-runs", b.repoPath(), sha), url.Values{"filter": {"all"}}, items,
-			func(page []any) any { return map[string]any{"total_count": total, "check_runs": page} }, false)
+		b.existsCheck(items, b.restPages(fmt.Sprintf("%s/commits/%s/check-runs", b.repoPath(), sha), url.Values{"filter": {"all"}}, items,
+			func(page []any) any { return map[string]any{"total_count": total, "check_runs": page} }, false))
 	}
 	list(s.HeadSHA, s.Checks)
 	if s.OtherSHA != "" {
@@ -592,8 +758,8 @@ func (b *builder) checks() {
 		})
 	}
 	nRuns := len(runs)
-	b.restPages(b.repoPath()+"/actions/runs", url.Values{"head_sha": {s.HeadSHA}}, runs,
-		func(page []any) any { return map[string]any{"total_count": nRuns, "workflow_runs": page} }, false)
+	b.existsCheck(runs, b.restPages(b.repoPath()+"/actions/runs", url.Values{"head_sha": {s.HeadSHA}}, runs,
+		func(page []any) any { return map[string]any{"total_count": nRuns, "workflow_runs": page} }, false))
 	for _, id := range ids {
 		jobs := []any{}
 		for _, c := range byRun[id] {
@@ -614,8 +780,8 @@ func (b *builder) checks() {
 			})
 		}
 		nJobs := len(jobs)
-		b.restPages(fmt.Sprintf("%s/actions/runs/%d/jobs", b.repoPath(), id), url.Values{"filter": {"all"}}, jobs,
-			func(page []any) any { return map[string]any{"total_count": nJobs, "jobs": page} }, false)
+		b.existsCheck(jobs, b.restPages(fmt.Sprintf("%s/actions/runs/%d/jobs", b.repoPath(), id), url.Values{"filter": {"all"}}, jobs,
+			func(page []any) any { return map[string]any{"total_count": nJobs, "jobs": page} }, false))
 	}
 	// Logs of the checks the profile selects (Actions checks only: others are omitted).
 	for _, c := range s.Checks {

@@ -10,10 +10,10 @@ import (
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 
-// ciWorkflow is the pull request's workflow: build, test and e2e run on the emulated runner's
+// prWorkflow is the pull request's workflow: build, test and e2e run on the emulated runner's
 // label (e2e is left running); lint asks for a label no runner has, so Gitea never makes a task
 // for it.
-const ciWorkflow = `name: ci
+const prWorkflow = `name: ci
 on: [pull_request]
 jobs:
   build:
@@ -83,7 +83,7 @@ func TestActionsChecks(t *testing.T) {
 	srv.AddCollaborator(t, repo, reader, "read")
 	srv.AddCollaborator(t, repo, author, "write")
 	srv.PutFile(t, owner, repo, "main", "lib.txt", oldFile)
-	head := srv.PushBranch(t, author, repo, "feature", map[string]string{"lib.txt": newFile, ".gitea/workflows/ci.yml": ciWorkflow})
+	head := srv.PushBranch(t, author, repo, "feature", map[string]string{"lib.txt": newFile, ".gitea/workflows/ci.yml": prWorkflow})
 	pull := srv.CreatePull(t, author, repo, "feature", "Fix the crash", "Changes line three.")
 
 	runner := srv.RegisterRunner(t, "emulated", "ubuntu-latest")

@@ -1,7 +1,6 @@
 // These tests reproduce, against a real Gitea, the defects issue #15 found in the Forgejo
 // adapter; each failed on the adapter before its fix, and they run in .ci/run with the rest of
-// the real-server suite. The missing `status reconcile --forge forgejo` is
-// reconcile_defect_test.go, still behind the realforge_defects build tag.
+// the real-server suite. `status reconcile --forge forgejo` is reconcile_test.go.
 package realforge
 
 import (

@@ -87,14 +87,20 @@ const componentPath = "templates/forgectx.yml"
 
 func loadComponent(t testing.TB) (componentSpec, map[string]componentJob) {
 	t.Helper()
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, filepath.Join(root, componentPath)))))
+	return loadComponentFile(t, componentPath)
+}
+
+// loadComponentFile reads a component's spec and job documents.
+func loadComponentFile(t testing.TB, path string) (componentSpec, map[string]componentJob) {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, filepath.Join(root, path)))))
 	var spec componentSpec
 	if err := dec.Decode(&spec); err != nil {
-		t.Fatalf("%s spec: %v", componentPath, err)
+		t.Fatalf("%s spec: %v", path, err)
 	}
 	jobs := map[string]componentJob{}
 	if err := dec.Decode(&jobs); err != nil {
-		t.Fatalf("%s jobs: %v", componentPath, err)
+		t.Fatalf("%s jobs: %v", path, err)
 	}
 	return spec, jobs
 }
@@ -113,12 +119,14 @@ var (
 		"token-env":     "the action passes the token input as FORGECTX_TOKEN",
 		"dotenv":        "GitHub gets the decision in $GITHUB_OUTPUT (the step outputs); the dotenv report is GitLab's relay",
 		"insecure-http": "never a wrapper input: the token in clear over a network is not something a copied workflow should be able to switch on (GitHub's API is https)",
+		"replay":        "an offline try of a run against a recorded cassette (docs/run.md): a workflow step always reads the live forge",
 	}
 	componentFixed = map[string]string{
 		"state-dir":     "the job keeps forgectx's private state in the default temporary directory, outside the project",
 		"tree-dir":      "the job keeps snapshot trees in the default temporary directory, outside the project",
 		"dotenv":        "the job writes the decision to forgectx.env, its artifacts:reports:dotenv file",
 		"insecure-http": "never a component input: the token in clear over a network is not something a copied pipeline should be able to switch on",
+		"replay":        "an offline try of a run against a recorded cassette (docs/run.md): a pipeline job always reads the live forge",
 	}
 )
 
@@ -282,7 +290,30 @@ func TestComponentInputsMatchRunFlags(t *testing.T) {
 		t.Fatalf("%s: want exactly one job, named by the job-name input; have %v", componentPath, sortedKeys(jobs))
 	}
 	inputs := sortedKeys(spec.Spec.Inputs)
-	for _, name := range inputs {
+	checkInputDefaults(t, spec)
+	script := strings.Join(job.Script, "\n")
+	checkMapping(t, componentPath, inputs, componentPlumbing, componentFixed, flags, script, func(in string) bool {
+		for _, v := range job.Variables {
+			if strings.TrimSpace(v) == "$[[ inputs."+in+" ]]" {
+				return true
+			}
+		}
+		return false
+	})
+	if job.Artifacts.Reports["dotenv"] != "forgectx.env" || !strings.Contains(script, "--dotenv forgectx.env") {
+		t.Error("the job must write its decision with --dotenv forgectx.env and report it as artifacts:reports:dotenv")
+	}
+	if !strings.HasPrefix(job.Image.Name, "$[[ inputs.image ]]:$[[ inputs.version ]]") {
+		t.Errorf("job image %q must be built from the image and version inputs", job.Image.Name)
+	}
+}
+
+// checkInputDefaults: every component input has a type and a description; harness and version
+// are required (no default: GitLab then requires them, and guessing `latest` would run another
+// release's image); every other input has a default within its options and regex.
+func checkInputDefaults(t *testing.T, spec componentSpec) {
+	t.Helper()
+	for _, name := range sortedKeys(spec.Spec.Inputs) {
 		in := spec.Spec.Inputs[name]
 		if in.Type == "" || strings.TrimSpace(in.Description) == "" {
 			t.Errorf("input %q: type and description are required", name)
@@ -310,21 +341,6 @@ func TestComponentInputsMatchRunFlags(t *testing.T) {
 				t.Errorf("input %q: default %q does not match its regex", name, *in.Default)
 			}
 		}
-	}
-	script := strings.Join(job.Script, "\n")
-	checkMapping(t, componentPath, inputs, componentPlumbing, componentFixed, flags, script, func(in string) bool {
-		for _, v := range job.Variables {
-			if strings.TrimSpace(v) == "$[[ inputs."+in+" ]]" {
-				return true
-			}
-		}
-		return false
-	})
-	if job.Artifacts.Reports["dotenv"] != "forgectx.env" || !strings.Contains(script, "--dotenv forgectx.env") {
-		t.Error("the job must write its decision with --dotenv forgectx.env and report it as artifacts:reports:dotenv")
-	}
-	if !strings.HasPrefix(job.Image.Name, "$[[ inputs.image ]]:$[[ inputs.version ]]") {
-		t.Errorf("job image %q must be built from the image and version inputs", job.Image.Name)
 	}
 }
 

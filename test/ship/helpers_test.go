@@ -108,15 +108,21 @@ var flagLine = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 // runFlags returns the flags `forgectx run --help` lists, sorted.
 func runFlags(t testing.TB) []string {
 	t.Helper()
+	return commandFlags(t, "run")
+}
+
+// commandFlags lists the flags of `forgectx ARGS... --help`.
+func commandFlags(t testing.TB, args ...string) []string {
+	t.Helper()
 	bin := forgectxBin(t) // may build the shared binary: not inside the 30 s bound of the help call
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "run", "--help")
+	cmd := exec.CommandContext(ctx, bin, append(args, "--help")...)
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("forgectx run --help: %v\n%s", err, stderr.String())
+		t.Fatalf("forgectx %v --help: %v\n%s", args, err, stderr.String())
 	}
 	seen := map[string]bool{} // the usage may be printed more than once
 	var flags []string
@@ -127,7 +133,7 @@ func runFlags(t testing.TB) []string {
 		}
 	}
 	if len(flags) == 0 {
-		t.Fatalf("forgectx run --help lists no flags:\n%s", stderr.String())
+		t.Fatalf("forgectx %v --help lists no flags:\n%s", args, stderr.String())
 	}
 	sort.Strings(flags)
 	return flags

@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/safeout"
@@ -151,7 +152,7 @@ type Cassette struct {
 // Load reads a cassette directory. A missing cassette.json, an unsupported version or an
 // unreadable interaction is an error naming the file.
 func Load(dir string) (*Cassette, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "cassette.json"))
+	raw, err := readRegular(filepath.Join(dir, "cassette.json"))
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
@@ -168,7 +169,7 @@ func Load(dir string) (*Cassette, error) {
 	}
 	sort.Strings(names) // zero-padded sequence prefixes: lexical order is recording order
 	for _, name := range names {
-		b, err := os.ReadFile(name)
+		b, err := readRegular(name)
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
 		}
@@ -179,6 +180,38 @@ func Load(dir string) (*Cassette, error) {
 		c.Interactions = append(c.Interactions, in)
 	}
 	return &c, nil
+}
+
+// maxFileBytes bounds one cassette file read: a recorded body is at most 64 MiB
+// (DefaultMaxBodyBytes), and its stored form is at most 6 bytes per byte (a control
+// character as a JSON \u00XX escape), with the request and headers on top.
+const maxFileBytes = 400 << 20
+
+// readRegular reads a cassette file, refusing anything but a regular file of at most
+// maxFileBytes: the open does not block on a FIFO (a hand-made cassette with a FIFO in it
+// would otherwise hang the replay before any signal could be acted on), and the opened file
+// is checked, so a device is never read.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxFileBytes>>20)
+	}
+	return b, nil
 }
 
 // DecodeInteraction parses one interaction file strictly: unknown fields, trailing data, a

@@ -394,7 +394,7 @@ func TestLoopingServerIsBoundedAndGapped(t *testing.T) {
 // needs exactly its lower bound (the drift check costs no request), and a drift on any paged
 // listing costs the pages read before the move showed plus one re-read, within 1.2.
 func TestDriftCheckCost(t *testing.T) {
-	run := func(f *httpfake.Faults) Stats {
+	run := func(f *httpfake.Faults) *forge.Stats {
 		w := matrixWorld()
 		cl, err := New(Options{APIURL: w.serve(t, f) + "/api/v1", Token: "secret-token", PageSize: matrixLimit,
 			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})

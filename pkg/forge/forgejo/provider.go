@@ -88,7 +88,10 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
 	conn := &forge.Conn{Acquirer: fc}
-	conn.Stats = func() forge.Stats { st := fc.Stats(); return &st }
+	conn.Stats = fc.Stats
+	conn.RunState = func(ctx context.Context, repo, link string) (forge.RunState, error) {
+		return fc.RunState(ctx, repo, link)
+	}
 	if o.WithCommenter {
 		conn.Commenter = fc
 	}
@@ -112,11 +115,6 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		return nil
 	}
 	return conn, nil
-}
-
-// Summary is the log line's counts.
-func (s *Stats) Summary() forge.StatsSummary {
-	return forge.StatsSummary{Requests: s.Requests, Retries: s.Retries, LowerBound: s.LowerBound, Ratio: s.Ratio}
 }
 
 // validOwnerName accepts OWNER/NAME (ValidateRepo's rule).

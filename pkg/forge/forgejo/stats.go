@@ -2,7 +2,6 @@ package forgejo
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 
@@ -12,39 +11,8 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats are the statistics behind `forgectx snapshot --stats` (run telemetry, never part of
-// the snapshot). The field names follow the GitHub adapter's statistics where they mean the
-// same thing. Maps encode with sorted keys, so a replay's statistics are deterministic.
-type Stats struct {
-	Forge string `json:"forge"`
-	// Requests counts every HTTP attempt, retries included.
-	Requests int `json:"requests"`
-	// RequestsByEndpoint splits Requests by method and templated endpoint (owner, repository,
-	// user and numbers replaced by placeholders).
-	RequestsByEndpoint map[string]int `json:"requests_by_endpoint"`
-	// Retries counts the attempts after a first one.
-	Retries int `json:"retries"`
-	// Failures counts transport errors and non-2xx answers (a permission 404 included).
-	Failures int `json:"failures"`
-	// ResponseBytes sums the response body bytes actually read (chunked answers carry no
-	// Content-Length).
-	ResponseBytes int64 `json:"response_bytes"`
-	// Pages counts successfully read pages per list of the last acquisition.
-	Pages map[string]int `json:"pages"`
-	// Records counts what the last acquisition holds per source.
-	Records map[string]int `json:"records"`
-	// Gaps are the last acquisition's adapter-observed gaps.
-	Gaps acquisition.Outcomes `json:"gaps"`
-	// LowerBound is the request count a perfect run needs: repository and entity, for every
-	// list the pages X-Total-Count requires (at least one), one comments request per submitted
-	// review and one permission lookup per referenced actor.
-	LowerBound int `json:"lower_bound_requests"`
-	// Ratio is Requests / LowerBound.
-	Ratio float64 `json:"request_ratio"`
-}
-
-// WriteJSON writes s as indented JSON.
-func (s Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
+// counted are Forgejo's optional --stats members.
+var counted = []string{stats.MemberRetries, stats.MemberFailures, stats.MemberPages}
 
 // counters are the transport-level counts shared by every request of a client.
 type counters struct {
@@ -77,16 +45,20 @@ func (s *counters) retried() {
 	s.mu.Unlock()
 }
 
-// Stats returns the client's statistics so far (requests are cumulative over the client's
-// life; pages, records, gaps and the lower bound describe its last Acquire).
-func (c *Client) Stats() Stats {
+// Stats returns the client's statistics so far, in the one --stats shape of every forge
+// (requests are cumulative over the client's life; pages, records, gaps and the lower bound
+// describe its last Acquire). Forgejo counts retries and failures apart from requests, and
+// pages. LowerBound is the request count a perfect run needs: repository and entity, for
+// every list the pages X-Total-Count requires (at least one), one comments request per
+// submitted review and one permission lookup per referenced actor.
+func (c *Client) Stats() *stats.Stats {
 	s := c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
+	return &stats.Stats{Forge: Forge, Requests: s.requests, Retries: s.retries, Failures: s.failures,
 		ResponseBytes: s.responseBytes, RequestsByEndpoint: stats.Copy(s.byEndpoint), Pages: stats.Copy(s.pages),
 		Records: stats.Copy(s.records), Gaps: s.gaps, LowerBound: s.lowerBound,
-		Ratio: stats.Ratio(s.requests, s.lowerBound)}
+		Ratio: stats.Ratio(s.requests, s.lowerBound), Counted: counted}
 }
 
 // finish records the per-acquisition part of the statistics.

@@ -13,6 +13,7 @@ import (
 	gh "github.com/google/go-github/v66/github"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
 
 // actionsAppSlug identifies check runs created by GitHub Actions, whose job (same ID) exposes
@@ -29,37 +30,11 @@ const actionsAppSlug = "github-actions"
 // spec forbids runner time), so it is invalid_metadata and omitted.
 func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 	var gaps gapList
-	var total int
-	read := func() ([]*gh.CheckRun, error) {
-		return listREST(ctx, r, acquisition.SourceChecks, "GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
-			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, *gh.Response, error) {
-				res, resp, err := r.c.rest.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, r.head, &gh.ListCheckRunsOptions{Filter: gh.String("all"), ListOptions: opt})
-				if res == nil {
-					return nil, resp, err
-				}
-				total = res.GetTotal() // the list's own size is the completeness reference
-				return res.CheckRuns, resp, err
-			})
-	}
-	id := func(c *gh.CheckRun) string { return c.GetNodeID() }
-	runs, err := read()
-	runs, dups := dedupe(runs, id)
-	if err == nil && (dups > 0 || len(runs) < total) {
-		// Pages shifted between reads (or a page came back short): read once more, fresh.
-		runs, err = read()
-		runs, dups = dedupe(runs, id)
-	}
-	r.needPages("check_runs", max(total, len(runs)))
-	switch {
-	case err != nil:
-		gaps.add(acquisition.GapFetchFailed, max(1, total-len(runs)))
-	case dups > 0 || len(runs) < total:
-		gaps.add(acquisition.GapFetchFailed, dups+max(0, total-len(runs)))
-	}
-
+	runs := r.listCheckRuns(ctx)
 	created, jobsFailed := r.actionsJobTimes(ctx, runs)
 	var out []acquisition.Check
 	var logJobs []logJob
+	var undated loss // Actions checks omitted for want of a job creation time
 	for _, cr := range runs {
 		n := nativeCheck{
 			NodeID:     cr.GetNodeID(),
@@ -72,8 +47,15 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 			CompletedAt: ts(cr.GetCompletedAt().Time),
 		}
 		if cr.GetApp().GetSlug() == actionsAppSlug {
-			if jobsFailed && created[cr.GetID()] == "" {
-				gaps.add(acquisition.GapFetchFailed, 1)
+			if jobsFailed != "" && created[cr.GetID()] == "" {
+				// The check is lost with its log, if the profile would have selected it.
+				if undated == nil {
+					undated = loss{acquisition.ScopeChecks: 0, acquisition.ScopeCheckLogs: 0}
+				}
+				undated[acquisition.ScopeChecks]++
+				if c, _, ok := mapCheckConclusion(n.Conclusion); ok && n.Status == "completed" && r.profile.LogSelected(c) {
+					undated[acquisition.ScopeCheckLogs]++
+				}
 				continue
 			}
 			n.CreatedAt = created[cr.GetID()]
@@ -88,6 +70,12 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 		}
 		out = append(out, ck)
 	}
+	if jobsFailed != "" {
+		if undated == nil {
+			undated = loss{acquisition.ScopeChecks: 0, acquisition.ScopeCheckLogs: 0}
+		}
+		r.incomplete(jobsFailed, undated)
+	}
 	// Logs download concurrently (the transport bounds in-flight requests); each result lands
 	// in its own check, so the order of completion does not matter.
 	var wg sync.WaitGroup
@@ -100,6 +88,44 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 	}
 	wg.Wait()
 	return out, gaps
+}
+
+// listCheckRuns reads the head revision's check runs, checked against the listing's own
+// total_count and read again when pages shifted or came back short. An incomplete listing
+// loses checks (the count GitHub declared and did not serve) and the logs of the lost failed
+// checks (how many is unknown: their conclusions were never read).
+func (r *run) listCheckRuns(ctx context.Context) []*gh.CheckRun {
+	total := -1
+	read := func() ([]*gh.CheckRun, forge.Pagination, error) {
+		return listREST(ctx, r, acquisition.SourceChecks, endpointCheckRuns, func() int { return total },
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, *gh.Response, error) {
+				res, resp, err := r.c.rest.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, r.head, &gh.ListCheckRunsOptions{Filter: gh.String("all"), ListOptions: opt})
+				if res == nil {
+					return nil, resp, err
+				}
+				total = res.GetTotal() // the list's own size is the completeness reference
+				return res.CheckRuns, resp, err
+			})
+	}
+	l := readConsistent(ctx, r, read, func(c *gh.CheckRun) string { return c.GetNodeID() }, func() int { return total })
+	r.needListing("check_runs", l.pg, total)
+	var lost int
+	switch {
+	case l.checkErr != nil:
+		lost = 1
+	case l.err != nil:
+		lost = max(1, total-len(l.items))
+	default:
+		lost = l.dups + l.short + l.shifted
+	}
+	if lost > 0 {
+		ls := loss{acquisition.ScopeChecks: lost}
+		if r.profile.CheckLogSelection == "all" {
+			ls[acquisition.ScopeCheckLogs] = lost // every lost check's log was selected
+		}
+		r.incomplete(listCheckRuns, ls)
+	}
+	return l.items
 }
 
 // logJob is a retained check whose log the profile selects.
@@ -124,8 +150,9 @@ func dedupe[T any](items []T, id func(T) string) ([]T, int) {
 // actionsJobTimes returns the created_at of every Actions job of the head revision's workflow
 // runs, keyed by job ID (= check-run ID). It lists the head revision's workflow runs once
 // and each run's jobs once (all attempts), only when some check run is an Actions one.
-// failed reports that some listing failed.
-func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int64]string, bool) {
+// failed names the first listing (in dependency-map order) that ended incomplete, "" when
+// none did.
+func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int64]string, string) {
 	out := map[int64]string{}
 	need := false
 	for _, cr := range runs {
@@ -135,20 +162,26 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 		}
 	}
 	if !need {
-		return out, false
+		return out, ""
 	}
-	var wfTotal int
-	wfRuns, err := listREST(ctx, r, "workflow_runs", "GET /repos/{owner}/{repo}/actions/runs",
-		func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
-			res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
-			if res == nil {
-				return nil, resp, err
-			}
-			wfTotal = res.GetTotalCount()
-			return res.WorkflowRuns, resp, err
-		})
-	r.needPages("workflow_runs", max(wfTotal, len(wfRuns)))
-	failed := err != nil || len(wfRuns) < wfTotal
+	wfTotal := -1
+	wf := readConsistent(ctx, r, func() ([]*gh.WorkflowRun, forge.Pagination, error) {
+		return listREST(ctx, r, listWorkflowRuns, endpointRuns, func() int { return wfTotal },
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
+				res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
+				if res == nil {
+					return nil, resp, err
+				}
+				wfTotal = res.GetTotalCount()
+				return res.WorkflowRuns, resp, err
+			})
+	}, func(w *gh.WorkflowRun) string { return w.GetNodeID() }, func() int { return wfTotal })
+	wfRuns := wf.items
+	r.needListing(listWorkflowRuns, wf.pg, wfTotal)
+	failed := ""
+	if !wf.complete() {
+		failed = listWorkflowRuns
+	}
 	ids := make([]int64, 0, len(wfRuns))
 	for _, w := range wfRuns {
 		ids = append(ids, w.GetID())
@@ -156,6 +189,7 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	type result struct {
 		jobs   []*gh.WorkflowJob
+		pg     forge.Pagination
 		total  int
 		failed bool
 	}
@@ -164,25 +198,29 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 	for i, id := range ids {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			var total int
-			jobs, err := listREST(ctx, r, "workflow_jobs", "GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
-				func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
-					res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
-					if res == nil {
-						return nil, resp, err
-					}
-					total = res.GetTotalCount()
-					return res.Jobs, resp, err
-				})
-			results[i] = result{jobs: jobs, total: total, failed: err != nil || len(jobs) < total}
+			total := -1
+			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
+				return listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
+					func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
+						res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
+						if res == nil {
+							return nil, resp, err
+						}
+						total = res.GetTotalCount()
+						return res.Jobs, resp, err
+					})
+			}, func(j *gh.WorkflowJob) string { return j.GetNodeID() }, func() int { return total })
+			results[i] = result{jobs: l.items, pg: l.pg, total: total, failed: !l.complete()}
 		}()
 	}
 	for range ids {
 		<-done
 	}
 	for _, res := range results {
-		r.needPages("workflow_jobs", max(res.total, len(res.jobs)))
-		failed = failed || res.failed
+		r.needListing(listWorkflowJobs, res.pg, res.total)
+		if res.failed && failed == "" {
+			failed = listWorkflowJobs
+		}
 		for _, j := range res.jobs {
 			if t := ts(j.GetCreatedAt().Time); t != "" {
 				out[j.GetID()] = t

@@ -17,9 +17,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 	"github.com/forgectx/forgectx/pkg/version"
 )
 
@@ -38,8 +39,6 @@ type Options struct {
 	// Transport is the innermost transport (default: a clone of http.DefaultTransport). A
 	// cassette.Replayer here makes the client offline.
 	Transport http.RoundTripper
-	// Record, when non-empty, records every exchange into this cassette directory.
-	Record string
 	// SourceHost overrides source.host (replay uses the recorded cassette's host so the
 	// acquisition does not depend on the replay address). Default: derived from APIURL.
 	SourceHost string
@@ -74,7 +73,6 @@ type Client struct {
 	host       string
 	counter    *counter
 	log        zerolog.Logger
-	rec        *cassette.Recorder
 
 	permMu sync.Mutex
 	perms  map[string]*permEntry
@@ -82,7 +80,7 @@ type Client struct {
 	receipts ReceiptReader
 
 	statsMu sync.Mutex
-	stats   *Stats
+	stats   *stats.Stats
 }
 
 // New builds a Client from opts.
@@ -112,21 +110,6 @@ func New(opts Options) (*Client, error) {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts}
-	if opts.Record != "" {
-		var secrets []string
-		if opts.Token != "" {
-			secrets = []string{opts.Token}
-		}
-		rec, err := cassette.NewRecorder(opts.Record, inner, cassette.RecorderOptions{
-			Meta:    cassette.Meta{Forge: "github", APIURL: strings.TrimSuffix(opts.APIURL, "/")},
-			Secrets: secrets,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("github: --record: %w", err)
-		}
-		c.rec = rec
-		inner = rec
-	}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
 	apiOrigin := base.Scheme + "://" + base.Host
@@ -350,13 +333,15 @@ func endpointOf(ctx context.Context) string {
 	return "other"
 }
 
-// counter counts every attempt by endpoint label and bounds in-flight requests.
+// counter counts every attempt by endpoint label and the response bytes read, and bounds
+// in-flight requests.
 type counter struct {
 	next       http.RoundTripper
 	sem        chan struct{}
 	mu         sync.Mutex
 	total      int
 	byEndpoint map[string]int
+	bytes      int64 // response body bytes read (forge.CountBody): chunked answers have no Content-Length
 }
 
 func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -370,15 +355,21 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.total++
 	c.byEndpoint[endpointOf(req.Context())]++
 	c.mu.Unlock()
-	return c.next.RoundTrip(req)
+	resp, err := c.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = forge.CountBody(resp.Body, c.read)
+	}
+	return resp, err
 }
 
-func (c *counter) snapshot() (int, map[string]int) {
+func (c *counter) read(n int64) {
+	c.mu.Lock()
+	c.bytes += n
+	c.mu.Unlock()
+}
+
+func (c *counter) snapshot() (int, map[string]int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	m := make(map[string]int, len(c.byEndpoint))
-	for k, v := range c.byEndpoint {
-		m[k] = v
-	}
-	return c.total, m
+	return c.total, stats.Copy(c.byEndpoint), c.bytes
 }

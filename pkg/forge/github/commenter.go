@@ -115,7 +115,7 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 		return m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number, &gh.IssueListCommentsOptions{ListOptions: opt})
 	}
-	err = pagesREST(withEndpoint(ctx, endpoint), endpoint, list, func(items []*gh.IssueComment) {
+	_, err = pagesREST(withEndpoint(ctx, endpoint), endpoint, nil, list, func(items []*gh.IssueComment) {
 		for _, c := range items {
 			if firstLine(c.GetBody()) == marker && m.own(c.User) && c.GetID() > 0 {
 				out = append(out, toComment(c))

@@ -203,30 +203,45 @@ func (r *run) readLabels(ctx context.Context, vars map[string]any, first gqlLabe
 	}
 	// More labels: follow the labels cursor. The rest of each response is ignored: the entity
 	// (and its head revision) is the one captured by the first read.
-	pi := first.PageInfo
-	for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
-		if vars["labelsAfter"] == *pi.EndCursor {
-			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("the cursor did not advance"))
+	total := first.TotalCount // the last declared total: labels removed meanwhile are not missing
+	if first.PageInfo.HasNextPage {
+		start, err := cursorPage(len(first.Nodes), first.PageInfo, first.TotalCount)
+		if err != nil {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", err)
 		}
-		if n >= maxPages {
-			return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("more than %d pages", maxPages))
+		seen := start.NextKey
+		walk := cursorWalk{pages: 1, rows: len(first.Nodes)}
+		_, err = forge.Paginate[any](start.Next, forge.PageRules{}, func(after any) (forge.Page[any], error) {
+			vars["labelsAfter"] = after
+			var more entityData
+			if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
+				return forge.Page[any]{}, entityFetchError("labels", err)
+			}
+			r.countPage(acquisition.SourceEntity)
+			if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
+				return forge.Page[any]{}, errVanished
+			}
+			ls := more.Repository.IssueOrPullRequest.Labels
+			total = ls.TotalCount
+			for _, l := range ls.Nodes {
+				labels = append(labels, l.Name)
+			}
+			p, err := walk.page(len(ls.Nodes), ls.PageInfo, ls.TotalCount)
+			if err == nil && p.HasNext && p.NextKey == seen {
+				err = errors.New("the cursor did not advance")
+			}
+			return p, err
+		})
+		var ee *forge.EntityError
+		if errors.As(err, &ee) {
+			return nil, err
 		}
-		vars["labelsAfter"] = *pi.EndCursor
-		var more entityData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Entity", vars, &more) }); err != nil {
-			return nil, entityFetchError("labels", err)
+		if err != nil {
+			return nil, entityErr(acquisition.GapFetchFailed, "labels", err)
 		}
-		r.countPage(acquisition.SourceEntity)
-		if more.Repository == nil || more.Repository.IssueOrPullRequest == nil {
-			return nil, entityErr(acquisition.GapFetchFailed, "labels", errors.New("entity vanished while reading"))
-		}
-		for _, l := range more.Repository.IssueOrPullRequest.Labels.Nodes {
-			labels = append(labels, l.Name)
-		}
-		pi = more.Repository.IssueOrPullRequest.Labels.PageInfo
 	}
-	if len(labels) < first.TotalCount {
-		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), first.TotalCount))
+	if len(labels) < total {
+		return nil, entityErr(acquisition.GapFetchFailed, "labels", fmt.Errorf("read %d of %d", len(labels), total))
 	}
 	return labels, nil
 }

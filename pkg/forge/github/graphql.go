@@ -58,6 +58,15 @@ const reviewCommentFields = `fragment ReviewComment on PullRequestReviewComment 
   originalCommit { oid }
 }`
 
+// threadFields is one review thread with its first 100 comments.
+const threadFields = `id isResolved isOutdated path line startLine originalLine originalStartLine diffSide startDiffSide
+          resolvedBy { login id }
+          comments(first: 100) {
+            totalCount
+            pageInfo { hasNextPage endCursor }
+            nodes { ...ReviewComment }
+          }`
+
 // threadsQuery pages through a pull request's review threads in forge order, each with its
 // first 100 comments (threadCommentsQuery reads the rest of a longer thread).
 const threadsQuery = `query Threads($owner: String!, $name: String!, $number: Int!, $after: String) {
@@ -67,13 +76,25 @@ const threadsQuery = `query Threads($owner: String!, $name: String!, $number: In
         totalCount
         pageInfo { hasNextPage endCursor }
         nodes {
-          id isResolved isOutdated path line startLine originalLine originalStartLine diffSide startDiffSide
-          resolvedBy { login id }
-          comments(first: 100) {
-            totalCount
-            pageInfo { hasNextPage endCursor }
-            nodes { ...ReviewComment }
-          }
+          ` + threadFields + `
+        }
+      }
+    }
+  }
+}
+` + reviewCommentFields
+
+// threadsFromEndQuery pages backwards from the last review thread: after a forward page
+// failed for good, the threads after it are recovered from the other end (each page is the
+// 100 threads before the cursor, in forge order).
+const threadsFromEndQuery = `query ThreadsFromEnd($owner: String!, $name: String!, $number: Int!, $before: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(last: 100, before: $before) {
+        totalCount
+        pageInfo { hasPreviousPage startCursor }
+        nodes {
+          ` + threadFields + `
         }
       }
     }
@@ -95,6 +116,14 @@ const threadCommentsQuery = `query ThreadComments($id: ID!, $after: String) {
 }
 ` + reviewCommentFields
 
+// dismissalEventFields is one review-dismissed timeline event.
+const dismissalEventFields = `__typename
+          ... on ReviewDismissedEvent {
+            id createdAt
+            actor { ` + actorFields + ` }
+            review { id }
+          }`
+
 // dismissalsQuery reads only the review-dismissed timeline events (actor and time of each
 // dismissal), filtered server-side so it costs one page in practice.
 const dismissalsQuery = `query Dismissals($owner: String!, $name: String!, $number: Int!, $after: String) {
@@ -103,25 +132,83 @@ const dismissalsQuery = `query Dismissals($owner: String!, $name: String!, $numb
       timelineItems(first: 100, after: $after, itemTypes: [REVIEW_DISMISSED_EVENT]) {
         pageInfo { hasNextPage endCursor }
         nodes {
-          __typename
-          ... on ReviewDismissedEvent {
-            id createdAt
-            actor { ` + actorFields + ` }
-            review { id }
-          }
+          ` + dismissalEventFields + `
         }
       }
     }
   }
 }`
 
+// dismissalsFromEndQuery pages the same events backwards from the last one, after a forward
+// page failed for good.
+const dismissalsFromEndQuery = `query DismissalsFromEnd($owner: String!, $name: String!, $number: Int!, $before: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      timelineItems(last: 100, before: $before, itemTypes: [REVIEW_DISMISSED_EVENT]) {
+        pageInfo { hasPreviousPage startCursor }
+        nodes {
+          ` + dismissalEventFields + `
+        }
+      }
+    }
+  }
+}`
+
+// threadCommentsFromEndQuery pages one thread's comments backwards from its last comment,
+// after a forward page failed for good.
+const threadCommentsFromEndQuery = `query ThreadCommentsFromEnd($id: ID!, $before: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(last: 100, before: $before) {
+        totalCount
+        pageInfo { hasPreviousPage startCursor }
+        nodes { ...ReviewComment }
+      }
+    }
+  }
+}
+` + reviewCommentFields
+
+// existsAliases × 100 node IDs are checked by one Exists request (nodes takes at most 100).
+const existsAliases = 10
+
+// existsQuery asks which of up to 1,000 node IDs still exist (a deleted one is null): the
+// drift check of the REST comment pages (sources.go).
+var existsQuery = func() string {
+	var vars, sel strings.Builder
+	for i := range existsAliases {
+		if i > 0 {
+			vars.WriteString(", ")
+		}
+		fmt.Fprintf(&vars, "$ids%d: [ID!]!", i)
+		fmt.Fprintf(&sel, "  n%d: nodes(ids: $ids%d) { id }\n", i, i)
+	}
+	return "query Exists(" + vars.String() + ") {\n" + sel.String() + "}"
+}()
+
+// ExistsVars are the variables of the Exists request checking ids (at most 1,000): ids split
+// into the query's aliases, 100 each, the rest empty.
+func ExistsVars(ids []string) map[string]any {
+	vars := map[string]any{}
+	for i := range existsAliases {
+		lo, hi := min(i*100, len(ids)), min((i+1)*100, len(ids))
+		vars[fmt.Sprintf("ids%d", i)] = append([]string{}, ids[lo:hi]...)
+	}
+	return vars
+}
+
 // Documents lists every GraphQL document the adapter sends, by operation name (the schema
 // test validates each).
 var Documents = map[string]string{
 	"Entity":         entityQuery,
 	"Threads":        threadsQuery,
+	"ThreadsFromEnd": threadsFromEndQuery,
 	"ThreadComments": threadCommentsQuery,
 	"Dismissals":     dismissalsQuery,
+	// Read only after a forward page failed for good: the same rows from the other end.
+	"ThreadCommentsFromEnd": threadCommentsFromEndQuery,
+	"DismissalsFromEnd":     dismissalsFromEndQuery,
+	"Exists":                existsQuery,
 }
 
 // GraphQLError is a GraphQL response that carried errors (or no data).
@@ -158,6 +245,9 @@ func (e *HTTPError) Error() string {
 type gqlPageInfo struct {
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor"`
+	// Backward pages (ThreadsFromEnd) answer these instead.
+	HasPreviousPage bool    `json:"hasPreviousPage"`
+	StartCursor     *string `json:"startCursor"`
 }
 
 // gqlActor is an Actor reference (nil when GitHub withholds it or the account was deleted).
@@ -171,6 +261,12 @@ type gqlActor struct {
 // sorted keys (encoding/json sorts maps), so identical requests have identical bodies and
 // replay matches them.
 func (c *Client) graphql(ctx context.Context, op string, vars map[string]any, out any) error {
+	return c.graphqlPost(ctx, op, vars, out, false)
+}
+
+// graphqlPost is graphql; with missingOK an answer whose only errors are NOT_FOUND and that
+// carries data is decoded (nodes(ids:) answers a deleted ID with null and such an error).
+func (c *Client) graphqlPost(ctx context.Context, op string, vars map[string]any, out any, missingOK bool) error {
 	body, err := GraphQLRequestBody(op, vars)
 	if err != nil {
 		return fmt.Errorf("graphql %s: %w", op, err)
@@ -211,7 +307,11 @@ func (c *Client) graphql(ctx context.Context, op string, vars map[string]any, ou
 	if err := json.Unmarshal(raw, &env); err != nil {
 		return fmt.Errorf("graphql %s: decode: %w", op, err)
 	}
-	if len(env.Errors) > 0 || len(env.Data) == 0 || string(env.Data) == "null" {
+	onlyMissing := missingOK && len(env.Errors) > 0
+	for _, e := range env.Errors {
+		onlyMissing = onlyMissing && e.Type == "NOT_FOUND"
+	}
+	if (len(env.Errors) > 0 && !onlyMissing) || len(env.Data) == 0 || string(env.Data) == "null" {
 		ge := &GraphQLError{Operation: op}
 		for _, e := range env.Errors {
 			ge.Messages = append(ge.Messages, e.Message)

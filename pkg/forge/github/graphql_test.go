@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
@@ -62,7 +63,7 @@ func TestEveryGraphQLDocumentValidatesAgainstGitHubSchema(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if len(names) != 4 {
+	if len(names) != 8 {
 		t.Fatalf("documents = %v; a new document must be added to this test's expectations", names)
 	}
 	for _, name := range names {
@@ -88,8 +89,15 @@ func TestEveryGraphQLDocumentValidatesAgainstGitHubSchema(t *testing.T) {
 func TestScenarioGraphQLResponsesMatchTheDocuments(t *testing.T) {
 	schema := loadGitHubSchema(t)
 	checked := map[string]int{}
-	for name, mk := range map[string]func() *ghscenario.Scenario{"issue": ghscenario.Issue, "pr": ghscenario.PR, "large": ghscenario.Large} {
+	for name, mk := range map[string]func() *ghscenario.Scenario{"issue": ghscenario.Issue, "pr": ghscenario.PR, "large": ghscenario.Large, "large from the end": ghscenario.Large} {
 		c := build(t, mk())
+		if name == "large from the end" {
+			ins, err := ghscenario.FromEnd(mk())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = &cassette.Cassette{Interactions: ins}
+		}
 		for i, in := range c.Interactions {
 			rb, _ := in.Request.Body.Bytes()
 			if len(rb) == 0 {

@@ -195,6 +195,9 @@ func TestGraphQLErrorsWithPartialDataAreAGap(t *testing.T) {
 		// The thread comments' authors are then never referenced: their lookups do not happen.
 		rest := without(c, find(t, c, "/collaborators/mallory/permission"))
 		expectWith(t, f, rest, find(t, rest, "Threads"), httpfake.JSON(200, page))
+		// The read from the other end answers the same way.
+		m, pq, b := target(t, threadsFromEnd(t, s), 0)
+		f.ExpectBody(m, pq, b, httpfake.JSON(200, page))
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -289,14 +292,15 @@ func TestTokenNeverLoggedOrRecorded(t *testing.T) {
 
 	var logBuf bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "cassette")
-	opts := fastOptions(fake.URL)
-	opts.Token, opts.Record = token, dir
-	opts.Log = zerolog.New(&logBuf).Level(zerolog.TraceLevel)
-	cl, err := github.New(opts)
+	// Recording is configured one way for every forge: forge.Options.Record, applied by
+	// forge.Connect around the provider's transport.
+	conn, err := forge.Connect(github.Provider(), forge.Options{APIURL: fake.URL, SourceHost: "github.com", Token: token, Record: dir,
+		Retry: forge.Retry{Max: 3, WaitMin: time.Millisecond, WaitMax: 5 * time.Millisecond, MaxServerWait: 2 * time.Second},
+		Log:   zerolog.New(&logBuf).Level(zerolog.TraceLevel)}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := cl.Acquire(context.Background(), refOf(s), testProfile(kindOf(s)))
+	a, err := conn.Acquirer.Acquire(context.Background(), refOf(s), testProfile(kindOf(s)))
 	if err != nil {
 		t.Fatal(err)
 	}

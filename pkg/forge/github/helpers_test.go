@@ -14,6 +14,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/pkg/forge/github"
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 
@@ -70,7 +71,7 @@ func build(t testing.TB, s *ghscenario.Scenario) *cassette.Cassette {
 // acquireFake runs Acquire against an httpfake server loaded with c (plus any faults the
 // caller registered first, through setup). Every recorded exchange must be requested.
 // A non-nil setup registers the cassette itself (so it can put faults before or after it).
-func acquireFake(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, setup func(*httpfake.Server, *cassette.Cassette), tweak func(*github.Options)) (*acquisition.Acquisition, *github.Stats, error) {
+func acquireFake(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, setup func(*httpfake.Server, *cassette.Cassette), tweak func(*github.Options)) (*acquisition.Acquisition, *stats.Stats, error) {
 	t.Helper()
 	fake := httpfake.New(t)
 	if setup != nil {
@@ -93,7 +94,7 @@ func acquireFake(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, set
 }
 
 // acquireReplay runs Acquire offline through a cassette.Replayer.
-func acquireReplay(t testing.TB, s *ghscenario.Scenario, c *cassette.Cassette) (*acquisition.Acquisition, *github.Stats, *cassette.Replayer) {
+func acquireReplay(t testing.TB, s *ghscenario.Scenario, c *cassette.Cassette) (*acquisition.Acquisition, *stats.Stats, *cassette.Replayer) {
 	t.Helper()
 	rp, err := cassette.NewReplayer(c)
 	if err != nil {

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,11 +82,14 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if err != nil {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: forge.StatsOf(gc.Stats)}
+	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats}
 	conn.RunState = func(ctx context.Context, repo, link string) (forge.RunState, error) {
+		// Only this repository's run can be asked about: another link (another repository's
+		// run, which would answer 404 here, or no Actions run at all) is Unknown, and the
+		// comment is left alone rather than finalised on a guess.
 		id := RunIDOf(link)
-		if id == 0 {
-			return forge.RunState{}, nil
+		if id == 0 || !linkOfRepo(link, repo) {
+			return forge.RunState{Unknown: true}, nil
 		}
 		st, err := gc.WorkflowRunState(ctx, repo, id)
 		return forge.RunState{Found: st.Found, Completed: st.Completed, Status: st.Status}, err
@@ -98,11 +102,6 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		conn.Commenter = cm
 	}
 	return conn, nil
-}
-
-// Summary is the log line's counts (GitHub counts no retries separately: 0).
-func (s *Stats) Summary() forge.StatsSummary {
-	return forge.StatsSummary{Requests: s.Requests, LowerBound: s.LowerBound, Ratio: s.Ratio}
 }
 
 var actionsRunLink = regexp.MustCompile(`/actions/runs/([0-9]{1,19})$`)
@@ -118,6 +117,17 @@ func RunIDOf(link string) int64 {
 		return 0
 	}
 	return id
+}
+
+// linkOfRepo reports whether a run link's path is /<repo>/actions/runs/<id> (GitHub routes
+// owner and name case-insensitively).
+func linkOfRepo(link, repo string) bool {
+	u, err := url.Parse(link)
+	if err != nil {
+		return false
+	}
+	dir, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/actions/runs/")
+	return strings.EqualFold(dir, repo)
 }
 
 // ciIdentity returns the CI run link and the receipt id. Under GitHub Actions (GITHUB_RUN_ID

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	gh "github.com/google/go-github/v66/github"
-
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -78,22 +76,15 @@ func (r *run) readReceipts(ctx context.Context) ([]acquisition.AgentRun, gapList
 // lists the entity's conversation comments (every page) for receipts alone. With both
 // selected, Acquire lists once and hands the listing to receiptsFrom.
 func (r *run) readCommentReceipts(ctx context.Context, login string) ([]acquisition.AgentRun, gapList) {
-	items, err := listREST(ctx, r, acquisition.SourceAgentRuns, "GET /repos/{owner}/{repo}/issues/{number}/comments",
-		func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
-			return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
-		})
-	r.needPages("agent_runs", max(len(items), r.totals.Comments))
-	return r.receiptsFrom(commentList{items: items, err: err}, login)
+	return r.receiptsFrom(r.listComments(ctx, acquisition.SourceAgentRuns), login)
 }
 
 // receiptsFrom maps each receipt comment of a comments listing to an AgentRun. A listing that
-// failed or is incomplete (pages shifted while read, fewer comments than GitHub reported) is a
-// fetch_failed gap: the history is then incomplete and must not be taken for an empty one.
+// failed or is incomplete (pages shifted while read, fewer comments than GitHub reported) was
+// recorded by listComments: the dependency map gives agent_runs its fetch_failed gap, the
+// history is then incomplete and must not be taken for an empty one.
 func (r *run) receiptsFrom(l commentList, login string) ([]acquisition.AgentRun, gapList) {
 	var gaps gapList
-	if l.err != nil || l.dups+l.short > 0 {
-		gaps.add(acquisition.GapFetchFailed, 1)
-	}
 	runs := []acquisition.AgentRun{}
 	seen := map[string]bool{}
 	for _, c := range l.items {

@@ -258,8 +258,9 @@ func TestPaginationEdgeCases(t *testing.T) {
 		pages     int
 		overBound int
 	}{
-		{ghscenario.PaginationExact, 200, 2, 0},
-		{ghscenario.PaginationEmptyPage, 100, 2, 1},
+		// Each two-page listing costs one drift-check request (Exists) over the lower bound.
+		{ghscenario.PaginationExact, 200, 2, 1},
+		{ghscenario.PaginationEmptyPage, 100, 2, 2},
 	} {
 		s := tc.mk()
 		a, st, err := acquireFake(t, s, build(t, s), nil, nil)

@@ -2,45 +2,51 @@ package github
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 
 	gh "github.com/google/go-github/v66/github"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 )
 
 // commentList is one read of the issue/PR conversation comments (readConsistent's result),
 // shared by the comments source and the comment receipt reader (receipts.go).
-type commentList struct {
-	items       []*gh.IssueComment
-	dups, short int
-	err         error
-}
+type commentList = listRead[*gh.IssueComment]
 
 // listComments reads every issue/PR conversation comment (REST, oldest first), checked
-// against the comment count GitHub reported with the entity.
-func (r *run) listComments(ctx context.Context) commentList {
-	read := func() ([]*gh.IssueComment, error) {
-		return listREST(ctx, r, acquisition.SourceComments, "GET /repos/{owner}/{repo}/issues/{number}/comments",
+// against the comment count GitHub reported with the entity and for page drift
+// (driftCheck). source names the --stats part (comments, or agent_runs when the listing
+// serves receipts alone). An incomplete listing is recorded against the dependency map: it
+// shortens the comments and the receipts read from them.
+func (r *run) listComments(ctx context.Context, source string) commentList {
+	read := func() ([]*gh.IssueComment, forge.Pagination, error) {
+		return listREST(ctx, r, source, endpointComments, fixed(r.totals.Comments),
 			func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 				return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
 			})
 	}
-	items, dups, short, err := readConsistent(read, func(c *gh.IssueComment) string { return c.GetNodeID() }, r.totals.Comments)
-	r.needPages("comments", max(len(items), r.totals.Comments))
-	return commentList{items: items, dups: dups, short: short, err: err}
+	l := readConsistent(ctx, r, read, func(c *gh.IssueComment) string { return c.GetNodeID() }, fixed(r.totals.Comments))
+	r.needListing(source, l.pg, r.totals.Comments)
+	switch {
+	case l.checkErr != nil:
+		r.incomplete(listComments, loss{acquisition.ScopeComments: 1})
+	case l.err != nil:
+		r.incomplete(listComments, loss{acquisition.ScopeComments: max(1, r.totals.Comments-len(l.items))})
+	case l.dups+l.short+l.shifted > 0:
+		r.incomplete(listComments, loss{acquisition.ScopeComments: l.dups + l.short + l.shifted})
+	}
+	return l
 }
 
-// readComments maps one comments listing to comment records.
+// readComments maps one comments listing to comment records (its incompleteness was recorded
+// by listComments).
 func (r *run) readComments(l commentList) ([]acquisition.Comment, gapList) {
 	var gaps gapList
-	items, dups, short, err := l.items, l.dups, l.short, l.err
-	if err != nil {
-		gaps.add(acquisition.GapFetchFailed, max(1, r.totals.Comments-len(items)))
-	}
-	gaps.add(acquisition.GapFetchFailed, dups+short)
-	out := make([]acquisition.Comment, 0, len(items))
-	for _, c := range items {
+	out := make([]acquisition.Comment, 0, len(l.items))
+	for _, c := range l.items {
 		author, ok := r.refREST(c.User)
 		created := ts(c.GetCreatedAt().Time)
 		if !ok || !validNodeID(c.GetNodeID()) || created == "" {
@@ -69,18 +75,23 @@ type dismissal struct {
 // DISMISSED — reads the review-dismissed timeline events for the dismissal actor and time.
 func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 	var gaps gapList
-	read := func() ([]*gh.PullRequestReview, error) {
-		return listREST(ctx, r, acquisition.SourceReviews, "GET /repos/{owner}/{repo}/pulls/{number}/reviews",
+	read := func() ([]*gh.PullRequestReview, forge.Pagination, error) {
+		return listREST(ctx, r, acquisition.SourceReviews, endpointReviews, fixed(r.totals.Reviews),
 			func(ctx context.Context, opt gh.ListOptions) ([]*gh.PullRequestReview, *gh.Response, error) {
 				return r.c.rest.PullRequests.ListReviews(ctx, r.owner, r.name, r.number, &opt)
 			})
 	}
-	items, dups, short, err := readConsistent(read, func(v *gh.PullRequestReview) string { return v.GetNodeID() }, r.totals.Reviews)
-	r.needPages("reviews", max(len(items), r.totals.Reviews))
-	if err != nil {
-		gaps.add(acquisition.GapFetchFailed, max(1, r.totals.Reviews-len(items)))
+	l := readConsistent(ctx, r, read, func(v *gh.PullRequestReview) string { return v.GetNodeID() }, fixed(r.totals.Reviews))
+	items := l.items
+	r.needListing("reviews", l.pg, r.totals.Reviews)
+	switch {
+	case l.checkErr != nil:
+		r.incomplete(listReviews, loss{acquisition.ScopeReviews: 1})
+	case l.err != nil:
+		r.incomplete(listReviews, loss{acquisition.ScopeReviews: max(1, r.totals.Reviews-len(items))})
+	case l.dups+l.short+l.shifted > 0:
+		r.incomplete(listReviews, loss{acquisition.ScopeReviews: l.dups + l.short + l.shifted})
 	}
-	gaps.add(acquisition.GapFetchFailed, dups+short)
 
 	var dismissals map[string]dismissal
 	for _, v := range items {
@@ -90,7 +101,7 @@ func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 			if !ok {
 				// The dispositions exist but their actors and times could not be read: that
 				// is a failed fetch, not "the forge does not expose them".
-				gaps.add(acquisition.GapFetchFailed, 1)
+				r.incomplete(listDismissals, loss{acquisition.ScopeReviews: 1})
 			}
 			break
 		}
@@ -134,68 +145,161 @@ func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 	return out, gaps
 }
 
+// gqlDismissalEvent is one review-dismissed timeline item.
+type gqlDismissalEvent struct {
+	Typename  string    `json:"__typename"`
+	ID        string    `json:"id"`
+	CreatedAt string    `json:"createdAt"`
+	Actor     *gqlActor `json:"actor"`
+	Review    *struct {
+		ID string `json:"id"`
+	} `json:"review"`
+}
+
 type dismissalsData struct {
 	Repository *struct {
 		PullRequest *struct {
 			TimelineItems struct {
-				PageInfo gqlPageInfo `json:"pageInfo"`
-				Nodes    []struct {
-					Typename  string    `json:"__typename"`
-					ID        string    `json:"id"`
-					CreatedAt string    `json:"createdAt"`
-					Actor     *gqlActor `json:"actor"`
-					Review    *struct {
-						ID string `json:"id"`
-					} `json:"review"`
-				} `json:"nodes"`
+				PageInfo gqlPageInfo         `json:"pageInfo"`
+				Nodes    []gqlDismissalEvent `json:"nodes"`
 			} `json:"timelineItems"`
 		} `json:"pullRequest"`
 	} `json:"repository"`
 }
 
-// readDismissals reads every REVIEW_DISMISSED_EVENT of the pull request, keyed by review ID
-// (the latest event wins). ok is false when a page failed.
-func (r *run) readDismissals(ctx context.Context) (map[string]dismissal, bool) {
-	out := map[string]dismissal{}
-	var after any
-	events := 0
-	for n := 0; n < maxPages; n++ {
-		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
-		var d dismissalsData
-		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Dismissals", vars, &d) }); err != nil {
-			return out, false
+// errVanished is a GraphQL answer without the object a listing belongs to.
+var errVanished = errors.New("github: the listed object vanished")
+
+// cursorPage is a GraphQL connection page for forge.Paginate: hasNextPage false is the end;
+// a declared next page is followed from its endCursor (a repeated cursor ends the listing in
+// an error).
+func cursorPage(rows int, pi gqlPageInfo, total int) (forge.Page[any], error) {
+	p := forge.Page[any]{Rows: rows, Total: total}
+	if pi.HasNextPage {
+		if pi.EndCursor == nil {
+			return p, errNoCursor
 		}
-		r.countPage("review_dismissals")
+		p.HasNext, p.Next, p.NextKey = true, *pi.EndCursor, *pi.EndCursor
+	}
+	return p, nil
+}
+
+// cursorWalk bounds one forward GraphQL walk of a listing with a declared total: an empty page
+// that still announces another once the pages read (asked 100 a page) cover the total and the
+// rows read with a page to spare is a server that loops: the listing ends incomplete
+// (errBeyondDeclared), never in an endless walk. An empty page before that is followed.
+type cursorWalk struct{ pages, rows int }
+
+func (w *cursorWalk) page(rows int, pi gqlPageInfo, total int) (forge.Page[any], error) {
+	w.pages, w.rows = w.pages+1, w.rows+rows
+	if rows == 0 && pi.HasNextPage && total >= 0 && w.pages*PerPage >= max(total, w.rows)+PerPage {
+		return forge.Page[any]{}, fmt.Errorf("%w (%d pages for %d declared rows)", errBeyondDeclared, w.pages, total)
+	}
+	return cursorPage(rows, pi, total)
+}
+
+// errNoCursor is a GraphQL page that declares a next page but names no cursor to it.
+var errNoCursor = errors.New("github: a next page is declared without a cursor")
+
+// readDismissals reads every REVIEW_DISMISSED_EVENT of the pull request, keyed by review ID
+// (the latest event wins). After a forward page failed for good the rest is read from the
+// other end (fromEnd). ok is false when the listing ended incomplete.
+func (r *run) readDismissals(ctx context.Context) (map[string]dismissal, bool) {
+	var events []gqlDismissalEvent
+	page := func(op string, cursorVar string, cursor any) ([]gqlDismissalEvent, gqlPageInfo, error) {
+		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, cursorVar: cursor}
+		var d dismissalsData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, op, vars, &d) }); err != nil {
+			return nil, gqlPageInfo{}, err
+		}
+		r.countPage(listDismissals)
 		if d.Repository == nil || d.Repository.PullRequest == nil {
-			return out, false
+			return nil, gqlPageInfo{}, errVanished
 		}
 		ti := d.Repository.PullRequest.TimelineItems
-		for _, ev := range ti.Nodes {
-			events++
-			if ev.Typename != "ReviewDismissedEvent" || ev.Review == nil {
-				continue
-			}
-			actor, ok := r.refGQL(ev.Actor)
-			if !ok {
-				actor = acquisition.ActorRef{}
-			}
-			var at *string
-			if ev.CreatedAt != "" {
-				t := ev.CreatedAt
-				at = &t
-			}
-			out[ev.Review.ID] = dismissal{at: at, actor: actor}
-		}
-		if !ti.PageInfo.HasNextPage || ti.PageInfo.EndCursor == nil {
-			r.needPages("review_dismissals", events)
-			return out, true
-		}
-		if after == *ti.PageInfo.EndCursor {
-			return out, false // the cursor did not advance
-		}
-		after = *ti.PageInfo.EndCursor
+		return ti.Nodes, ti.PageInfo, nil
 	}
-	return out, false
+	pg, err := forge.Paginate[any](nil, forge.PageRules{}, func(after any) (forge.Page[any], error) {
+		nodes, pi, err := page("Dismissals", "after", after)
+		if err != nil {
+			return forge.Page[any]{}, err
+		}
+		events = append(events, nodes...)
+		return cursorPage(len(nodes), pi, -1)
+	})
+	ok := err == nil
+	if !ok && ctx.Err() == nil {
+		held := map[string]bool{}
+		for _, ev := range events {
+			held[ev.ID] = true
+		}
+		tail, met := fromEnd(held, func(ev gqlDismissalEvent) string { return ev.ID }, func(before any) ([]gqlDismissalEvent, gqlPageInfo, error) {
+			return page("DismissalsFromEnd", "before", before)
+		})
+		events, ok = append(events, tail...), met
+	}
+	out := map[string]dismissal{}
+	for _, ev := range events {
+		if ev.Typename != "ReviewDismissedEvent" || ev.Review == nil {
+			continue
+		}
+		actor, known := r.refGQL(ev.Actor)
+		if !known {
+			actor = acquisition.ActorRef{}
+		}
+		var at *string
+		if ev.CreatedAt != "" {
+			t := ev.CreatedAt
+			at = &t
+		}
+		out[ev.Review.ID] = dismissal{at: at, actor: actor}
+	}
+	if ok && err == nil {
+		r.needListing(listDismissals, pg, -1)
+	}
+	return out, ok
+}
+
+// fromEnd reads a GraphQL connection backwards from its last row (last: 100, before: the
+// previous answer's startCursor; fetch reads one such page) until a page holds a row of held
+// or the list's first row. It returns the rows not in held, in forge order, and whether the
+// read met held (or the start): only then is everything between the two reads held. A page
+// that fails ends the read from the end too.
+func fromEnd[T any](held map[string]bool, id func(T) string, fetch func(before any) ([]T, gqlPageInfo, error)) ([]T, bool) {
+	var pages [][]T
+	met := false
+	_, err := forge.Paginate[any](nil, forge.PageRules{}, func(before any) (forge.Page[any], error) {
+		rows, pi, err := fetch(before)
+		if err != nil {
+			return forge.Page[any]{}, err
+		}
+		pages = append(pages, rows)
+		for _, row := range rows {
+			if held[id(row)] {
+				met = true
+				return forge.Page[any]{Rows: len(rows), Total: -1}, nil
+			}
+		}
+		if !pi.HasPreviousPage {
+			met = true // the start of the list
+		}
+		// Backwards, the previous page is the "next" one to read.
+		return cursorPage(len(rows), gqlPageInfo{HasNextPage: pi.HasPreviousPage, EndCursor: pi.StartCursor}, -1)
+	})
+	seen := make(map[string]bool, len(held))
+	for k := range held {
+		seen[k] = true
+	}
+	var out []T
+	for i := len(pages) - 1; i >= 0; i-- {
+		for _, row := range pages[i] {
+			if !seen[id(row)] {
+				seen[id(row)] = true
+				out = append(out, row)
+			}
+		}
+	}
+	return out, met && err == nil
 }
 
 type gqlReviewComment struct {
@@ -260,7 +364,9 @@ type threadCommentsData struct {
 
 // readThreads reads every review thread in forge order with all its comments (GraphQL: the
 // only API exposing thread IDs, resolution, resolver and outdated state). Thread comments
-// become comment records; each thread lists them in forge order with reply edges.
+// become comment records; each thread lists them in forge order with reply edges. Threads the
+// listing could not serve are recorded against the dependency map (review relationships and
+// review-thread comments), counted as the threads actually lost.
 func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisition.Comment, gapList) {
 	var gaps gapList
 	// Thread cursors are opaque and stable, so a page rarely shifts; a list with repeated or
@@ -270,10 +376,16 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 		raw, total, failed = r.readThreadPages(ctx)
 	}
 	r.needPages("review_threads", max(total, len(raw)))
+	held := map[string]bool{}
+	for _, t := range raw {
+		held[t.ID] = true
+	}
+	lost := max(0, total-len(held))
 	if failed {
-		gaps.add(acquisition.GapFetchFailed, max(1, total-len(raw)))
-	} else if len(raw) < total {
-		gaps.add(acquisition.GapFetchFailed, total-len(raw))
+		lost = max(1, lost)
+	}
+	if lost > 0 {
+		r.incomplete(listThreads, loss{acquisition.ScopeReviews: lost, acquisition.ScopeComments: lost})
 	}
 	seen := map[string]bool{}
 	var threads []acquisition.Thread
@@ -281,35 +393,11 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 	for _, t := range raw {
 		if seen[t.ID] {
 			// A page shifted between reads; the thread is already held.
-			gaps.add(acquisition.GapFetchFailed, 1)
+			r.incomplete(listThreads, loss{acquisition.ScopeReviews: 1, acquisition.ScopeComments: 1})
 			continue
 		}
 		seen[t.ID] = true
-		nodes := t.Comments.Nodes
-		pi := t.Comments.PageInfo
-		commentsFailed := false
-		var prev string
-		for n := 0; pi.HasNextPage && pi.EndCursor != nil; n++ {
-			if *pi.EndCursor == prev || n >= maxPages {
-				commentsFailed = true // the cursor did not advance, or never ends
-				break
-			}
-			prev = *pi.EndCursor
-			vars := map[string]any{"id": t.ID, "after": *pi.EndCursor}
-			var d threadCommentsData
-			if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadComments", vars, &d) }); err != nil || d.Node == nil || d.Node.Comments == nil {
-				commentsFailed = true
-				break
-			}
-			r.countPage("review_thread_comments")
-			nodes = append(nodes, d.Node.Comments.Nodes...)
-			pi = d.Node.Comments.PageInfo
-		}
-		// Pages beyond the first that this thread strictly needs.
-		r.needRequests("review_thread_comments", max(0, (max(t.Comments.TotalCount, len(nodes))+PerPage-1)/PerPage-1))
-		if commentsFailed || len(nodes) < t.Comments.TotalCount {
-			gaps.add(acquisition.GapFetchFailed, max(1, t.Comments.TotalCount-len(nodes)))
-		}
+		nodes := r.readThreadComments(ctx, t)
 		th, cs, ok := r.mapThread(t, nodes)
 		if !ok {
 			gaps.add(acquisition.GapInvalidMetadata, 1)
@@ -324,46 +412,135 @@ func (r *run) readThreads(ctx context.Context) ([]acquisition.Thread, []acquisit
 	return threads, comments, gaps
 }
 
-// readThreadPages reads every page of review threads once. failed reports a page that could
-// not be read.
-func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, failed bool) {
-	var after any
-	total = r.totals.Threads
-	for n := 0; ; n++ {
-		if n >= maxPages {
-			return raw, total, true
+// readThreadComments returns one thread's comments: the first page came with the thread, the
+// rest follow its comments cursor; after a page failed for good the rest is read from the
+// other end (fromEnd). Comments the listing could not serve are recorded against the
+// dependency map.
+func (r *run) readThreadComments(ctx context.Context, t gqlThread) []gqlReviewComment {
+	nodes := t.Comments.Nodes
+	var err error
+	if pi := t.Comments.PageInfo; pi.HasNextPage {
+		var first forge.Page[any]
+		walk := cursorWalk{pages: 1, rows: len(nodes)}
+		if first, err = cursorPage(len(nodes), pi, t.Comments.TotalCount); err == nil {
+			_, err = forge.Paginate[any](first.Next, forge.PageRules{}, func(after any) (forge.Page[any], error) {
+				more, pi, err := r.threadCommentsPage(ctx, "ThreadComments", t.ID, "after", after)
+				if err != nil {
+					return forge.Page[any]{}, err
+				}
+				nodes = append(nodes, more...)
+				return walk.page(len(more), pi, t.Comments.TotalCount)
+			})
 		}
+		if err != nil && ctx.Err() == nil {
+			held := map[string]bool{}
+			for _, c := range nodes {
+				held[c.ID] = true
+			}
+			tail, met := fromEnd(held, func(c gqlReviewComment) string { return c.ID }, func(before any) ([]gqlReviewComment, gqlPageInfo, error) {
+				return r.threadCommentsPage(ctx, "ThreadCommentsFromEnd", t.ID, "before", before)
+			})
+			if nodes = append(nodes, tail...); met {
+				err = nil
+			}
+		}
+	}
+	// Pages beyond the first that this thread strictly needs.
+	r.needRequests("review_thread_comments", max(0, (max(t.Comments.TotalCount, len(nodes))+PerPage-1)/PerPage-1))
+	if err != nil || len(nodes) < t.Comments.TotalCount {
+		n := max(1, t.Comments.TotalCount-len(nodes))
+		r.incomplete(listThreadComments, loss{acquisition.ScopeReviews: n, acquisition.ScopeComments: n})
+	}
+	return nodes
+}
+
+// threadCommentsPage reads one page of a thread's comments (op ThreadComments with after,
+// ThreadCommentsFromEnd with before).
+func (r *run) threadCommentsPage(ctx context.Context, op, id, cursorVar string, cursor any) ([]gqlReviewComment, gqlPageInfo, error) {
+	vars := map[string]any{"id": id, cursorVar: cursor}
+	var d threadCommentsData
+	if err := readPage(ctx, func() error { return r.c.graphql(ctx, op, vars, &d) }); err != nil {
+		return nil, gqlPageInfo{}, err
+	}
+	if d.Node == nil || d.Node.Comments == nil {
+		return nil, gqlPageInfo{}, errVanished
+	}
+	r.countPage(listThreadComments)
+	return d.Node.Comments.Nodes, d.Node.Comments.PageInfo, nil
+}
+
+// readThreadPages reads every page of review threads once. When a page fails for good, the
+// threads after it are read from the other end (readThreadsFromEnd) until the two reads meet,
+// so the failure loses only what neither direction could serve. failed reports that the
+// threads are not proven complete (a page failed and the read from the end did not meet the
+// forward read).
+func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, failed bool) {
+	total = r.totals.Threads
+	var walk cursorWalk
+	_, err := forge.Paginate[any](nil, forge.PageRules{}, func(after any) (forge.Page[any], error) {
 		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "after": after}
 		var d threadsData
 		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "Threads", vars, &d) }); err != nil {
-			return raw, total, true
+			return forge.Page[any]{}, err
 		}
-		r.countPage("review_threads")
+		r.countPage(listThreads)
 		if d.Repository == nil || d.Repository.PullRequest == nil {
-			return raw, total, true
+			return forge.Page[any]{}, errVanished
 		}
 		rt := d.Repository.PullRequest.ReviewThreads
 		total = rt.TotalCount
 		raw = append(raw, rt.Nodes...)
-		if !rt.PageInfo.HasNextPage || rt.PageInfo.EndCursor == nil {
-			return raw, total, false
-		}
-		if after == *rt.PageInfo.EndCursor {
-			return raw, total, true // the cursor did not advance
-		}
-		after = *rt.PageInfo.EndCursor
+		return walk.page(len(rt.Nodes), rt.PageInfo, rt.TotalCount)
+	})
+	if err == nil {
+		return raw, total, false
 	}
+	if ctx.Err() != nil {
+		return raw, total, true
+	}
+	tail, endTotal, met := r.readThreadsFromEnd(ctx, raw)
+	if endTotal >= 0 {
+		total = endTotal
+	}
+	return append(raw, tail...), total, !met
 }
 
-func hasDuplicateThreads(ts []gqlThread) bool {
-	seen := make(map[string]bool, len(ts))
-	for _, t := range ts {
-		if seen[t.ID] {
-			return true
-		}
-		seen[t.ID] = true
+type threadsFromEndData struct {
+	Repository *struct {
+		PullRequest *struct {
+			ReviewThreads struct {
+				TotalCount int         `json:"totalCount"`
+				PageInfo   gqlPageInfo `json:"pageInfo"`
+				Nodes      []gqlThread `json:"nodes"`
+			} `json:"reviewThreads"`
+		} `json:"pullRequest"`
+	} `json:"repository"`
+}
+
+// readThreadsFromEnd reads review threads backwards from the last one (fromEnd). It returns
+// the threads not in have, in forge order, the total the answers declared (-1 if none
+// answered) and whether the read met have (or the start of the list).
+func (r *run) readThreadsFromEnd(ctx context.Context, have []gqlThread) ([]gqlThread, int, bool) {
+	held := make(map[string]bool, len(have))
+	for _, t := range have {
+		held[t.ID] = true
 	}
-	return false
+	total := -1
+	tail, met := fromEnd(held, func(t gqlThread) string { return t.ID }, func(before any) ([]gqlThread, gqlPageInfo, error) {
+		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "before": before}
+		var d threadsFromEndData
+		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadsFromEnd", vars, &d) }); err != nil {
+			return nil, gqlPageInfo{}, err
+		}
+		r.countPage(listThreads)
+		if d.Repository == nil || d.Repository.PullRequest == nil {
+			return nil, gqlPageInfo{}, errVanished
+		}
+		rt := d.Repository.PullRequest.ReviewThreads
+		total = rt.TotalCount
+		return rt.Nodes, rt.PageInfo, nil
+	})
+	return tail, total, met
 }
 
 // mapThread maps one thread and its comments. ok is false when a structural value is
@@ -443,4 +620,15 @@ func (r *run) mapThread(t gqlThread, nodes []gqlReviewComment) (acquisition.Thre
 		})
 	}
 	return th, comments, true
+}
+
+func hasDuplicateThreads(ts []gqlThread) bool {
+	seen := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		if seen[t.ID] {
+			return true
+		}
+		seen[t.ID] = true
+	}
+	return false
 }

@@ -1,56 +1,35 @@
 package github
 
 import (
-	"io"
-
-	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry: never part of
-// the snapshot). Maps encode with sorted keys, so the JSON is deterministic for a replay.
-type Stats struct {
-	// Forge is "github".
-	Forge string `json:"forge"`
-	// Requests counts every HTTP attempt, retries included.
-	Requests int `json:"requests"`
-	// RequestsByEndpoint splits Requests by templated endpoint (GraphQL by operation).
-	RequestsByEndpoint map[string]int `json:"requests_by_endpoint"`
-	// Pages counts successfully read pages by source list.
-	Pages map[string]int `json:"pages"`
-	// Records counts what the acquisition holds per source.
-	Records map[string]int `json:"records"`
-	// Gaps are the adapter-observed gaps per scope.
-	Gaps acquisition.Outcomes `json:"gaps"`
-	// LowerBound is the request count a perfect run needs: for every list, the pages strictly
-	// needed for the size GitHub reported (at least one), plus one permission lookup per
-	// distinct human actor and two requests (redirect, download) per selected log.
-	LowerBound int `json:"lower_bound_requests"`
-	// LowerBoundParts splits LowerBound by list.
-	LowerBoundParts map[string]int `json:"lower_bound_parts"`
-	// Ratio is Requests / LowerBound (the issue's target is ≤ 1.2).
-	Ratio float64 `json:"request_ratio"`
-}
+// counted are GitHub's optional --stats members.
+var counted = []string{stats.MemberPages, stats.MemberLowerBoundParts}
 
-// Stats returns the statistics of the last Acquire (nil before one ran).
-func (c *Client) Stats() *Stats {
+// Stats returns the statistics of the last Acquire (nil before one ran), in the one --stats
+// shape of every forge. GitHub counts pages and the lower bound's parts; its retries are not
+// counted apart from requests. LowerBound is the request count a perfect run needs: for every
+// list, the pages strictly needed for the size GitHub reported (at least one), plus one
+// permission lookup per distinct human actor and two requests (redirect, download) per
+// selected log; LowerBoundParts splits it by list.
+func (c *Client) Stats() *stats.Stats {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
 	return c.stats
 }
 
-// WriteJSON writes s as indented JSON.
-func (s *Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
-
 func (c *Client) finishStats(r *run) {
-	total, by := c.counter.snapshot()
-	s := &Stats{
+	total, by, read := c.counter.snapshot()
+	s := &stats.Stats{
 		Forge:              "github",
 		Requests:           total,
 		RequestsByEndpoint: by,
+		ResponseBytes:      read,
 		Records:            stats.Records(r.acq),
 		Gaps:               r.acq.Outcomes,
 		LowerBoundParts:    map[string]int{},
+		Counted:            counted,
 	}
 	r.mu.Lock()
 	s.Pages = stats.Copy(r.pages)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
+	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
 // DefaultAPIURL is GitLab.com's REST API base, used when Options.APIURL is empty.
@@ -92,7 +93,7 @@ type Client struct {
 	httpc   *http.Client
 	retrier *retryablehttp.Client // for the bounded trace reader
 	counter *counter
-	stats   *Stats // of the last Acquire, guarded by counter.mu
+	stats   *stats.Stats // of the last Acquire, guarded by counter.mu
 	// pageSize overrides PerPage for the acquisition's lists (in-package tests page small
 	// lists; 0: PerPage).
 	pageSize int64

@@ -384,7 +384,7 @@ func TestGitLabFaultMatrixUnpagedEndpoints(t *testing.T) {
 // (the drift check costs no request); a delete+add drift on a paged listing costs the pages
 // read before the move showed plus one re-read, within a request ratio of 1.2.
 func TestGitLabDriftCheckCost(t *testing.T) {
-	run := func(f *httpfake.Faults) *Stats {
+	run := func(f *httpfake.Faults) *forge.Stats {
 		c, err := New(Options{APIURL: glMatrixWorld().serve(t, f) + "/api/v4", Token: testToken, RetryMax: 2,
 			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop()})
 		if err != nil {

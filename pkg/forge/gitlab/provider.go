@@ -82,7 +82,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if err != nil {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: forge.StatsOf(gc.Stats)}
+	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState}
 	if o.WithCommenter || o.OwnReceipts {
 		if glc, err = NewCommenter(gc, o.Kind); err != nil {
 			return nil, &forge.ConfigError{Field: "--kind", Rule: "invalid", Err: err}
@@ -92,9 +92,4 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		}
 	}
 	return conn, nil
-}
-
-// Summary is the log line's counts (retries: requests beyond the distinct ones).
-func (s *Stats) Summary() forge.StatsSummary {
-	return forge.StatsSummary{Requests: s.Requests, Retries: s.Requests - s.LowerBound, LowerBound: s.LowerBound, Ratio: s.Ratio}
 }

@@ -2,40 +2,22 @@ package gitlab
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/forge"
 	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/stats"
 )
 
-// Stats describe one Acquire run for `forgectx snapshot --stats` (run telemetry, never part of
-// the snapshot). Maps encode with sorted keys, so a replay gives the same JSON.
-type Stats struct {
-	// Requests counts every HTTP attempt, retries included.
-	Requests int `json:"requests"`
-	// RequestsByEndpoint splits Requests by templated endpoint ("GET projects/:id/jobs/:id/trace").
-	RequestsByEndpoint map[string]int `json:"requests_by_endpoint"`
-	// LowerBound is the number of distinct requests (method and full URL): what a run without
-	// any retry needs for the same pages.
-	LowerBound int `json:"lower_bound_requests"`
-	// Ratio is Requests / LowerBound (1.0 means no retries were needed).
-	Ratio float64 `json:"request_ratio"`
-	// Records counts what the acquisition holds per source.
-	Records map[string]int `json:"records"`
-	// Gaps are the adapter-observed gaps per scope.
-	Gaps acquisition.Outcomes `json:"gaps"`
-}
-
-// WriteJSON writes s as indented JSON.
-func (s *Stats) WriteJSON(w io.Writer) error { return stats.WriteJSON(w, s) }
-
-// Stats returns the statistics of the last Acquire (nil before one ran).
-func (c *Client) Stats() *Stats {
+// Stats returns the statistics of the last Acquire (nil before one ran), in the one --stats
+// shape of every forge; GitLab counts no optional member. LowerBound is the number of
+// distinct requests (method and full URL): what a run without any retry needs for the same
+// pages; Retries, for the log line only, is the requests beyond them.
+func (c *Client) Stats() *stats.Stats {
 	c.counter.mu.Lock()
 	defer c.counter.mu.Unlock()
 	return c.stats
@@ -50,6 +32,13 @@ type counter struct {
 	total    int
 	byEP     map[string]int
 	distinct map[string]bool
+	bytes    int64 // response body bytes read (forge.CountBody): chunked answers have no Content-Length
+}
+
+func (c *counter) read(n int64) {
+	c.mu.Lock()
+	c.bytes += n
+	c.mu.Unlock()
 }
 
 func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -67,7 +56,7 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		sanitizeLink(resp.Header)
 		if resp.Body != nil {
-			resp.Body = bodycap.New(resp.Body, responseCap, ErrResponseTooLarge)
+			resp.Body = bodycap.New(forge.CountBody(resp.Body, c.read), responseCap, ErrResponseTooLarge)
 		}
 	}
 	return resp, err
@@ -129,7 +118,7 @@ func sanitizeLink(h http.Header) {
 
 func (c *counter) reset() {
 	c.mu.Lock()
-	c.total, c.byEP, c.distinct = 0, map[string]int{}, map[string]bool{}
+	c.total, c.byEP, c.distinct, c.bytes = 0, map[string]int{}, map[string]bool{}, 0
 	c.mu.Unlock()
 }
 
@@ -155,10 +144,12 @@ func templatePath(p string) string {
 func (c *Client) finishStats(a *acquisition.Acquisition) {
 	c.counter.mu.Lock()
 	defer c.counter.mu.Unlock()
-	s := &Stats{
-		Requests: c.counter.total, RequestsByEndpoint: stats.Copy(c.counter.byEP), LowerBound: len(c.counter.distinct),
-		Records: stats.Records(a), Gaps: a.Outcomes,
+	s := &stats.Stats{
+		Forge: "gitlab", Requests: c.counter.total, RequestsByEndpoint: stats.Copy(c.counter.byEP), ResponseBytes: c.counter.bytes,
+		LowerBound: len(c.counter.distinct),
+		Records:    stats.Records(a), Gaps: a.Outcomes,
 	}
+	s.Retries = s.Requests - s.LowerBound
 	s.Ratio = stats.Ratio(s.Requests, s.LowerBound)
 	s.Records["check_logs"] = stats.FetchedLogs(a)
 	c.stats = s

@@ -51,6 +51,10 @@ type Reply struct {
 	// Hang holds the request open until the client cancels it (or the server closes): the
 	// client observes a timeout.
 	Hang bool
+	// Arrived, when set, is closed as soon as the request is received (before Delay or Hang):
+	// with Hang, a test holds the client inside that request until it has acted (signalled
+	// the process, say). A reply is served once, so the channel is closed once.
+	Arrived chan struct{}
 	// Delay is waited before answering.
 	Delay time.Duration
 	// Cut sends the headers with the full Content-Length but only the first half of Body, then
@@ -313,6 +317,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	s.served = append(s.served, key)
 	s.mu.Unlock()
 	r := sl.reply
+	if r.Arrived != nil {
+		close(r.Arrived)
+	}
 	if r.Delay > 0 {
 		select {
 		case <-time.After(r.Delay):

@@ -175,3 +175,36 @@ func TestExpectCassetteServesRecordingAndRewritesRedirects(t *testing.T) {
 		t.Fatalf("got %d %q %v", code, body, err)
 	}
 }
+
+// Arrived is closed when the held request reaches the fake, while the client is still inside
+// it: the client then sees its own cancellation, not a reply.
+func TestArrivedSignalsAHeldRequest(t *testing.T) {
+	s := New(t)
+	arrived := make(chan struct{})
+	s.Expect("GET", "/held", Reply{Hang: true, Arrived: arrived})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/held", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Arrived was never closed")
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("the held request returned before the client gave up: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client error = %v, want its own cancellation", err)
+	}
+}

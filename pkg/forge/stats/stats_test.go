@@ -83,3 +83,39 @@ func TestWriteJSONLayout(t *testing.T) {
 		t.Fatalf("got %q, want %q", b.String(), want)
 	}
 }
+
+// TestStatsDocumentShape pins the one --stats document: members in document order, an optional
+// member only when the forge counts it (a counted empty map is {}, never null or absent), and
+// a Counted name that is not an optional member is refused rather than silently ignored.
+func TestStatsDocumentShape(t *testing.T) {
+	s := &Stats{Forge: "gitlab", Requests: 3, RequestsByEndpoint: map[string]int{"GET a": 3}, Retries: 1,
+		ResponseBytes: 42, Records: map[string]int{"comments": 1}, Gaps: acquisition.Outcomes{}, LowerBound: 2, Ratio: 1.5}
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"forge\": \"gitlab\",\n  \"requests\": 3,\n  \"requests_by_endpoint\": {\n    \"GET a\": 3\n  },\n" +
+		"  \"response_bytes\": 42,\n  \"records\": {\n    \"comments\": 1\n  },\n  \"gaps\": {},\n" +
+		"  \"lower_bound_requests\": 2,\n  \"request_ratio\": 1.5\n}\n"
+	if b.String() != want {
+		t.Errorf("uncounted optional members leaked or order changed:\n%s\nwant\n%s", b.String(), want)
+	}
+	s.Counted = []string{MemberRetries, MemberFailures, MemberPages, MemberLowerBoundParts}
+	b.Reset()
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{"\"requests_by_endpoint\": {\n    \"GET a\": 3\n  },\n  \"retries\": 1,\n  \"failures\": 0,\n  \"response_bytes\": 42,\n  \"pages\": {},\n  \"records\"",
+		"\"lower_bound_requests\": 2,\n  \"lower_bound_parts\": {},\n  \"request_ratio\": 1.5"} {
+		if !bytes.Contains(b.Bytes(), []byte(frag)) {
+			t.Errorf("counted members not in place (%q):\n%s", frag, b.String())
+		}
+	}
+	s.Counted = []string{"pages", "bogus"}
+	if err := s.WriteJSON(&b); err == nil {
+		t.Error("an unknown Counted member was accepted")
+	}
+	if sum := s.Summary(); sum.Requests != 3 || sum.Retries != 1 || sum.LowerBound != 2 || sum.Ratio != 1.5 {
+		t.Errorf("summary %+v", sum)
+	}
+}

@@ -221,23 +221,55 @@ func schemaValue(v any) string {
 
 func describe(e *jsonschema.ValidationError) []string {
 	at := pointer(e.InstanceLocation)
+	if out, ok := describeProperties(e); ok {
+		return out
+	}
+	msg, ok := describeValue(e.ErrorKind)
+	if !ok {
+		msg, ok = describeBound(e.ErrorKind)
+	}
+	if ok {
+		return []string{at + ": " + msg}
+	}
+	kw := "schema"
+	if e.ErrorKind != nil {
+		if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
+			kw = p[len(p)-1]
+		}
+	}
+	return []string{at + ": " + kw + ": the value does not satisfy the schema"}
+}
+
+// describeProperties describes the error kinds that name properties (one line per property,
+// at the property's own pointer).
+func describeProperties(e *jsonschema.ValidationError) ([]string, bool) {
 	child := func(name string) string { return pointer(append(slices.Clone(e.InstanceLocation), name)) }
-	one := func(msg string) []string { return []string{at + ": " + msg} }
+	var out []string
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		var out []string
 		for _, m := range k.Missing {
 			out = append(out, child(m)+": required: property missing")
 		}
-		return out
 	case *kind.AdditionalProperties:
-		var out []string
 		for _, p := range k.Properties {
 			out = append(out, child(p)+": additionalProperties: property not allowed")
 		}
-		return out
+	case *kind.DependentRequired:
+		for _, m := range k.Missing {
+			out = append(out, child(m)+": dependentRequired: property missing (required with "+clip(k.Prop)+")")
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// describeValue describes the error kinds about what a value is (its type, enum, const,
+// pattern, format, uniqueness, property names).
+func describeValue(ek jsonschema.ErrorKind) (string, bool) {
+	switch k := ek.(type) {
 	case *kind.Type:
-		return one(fmt.Sprintf("type: want %s, got %s", strings.Join(k.Want, " or "), k.Got))
+		return fmt.Sprintf("type: want %s, got %s", strings.Join(k.Want, " or "), k.Got), true
 	case *kind.Enum:
 		want := make([]string, 0, len(k.Want))
 		for _, w := range k.Want {
@@ -246,57 +278,52 @@ func describe(e *jsonschema.ValidationError) []string {
 		if len(want) > 6 {
 			want = append(want[:6], fmt.Sprintf("… (%d values)", len(k.Want)))
 		}
-		return one("enum: want one of " + strings.Join(want, ", "))
+		return "enum: want one of " + strings.Join(want, ", "), true
 	case *kind.Const:
-		return one("const: want " + schemaValue(k.Want))
+		return "const: want " + schemaValue(k.Want), true
 	case *kind.Pattern:
-		return one("pattern: does not match " + clip(k.Want))
+		return "pattern: does not match " + clip(k.Want), true
 	case *kind.Format:
-		return one("format: not a valid " + k.Want)
-	case *kind.MinLength:
-		return one(fmt.Sprintf("minLength: %d characters, want at least %d", k.Got, k.Want))
-	case *kind.MaxLength:
-		return one(fmt.Sprintf("maxLength: %d characters, want at most %d", k.Got, k.Want))
-	case *kind.MinItems:
-		return one(fmt.Sprintf("minItems: %d items, want at least %d", k.Got, k.Want))
-	case *kind.MaxItems:
-		return one(fmt.Sprintf("maxItems: %d items, want at most %d", k.Got, k.Want))
-	case *kind.MinProperties:
-		return one(fmt.Sprintf("minProperties: %d properties, want at least %d", k.Got, k.Want))
-	case *kind.MaxProperties:
-		return one(fmt.Sprintf("maxProperties: %d properties, want at most %d", k.Got, k.Want))
-	case *kind.Minimum:
-		return one("minimum: want at least " + k.Want.RatString())
-	case *kind.Maximum:
-		return one("maximum: want at most " + k.Want.RatString())
-	case *kind.ExclusiveMinimum:
-		return one("exclusiveMinimum: want more than " + k.Want.RatString())
-	case *kind.ExclusiveMaximum:
-		return one("exclusiveMaximum: want less than " + k.Want.RatString())
-	case *kind.MultipleOf:
-		return one("multipleOf: want a multiple of " + k.Want.RatString())
+		return "format: not a valid " + k.Want, true
 	case *kind.UniqueItems:
-		return one(fmt.Sprintf("uniqueItems: items %d and %d are equal", k.Duplicates[0], k.Duplicates[1]))
+		return fmt.Sprintf("uniqueItems: items %d and %d are equal", k.Duplicates[0], k.Duplicates[1]), true
 	case *kind.FalseSchema:
-		return one("false schema: no value allowed here")
-	case *kind.AdditionalItems:
-		return one(fmt.Sprintf("additionalItems: %d items beyond those allowed", k.Count))
+		return "false schema: no value allowed here", true
 	case *kind.PropertyNames:
-		return one("propertyNames: property " + strconv.Quote(clip(k.Property)) + " has a name the schema does not allow")
-	case *kind.DependentRequired:
-		var out []string
-		for _, m := range k.Missing {
-			out = append(out, child(m)+": dependentRequired: property missing (required with "+clip(k.Prop)+")")
-		}
-		return out
+		return "propertyNames: property " + strconv.Quote(clip(k.Property)) + " has a name the schema does not allow", true
 	}
-	kw := "schema"
-	if e.ErrorKind != nil {
-		if p := e.ErrorKind.KeywordPath(); len(p) > 0 {
-			kw = p[len(p)-1]
-		}
+	return "", false
+}
+
+// describeBound describes the error kinds of a size or numeric bound.
+func describeBound(ek jsonschema.ErrorKind) (string, bool) {
+	switch k := ek.(type) {
+	case *kind.MinLength:
+		return fmt.Sprintf("minLength: %d characters, want at least %d", k.Got, k.Want), true
+	case *kind.MaxLength:
+		return fmt.Sprintf("maxLength: %d characters, want at most %d", k.Got, k.Want), true
+	case *kind.MinItems:
+		return fmt.Sprintf("minItems: %d items, want at least %d", k.Got, k.Want), true
+	case *kind.MaxItems:
+		return fmt.Sprintf("maxItems: %d items, want at most %d", k.Got, k.Want), true
+	case *kind.MinProperties:
+		return fmt.Sprintf("minProperties: %d properties, want at least %d", k.Got, k.Want), true
+	case *kind.MaxProperties:
+		return fmt.Sprintf("maxProperties: %d properties, want at most %d", k.Got, k.Want), true
+	case *kind.Minimum:
+		return "minimum: want at least " + k.Want.RatString(), true
+	case *kind.Maximum:
+		return "maximum: want at most " + k.Want.RatString(), true
+	case *kind.ExclusiveMinimum:
+		return "exclusiveMinimum: want more than " + k.Want.RatString(), true
+	case *kind.ExclusiveMaximum:
+		return "exclusiveMaximum: want less than " + k.Want.RatString(), true
+	case *kind.MultipleOf:
+		return "multipleOf: want a multiple of " + k.Want.RatString(), true
+	case *kind.AdditionalItems:
+		return fmt.Sprintf("additionalItems: %d items beyond those allowed", k.Count), true
 	}
-	return one(kw + ": the value does not satisfy the schema")
+	return "", false
 }
 
 // ForPath maps a tree path to the schema its document conforms to (spec "Tree"), or "" for a

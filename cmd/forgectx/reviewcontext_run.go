@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/pkg/reviewctx"
+	"github.com/forgectx/forgectx/pkg/reviewrun"
+	fxrun "github.com/forgectx/forgectx/pkg/run"
+)
+
+// reviewContextRunOptions are the flags of `forgectx review-context run`.
+type reviewContextRunOptions struct {
+	gitlabMROptions
+	Harness  string
+	TempDir  string
+	WorkDir  string
+	Preserve bool
+}
+
+func reviewContextRunCmd(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http]")
+	var o reviewContextRunOptions
+	o.bind(fs, e)
+	fs.StringVar(&o.Harness, "harness", "", "harness file: agent.command is the review engine, profiles.change_proposal the snapshot profile (required)")
+	fs.StringVar(&o.TempDir, "temp-dir", "", "where the owner-only session (isolated HOME, store, snapshot) is created (default the OS temporary directory)")
+	fs.StringVar(&o.WorkDir, "work-dir", "", "the engine's working directory, the checkout under review (default the current directory)")
+	fs.BoolVar(&o.Preserve, "preserve-private-artifacts", false, "local diagnostic: keep the owner-only session and write the value-free DLP decisions sidecar; no receipt, nothing posted (refused under GitLab CI merge request execution)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run takes no arguments")
+	}
+	if o.Harness == "" {
+		return usagef("--harness: required")
+	}
+	if err := o.check(e); err != nil {
+		return err
+	}
+	return runReviewContextRun(ctx, e, o)
+}
+
+// runReviewContextRun loads the harness and runs one review. Configuration, selector, policy,
+// adapter-configuration and lifecycle rejections exit 2; everything else that fails exits 1.
+func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions) error {
+	h, err := harness.Load(o.Harness)
+	if err != nil {
+		return usagef("--harness: %v", err)
+	}
+	// The token stays in this process's /proc/<pid>/environ: make that unreadable to an engine
+	// running as the same user before anything is started (as forgectx run does).
+	if herr := fxrun.HardenProcess(); herr != nil {
+		e.Log.Warn().Str("code", "process_not_hardened").Msg("could not mark forgectx non-dumpable")
+	}
+	res, err := reviewrun.Run(ctx, reviewrun.Options{
+		APIURL: o.APIURL, Project: o.Project, MR: o.MR, TokenEnv: o.TokenEnv, ExpectedHead: o.ExpectedHead,
+		InsecureHTTP: o.InsecureHTTP, Harness: h, TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,
+		Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow,
+	})
+	if res != nil {
+		printRunSummary(e, res)
+	}
+	if err != nil {
+		for _, usage := range []error{reviewrun.ErrConfig, reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {
+			if errors.Is(err, usage) {
+				return &exitError{Code: exitUsage, Err: err}
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// printRunSummary prints closed states and counts only (stdout; the engine's streams go to
+// stderr with the log).
+func printRunSummary(e *env, r *reviewrun.Result) {
+	fmt.Fprintf(e.Stdout, "status: %s\ncleanup: %s\n", r.Status, r.Cleanup)
+	if r.Preserved != "" {
+		fmt.Fprintf(e.Stdout, "preserved: %s\n", r.Preserved)
+	}
+	if r.Receipt != nil {
+		fmt.Fprintf(e.Stdout, "target: %s\nmode: %s\npublication_dlp: %s\n", r.Receipt.TargetState, r.Receipt.ContextMode, r.Receipt.PublicationDLP.Result)
+	}
+	if r.Status == reviewrun.StatusSuccess {
+		fmt.Fprintf(e.Stdout, "discussions: %d\napproved: %t\n", r.Discussions, r.Approved)
+		for _, why := range r.Decision.Reasons {
+			fmt.Fprintf(e.Stdout, "not_approved: %s\n", why)
+		}
+	}
+}
