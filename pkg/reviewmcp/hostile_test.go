@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"path/filepath"
@@ -130,6 +131,36 @@ func TestMCPNoNetworkSubprocessOrWritePath(t *testing.T) {
 					t.Errorf("%s takes %s", td.tool.Name, w)
 				}
 			}
+		}
+	}
+}
+
+// TestMCPCoverageAdmissionStates: a rejected record (no content) makes absence unknown even
+// where the snapshot carries no gap for its scope, and a redacted (modified) record does so
+// for a literal query, whose match the redaction could have removed; an unchanged scope
+// stays authoritative.
+func TestMCPCoverageAdmissionStates(t *testing.T) {
+	mk := func(filter string) *server {
+		it := &item{ID: "rec_a", Kind: KindComment, Filter: filter, content: "some text"}
+		it.index()
+		return &server{ev: &evidence{items: []*item{it}, byID: map[string]*item{it.ID: it}, included: map[string]bool{"comments": true}, checkLogSelection: "all"}}
+	}
+	for _, tc := range []struct {
+		filter, args, state, reasons string
+	}{
+		{"unchanged", `{"kind":"comment","scope":"comments","query":"absent-token"}`, "absent", "[]"},
+		{"rejected", `{"kind":"comment","scope":"comments","query":"absent-token"}`, "unknown", "[admission_rejected]"},
+		{"modified", `{"kind":"comment","scope":"comments","query":"absent-token"}`, "unknown", "[admission_modified]"},
+		{"modified", `{"kind":"review","scope":"reviews"}`, "unknown", "[scope_not_selected]"},
+		{"truncated", `{"kind":"comment","scope":"comments","query":"absent-token"}`, "unknown", "[admission_truncated]"},
+	} {
+		_, ans, err := mk(tc.filter).coverageCall(json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ans.(map[string]any)
+		if m["state"] != tc.state || m["absence_authoritative"] != (tc.state == "absent") || fmt.Sprint(m["reasons"]) != tc.reasons {
+			t.Errorf("%s %s: %v", tc.filter, tc.args, m)
 		}
 	}
 }
