@@ -227,3 +227,48 @@ func TestCompletedWithErrorsProjection(t *testing.T) {
 		t.Errorf("safe findings not passed independently: %+v", p.Findings)
 	}
 }
+
+// TestPrivateMetadataIdentifiers: opaque SHAs, UUIDs, item identities and bare build numbers
+// in private metadata are not phone-like and leave the decision clean; a separator-bearing
+// identifier the conservative detector calls phone-like is sanitized privately
+// (private-sanitized) without making any publication sink partial.
+func TestPrivateMetadataIdentifiers(t *testing.T) {
+	r := baseResult()
+	r.Findings = []reviewresult.Finding{finding("The loop has no upper bound.")}
+	r.Metadata = map[string]string{"sha": strings.Repeat("0123456789", 4), "uuid": "123e4567-e89b-12d3-a456-426614174000",
+		"item": "4711081542", "build": "202612021234567", "run": "987654321012345678"}
+	if o := project(t, r); o.Decision != DecisionClean || o.Signal.PrivateSanitized != 0 {
+		t.Fatalf("identifiers flagged: %s %+v", o.Decision, o.Decisions)
+	}
+	r.Metadata["ticket"] = "415-555-0100-22"
+	r.Metadata["ticket2"] = "(415) 555-0100"
+	o := project(t, r)
+	if o.Decision != DecisionPrivateSanitized || o.Publication.Status != reviewresult.StatusCompleted || len(o.Publication.Findings) != 1 || o.Signal.PublicationFiltered != 0 {
+		t.Errorf("decision %s publication %+v signal %+v", o.Decision, o.Publication, o.Signal)
+	}
+}
+
+// TestRetainedProjectionHoldsNoUnsafeValue: neither retained projection carries an unsafe
+// value or its location; only the explicit sidecar attributes (path, size, hash).
+func TestRetainedProjectionHoldsNoUnsafeValue(t *testing.T) {
+	r := baseResult()
+	r.Findings = []reviewresult.Finding{finding("leak " + runSecret), finding("ok")}
+	r.Warnings = []string{"context: " + contextText}
+	r.Metadata["debug"] = runSecret
+	o := project(t, r)
+	for _, res := range []*reviewresult.Result{o.Publication, o.Private} {
+		b, err := reviewresult.Encode(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{runSecret, "retry budget", "$.findings", "$.metadata", "$.warnings"} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("retained projection holds %q", bad)
+			}
+		}
+	}
+	side, _ := o.DecisionsJSON()
+	if !strings.Contains(string(side), `"path":"$.metadata.debug"`) || strings.Contains(string(side), runSecret) {
+		t.Errorf("sidecar %s", side)
+	}
+}
