@@ -130,6 +130,7 @@ func TestMarkdownDestinationForms(t *testing.T) {
 		"Note.\n1. [ref]: /relative/path",
 		"Go to <https://evil.example/x>.",
 		"Mail <mailto:x@evil.example>.",
+		"Chat at <irc:evil.example/room>.",
 		"Open www.evil.example now.",
 		"&#91;x&#93;&#40;/p&#41;",
 		"［x］（/p）",
@@ -270,5 +271,24 @@ func TestRetainedProjectionHoldsNoUnsafeValue(t *testing.T) {
 	side, _ := o.DecisionsJSON()
 	if !strings.Contains(string(side), `"path":"$.metadata.debug"`) || strings.Contains(string(side), runSecret) {
 		t.Errorf("sidecar %s", side)
+	}
+}
+
+// TestPIIForms: the closed PII patterns catch common written forms, laundered ones included,
+// while bare digit runs stay publishable.
+func TestPIIForms(t *testing.T) {
+	for _, msg := range []string{
+		"Call (415)555-0100.", "Call (415) 555-0100.", "Call +44 20 7946 0958.", "Call 415.555.0100.",
+		"Mail jane&#64;example.com.", "Mail ｊａｎｅ＠ｅｘａｍｐｌｅ．ｃｏｍ.", "Card 4111-1111-1111-1111.",
+		"IBAN DE89 3704 0044 0532 0130 00.",
+	} {
+		if removed, rs := oneMessage(t, msg, Inputs{}); !removed || !rs[ReasonPII] {
+			t.Errorf("%q published (%v)", msg, rs)
+		}
+	}
+	for _, msg := range []string{"Build 4711081542 failed.", "Commit 0a1b2c3d4e5f60718293a4b5c6d7e8f901234567.", "Use <T:Trait> bounds."} {
+		if removed, rs := oneMessage(t, msg, Inputs{}); removed {
+			t.Errorf("%q flagged (%v)", msg, rs)
+		}
 	}
 }

@@ -234,7 +234,10 @@ func stripFormat(s string) string {
 var (
 	mdLink = regexp.MustCompile(`\][(\[]`)
 	// a reference definition may sit inside a block quote or list item ("> [x]: /p", "- [x]: /p")
-	mdRefDef  = regexp.MustCompile(`(?m)^[ \t>*+\-0-9.)]*\[[^\]\n]+\]:`)
+	mdRefDef = regexp.MustCompile(`(?m)^[ \t>*+\-0-9.)]*\[[^\]\n]+\]:`)
+	// autolink is a CommonMark autolink of any scheme ("<irc:x>", "<ssh:x>"): the forge
+	// renders it as a link whatever the scheme
+	autolink  = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>`)
 	urlScheme = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,31}:(//|[^\s]*@)|(?i)\b(javascript|data|vbscript|mailto|file):|(?i)\bwww\.[a-z0-9-]`)
 	// htmlTag is deliberately not every "<x": review prose is full of generics (Vec<u8>). It
 	// flags comments (a forged marker), the tags that fetch, link, embed, script or restyle,
@@ -265,6 +268,9 @@ func (d *detector) markup(s string, add func(Reason, string)) {
 	if (strings.IndexByte(s, ':') >= 0 || strings.Contains(s, "www.") || strings.Contains(s, "WWW.")) && urlScheme.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.url")
 	}
+	if strings.IndexByte(s, '<') >= 0 && strings.IndexByte(s, ':') >= 0 && autolink.MatchString(s) {
+		add(ReasonMarkdownDestination, "markdown.autolink")
+	}
 	if (strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '=') >= 0) && htmlTag.MatchString(s) {
 		add(ReasonHTML, "html.tag")
 	}
@@ -291,7 +297,8 @@ var (
 	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
 	// phoneRe needs separators and a final group of four digits: a bare digit run (a build number, an opaque ID) is not
 	// phone-like; a separator-bearing technical identifier can still be (conservative).
-	phoneRe = regexp.MustCompile(`\+?\(?\d{1,4}\)?(?:[ .-]\(?\d{2,4}\)?){1,3}[ .-]\d{4}`)
+	// A closing parenthesis is itself a separator: "(415)555-0100".
+	phoneRe = regexp.MustCompile(`\+?(?:\(\d{1,4}\)[ .-]?\(?\d{2,4}\)?|\(?\d{1,4}\)?[ .-]\(?\d{2,4}\)?)(?:[ .-]\(?\d{2,4}\)?){0,2}[ .-]\d{4}`)
 )
 
 // pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
