@@ -100,3 +100,33 @@ func (g *frameGuard) step(c byte) error {
 	}
 	return nil
 }
+
+// frameWriter refuses to write an outbound frame over MaxMessage (plus its newline): the
+// per-answer bound leaves room for a small envelope, but the envelope echoes the client's
+// request ID and, for an unknown tool, its name, either of which a hostile client can make
+// nearly 64 KiB long. The SDK writes each frame with one Write, so the frame is dropped
+// whole and the session ends with ErrFrame instead of sending an oversized response.
+type frameWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (f *frameWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return 0, f.err
+	}
+	if len(p) > MaxMessage+1 {
+		f.err = fmt.Errorf("%w: response frame over the %d-byte bound (an oversized request id or name)", ErrFrame, MaxMessage)
+		return 0, f.err
+	}
+	return f.w.Write(p)
+}
+
+func (f *frameWriter) refused() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}

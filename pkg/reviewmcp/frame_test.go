@@ -22,7 +22,7 @@ const (
 
 // rawServe runs Serve and writes the frames one at a time, waiting for the answer of each
 // but the last (so the order of events is deterministic); the last frame is followed by
-// end of input. It returns every output line, the final usage and Serve's error.
+// end of input once Serve has ended by itself or two seconds have passed. It returns every output line, the final usage and Serve's error.
 func rawServe(t *testing.T, frames ...string) ([]string, Usage, error) {
 	t.Helper()
 	cfg := constrainedConfig(t, verifytest.Demo)
@@ -59,6 +59,12 @@ func rawServe(t *testing.T, frames ...string) ([]string, Usage, error) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("no answer")
 		}
+	}
+	// let the last frame be handled (the session may end on its own) before ending input
+	select {
+	case err := <-done:
+		done <- err
+	case <-time.After(2 * time.Second):
 	}
 	inW.Close()
 	for l := range got {
@@ -132,5 +138,28 @@ func TestMCPFrameBoundExact(t *testing.T) {
 	}
 	if len(lines) != 2 {
 		t.Errorf("%d responses, want initialize and the call before the oversized frame", len(lines))
+	}
+}
+
+// TestMCPResponseFrameBound: a request whose ID (echoed in the response) would push the
+// response frame over MaxMessage gets no oversized response: the session ends with ErrFrame.
+// Before frameWriter, a 65,000-byte ID made a 65,719-byte summary response.
+func TestMCPResponseFrameBound(t *testing.T) {
+	bigID := `"` + strings.Repeat("i", 65000) + `"`
+	for name, frame := range map[string]string{
+		"request id": `{"jsonrpc":"2.0","id":` + bigID + `,"method":"tools/call","params":{"name":"ocr_toolkit_evidence","arguments":{"action":"summary"}}}`,
+	} {
+		if len(frame) > MaxMessage {
+			t.Fatalf("%s: fixture %d bytes", name, len(frame))
+		}
+		lines, _, err := rawServe(t, append(initFrames("2025-06-18"), frame)...)
+		for _, l := range lines {
+			if len(l) > MaxMessage {
+				t.Errorf("%s: a %d-byte response frame was written", name, len(l))
+			}
+		}
+		if !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "response frame") {
+			t.Errorf("%s: Serve returned %v", name, err)
+		}
 	}
 }

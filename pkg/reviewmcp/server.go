@@ -122,8 +122,9 @@ type server struct {
 // Serve verifies the snapshot (and, in enriched mode, hostile-reads the store and checks its
 // run, policy and digest), writes an all-zero usage file, and then serves MCP on in/out until
 // the client closes the stream (nil) or ctx ends (ctx.Err()); a broken session (a frame that
-// is not JSON-RPC) is an error, and a refused frame (a JSON-RPC batch, a frame over
-// MaxMessage: frameGuard) ends the session with an error wrapping ErrFrame. Start-up
+// is not JSON-RPC) is an error, and a refused frame (a JSON-RPC batch, a request or response
+// frame over MaxMessage: frameGuard, frameWriter) ends the session with an error wrapping
+// ErrFrame. Start-up
 // refusals wrap ErrConfig.
 func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	s, err := newServer(ctx, cfg)
@@ -132,12 +133,16 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	guard := &frameGuard{r: in}
 	// the guard enforces MaxMessage exactly; the SDK's per-decode limit is only a backstop
-	t := &mcp.IOTransport{Reader: io.NopCloser(guard), Writer: nopWriteCloser{out}, MaxLineLength: 2 * MaxMessage}
+	wguard := &frameWriter{w: out}
+	t := &mcp.IOTransport{Reader: io.NopCloser(guard), Writer: nopWriteCloser{wguard}, MaxLineLength: 2 * MaxMessage}
 	err = s.mcpServer().Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if ferr := guard.refused(); ferr != nil {
+		return ferr
+	}
+	if ferr := wguard.refused(); ferr != nil {
 		return ferr
 	}
 	if errors.Is(err, io.EOF) {

@@ -292,3 +292,20 @@ func TestPIIForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedDirectionText: explicit bidi controls (an override that displays reversed context
+// text as the original, an isolate, a mark) are laundering wherever they appear, while
+// right-to-left prose without controls is publishable.
+func TestMixedDirectionText(t *testing.T) {
+	reversed := "\u202Eevif woleb tegdub yrter eht peek tsum tuollor eht\u202C"
+	for _, msg := range []string{reversed, "ok \u2067שלום\u2069 ok", "value\u200F = 1", "a\u061Cb"} {
+		if removed, rs := oneMessage(t, msg, inputs()); !removed || !rs[ReasonLaundering] {
+			t.Errorf("%q published (%v)", msg, rs)
+		}
+	}
+	for _, msg := range []string{"הלולאה אינה מוגבלת.", "الحلقة غير محدودة."} {
+		if removed, rs := oneMessage(t, msg, inputs()); removed {
+			t.Errorf("%q flagged (%v)", msg, rs)
+		}
+	}
+}
