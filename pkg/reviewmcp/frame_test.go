@@ -3,6 +3,7 @@ package reviewmcp
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,4 +163,28 @@ func TestMCPResponseFrameBound(t *testing.T) {
 			t.Errorf("%s: Serve returned %v", name, err)
 		}
 	}
+}
+
+// FuzzFrameGuard: for any string value, a stream of objects carrying it passes the guard
+// byte for byte (strings holding brackets, braces, quotes and escapes do not confuse the
+// scanner), and the same objects sent as a batch are refused.
+func FuzzFrameGuard(f *testing.F) {
+	f.Add(`plain`)
+	f.Add(`[}{"\\\"]`)
+	f.Add("\u2028\\u005b")
+	f.Fuzz(func(t *testing.T, v string) {
+		b, err := json.Marshal(map[string]string{"k": v})
+		if err != nil || len(b) > MaxMessage {
+			return
+		}
+		stream := string(b) + "\n \r\n" + string(b) + "\t" + string(b)
+		out, err := io.ReadAll(&frameGuard{r: strings.NewReader(stream)})
+		if err != nil || string(out) != stream {
+			t.Fatalf("guard altered or refused a valid stream: %v", err)
+		}
+		_, err = io.ReadAll(&frameGuard{r: strings.NewReader(string(b) + "\n[" + string(b) + "]")})
+		if !errors.Is(err, ErrFrame) {
+			t.Fatalf("batch passed: %v", err)
+		}
+	})
 }
