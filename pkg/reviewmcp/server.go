@@ -122,16 +122,28 @@ type server struct {
 // Serve verifies the snapshot (and, in enriched mode, hostile-reads the store and checks its
 // run, policy and digest), writes an all-zero usage file, and then serves MCP on in/out until
 // the client closes the stream (nil) or ctx ends (ctx.Err()); a broken session (a frame that
-// is not JSON-RPC or is over MaxMessage) is an error. Start-up refusals wrap ErrConfig.
+// is not JSON-RPC) is an error, and a refused frame (a JSON-RPC batch, a request or response
+// frame over MaxMessage: frameGuard, frameWriter) ends the session with an error wrapping
+// ErrFrame. Start-up
+// refusals wrap ErrConfig.
 func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	s, err := newServer(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessage}
+	guard := &frameGuard{r: in}
+	// the guard enforces MaxMessage exactly; the SDK's per-decode limit is only a backstop
+	wguard := &frameWriter{w: out}
+	t := &mcp.IOTransport{Reader: io.NopCloser(guard), Writer: nopWriteCloser{wguard}, MaxLineLength: 2 * MaxMessage}
 	err = s.mcpServer().Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if ferr := guard.refused(); ferr != nil {
+		return ferr
+	}
+	if ferr := wguard.refused(); ferr != nil {
+		return ferr
 	}
 	if errors.Is(err, io.EOF) {
 		return nil

@@ -267,8 +267,8 @@ func TestEvidenceCoverageRules(t *testing.T) {
 		{"broad scope", demo, `{"kind":"review","query":"zq-no-such-token-zq"}`, "unknown", []any{"broad_scope"}},
 		{"all is broad", demo, `{"kind":"review","scope":"all","query":"zq-no-such-token-zq"}`, "unknown", []any{"broad_scope"}},
 		{"mismatched scope", demo, `{"kind":"review","scope":"comments","query":"zq-no-such-token-zq"}`, "unknown", []any{"mismatched_scope"}},
-		{"unusable scope", demo, `{"kind":"comment","scope":"comments","query":"zq-no-such-token-zq"}`, "unknown", []any{"unusable_scope"}},
-		{"selective check logs", demo, `{"kind":"check_log","scope":"check_logs","query":"zq-no-such-token-zq"}`, "unknown", []any{"selective_logs"}},
+		{"unusable scope", demo, `{"kind":"comment","scope":"comments","query":"zq-no-such-token-zq"}`, "unknown", []any{"admission_modified", "unusable_scope"}},
+		{"selective check logs", demo, `{"kind":"check_log","scope":"check_logs","query":"zq-no-such-token-zq"}`, "unknown", []any{"admission_modified", "selective_logs"}},
 		{"partial scope and truncation", bounds, `{"kind":"comment","scope":"comments","query":"zq-no-such-token-zq"}`, "unknown", []any{"admission_truncated", "partial_scope"}},
 		{"scope not selected", work, `{"kind":"check","scope":"checks"}`, "unknown", []any{"scope_not_selected"}},
 	} {

@@ -281,8 +281,9 @@ var coverageArgs = []argSpec{{"kind", argString}, {"scope", argString}, {"query"
 
 // coverageCall answers whether the evidence can prove absence. absence_authoritative is true
 // only when the scope is named exactly (not broad), is the kind's own scope, was selected by
-// the collection profile, has no gap, no record of the kind was truncated at admission, the
-// check-log selection is all (for check_log), and nothing matched. A match is present
+// the collection profile, has no gap, no record of the kind was truncated or rejected at
+// admission (nor, for a literal query, modified by redaction), the check-log selection is
+// all (for check_log), and nothing matched. A match is present
 // whatever the coverage; anything else is unknown. The answer carries closed reason codes.
 func (s *server) coverageCall(raw json.RawMessage) (func(*Usage), any, error) {
 	a, err := parseArgs(raw, coverageArgs...)
@@ -312,8 +313,15 @@ func (s *server) coverageCall(raw json.RawMessage) (func(*Usage), any, error) {
 		if it.Kind != kind {
 			continue
 		}
-		if it.Filter == "truncated" && !contains(reasons, "admission_truncated") {
-			reasons = append(reasons, "admission_truncated")
+		// admission that cut or withheld text: a truncated or rejected record (a rejected
+		// one has no content at all), and for a literal query a modified (redacted) one,
+		// whose replaced text can hide a match — absence is then not provable
+		r := map[string]string{"truncated": "admission_truncated", "rejected": "admission_rejected"}[it.Filter]
+		if q != nil && it.Filter == "modified" {
+			r = "admission_modified"
+		}
+		if r != "" && !contains(reasons, r) {
+			reasons = append(reasons, r)
 		}
 		if q == nil || q.matches(it.searchText()) {
 			matches++

@@ -1,7 +1,6 @@
 package reviewpub
 
 import (
-	"hash/fnv"
 	"html"
 	"regexp"
 	"strings"
@@ -64,9 +63,11 @@ const (
 
 // detector holds the compiled inputs: the secret pipeline and the forbidden-context index.
 type detector struct {
-	pipe    *filter.Pipeline
-	windows map[uint64]struct{}
-	whole   []string // normalized forbidden values of MinWholeChars..ExcerptChars-1
+	pipe *filter.Pipeline
+	ex   *excerptIndex
+	// whole are the normalized forbidden values of MinWholeChars..ExcerptChars-1 characters,
+	// looked for anywhere in a value (shorter ones only as the whole value: ex.whole).
+	whole []string
 	// secrets are the normalized configured secrets of MinWholeChars or more: a copy with
 	// inserted spaces, punctuation or Markdown is still that secret.
 	secretNorm []string
@@ -74,47 +75,38 @@ type detector struct {
 }
 
 func newDetector(in Inputs) *detector {
-	d := &detector{pipe: filter.New(in.Secrets), windows: map[uint64]struct{}{}}
+	d := &detector{pipe: filter.New(in.Secrets), ex: newExcerptIndex()}
 	for _, v := range in.Secrets {
-		if n := normalize(v); len(n) >= MinWholeChars {
-			d.secretNorm = append(d.secretNorm, string(n))
+		for _, f := range variants(v) {
+			if n := normalize(f); len(n) >= MinWholeChars {
+				d.secretNorm = append(d.secretNorm, string(n))
+			}
 		}
 	}
 	total := 0
 	for _, v := range in.Forbidden {
-		n := normalize(v)
-		total += len(n)
-		if total > maxForbiddenChars {
-			d.overBound = true
-			return d
-		}
-		switch {
-		case len(n) >= ExcerptChars:
-			for i := 0; i+ExcerptChars <= len(n); i++ {
-				d.windows[windowHash(n[i:i+ExcerptChars])] = struct{}{}
+		for _, f := range variants(v) {
+			c := canonical(f)
+			total += len(c)
+			if total > maxForbiddenChars {
+				d.overBound = true
+				return d
 			}
-		case len(n) >= MinWholeChars:
-			d.whole = append(d.whole, string(n))
+			if n := d.ex.add(c); len(n) >= MinWholeChars && len(n) < ExcerptChars {
+				d.whole = append(d.whole, string(n))
+			}
 		}
 	}
 	return d
 }
 
-// normalize maps a value to the comparison form that laundering cannot change: HTML entities
-// decoded (repeatedly, for double encoding), NFKC (full-width and compatibility forms),
-// lower case, and only letters and digits kept — which drops whitespace, punctuation,
-// Markdown emphasis and escapes, zero-width, bidi and every other format character.
-func normalize(s string) []rune {
-	s = decodeEntities(s)
-	s = norm.NFKC.String(s)
-	s = strings.ToLower(s)
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			out = append(out, r)
-		}
+// variants are the forms of a value that are compared: as written and, when it holds %XX
+// escapes, percent-decoded.
+func variants(v string) []string {
+	if p := percentDecode(v); p != v {
+		return []string{v, p}
 	}
-	return out
+	return []string{v}
 }
 
 func decodeEntities(s string) string {
@@ -126,16 +118,6 @@ func decodeEntities(s string) string {
 		s = u
 	}
 	return s
-}
-
-func windowHash(rs []rune) uint64 {
-	h := fnv.New64a()
-	var b [4]byte
-	for _, r := range rs {
-		n := utf8.EncodeRune(b[:], r)
-		h.Write(b[:n])
-	}
-	return h.Sum64()
 }
 
 // check runs every detector of the class over one value and returns the hits, deduplicated
@@ -166,12 +148,16 @@ func (d *detector) check(v string, c fieldClass) []hit {
 	if decoded != v {
 		add(ReasonLaundering, "unicode.nfkc")
 	}
+	if mixedScriptWord(decoded) {
+		add(ReasonLaundering, "unicode.mixed-script")
+	}
 	// Secrets and PII are looked for in the value as written and in its decoded form, so an
 	// entity-encoded or full-width copy is caught too; a stripped copy catches a secret
 	// split by zero-width or bidi characters.
 	forms := []string{v}
-	for _, f := range []string{decoded, stripFormat(decoded)} {
-		if f != forms[len(forms)-1] && f != v {
+	stripped := stripFormat(decoded)
+	for _, f := range []string{decoded, stripped, foldDigits(stripped), percentDecode(stripped)} {
+		if !contains(forms, f) {
 			forms = append(forms, f)
 		}
 	}
@@ -210,6 +196,32 @@ func (d *detector) controls(v string, c fieldClass, add func(Reason, string)) {
 	}
 }
 
+// mixedScriptWord reports a word (a run of letters) that mixes Latin and Cyrillic letters:
+// the homoglyph form of laundering ("rоllout" with a Cyrillic о), which NFKC does not fold.
+// Whole words in one script (Russian prose) are not flagged; Greek is left alone because
+// review prose mixes it with Latin legitimately ("O(nα)").
+func mixedScriptWord(s string) bool {
+	latin, other := false, false
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'):
+			latin = true
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Cyrillic, r):
+			other = true
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Latin, r):
+			latin = true
+		case unicode.IsLetter(r) || unicode.IsMark(r):
+		default:
+			latin, other = false, false
+			continue
+		}
+		if latin && other {
+			return true
+		}
+	}
+	return false
+}
+
 func stripFormat(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Cf, r) || (r >= 0xFE00 && r <= 0xFE0F) {
@@ -220,8 +232,12 @@ func stripFormat(s string) string {
 }
 
 var (
-	mdLink    = regexp.MustCompile(`\][(\[]`)
-	mdRefDef  = regexp.MustCompile(`(?m)^\s{0,3}\[[^\]\n]+\]:`)
+	mdLink = regexp.MustCompile(`\][(\[]`)
+	// a reference definition may sit inside a block quote or list item ("> [x]: /p", "- [x]: /p")
+	mdRefDef = regexp.MustCompile(`(?m)^[ \t>*+\-0-9.)]*\[[^\]\n]+\]:`)
+	// autolink is a CommonMark autolink of any scheme ("<irc:x>", "<ssh:x>"): the forge
+	// renders it as a link whatever the scheme
+	autolink  = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>`)
 	urlScheme = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,31}:(//|[^\s]*@)|(?i)\b(javascript|data|vbscript|mailto|file):|(?i)\bwww\.[a-z0-9-]`)
 	// htmlTag is deliberately not every "<x": review prose is full of generics (Vec<u8>). It
 	// flags comments (a forged marker), the tags that fetch, link, embed, script or restyle,
@@ -252,6 +268,9 @@ func (d *detector) markup(s string, add func(Reason, string)) {
 	if (strings.IndexByte(s, ':') >= 0 || strings.Contains(s, "www.") || strings.Contains(s, "WWW.")) && urlScheme.MatchString(s) {
 		add(ReasonMarkdownDestination, "markdown.url")
 	}
+	if strings.IndexByte(s, '<') >= 0 && strings.IndexByte(s, ':') >= 0 && autolink.MatchString(s) {
+		add(ReasonMarkdownDestination, "markdown.autolink")
+	}
 	if (strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '=') >= 0) && htmlTag.MatchString(s) {
 		add(ReasonHTML, "html.tag")
 	}
@@ -278,7 +297,8 @@ var (
 	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
 	// phoneRe needs separators and a final group of four digits: a bare digit run (a build number, an opaque ID) is not
 	// phone-like; a separator-bearing technical identifier can still be (conservative).
-	phoneRe = regexp.MustCompile(`\+?\(?\d{1,4}\)?(?:[ .-]\(?\d{2,4}\)?){1,3}[ .-]\d{4}`)
+	// A closing parenthesis is itself a separator: "(415)555-0100".
+	phoneRe = regexp.MustCompile(`\+?(?:\(\d{1,4}\)[ .-]?\(?\d{2,4}\)?|\(?\d{1,4}\)?[ .-]\(?\d{2,4}\)?)(?:[ .-]\(?\d{2,4}\)?){0,2}[ .-]\d{4}`)
 )
 
 // pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
@@ -324,33 +344,66 @@ func phoneLike(s string, i, j int) bool {
 	return digits >= 10 && digits <= 15
 }
 
-// forbidden compares the value's normalized form with the forbidden context: every
-// contiguous ExcerptChars window, and every whole forbidden value of MinWholeChars or more.
+// forbidden compares the value's normalized forms (as written and percent-decoded) with the
+// forbidden context: every indexed 24-character excerpt (excerptIndex), every whole
+// forbidden value of MinWholeChars or more anywhere in the value, and a whole value equal to
+// any forbidden value; and with the normalized configured secrets.
 func (d *detector) forbidden(v string, add func(Reason, string)) {
-	n := normalize(v)
-	for _, sec := range d.secretNorm {
-		if strings.Contains(string(n), sec) {
+	var ns [][]rune
+	for _, f := range variants(v) {
+		ns = append(ns, normalize(f))
+	}
+	for _, n := range ns {
+		if d.hasSecret(n) {
 			add(ReasonSecret, "secret.normalized")
 			break
 		}
 	}
-	if d.overBound || len(n) > maxUnitChars {
+	if d.overBound || len(ns[0]) > maxUnitChars {
 		add(ReasonWorkBound, "forbidden.work-bound")
 		return
 	}
-	for i := 0; i+ExcerptChars <= len(n); i++ {
-		if _, ok := d.windows[windowHash(n[i:i+ExcerptChars])]; ok {
+	for _, n := range ns {
+		if d.ex.contains(n) {
 			add(ReasonForbiddenContext, "forbidden.excerpt")
 			return
 		}
 	}
-	if len(d.whole) > 0 {
-		s := string(n)
-		for _, w := range d.whole {
-			if strings.Contains(s, w) {
-				add(ReasonForbiddenContext, "forbidden.whole")
-				return
-			}
+	for _, n := range ns {
+		if d.hasWhole(n) {
+			add(ReasonForbiddenContext, "forbidden.whole")
+			return
 		}
 	}
+}
+
+func (d *detector) hasSecret(n []rune) bool {
+	for _, sec := range d.secretNorm {
+		if strings.Contains(string(n), sec) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *detector) hasWhole(n []rune) bool {
+	s := string(n)
+	if _, ok := d.ex.whole[s]; ok && s != "" {
+		return true
+	}
+	for _, w := range d.whole {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
