@@ -9,7 +9,9 @@ import (
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
-	fgitlab "github.com/forgectx/forgectx/pkg/forge/gitlab"
+	"github.com/forgectx/forgectx/pkg/forge"
+	// The registry's provider list: review context reaches GitLab through the registry.
+	_ "github.com/forgectx/forgectx/pkg/forge/providers"
 )
 
 // This file is the only GitLab HTTP plumbing of the package: client construction (the
@@ -31,17 +33,33 @@ type GitLabOptions struct {
 
 // newGitLabAPI builds the client-go client exactly as the GitLab adapter does.
 func newGitLabAPI(o GitLabOptions) (*gl.Client, error) {
-	c, err := fgitlab.New(fgitlab.Options{
-		APIURL:     o.APIURL,
-		Token:      o.Token,
-		TokenKind:  fgitlab.KindForToken(o.TokenEnv, o.Token),
-		HTTPClient: o.HTTPClient,
-		RetryMax:   o.RetryMax,
-	})
+	_, api, err := ConnectGitLab(o, "")
+	return api, err
+}
+
+// ConnectGitLab opens the registry's GitLab provider (the adapter's retry, auth and redirect
+// policy; JOB-TOKEN for CI_JOB_TOKEN) and returns its connection and client-go client. With
+// a kind, the connection carries the commenter for that entity kind. It makes no request and
+// leaves the transport rule to the caller, which checks it before the first request.
+func ConnectGitLab(o GitLabOptions, kind string) (*forge.Conn, *gl.Client, error) {
+	p, err := forge.Resolve("--forge", "gitlab")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.API(), nil
+	fo := forge.Options{APIURL: o.APIURL, Token: o.Token, TokenEnv: o.TokenEnv, Retry: forge.Retry{Max: o.RetryMax},
+		Kind: kind, WithCommenter: kind != ""}
+	if o.HTTPClient != nil {
+		fo.Transport = o.HTTPClient.Transport
+	}
+	conn, err := forge.Connect(p, fo, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	native, ok := conn.Native.(interface{ API() *gl.Client })
+	if !ok {
+		return nil, nil, errors.New("reviewctx: the gitlab provider exposes no client-go client")
+	}
+	return conn, native.API(), nil
 }
 
 // glList fetches one page.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
-	fgitlab "github.com/forgectx/forgectx/pkg/forge/gitlab"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
 	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewpub"
@@ -38,7 +37,7 @@ func Fingerprint(f reviewresult.Finding) string {
 // poster writes the summary note, the finding discussions and the approval on GitLab.
 type poster struct {
 	api  *gl.Client
-	cm   *fgitlab.Commenter
+	cm   forge.Commenter
 	ref  forge.Ref
 	pid  any
 	iid  int64
@@ -48,11 +47,7 @@ type poster struct {
 }
 
 func (r *runner) newPoster() (*poster, error) {
-	c, err := fgitlab.New(fgitlab.Options{APIURL: r.o.APIURL, Token: r.token, TokenKind: fgitlab.KindForToken(r.o.TokenEnv, r.token), HTTPClient: r.o.HTTPClient})
-	if err != nil {
-		return nil, err
-	}
-	cm, err := fgitlab.NewCommenter(c, acquisition.KindChangeProposal)
+	conn, api, err := reviewctx.ConnectGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, acquisition.KindChangeProposal)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +55,7 @@ func (r *runner) newPoster() (*poster, error) {
 	if n, err := strconv.ParseInt(r.o.Project, 10, 64); err == nil {
 		pid = n
 	}
-	return &poster{api: c.API(), cm: cm, pid: pid, iid: r.o.MR,
+	return &poster{api: api, cm: conn.Commenter, pid: pid, iid: r.o.MR,
 		ref: forge.Ref{Forge: "gitlab", APIURL: r.o.APIURL, Repo: r.o.Project, Number: int(r.o.MR)}}, nil
 }
 

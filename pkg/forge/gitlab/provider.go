@@ -82,7 +82,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if err != nil {
 		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState}
+	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState, Native: gc}
 	if o.WithCommenter || o.OwnReceipts {
 		if glc, err = NewCommenter(gc, o.Kind); err != nil {
 			return nil, &forge.ConfigError{Field: "--kind", Rule: "invalid", Err: err}
