@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"regexp"
 	"strings"
@@ -41,16 +42,23 @@ type rule struct {
 	lineLead bool                       // the match must be preceded, on its line or in its region, only by [ \t*#>-]
 	pre      func(b []byte, i int) bool // cheap check on the raw text at the start word, before any lower-casing
 	affirm   bool                       // skipped when the previous word negates it ("do not post … in this issue")
-	need     [][]byte                   // at least one must occur in the segment before the regexp runs (cheap reject)
-	needIdx  []int                      // need as indexes into needWords (set by init)
-	gap      bool                       // "A … B on one line" rule: searched unanchored over a window, see atWord
+	// need lists groups of literal words: from every group at least one word must occur
+	// (lower-cased) in the segment before the regexp runs. Each group is a necessary
+	// condition of a match (every alternative of some part of the pattern contains one of
+	// the group's words), so the check only saves regexp runs and never changes an outcome.
+	need    [][][]byte
+	needIdx [][]int // need as indexes into needWords (set by init)
+	gap     bool    // "A … B on one line" rule: searched unanchored over a window, see atWord
 }
 
-// needs returns r with a cheap literal precondition.
+// needs returns r with one more group of literal preconditions: at least one of w must occur
+// in the segment.
 func (r rule) needs(w ...string) rule {
+	g := make([][]byte, 0, len(w))
 	for _, x := range w {
-		r.need = append(r.need, []byte(x))
+		g = append(g, []byte(x))
 	}
+	r.need = append(r.need, g)
 	return r
 }
 
@@ -164,6 +172,15 @@ var (
 	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal", "echo", "share", "attach", "leave", "reply"}
 )
 
+// Literal word groups for the rules' need lists: each word list holds a literal of every
+// alternative of the pattern part it is named after (files, aiNoun, human), so one of them
+// occurs in any text that part matches.
+var (
+	filesWords = []string{"ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"}
+	aiWords    = []string{"ai", "a.i.", "llm", "model", "assistant", "agent", "chatbot", "copilot", "claude", "gpt", "gemini", "codex", "devin", "cursor"}
+	humanWords = []string{"user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"}
+)
+
 var rules = []rule{
 	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
 		`(?:ignore|disregard|forget)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`).needs("instruction", "prompt", "directive", "guideline", "guardrail"),
@@ -224,34 +241,39 @@ var rules = []rule{
 		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`).needs("restriction", "limitation", "rules", "guideline", "filter", "policy"),
 
 	mkRule(cConcealment, negStarts,
-		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs("user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"),
+		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs(humanWords...).needs("tell", "inform", "alert", "mention", "reveal", "disclose"),
 	mkRule(cConcealment, []string{"keep", "hide"},
 		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`).needs("from"),
 	mkRule(cConcealment, negStarts,
-		neg+` (?:mention|reveal|disclose|acknowledge|tell (?:anyone|anybody|them|the `+human+`|your `+human+`) about) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt"),
+		neg+` (?:mention|reveal|disclose|acknowledge|tell (?:anyone|anybody|them|the `+human+`|your `+human+`) about) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt").needs("mention", "reveal", "disclose", "acknowledge", "tell"),
 	mkRule(cConcealment, []string{"so", "such", "make", "making", "ensure", "ensuring"},
-		`(?:so|such|make sure|making sure|ensure|ensuring) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't|never) (?:find out|(?:notice|know|see|learn|realize|realise) (?:what you|that you|about (?:this|these|it|the instructions)|anything|these instructions|this (?:instruction|comment|message)))`).needs("find out", "you", "about", "anything", "instruction", "comment", "message"),
+		`(?:so|such|make sure|making sure|ensure|ensuring) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't|never) (?:find out|(?:notice|know|see|learn|realize|realise) (?:what you|that you|about (?:this|these|it|the instructions)|anything|these instructions|this (?:instruction|comment|message)))`).needs("find out", "you", "about", "anything", "instruction", "comment", "message").needs(humanWords...).needs("not", "n't", "n’t", "never"),
 	mkRule(cConcealment, negStarts,
-		neg+` (?:report|mention|include|list|disclose|reveal|log|record) (?:this|it|that|these|any of (?:this|these|it)|(?:this|that) (?:step|change|action|command|part|instruction)|these (?:steps|changes|actions|commands|instructions)) (?:in|from) (?:your|the final) (?:summary|response|reply|report|output|answer|final answer|pr description|commit message|changelog)\b`).needs("your", "final"),
-	{code: cConcealment, hidden: true, starts: negStarts,
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)},
+		neg+` (?:report|mention|include|list|disclose|reveal|log|record) (?:this|it|that|these|any of (?:this|these|it)|(?:this|that) (?:step|change|action|command|part|instruction)|these (?:steps|changes|actions|commands|instructions)) (?:in|from) (?:your|the final) (?:summary|response|reply|report|output|answer|final answer|pr description|commit message|changelog)\b`).needs("your", "final").
+		needs("report", "mention", "include", "list", "disclose", "reveal", "log", "record").
+		needs("summary", "response", "reply", "report", "output", "answer", "description", "message", "changelog"),
+	rule{code: cConcealment, hidden: true, starts: negStarts,
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)}.
+		needs("mention", "reveal", "disclose", "report", "tell"),
 
 	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
 	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`).needs("exfiltrat"),
 	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
 		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
 	mkRule(cExfiltration, actStarts,
-		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").affirmative(),
+		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").
+		needs(append([]string{"secret", "credential", "token", "env", "api", "private", "password", "passwd", "_key"}, filesWords...)...).affirmative(),
 	// "read ~/.ssh/id_rsa and pass its content as …" (tool-poisoning style): a credential file
 	// read and then handed on; a public key (id_rsa.pub) is not a credential file
 	mkRule(cExfiltration, []string{"read", "cat", "open", "print", "dump", "get", "fetch", "copy", "load", "base64", "encode"},
 		`(?:read|cat|open|print|dump|get|fetch|copy|load|base64(?: encode)?|encode)(?: the| your)?(?: contents? of)?(?: the| your)? `+files+`(?:[\s\x60'"),;:]|$).{0,80}?\b(?:and|then|,) (?:then )?(?:pass|send|include|put|add|paste|post|upload|append|embed|attach|return|insert|leak|share)\b`).
-		when(pathNear).affirmative(),
+		when(pathNear).needs(filesWords...).
+		needs("pass", "send", "include", "put", "add", "paste", "post", "upload", "append", "embed", "attach", "return", "insert", "leak", "share").affirmative(),
 	// "run env and paste the output here": the whole environment dumped into the agent's output
 	mkRule(cExfiltration, []string{"run", "execute", "exec"},
 		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
-		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc"),
 	gapRule(cExfiltration, []string{"curl", "wget"},
 		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
@@ -261,55 +283,81 @@ var rules = []rule{
 		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says|its instructions)|do (?:exactly )?(?:what|as) (?:it|they|the (?:text|message|result|decoded text|translation)) (?:says?|tells? you|instructs?|asks?))\b`).needs("execute", "run", "follow", "obey", "carry out", "act on", "perform", "comply", "do "),
 
 	// hidden HTML: content addressing an AI reader
-	{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)},
-	{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?`+aiNoun+`s?\b`, " ", sep) + `)`)},
-	{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)},
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)}.needs("you").needs(aiWords...),
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?`+aiNoun+`s?\b`, " ", sep) + `)`)}.needs(aiWords...),
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)}.needs(aiWords...),
 	{code: cHiddenHTML, hidden: true, lineLead: true, starts: aiStarts,
 		re: regexp.MustCompile(`^(?:` + aiNoun + `s?(?:` + sep + `(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)` + sep + `(?:this|these|the)[a-z ]{0,24})?\s*[:,])`)},
 	// a privileged forge action requested where no human reader sees it
 	rule{code: cHiddenHTML, hidden: true, starts: []string{"approve", "merge", "auto-merge", "add", "invite", "push", "grant", "give"},
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:(?:approve and )?merge|auto-merge|approve) (?:this|the) (?:pr|pull request|mr|merge request|change)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:add|invite) (?:me|@[a-z0-9-]+|user [a-z0-9-]+) as (?:an? )?(?:collaborator|maintainer|admin|administrator|owner)\b|push (?:directly )?to (?:main|master|the default branch|production)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:grant|give) (?:me|@[a-z0-9-]+) (?:admin|write|maintainer|owner) (?:access|permission|rights)`, " ", sep) + `)`)}.affirmative(),
 	// instructions keyed to the agent's own task: "when summarizing this issue, also …"
-	{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)},
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)}.
+		needs("summari", "process", "analy", "pars", "ingest"),
 }
 
 // startEntry is one distinct start word and the set of rules (a bit per rule index) it
-// starts; startTable indexes them by the word's first byte in both cases.
+// starts. startLists[startPair[k]] lists the entries whose word begins with the two bytes of
+// key k (both ASCII-lower-cased), so a word start costs one table lookup, and a comparison
+// only for the few words sharing its first two bytes; start1 lists the one-byte words ("$").
+// startFirst marks the bytes (both cases) some start word begins with.
 type startEntry struct {
 	word  string
 	rules [2]uint64
 }
 
-var startTable [256][]startEntry
+var (
+	startPair  [1 << 16]uint8
+	startLists = [][]startEntry{nil}
+	start1     [256][]startEntry
+	startFirst [256]bool
+)
+
+// lowerASCII maps A-Z to a-z and every other byte to itself.
+var lowerASCII = func() (t [256]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if isUpper(byte(c)) {
+			t[c] += 'a' - 'A'
+		}
+	}
+	return t
+}()
 
 func init() {
 	idx := map[string]int{}
 	for k := range rules {
-		for _, w := range rules[k].need {
-			n, ok := idx[string(w)]
-			if !ok {
-				n = len(needWords)
-				idx[string(w)] = n
-				needWords = append(needWords, w)
+		for _, g := range rules[k].need {
+			var gi []int
+			for _, w := range g {
+				n, ok := idx[string(w)]
+				if !ok {
+					n = len(needWords)
+					idx[string(w)] = n
+					needWords = append(needWords, w)
+				}
+				gi = append(gi, n)
 			}
-			rules[k].needIdx = append(rules[k].needIdx, n)
+			rules[k].needIdx = append(rules[k].needIdx, gi)
 		}
 	}
 	for n, w := range needWords {
 		if len(w) == 1 {
 			needBy1[w[0]] = append(needBy1[w[0]], n)
+			needAny1[w[0]] = true
 			continue
 		}
-		key := uint16(w[0])<<8 | uint16(w[1])
+		key := pairKey(w[0], w[1])
 		if needPair[key] == 0 {
 			needPair[key] = uint16(len(needCands))
 			needCands = append(needCands, nil)
 		}
 		needCands[needPair[key]] = append(needCands[needPair[key]], n)
+		needPairBit[key>>6] |= 1 << (key & 63)
 	}
 	if len(rules) > 128 {
 		panic("filter: more than 128 injection rules: widen startEntry.rules")
@@ -319,27 +367,38 @@ func init() {
 			if len(w) > 16 || strings.ToLower(w) != w {
 				panic("filter: injection start word longer than 16 bytes or not lower case: " + w)
 			}
-			firsts := []byte{w[0]}
-			if w[0] >= 'a' && w[0] <= 'z' {
-				firsts = append(firsts, w[0]-'a'+'A')
+			startFirst[w[0]] = true
+			if isLower(w[0]) {
+				startFirst[w[0]-'a'+'A'] = true
 			}
-			for _, c := range firsts {
-				found := false
-				for e := range startTable[c] {
-					if startTable[c][e].word == w {
-						startTable[c][e].rules[k/64] |= 1 << (k % 64)
-						found = true
-					}
-				}
-				if !found {
-					var e startEntry
-					e.word = w
-					e.rules[k/64] |= 1 << (k % 64)
-					startTable[c] = append(startTable[c], e)
-				}
+			if len(w) == 1 {
+				addStartTo(&start1[w[0]], w, k)
+				continue
 			}
+			if startPair[pairKey(w[0], w[1])] == 0 {
+				if len(startLists) == 255 {
+					panic("filter: more than 254 injection start-word pairs: widen startPair")
+				}
+				startPair[pairKey(w[0], w[1])] = uint8(len(startLists))
+				startLists = append(startLists, nil)
+			}
+			addStartTo(&startLists[startPair[pairKey(w[0], w[1])]], w, k)
 		}
 	}
+}
+
+// addStartTo records in l that word w starts rule k.
+func addStartTo(l *[]startEntry, w string, k int) {
+	for e := range *l {
+		if (*l)[e].word == w {
+			(*l)[e].rules[k/64] |= 1 << (k % 64)
+			return
+		}
+	}
+	var e startEntry
+	e.word = w
+	e.rules[k/64] |= 1 << (k % 64)
+	*l = append(*l, e)
 }
 
 // hasPrefixFold reports whether b starts with the lower-case ASCII word w, ignoring case.
@@ -387,7 +446,7 @@ const lowerBlock = 64 << 10
 func (s *injScan) view(i, j int) []byte {
 	if i < s.lbFrom || j > s.lbFrom+len(s.lb) {
 		e := min(len(s.b), max(j, i+lowerBlock))
-		s.lb = appendLowerASCII(s.lb[:0], s.b[i:e])
+		s.lb = lowerInto(s.lb, s.b[i:e])
 		s.lbFrom = i
 		s.occDone = false
 	}
@@ -405,9 +464,20 @@ func (s *injScan) segEnd(i int) int {
 	return e
 }
 
-// hasNeed reports whether one of the rule's need words occurs (lower-cased) within [i, end),
-// a range the current block covers. The first call in a block finds every need word in it in
-// one keyword pass (a two-byte table names the candidate words at each position); later calls
+// hasNeeds reports whether every one of the rule's need groups has a word that occurs
+// (lower-cased) within [i, end), a range the current block covers.
+func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
+	for _, g := range groups {
+		if !s.hasNeed(g, i, end) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasNeed reports whether one of the need words occurs (lower-cased) within [i, end), a range
+// the current block covers. The first call in a block finds every need word in it in one
+// keyword pass (a two-byte table names the candidate words at each position); later calls
 // only advance a cursor per word. v1.3 searched each anchor hit's segment once per need word.
 func (s *injScan) hasNeed(need []int, i, end int) bool {
 	if !s.occDone {
@@ -436,17 +506,21 @@ func (s *injScan) findNeedWords() {
 	lb := s.lb
 	for p := 0; p < len(lb); p++ {
 		c0 := lb[p]
-		for _, w := range needBy1[c0] {
-			s.occ[w] = append(s.occ[w], int32(p))
+		if needAny1[c0] {
+			for _, w := range needBy1[c0] {
+				s.occ[w] = append(s.occ[w], int32(p))
+			}
 		}
 		if p+1 == len(lb) {
 			break
 		}
-		if ci := needPair[uint16(c0)<<8|uint16(lb[p+1])]; ci != 0 {
-			for _, w := range needCands[ci] {
-				if bytes.HasPrefix(lb[p:], needWords[w]) {
-					s.occ[w] = append(s.occ[w], int32(p))
-				}
+		key := pairKey(c0, lb[p+1])
+		if needPairBit[key>>6]&(1<<(key&63)) == 0 {
+			continue // the usual case: a small bitmap rejects the position
+		}
+		for _, w := range needCands[needPair[key]] {
+			if bytes.HasPrefix(lb[p:], needWords[w]) {
+				s.occ[w] = append(s.occ[w], int32(p))
 			}
 		}
 	}
@@ -492,7 +566,7 @@ func (s *injScan) gapSearch(k, i int) {
 		s.covered[k] = we - gapMatch
 	}
 	w := s.view(i, we)
-	if r.needIdx != nil && !s.hasNeed(r.needIdx, i, we) {
+	if r.needIdx != nil && !s.hasNeeds(r.needIdx, i, we) {
 		return
 	}
 	for _, m := range r.re.FindAllIndex(w, -1) {
@@ -508,11 +582,18 @@ func (s *injScan) atWord(i int) {
 	// every rule one of whose start words begins the text at i; each distinct start word is
 	// compared once, and the rules then run in their table order
 	var hit [2]uint64
-	for _, e := range startTable[s.b[i]] {
+	if i+1 >= len(s.b) {
+		return // every start word but "$" has two bytes, and "$" needs one after it
+	}
+	for _, e := range startLists[startPair[pairKey(lowerASCII[s.b[i]], lowerASCII[s.b[i+1]])]] {
 		if hasPrefixFold(s.b[i:], e.word) {
 			hit[0] |= e.rules[0]
 			hit[1] |= e.rules[1]
 		}
+	}
+	for _, e := range start1[s.b[i]] {
+		hit[0] |= e.rules[0]
+		hit[1] |= e.rules[1]
 	}
 	if hit[0]|hit[1] == 0 {
 		return
@@ -537,10 +618,8 @@ func (s *injScan) atWord(i int) {
 				se = s.segEnd(i)
 			}
 			seg := s.view(i, se)
-			if r.needIdx != nil {
-				if !s.hasNeed(r.needIdx, i, se) {
-					continue
-				}
+			if r.needIdx != nil && !s.hasNeeds(r.needIdx, i, se) {
+				continue
 			}
 			if m := r.re.FindIndex(seg); m != nil {
 				s.c[r.code]++
@@ -710,7 +789,7 @@ func scanInjection(b []byte, c *counts) {
 			continue
 		}
 		end := setAlnum.run(b, i)
-		if (i == 0 || !isAlnum(b[i-1])) && len(startTable[ch]) > 0 {
+		if (i == 0 || !isAlnum(b[i-1])) && startFirst[ch] {
 			s.atWord(i)
 		}
 		i = end
@@ -726,6 +805,32 @@ func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTransl
 var (
 	needWords [][]byte
 	needBy1   [256][]int
+	needAny1  [256]bool
 	needPair  [1 << 16]uint16
 	needCands = [][]int{nil}
+	// needPairBit is needPair != 0 as a bitmap (8 KiB: it stays in the L1 cache)
+	needPairBit [1 << 10]uint64
 )
+
+// lowerInto returns src with ASCII upper case folded to lower case, written over dst's
+// storage when it is large enough. Eight bytes at a time: a byte's high bit in m is set
+// exactly when the byte is in 'A'..'Z' (its own high bit clear, its low seven bits >= 'A' and
+// <= 'Z'), and OR-ing in 0x20 there lower-cases it.
+func lowerInto(dst, src []byte) []byte {
+	if cap(dst) < len(src) {
+		dst = make([]byte, len(src), len(src)+len(src)/4)
+	}
+	dst = dst[:len(src)]
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k:])
+		y := x & lo7
+		m := (y + 0x3f3f3f3f3f3f3f3f) &^ (y + 0x2525252525252525) &^ x & hi // >= 'A' (0x41), > 'Z' (0x5a)
+		binary.LittleEndian.PutUint64(dst[k:], x|m>>2)
+	}
+	for ; k < len(src); k++ {
+		dst[k] = lowerASCII[src[k]]
+	}
+	return dst
+}
