@@ -348,7 +348,6 @@ func init() {
 	for n, w := range needWords {
 		if len(w) == 1 {
 			needBy1[w[0]] = append(needBy1[w[0]], n)
-			needAny1[w[0]] = true
 			continue
 		}
 		key := pairKey(w[0], w[1])
@@ -357,7 +356,12 @@ func init() {
 			needCands = append(needCands, nil)
 		}
 		needCands[needPair[key]] = append(needCands[needPair[key]], n)
-		needPairBit[key>>6] |= 1 << (key & 63)
+		for c := range 256 {
+			if len(w) == 2 || byte(c) == w[2] {
+				h := triHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(c)<<16)
+				needTriBit[h>>6] |= 1 << (h & 63)
+			}
+		}
 	}
 	if len(rules) > 128 {
 		panic("filter: more than 128 injection rules: widen startEntry.rules")
@@ -504,27 +508,44 @@ func (s *injScan) findNeedWords() {
 		s.occ[w], s.occCur[w] = s.occ[w][:0], 0
 	}
 	lb := s.lb
-	for p := 0; p < len(lb); p++ {
-		c0 := lb[p]
-		if needAny1[c0] {
-			for _, w := range needBy1[c0] {
-				s.occ[w] = append(s.occ[w], int32(p))
+	// the one-byte words ('$', '`', '|': rare bytes) by a vectorised byte search
+	for c, words := range needBy1 {
+		for p, k := 0, 0; len(words) > 0; p += k + 1 {
+			if k = bytes.IndexByte(lb[p:], byte(c)); k < 0 {
+				break
 			}
-		}
-		if p+1 == len(lb) {
-			break
-		}
-		key := pairKey(c0, lb[p+1])
-		if needPairBit[key>>6]&(1<<(key&63)) == 0 {
-			continue // the usual case: a small bitmap rejects the position
-		}
-		for _, w := range needCands[needPair[key]] {
-			if bytes.HasPrefix(lb[p:], needWords[w]) {
-				s.occ[w] = append(s.occ[w], int32(p))
+			for _, w := range words {
+				s.occ[w] = append(s.occ[w], int32(p+k))
 			}
 		}
 	}
+	// every other word by one table test per position: a bitmap over a hash of the three
+	// bytes there (a two-byte word is entered with every third byte) rejects almost every
+	// position; a hit compares the candidates sharing the first two bytes
+	p := 0
+	for ; p+4 <= len(lb); p++ {
+		if h := triHash(binary.LittleEndian.Uint32(lb[p:])); needTriBit[h>>6]&(1<<(h&63)) != 0 {
+			s.needCandsAt(p)
+		}
+	}
+	for ; p+1 < len(lb); p++ { // the last positions, plainly
+		s.needCandsAt(p)
+	}
 }
+
+// needCandsAt records the need words of two bytes or more that occur at p of the lower-cased
+// block.
+func (s *injScan) needCandsAt(p int) {
+	lb := s.lb
+	for _, w := range needCands[needPair[pairKey(lb[p], lb[p+1])]] {
+		if bytes.HasPrefix(lb[p:], needWords[w]) {
+			s.occ[w] = append(s.occ[w], int32(p))
+		}
+	}
+}
+
+// triHash hashes the first three bytes of x (a little-endian load) to 16 bits.
+func triHash(x uint32) uint32 { return ((x & 0xffffff) * 0x9E3779B1) >> 16 }
 
 // leadOK reports whether only [ \t*#>-] precede i back to its line start or the hidden
 // region start.
@@ -745,6 +766,10 @@ func foldConfusables(b []byte) []byte {
 	var out []byte
 	last := 0
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8 // eight ASCII bytes
+			continue
+		}
 		c := b[i]
 		if c < 0xC4 || (c > 0xD5 && c != 0xE1 && c != 0xEA) {
 			i++
@@ -805,11 +830,11 @@ func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTransl
 var (
 	needWords [][]byte
 	needBy1   [256][]int
-	needAny1  [256]bool
 	needPair  [1 << 16]uint16
 	needCands = [][]int{nil}
-	// needPairBit is needPair != 0 as a bitmap (8 KiB: it stays in the L1 cache)
-	needPairBit [1 << 10]uint64
+	// needTriBit marks the triHash of the first three bytes of every word of two bytes or more
+	// (8 KiB: it stays in the L1 cache)
+	needTriBit [1 << 10]uint64
 )
 
 // lowerInto returns src with ASCII upper case folded to lower case, written over dst's

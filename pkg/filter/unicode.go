@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 
@@ -58,6 +59,10 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	var out []byte // nil until the first change
 	last := 0      // b[last:i] is pending copy into out
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8 // eight printable ASCII bytes: nothing to do
+			continue
+		}
 		ch := b[i]
 		if ch < utf8.RuneSelf {
 			if !asciiNeedsWork[ch] {
@@ -135,6 +140,41 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	out = append(out, b[last:]...)
 	keepBuf(buf, out)
 	return out
+}
+
+// plainASCII8 reports whether the eight bytes of x are all printable ASCII (0x20-0x7E): no
+// control byte (some byte < 0x20: the borrow test is exact for "any"), no DEL and no byte with
+// the high bit (some byte + 1 has the high bit set; a carry out of 0xFF only adds a false
+// "no", never a false "yes").
+func plainASCII8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x-0x20*ones)&^x|(x+ones)|x)&highs == 0
+}
+
+// asciiPrefix returns the length of the longest all-ASCII prefix of b.
+func asciiPrefix(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// quickSpan is norm.NFKC.QuickSpan(b) with the ASCII prefix skipped eight bytes at a time:
+// QuickSpan restarts its state at every ASCII byte (each is a segment of its own), so
+// resuming at the last ASCII byte of the prefix gives the same boundary.
+func quickSpan(b []byte) int {
+	k := asciiPrefix(b)
+	if k == len(b) {
+		return k
+	}
+	k = max(0, k-1)
+	return k + norm.NFKC.QuickSpan(b[k:])
 }
 
 // newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
@@ -231,7 +271,7 @@ func skipString(b []byte, i int) int {
 // is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
 // one, so a single full-width character early in a text made the rest ~250x slower.
 func nfkc(b []byte, c *counts, buf *[]byte) (out []byte, dirty bool) {
-	q := norm.NFKC.QuickSpan(b)
+	q := quickSpan(b)
 	if q == len(b) {
 		return b, false
 	}
@@ -282,7 +322,7 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			rest = rest[n:]
 		}
 		if len(rest) > 0 && quickStart(rest) {
-			q := norm.NFKC.QuickSpan(rest)
+			q := quickSpan(rest)
 			out = append(out, rest[:q]...)
 			rest = rest[q:]
 		}
