@@ -165,16 +165,28 @@ func asciiPrefix(b []byte) int {
 	return i
 }
 
-// quickSpan is norm.NFKC.QuickSpan(b) with the ASCII prefix skipped eight bytes at a time:
-// QuickSpan restarts its state at every ASCII byte (each is a segment of its own), so
-// resuming at the last ASCII byte of the prefix gives the same boundary.
+// quickSpan is norm.NFKC.QuickSpan(b) with ASCII skipped eight bytes at a time: every ASCII
+// byte is a segment of its own (nothing composes with it or reorders around it) and
+// QuickSpan restarts its state at each one, so the quick check runs only over each non-ASCII
+// stretch, together with the ASCII byte before it (a mark may compose with that byte), and
+// ends at the next ASCII byte, where a boundary always is. The result is QuickSpan's.
 func quickSpan(b []byte) int {
-	k := asciiPrefix(b)
-	if k == len(b) {
-		return k
+	for pos := 0; pos < len(b); {
+		k := pos + asciiPrefix(b[pos:])
+		if k == len(b) {
+			return k
+		}
+		s := max(pos, k-1)
+		e := k + 1
+		for e < len(b) && b[e] >= utf8.RuneSelf {
+			e++
+		}
+		if q := norm.NFKC.QuickSpan(b[s:e]); q < e-s {
+			return s + q
+		}
+		pos = e
 	}
-	k = max(0, k-1)
-	return k + norm.NFKC.QuickSpan(b[k:])
+	return len(b)
 }
 
 // newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
