@@ -167,9 +167,12 @@ func asciiPrefix(b []byte) int {
 
 // quickSpan is norm.NFKC.QuickSpan(b) with ASCII skipped eight bytes at a time: every ASCII
 // byte is a segment of its own (nothing composes with it or reorders around it) and
-// QuickSpan restarts its state at each one, so the quick check runs only over each non-ASCII
-// stretch, together with the ASCII byte before it (a mark may compose with that byte), and
-// ends at the next ASCII byte, where a boundary always is. The result is QuickSpan's.
+// QuickSpan restarts its state at each one, so the quick check runs only over each short
+// non-ASCII stretch, together with the ASCII byte before it (a mark may compose with that
+// byte), and ends at the next ASCII byte, where a boundary always is. A stretch longer than
+// quickStretch bytes (CJK text) goes to QuickSpan with everything after it, as a whole: the
+// look-ahead for the stretch's end stays bounded, so a call costs what QuickSpan's own does.
+// The result is QuickSpan's.
 func quickSpan(b []byte) int {
 	for pos := 0; pos < len(b); {
 		k := pos + asciiPrefix(b[pos:])
@@ -178,8 +181,11 @@ func quickSpan(b []byte) int {
 		}
 		s := max(pos, k-1)
 		e := k + 1
-		for e < len(b) && b[e] >= utf8.RuneSelf {
+		for e < len(b) && b[e] >= utf8.RuneSelf && e-k < quickStretch {
 			e++
+		}
+		if e-k == quickStretch {
+			return s + norm.NFKC.QuickSpan(b[s:])
 		}
 		if q := norm.NFKC.QuickSpan(b[s:e]); q < e-s {
 			return s + q
@@ -188,6 +194,9 @@ func quickSpan(b []byte) int {
 	}
 	return len(b)
 }
+
+// quickStretch bounds the non-ASCII stretch quickSpan checks on its own.
+const quickStretch = 64
 
 // newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
 // and it is large enough (else a new one), a fresh one when buf is nil.
