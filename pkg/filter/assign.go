@@ -57,15 +57,34 @@ func classifyKey(k string) keyClass {
 	if apiKeyHeaders[k] {
 		return keyAPIHeader
 	}
-	switch {
-	case hasAnySuffix(k, notSecretSuffixes):
+	if k == "" {
 		return keyNone
-	case hasAnySuffix(k, passwordSuffixes):
+	}
+	last := k[len(k)-1]
+	switch {
+	case hasAnySuffix(k, notSecretByLast[last]):
+		return keyNone
+	case hasAnySuffix(k, passwordByLast[last]):
 		return keyPassword
-	case hasAnySuffix(k, secretSuffixes):
+	case hasAnySuffix(k, secretByLast[last]):
 		return keySecret
 	}
 	return keyNone
+}
+
+// The suffix lists above by their last byte: a key is only compared with the suffixes that
+// end in its own last byte.
+var (
+	notSecretByLast = byLastByte(notSecretSuffixes)
+	passwordByLast  = byLastByte(passwordSuffixes)
+	secretByLast    = byLastByte(secretSuffixes)
+)
+
+func byLastByte(suffixes []string) (t [256][]string) {
+	for _, s := range suffixes {
+		t[s[len(s)-1]] = append(t[s[len(s)-1]], s)
+	}
+	return t
 }
 
 // keySuffixBytes: the last letters of every suffix above, for a cheap reject before

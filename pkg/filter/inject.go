@@ -355,12 +355,12 @@ func init() {
 			needCands = append(needCands, nil)
 		}
 		needCands[needPair[key]] = append(needCands[needPair[key]], n)
-		if len(w) == 2 {
-			needBy2 = append(needBy2, n)
-			continue
+		for c := range 256 {
+			if len(w) == 2 || byte(c) == w[2] {
+				h := triHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(c)<<16)
+				needTriBit[h>>6] |= 1 << (h & 63)
+			}
 		}
-		h := triHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16)
-		needTriBit[h>>6] |= 1 << (h & 63)
 	}
 	if len(rules) > 128 {
 		panic("filter: more than 128 injection rules: widen startEntry.rules")
@@ -507,8 +507,7 @@ func (s *injScan) findNeedWords() {
 		s.occ[w], s.occCur[w] = s.occ[w][:0], 0
 	}
 	lb := s.lb
-	// the one-byte words ('$', '`', '|': rare bytes) and the two-byte ones ("pr", "nc") by a
-	// vectorised search for their first byte
+	// the one-byte words ('$', '`', '|': rare bytes) by a vectorised byte search
 	for c, words := range needBy1 {
 		for p, k := 0, 0; len(words) > 0; p += k + 1 {
 			if k = bytes.IndexByte(lb[p:], byte(c)); k < 0 {
@@ -519,18 +518,9 @@ func (s *injScan) findNeedWords() {
 			}
 		}
 	}
-	for _, w := range needBy2 {
-		word := needWords[w]
-		for p, k := 0, 0; ; p += k + 1 {
-			if k = bytes.Index(lb[p:], word); k < 0 {
-				break
-			}
-			s.occ[w] = append(s.occ[w], int32(p+k))
-		}
-	}
 	// every longer word by one table test per position: a bitmap over a hash of the three
-	// bytes there rejects almost every position; a hit compares the candidates sharing the
-	// first two bytes
+	// bytes there (a two-byte word is entered with every third byte) rejects almost every
+	// position; a hit compares the candidates sharing the first two bytes
 	p := 0
 	for ; p+4 <= len(lb); p++ {
 		if h := triHash(binary.LittleEndian.Uint32(lb[p:])); needTriBit[h>>6]&(1<<(h&63)) != 0 {
@@ -547,7 +537,7 @@ func (s *injScan) findNeedWords() {
 func (s *injScan) needCandsAt(p int) {
 	lb := s.lb
 	for _, w := range needCands[needPair[pairKey(lb[p], lb[p+1])]] {
-		if len(needWords[w]) > 2 && bytes.HasPrefix(lb[p:], needWords[w]) {
+		if bytes.HasPrefix(lb[p:], needWords[w]) {
 			s.occ[w] = append(s.occ[w], int32(p))
 		}
 	}
@@ -834,15 +824,14 @@ func scanInjection(b []byte, c *counts) {
 func injectionFound(c *counts) bool { return c.any(cInstructionOverride, cTranslateExecute) }
 
 // needWords are the distinct need words of every rule; rule.needIdx index them. needBy1 lists
-// the one-byte words by their byte, needBy2 the two-byte words; needPair maps the first two
-// bytes of every longer word to its entry in needCands (0: none).
+// the one-byte words by their byte; needPair maps the first two bytes of every longer word to
+// its entry in needCands (0: none).
 var (
 	needWords [][]byte
 	needBy1   [256][]int
-	needBy2   []int
 	needPair  [1 << 16]uint16
 	needCands = [][]int{nil}
-	// needTriBit marks the triHash of the first three bytes of every word of three bytes or more
+	// needTriBit marks the triHash of the first three bytes of every word of two bytes or more
 	// (8 KiB: it stays in the L1 cache)
 	needTriBit [1 << 10]uint64
 )
