@@ -433,10 +433,14 @@ type injScan struct {
 	lb     []byte
 	lbFrom int
 	// per need word (needWords): its offsets in the current block (once occDone) and a
-	// cursor, the first offset not before the last position asked about
+	// cursor, the first offset not before the last position asked about. Words of two bytes
+	// or more are searched for lazily: positions [0, occTo) of the block have been, except
+	// those before a position asked about (the scan moves forward, so no later question is
+	// about them).
 	occ     [][]int32
 	occCur  []int
 	occDone bool
+	occTo   int
 }
 
 // lowerBlock is how much of the text one refill of the lower-cased view covers. It is far
@@ -486,6 +490,10 @@ func (s *injScan) hasNeed(need []int, i, end int) bool {
 	if !s.occDone {
 		s.findNeedWords()
 	}
+	if from, to := i-s.lbFrom, end-s.lbFrom; to > s.occTo {
+		s.findLongNeedWords(max(from, s.occTo), to)
+		s.occTo = to
+	}
 	for _, w := range need {
 		occ := s.occ[w]
 		k := s.occCur[w]
@@ -518,16 +526,22 @@ func (s *injScan) findNeedWords() {
 			}
 		}
 	}
-	// every longer word by one table test per position: a bitmap over a hash of the three
-	// bytes there (a two-byte word is entered with every third byte) rejects almost every
-	// position; a hit compares the candidates sharing the first two bytes
-	p := 0
-	for ; p+4 <= len(lb); p++ {
+	s.occTo = 0
+}
+
+// findLongNeedWords records the words of two bytes or more that start at the positions
+// [from, to) of the block, by one table test per position: a bitmap over a hash of the three
+// bytes there (a two-byte word is entered with every third byte) rejects almost every
+// position; a hit compares the candidates sharing the first two bytes.
+func (s *injScan) findLongNeedWords(from, to int) {
+	lb := s.lb
+	p := from
+	for e := min(to, len(lb)-3); p < e; p++ {
 		if h := triHash(binary.LittleEndian.Uint32(lb[p:])); needTriBit[h>>6]&(1<<(h&63)) != 0 {
 			s.needCandsAt(p)
 		}
 	}
-	for ; p+1 < len(lb); p++ { // the last positions, plainly
+	for ; p < to && p+1 < len(lb); p++ { // the last positions of the block, plainly
 		s.needCandsAt(p)
 	}
 }
