@@ -23,6 +23,9 @@ var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
 // classifyRune returns the finding code of a non-ASCII rune the floor or the shipped extras
 // strip, or 0xff when the rune stays.
 func classifyRune(r rune) code {
+	if r >= 0x2070 && r < 0xFE00 || r < 0xAD && r > 0x9F {
+		return 0xff // no floor range, no C1 control and no Cf character lies here (tested)
+	}
 	switch {
 	case r >= 0xE0000 && r <= 0xE007F:
 		return cTag
@@ -151,6 +154,47 @@ func plainASCII8(x uint64) bool {
 	return ((x-0x20*ones)&^x|(x+ones)|x)&highs == 0
 }
 
+// simpleRune returns the size of the rune at b[i] when it is a simple starter, else 0: ASCII,
+// or a CJK ideograph (U+3400-U+9FFF), a hiragana or katakana letter (U+3041-U+3096,
+// U+30A1-U+30FA) or a Hangul syllable (U+AC00-U+D7A3). Each is NFKC already, a starter
+// (combining class 0, as is the first rune of its decomposition) with a boundary before it
+// (nothing composes with a rune before it): NFKC's quick check restarts its state at each, as
+// at an ASCII byte (tested for every rune of these ranges). b is valid UTF-8.
+func simpleRune(b []byte, i int) int {
+	c := b[i]
+	if c < utf8.RuneSelf {
+		return 1
+	}
+	if c < 0xE3 || c > 0xED || i+2 >= len(b) {
+		return 0
+	}
+	r := rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F)
+	if r >= 0x3400 && r <= 0x9FFF || r >= 0x3041 && r <= 0x3096 || r >= 0x30A1 && r <= 0x30FA || r >= 0xAC00 && r <= 0xD7A3 {
+		return 3
+	}
+	return 0
+}
+
+// simplePrefix returns where the run of simple runes (simpleRune) starting at pos ends, and
+// where the last of them starts (-1 when there is none); ASCII goes eight bytes at a time.
+func simplePrefix(b []byte, pos int) (end, last int) {
+	i, last := pos, -1
+	for i < len(b) {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8
+			last = i - 1
+			continue
+		}
+		n := simpleRune(b, i)
+		if n == 0 {
+			break
+		}
+		last = i
+		i += n
+	}
+	return i, last
+}
+
 // asciiPrefix returns the length of the longest all-ASCII prefix of b.
 func asciiPrefix(b []byte) int {
 	i := 0
@@ -165,26 +209,28 @@ func asciiPrefix(b []byte) int {
 	return i
 }
 
-// quickSpan is norm.NFKC.QuickSpan(b) with ASCII skipped eight bytes at a time: every ASCII
-// byte is a segment of its own (nothing composes with it or reorders around it) and
-// QuickSpan restarts its state at each one, so the quick check runs only over each short
-// non-ASCII stretch, together with the ASCII byte before it (a mark may compose with that
-// byte), and ends at the next ASCII byte, where a boundary always is. A stretch longer than
-// quickStretch bytes (CJK text) goes to QuickSpan with everything after it, as a whole: the
-// look-ahead for the stretch's end stays bounded, so a call costs what QuickSpan's own does.
-// The result is QuickSpan's.
+// quickSpan is norm.NFKC.QuickSpan(b) with the simple runes skipped (ASCII eight bytes at a
+// time): every simple rune is a segment of its own and QuickSpan restarts its state at each
+// one, so the quick check runs only over each short stretch of other runes, together with
+// the simple rune before it (a mark may compose with that rune), and ends where the next
+// simple rune starts, where a boundary always is. A stretch longer than quickStretch bytes
+// goes to QuickSpan with everything after it, as a whole: the look-ahead for the stretch's
+// end stays bounded, so a call costs what QuickSpan's own does. The result is QuickSpan's.
 func quickSpan(b []byte) int {
 	for pos := 0; pos < len(b); {
-		k := pos + asciiPrefix(b[pos:])
+		k, last := simplePrefix(b, pos)
 		if k == len(b) {
 			return k
 		}
-		s := max(pos, k-1)
+		s := pos
+		if last >= 0 {
+			s = last
+		}
 		e := k + 1
-		for e < len(b) && b[e] >= utf8.RuneSelf && e-k < quickStretch {
+		for e < len(b) && e-k < quickStretch && (b[e]&0xC0 == 0x80 || simpleRune(b, e) == 0) {
 			e++
 		}
-		if e-k == quickStretch {
+		if e-k >= quickStretch {
 			return s + norm.NFKC.QuickSpan(b[s:])
 		}
 		if q := norm.NFKC.QuickSpan(b[s:e]); q < e-s {
