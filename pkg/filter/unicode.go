@@ -23,7 +23,7 @@ var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
 // classifyRune returns the finding code of a non-ASCII rune the floor or the shipped extras
 // strip, or 0xff when the rune stays.
 func classifyRune(r rune) code {
-	if r >= 0x2070 && r < 0xFE00 || r < 0xAD && r > 0x9F {
+	if r >= 0x2070 && r < 0xFE00 || r >= 0xFF00 && r < 0xFFF9 || r < 0xAD && r > 0x9F {
 		return 0xff // no floor range, no C1 control and no Cf character lies here (tested)
 	}
 	switch {
@@ -98,6 +98,10 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 				i++
 			}
 			last = i
+			continue
+		}
+		if i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 && simpleRune(b, i) == 3 {
+			i += 3 // a well-formed CJK, kana or Hangul letter: nothing to strip
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
@@ -366,6 +370,11 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			out = append(out, a)
 			c[cNFKC]++
 			rest = rest[sz:]
+		} else if m, strip := compatForm(rest); m != "" && (len(rest) == 3 || quickStart(rest[3:])) {
+			out = append(out, m...)
+			c[cNFKC]++
+			dirty = dirty || strip
+			rest = rest[3:]
 		} else {
 			n := norm.NFKC.NextBoundary(rest, true)
 			if n <= 0 {
@@ -395,6 +404,47 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 		}
 	}
 	return out, dirty
+}
+
+// compatRanges are the blocks of compatibility characters a hostile text is made of
+// (half-width katakana and Hangul, full-width forms, enclosed alphanumerics, CJK symbols):
+// compatTable holds, per rune of them, its NFKC form when it changes and the rune is a starter
+// with a boundary before it, and compatStrip whether that form holds something stripUnsafe
+// removes.
+var (
+	compatRanges = [...][2]rune{{0xFF00, 0xFFF0}, {0x2460, 0x2500}, {0x3000, 0x3100}}
+	compatTable  [len(compatRanges)][]string
+	compatStrip  [len(compatRanges)][]bool
+)
+
+func init() {
+	for k, rg := range compatRanges {
+		compatTable[k] = make([]string, rg[1]-rg[0])
+		compatStrip[k] = make([]bool, rg[1]-rg[0])
+		for r := rg[0]; r < rg[1]; r++ {
+			b := utf8.AppendRune(nil, r)
+			if f := norm.NFKC.String(string(b)); f != string(b) && quickStart(b) {
+				compatTable[k][r-rg[0]] = f
+				compatStrip[k][r-rg[0]] = needsStrip([]byte(f))
+			}
+		}
+	}
+}
+
+// compatForm returns the NFKC form of the rune at b[0] (a three-byte one) from compatTable
+// when it has one there, and whether that form must be stripped again; "" otherwise. A
+// caller uses it only when the rune is alone in its segment.
+func compatForm(b []byte) (string, bool) {
+	if len(b) < 3 || b[0]&0xF0 != 0xE0 {
+		return "", false
+	}
+	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
+	for k, rg := range compatRanges {
+		if r >= rg[0] && r < rg[1] {
+			return compatTable[k][r-rg[0]], compatStrip[k][r-rg[0]]
+		}
+	}
+	return "", false
 }
 
 // wideASCII returns the ASCII byte NFKC maps the rune at b[0] to when it is a full-width form
