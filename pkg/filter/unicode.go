@@ -26,6 +26,11 @@ func classifyRune(r rune) code {
 	if r >= 0x2070 && r < 0xFE00 || r >= 0xFF00 && r < 0xFFF9 || r < 0xAD && r > 0x9F {
 		return 0xff // no floor range, no C1 control and no Cf character lies here (tested)
 	}
+	return classifyTables(r)
+}
+
+// classifyTables is classifyRune for a rune outside its table-free ranges.
+func classifyTables(r rune) code {
 	switch {
 	case r >= 0xE0000 && r <= 0xE007F:
 		return cTag
@@ -76,27 +81,7 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 				out = newBuf(buf, headroom(len(b)))
 			}
 			out = append(out, b[last:i]...)
-			switch ch {
-			case '\r':
-				out = append(out, '\n')
-				i++
-				if i < len(b) && b[i] == '\n' {
-					i++
-				}
-			case 0:
-				c[cNUL]++
-				i++
-			case 0x1b:
-				c[cTerminalEscape]++
-				i = skipEscape(b, i+1)
-			case 0x0b, 0x0c: // VT and FF are vertical whitespace: LF, so words stay apart
-				c[cControl]++
-				out = append(out, '\n')
-				i++
-			default:
-				c[cControl]++
-				i++
-			}
+			i, out = stripASCII(b, i, out, c)
 			last = i
 			continue
 		}
@@ -125,20 +110,7 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 			out = newBuf(buf, headroom(len(b)))
 		}
 		out = append(out, b[last:i]...)
-		i += n
-		switch r {
-		case 0x9B: // C1 CSI
-			c[cTerminalEscape]++
-			i = skipCSI(b, i)
-		case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
-			c[cTerminalEscape]++
-			i = skipString(b, i)
-		case 0x85: // NEL is a line break: it becomes LF rather than gluing two words together
-			c[k]++
-			out = append(out, '\n')
-		default:
-			c[k]++
-		}
+		i, out = stripRune(b, i+n, r, k, out, c)
 		last = i
 	}
 	if out == nil {
@@ -247,6 +219,48 @@ func quickSpan(b []byte) int {
 
 // quickStretch bounds the non-ASCII stretch quickSpan checks on its own.
 const quickStretch = 64
+
+// stripASCII handles the ASCII byte at i that needs work (asciiNeedsWork): it appends what
+// replaces it to out, counts it, and returns where the text goes on.
+func stripASCII(b []byte, i int, out []byte, c *counts) (int, []byte) {
+	switch b[i] {
+	case '\r':
+		out = append(out, '\n')
+		i++
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+		return i, out
+	case 0:
+		c[cNUL]++
+	case 0x1b:
+		c[cTerminalEscape]++
+		return skipEscape(b, i+1), out
+	case 0x0b, 0x0c: // VT and FF are vertical whitespace: LF, so words stay apart
+		c[cControl]++
+		out = append(out, '\n')
+	default:
+		c[cControl]++
+	}
+	return i + 1, out
+}
+
+// stripRune handles the stripped rune r (code k) that ended at i: C1 escape introducers skip
+// their sequence, NEL becomes LF, everything else is removed; each is counted.
+func stripRune(b []byte, i int, r rune, k code, out []byte, c *counts) (int, []byte) {
+	switch r {
+	case 0x9B: // C1 CSI
+		c[cTerminalEscape]++
+		return skipCSI(b, i), out
+	case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
+		c[cTerminalEscape]++
+		return skipString(b, i), out
+	case 0x85: // NEL is a line break: it becomes LF rather than gluing two words together
+		out = append(out, '\n')
+	}
+	c[k]++
+	return i, out
+}
 
 // newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
 // and it is large enough (else a new one), a fresh one when buf is nil.
