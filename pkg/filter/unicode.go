@@ -502,8 +502,8 @@ func needsStrip(b []byte) bool {
 // long run of combining marks (NFKC's stream-safe limit) the next rune is a non-starter, and
 // the run must go on being normalised segment by segment.
 func quickStart(rest []byte) bool {
-	if rest[0] < utf8.RuneSelf {
-		return true
+	if simpleRune(rest, 0) != 0 {
+		return true // ASCII, CJK, kana, Hangul: starters with a boundary before them (tested)
 	}
 	p := norm.NFKC.Properties(rest)
 	return p.BoundaryBefore() && p.CCC() == 0 && p.LeadCCC() == 0
