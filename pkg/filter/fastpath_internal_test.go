@@ -156,3 +156,25 @@ func TestNeedGroupsAreNecessary(t *testing.T) {
 		}
 	}
 }
+
+// TestNFKCTablesEqualNorm: the table-driven segments (full-width forms, half-width kana with
+// and without sound marks, enclosed alphanumerics, CJK symbols) normalise exactly as norm does,
+// also when what follows them merges into their segment.
+func TestNFKCTablesEqualNorm(t *testing.T) {
+	var runes []rune
+	for _, rg := range compatRanges {
+		for r := rg[0]; r < rg[1]; r++ {
+			runes = append(runes, r)
+		}
+	}
+	for _, r := range runes {
+		for _, next := range []string{"", "a", "日", "\u3099", "\uff9e", "\uff9f", "\u0301", "\uff9e\uff9f", "\uff9e\u0301", "ｶ"} {
+			in := []byte(string(r) + next)
+			var c counts
+			got, _ := nfkc(in, &c, nil)
+			if want := norm.NFKC.Bytes(in); string(got) != string(want) {
+				t.Fatalf("nfkc(%+q) = %+q, norm %+q", in, got, want)
+			}
+		}
+	}
+}

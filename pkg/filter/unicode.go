@@ -389,6 +389,10 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			c[cNFKC]++
 			dirty = dirty || strip
 			rest = rest[3:]
+		} else if m := voicedKana(rest); m != "" && (len(rest) == 6 || quickStart(rest[6:])) {
+			out = append(out, m...)
+			c[cNFKC]++
+			rest = rest[6:]
 		} else {
 			n := norm.NFKC.NextBoundary(rest, true)
 			if n <= 0 {
@@ -443,6 +447,33 @@ func init() {
 			}
 		}
 	}
+}
+
+// voicedTable holds the NFKC form of a half-width katakana letter (U+FF66-U+FF9D) followed by
+// a half-width voiced or semi-voiced sound mark (U+FF9E, U+FF9F): the pair NFKC composes
+// ("ﾊﾟ" becomes "パ") or, where no composed letter exists, maps to the full-width letter
+// and the combining mark.
+var voicedTable = func() (t [0xFF9E - 0xFF66][2]string) {
+	for r := rune(0xFF66); r < 0xFF9E; r++ {
+		for m := rune(0xFF9E); m <= 0xFF9F; m++ {
+			t[r-0xFF66][m-0xFF9E] = norm.NFKC.String(string([]rune{r, m}))
+		}
+	}
+	return t
+}()
+
+// voicedKana returns the NFKC form of the half-width katakana letter and sound mark at b[0:6]
+// from voicedTable, or "" when b does not start with such a pair. A caller uses it only when
+// the pair is a segment of its own (the rune after it is a true boundary).
+func voicedKana(b []byte) string {
+	if len(b) < 6 || b[0] != 0xEF || b[3] != 0xEF || b[4] != 0xBE || b[5] < 0x9E || b[5] > 0x9F {
+		return ""
+	}
+	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
+	if r < 0xFF66 || r >= 0xFF9E {
+		return ""
+	}
+	return voicedTable[r-0xFF66][b[5]-0x9E]
 }
 
 // compatForm returns the NFKC form of the rune at b[0] (a three-byte one) from compatTable
