@@ -47,6 +47,25 @@ func TestClassifyRuneFastPath(t *testing.T) {
 	}
 }
 
+// TestDecodeRune: decodeRune agrees with utf8.DecodeRune on every two- and three-byte
+// sequence (and their truncations) after a leading byte.
+func TestDecodeRune(t *testing.T) {
+	for c0 := 0x80; c0 < 0x100; c0++ {
+		for c1 := 0; c1 < 0x100; c1++ {
+			for _, tail := range [][]byte{nil, {0x80}, {0xBF}, {0x41}, {0xC0}} {
+				b := append([]byte{byte(c0), byte(c1)}, tail...)
+				for n := 1; n <= len(b); n++ {
+					r, sz := decodeRune(b[:n], 0)
+					wr, wsz := utf8.DecodeRune(b[:n])
+					if r != wr || sz != wsz {
+						t.Fatalf("decodeRune(% x) = %U/%d, utf8 %U/%d", b[:n], r, sz, wr, wsz)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSimpleRunes: every rune simpleRune skips is NFKC already and a starter (its
 // decomposition, if any, starts with one) with a boundary before it (nothing composes with
 // what precedes it), so NFKC's quick check restarts its state at it as at an ASCII byte.

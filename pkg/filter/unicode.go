@@ -23,7 +23,7 @@ var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
 // classifyRune returns the finding code of a non-ASCII rune the floor or the shipped extras
 // strip, or 0xff when the rune stays.
 func classifyRune(r rune) code {
-	if r >= 0x2070 && r < 0xFE00 || r >= 0xFF00 && r < 0xFFF9 || r < 0xAD && r > 0x9F {
+	if r >= 0x2070 && r < 0xFE00 || r >= 0xFF00 && r < 0xFFF9 || r >= 0x300 && r < 0x600 || r < 0xAD && r > 0x9F {
 		return 0xff // no floor range, no C1 control and no Cf character lies here (tested)
 	}
 	return classifyTables(r)
@@ -89,7 +89,7 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 			i += 3 // a well-formed CJK, kana or Hangul letter: nothing to strip
 			continue
 		}
-		r, n := utf8.DecodeRune(b[i:])
+		r, n := decodeRune(b, i)
 		if r == utf8.RuneError && n == 1 {
 			if out == nil {
 				out = newBuf(buf, headroom(len(b)+len(b)/8))
@@ -219,6 +219,20 @@ func quickSpan(b []byte) int {
 
 // quickStretch bounds the non-ASCII stretch quickSpan checks on its own.
 const quickStretch = 64
+
+// decodeRune is utf8.DecodeRune(b[i:]) for a non-ASCII b[i], with the two- and three-byte
+// sequences that cannot be overlong or a surrogate (lead C2-DF, E1-EC, EE-EF, continuation
+// bytes 80-BF) decoded inline.
+func decodeRune(b []byte, i int) (rune, int) {
+	c := b[i]
+	switch {
+	case c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+		return rune(c&0x1F)<<6 | rune(b[i+1]&0x3F), 2
+	case c >= 0xE1 && c <= 0xEF && c != 0xED && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+		return rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F), 3
+	}
+	return utf8.DecodeRune(b[i:])
+}
 
 // stripASCII handles the ASCII byte at i that needs work (asciiNeedsWork): it appends what
 // replaces it to out, counts it, and returns where the text goes on.
