@@ -66,6 +66,20 @@ func TestDecodeRune(t *testing.T) {
 	}
 }
 
+// TestQuickStartFastPaths: quickStart's shortcuts agree with the NFKC properties for every
+// rune they answer (simple runes, combining diacritical marks).
+func TestQuickStartFastPaths(t *testing.T) {
+	for r := rune(0x80); r <= 0xFFFF; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		b := utf8.AppendRune(nil, r)
+		if got, want := quickStart(b), quickStartProps(b); got != want {
+			t.Fatalf("quickStart(%U) = %v, properties say %v", r, got, want)
+		}
+	}
+}
+
 // TestSimpleRunes: every rune simpleRune skips is NFKC already and a starter (its
 // decomposition, if any, starts with one) with a boundary before it (nothing composes with
 // what precedes it), so NFKC's quick check restarts its state at it as at an ASCII byte.

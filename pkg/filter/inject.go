@@ -792,6 +792,10 @@ func foldConfusables(b []byte) []byte {
 		}
 		c := b[i]
 		if c < 0xC4 || (c > 0xD5 && c != 0xE1 && c != 0xEA) {
+			if c >= 0xE0 && c < 0xF0 && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 {
+				i += 3 // a three-byte rune outside the confusable blocks: its continuation bytes are none
+				continue
+			}
 			i++
 			continue
 		}

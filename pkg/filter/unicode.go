@@ -550,6 +550,16 @@ func quickStart(rest []byte) bool {
 	if simpleRune(rest, 0) != 0 {
 		return true // ASCII, CJK, kana, Hangul: starters with a boundary before them (tested)
 	}
+	// a combining diacritical mark U+0300-U+036F (CC 80-CD AF) is a non-starter, except the
+	// grapheme joiner U+034F (tested)
+	if len(rest) >= 2 && (rest[0] == 0xCC && rest[1] >= 0x80 || rest[0] == 0xCD && rest[1] < 0xB0) && !(rest[0] == 0xCD && rest[1] == 0x8F) {
+		return false
+	}
+	return quickStartProps(rest)
+}
+
+// quickStartProps is quickStart by the rune's NFKC properties.
+func quickStartProps(rest []byte) bool {
 	p := norm.NFKC.Properties(rest)
 	return p.BoundaryBefore() && p.CCC() == 0 && p.LeadCCC() == 0
 }
