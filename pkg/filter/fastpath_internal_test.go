@@ -77,6 +77,9 @@ func TestQuickStartFastPaths(t *testing.T) {
 		if got, want := quickStart(b), quickStartProps(b); got != want {
 			t.Fatalf("quickStart(%U) = %v, properties say %v", r, got, want)
 		}
+		if compatChanged(b) && (norm.NFKC.IsNormal(b) || norm.NFKC.QuickSpan(b) != 0) {
+			t.Fatalf("compatChanged(%U) but NFKC leaves it", r)
+		}
 	}
 }
 

@@ -429,7 +429,9 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			}
 			rest = rest[n:]
 		}
-		if len(rest) > 0 && quickStart(rest) {
+		// a quick-check run may start here; not before a compatibility character of the
+		// tables, which NFKC changes (the run would be empty)
+		if len(rest) > 0 && quickStart(rest) && !compatChanged(rest) {
 			q := quickSpan(rest)
 			out = append(out, rest[:q]...)
 			rest = rest[q:]
@@ -488,6 +490,16 @@ func voicedKana(b []byte) string {
 		return ""
 	}
 	return voicedTable[r-0xFF66][b[5]-0x9E]
+}
+
+// compatChanged reports a rune at b[0] that wideASCII or compatTable maps: NFKC changes it
+// and it is a starter with a boundary before it (tested).
+func compatChanged(b []byte) bool {
+	if _, sz := wideASCII(b); sz > 0 {
+		return true
+	}
+	m, _ := compatForm(b)
+	return m != ""
 }
 
 // compatForm returns the NFKC form of the rune at b[0] (a three-byte one) from compatTable
@@ -554,6 +566,9 @@ func quickStart(rest []byte) bool {
 	// grapheme joiner U+034F (tested)
 	if len(rest) >= 2 && (rest[0] == 0xCC && rest[1] >= 0x80 || rest[0] == 0xCD && rest[1] < 0xB0) && !(rest[0] == 0xCD && rest[1] == 0x8F) {
 		return false
+	}
+	if compatChanged(rest) {
+		return true // the tables hold only starters with a boundary before them
 	}
 	return quickStartProps(rest)
 }
