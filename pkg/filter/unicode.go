@@ -67,12 +67,12 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	var out []byte // nil until the first change
 	last := 0      // b[last:i] is pending copy into out
 	for i := 0; i < len(b); {
-		if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8 // eight printable ASCII bytes: nothing to do
-			continue
-		}
 		ch := b[i]
 		if ch < utf8.RuneSelf {
+			if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8 // eight printable ASCII bytes: nothing to do
+				continue
+			}
 			if !asciiNeedsWork[ch] {
 				i++
 				continue
@@ -85,8 +85,10 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 			last = i
 			continue
 		}
-		if i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 && simpleRune(b, i) == 3 {
-			i += 3 // a well-formed CJK, kana or Hangul letter: nothing to strip
+		if ch >= 0xE3 && ch <= 0xEE && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 && (ch != 0xED || b[i+1] < 0xA0) {
+			// a well-formed rune U+3000-U+EFFF (CJK, kana, Hangul, Yi, private use): inside
+			// classifyRune's table-free range, nothing to strip
+			i += 3
 			continue
 		}
 		r, n := decodeRune(b, i)
