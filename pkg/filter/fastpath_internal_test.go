@@ -12,37 +12,13 @@ import (
 	"github.com/forgectx/forgectx/test/corpus"
 )
 
-// classifyRuneV13 is classifyRune without the v1.4 fast path (the v1.3.1 switch).
-func classifyRuneV13(r rune) code {
-	switch {
-	case r >= 0xE0000 && r <= 0xE007F:
-		return cTag
-	case r >= 0x200B && r <= 0x200D, r == 0xFEFF:
-		return cZeroWidth
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-		return cBidiControl
-	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
-		return cVariationSelector
-	case r >= 0xFFF9 && r <= 0xFFFB:
-		return cInterlinear
-	case r == 0x200E || r == 0x200F || r == 0x061C:
-		return cBidiMark
-	case r == 0x2060:
-		return cWordJoiner
-	case r >= 0x80 && r <= 0x9F:
-		return cControl
-	case unicode.Is(unicode.Cf, r):
-		return cFormat
-	}
-	return 0xff
-}
-
-// TestClassifyRuneFastPath: the range classifyRune answers without looking at the tables
-// holds no rune the v1.3.1 classification strips, for every code point.
+// TestClassifyRuneFastPath: the ranges classifyRune answers without looking at the tables
+// hold no rune the table classification (v1.3.1's switch, classifyTables) strips, for every
+// code point.
 func TestClassifyRuneFastPath(t *testing.T) {
 	for r := rune(0x80); r <= unicode.MaxRune; r++ {
-		if got, want := classifyRune(r), classifyRuneV13(r); got != want {
-			t.Fatalf("classifyRune(%U) = %d, v1.3.1 %d", r, got, want)
+		if got, want := classifyRune(r), classifyTables(r); got != want {
+			t.Fatalf("classifyRune(%U) = %d, tables %d", r, got, want)
 		}
 	}
 }

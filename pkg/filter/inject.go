@@ -490,9 +490,10 @@ func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
 var needsOff bool
 
 // hasNeed reports whether one of the need words occurs (lower-cased) within [i, end), a range
-// the current block covers. The first call in a block finds every need word in it in one
-// keyword pass (a two-byte table names the candidate words at each position); later calls
-// only advance a cursor per word. v1.3 searched each anchor hit's segment once per need word.
+// the current block covers. The first call in a block records the one-byte words of the whole
+// block; the longer words are recorded as far as the questions reach (findLongNeedWords over
+// the positions not yet searched, skipping those before i), and a question then only advances
+// a cursor per word. v1.3 searched each anchor hit's segment once per need word.
 func (s *injScan) hasNeed(need []int, i, end int) bool {
 	if !s.occDone {
 		s.findNeedWords()
@@ -515,7 +516,8 @@ func (s *injScan) hasNeed(need []int, i, end int) bool {
 	return false
 }
 
-// findNeedWords records, per need word, every offset in the current block where it occurs.
+// findNeedWords starts a block: it clears the per-word offsets and records every offset of
+// the one-byte need words; the longer ones are found lazily (findLongNeedWords).
 func (s *injScan) findNeedWords() {
 	s.occDone = true
 	for w := range s.occ {
