@@ -57,15 +57,34 @@ func classifyKey(k string) keyClass {
 	if apiKeyHeaders[k] {
 		return keyAPIHeader
 	}
-	switch {
-	case hasAnySuffix(k, notSecretSuffixes):
+	if k == "" {
 		return keyNone
-	case hasAnySuffix(k, passwordSuffixes):
+	}
+	last := k[len(k)-1]
+	switch {
+	case hasAnySuffix(k, notSecretByLast[last]):
+		return keyNone
+	case hasAnySuffix(k, passwordByLast[last]):
 		return keyPassword
-	case hasAnySuffix(k, secretSuffixes):
+	case hasAnySuffix(k, secretByLast[last]):
 		return keySecret
 	}
 	return keyNone
+}
+
+// The suffix lists above by their last byte: a key is only compared with the suffixes that
+// end in its own last byte.
+var (
+	notSecretByLast = byLastByte(notSecretSuffixes)
+	passwordByLast  = byLastByte(passwordSuffixes)
+	secretByLast    = byLastByte(secretSuffixes)
+)
+
+func byLastByte(suffixes []string) (t [256][]string) {
+	for _, s := range suffixes {
+		t[s[len(s)-1]] = append(t[s[len(s)-1]], s)
+	}
+	return t
 }
 
 // keySuffixBytes: the last letters of every suffix above, for a cheap reject before
@@ -102,14 +121,40 @@ var valueStop = func() (s byteSet) {
 // detectAssignment classifies the key before the separator at i and, for a secret-named key,
 // returns the span of its value.
 func detectAssignment(b []byte, i int) (span, bool) {
-	n := len(b)
-	if i+1 < n && (b[i+1] == b[i] || b[i+1] == '/') { // "::", "==", "://"
+	ks, ke, ok := assignKey(b, i)
+	if !ok {
 		return span{}, false
 	}
-	if i > 0 && (b[i-1] == '=' || b[i-1] == '!' || b[i-1] == '<' || b[i-1] == '>' || b[i-1] == ':') {
+	var kbuf [64]byte
+	class := classifyKey(string(appendLowerASCII(kbuf[:0], b[ks:ke])))
+	if class == keyNone {
 		return span{}, false
 	}
-	// key, read backwards over optional spaces and a closing quote (possibly JSON-escaped)
+	v, quote := valueStart(b, i+1)
+	switch class {
+	case keyAuthorization:
+		return authValue(b, v, quote)
+	case keyAPIHeader:
+		e := unquotedEnd(b, v)
+		if e-v < 8 || placeholder(b[v:e]) {
+			return span{}, false
+		}
+		return span{v, e, cAPIKeyHeader}, true
+	}
+	e := assignValueEnd(b, v, quote)
+	if !secretValue(class, b[v:e], b[ks:ke], b[i], quote) {
+		return span{}, false
+	}
+	return span{v, e, cSecretAssignment}, true
+}
+
+// assignKey finds the key before the separator at i: read backwards over up to four spaces
+// and a closing quote (possibly JSON-escaped). ok is false for a separator that cannot be an
+// assignment ("::", "==", "://", "!=", "<=") or a key that is no secret name's shape.
+func assignKey(b []byte, i int) (ks, ke int, ok bool) {
+	if !assignSeparator(b, i) {
+		return 0, 0, false
+	}
 	j := i - 1
 	for sp := 0; j >= 0 && (b[j] == ' ' || b[j] == '\t') && sp < 4; sp++ {
 		j--
@@ -121,99 +166,106 @@ func detectAssignment(b []byte, i int) (span, bool) {
 		}
 	}
 	if j < 0 || !keyLastByte[b[j]] {
-		return span{}, false
+		return 0, 0, false
 	}
-	ke := j + 1
+	ke = j + 1
 	for j >= 0 && ke-j <= 64 && setKey[b[j]] {
 		j--
 	}
-	ks := j + 1
+	ks = j + 1
 	// a key right after a JSON or shell escape ("\npassword: …", "\tAuthorization: …")
 	if ks > 0 && b[ks-1] == '\\' && ke-ks > 1 && (b[ks] == 'n' || b[ks] == 't' || b[ks] == 'r') {
 		ks++
 	}
-	if ks == ke || (ks >= 2 && b[ks-1] == '/' && b[ks-2] == '/') { // URL userinfo: detectURL's
-		return span{}, false
+	return ks, ke, keyIsName(b, ks, ke)
+}
+
+// assignSeparator reports whether the '=' or ':' at i can separate a key from its value: not
+// "::", "==", "://", nor the second byte of "==", "!=", "<=", ">=", "::".
+func assignSeparator(b []byte, i int) bool {
+	if i+1 < len(b) && (b[i+1] == b[i] || b[i+1] == '/') {
+		return false
 	}
-	if ks >= 2 && b[ks-1] == '{' && b[ks-2] == '$' { // shell ${NAME:-default}: a reference
-		return span{}, false
+	return i == 0 || !(b[i-1] == '=' || b[i-1] == '!' || b[i-1] == '<' || b[i-1] == '>' || b[i-1] == ':')
+}
+
+// keyIsName reports whether b[ks:ke] is a key of its own: not empty, not the user part of a
+// URL's userinfo (detectURL's), not the name in a shell ${NAME:-default} reference.
+func keyIsName(b []byte, ks, ke int) bool {
+	if ks == ke || (ks >= 2 && b[ks-1] == '/' && b[ks-2] == '/') {
+		return false
 	}
-	var kbuf [64]byte
-	key := appendLowerASCII(kbuf[:0], b[ks:ke])
-	class := classifyKey(string(key))
-	if class == keyNone {
-		return span{}, false
-	}
-	// value
-	v := i + 1
+	return !(ks >= 2 && b[ks-1] == '{' && b[ks-2] == '$')
+}
+
+// valueStart skips the spaces after a separator and an opening quote (possibly
+// JSON-escaped): the value starts at v, and quote is the quote that ends it (nil unquoted).
+func valueStart(b []byte, v int) (int, []byte) {
+	n := len(b)
 	for v < n && (b[v] == ' ' || b[v] == '\t') {
 		v++
 	}
-	var quote []byte
-	if v+1 < n && b[v] == '\\' && b[v+1] == '"' {
-		quote = b[v : v+2]
-		v += 2
-	} else if v < n && (b[v] == '"' || b[v] == '\'') {
-		quote = b[v : v+1]
-		v++
+	switch {
+	case v+1 < n && b[v] == '\\' && b[v+1] == '"':
+		return v + 2, b[v : v+2]
+	case v < n && (b[v] == '"' || b[v] == '\''):
+		return v + 1, b[v : v+1]
 	}
-	switch class {
-	case keyAuthorization:
-		return authValue(b, v, quote)
-	case keyAPIHeader:
-		e := v
-		for e < n && !valueStop[b[e]] {
-			e++
-		}
-		if e-v < 8 || placeholder(b[v:e]) {
-			return span{}, false
-		}
-		return span{v, e, cAPIKeyHeader}, true
+	return v, nil
+}
+
+// unquotedEnd returns the end of an unquoted value starting at v.
+func unquotedEnd(b []byte, v int) int {
+	e := v
+	for e < len(b) && !valueStop[b[e]] {
+		e++
 	}
-	var e int
-	if quote != nil {
-		limit := min(n, v+4096)
-		k := bytes.Index(b[v:limit], quote)
-		nl := bytes.IndexByte(b[v:limit], '\n')
-		switch {
-		case k >= 0 && (nl < 0 || k < nl):
-			e = v + k
-		case nl >= 0:
-			e = v + nl
-		default:
-			e = limit
-		}
-	} else {
-		e = v
-		for e < n && !valueStop[b[e]] {
-			e++
-		}
+	return e
+}
+
+// assignValueEnd returns the end of the value starting at v: a quoted one runs to its closing
+// quote on the same line (at most 4096 bytes), an unquoted one to a byte valueStop names.
+func assignValueEnd(b []byte, v int, quote []byte) int {
+	if quote == nil {
+		return unquotedEnd(b, v)
 	}
-	val := b[v:e]
+	limit := min(len(b), v+4096)
+	k := bytes.Index(b[v:limit], quote)
+	nl := bytes.IndexByte(b[v:limit], '\n')
+	switch {
+	case k >= 0 && (nl < 0 || k < nl):
+		return v + k
+	case nl >= 0:
+		return v + nl
+	}
+	return limit
+}
+
+// secretValue decides whether val, the value of a secret- or password-named key (key, the
+// separator sep and the value's quote as found), is a secret rather than a reference, a call
+// or a variable name.
+func secretValue(class keyClass, val, key []byte, sep byte, quote []byte) bool {
 	if placeholder(val) || bytes.IndexByte(val, '(') >= 0 { // a reference or a call in code
-		return span{}, false
+		return false
 	}
 	ident, hump := identifier(val)
 	// A quoted value is a string literal and the value of an upper-case NAME= (an environment
 	// file or a shell assignment) is literal text: neither is ever a variable name, so a
 	// value without a digit (about 1% of random 24-character secrets) is not an identifier
 	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference.
-	if ident && (quote != nil || envKey(b[ks:ke], b[i]) && bytes.IndexByte(val, '.') < 0) {
+	if ident && (quote != nil || envKey(key, sep) && bytes.IndexByte(val, '.') < 0) {
 		ident = false
 	}
 	if class == keyPassword {
-		if len(val) < 4 || (ident && (hump || bytes.IndexByte(val, '.') >= 0)) {
-			return span{}, false
-		}
-		return span{v, e, cSecretAssignment}, true
+		return len(val) >= 4 && !(ident && (hump || bytes.IndexByte(val, '.') >= 0))
 	}
-	if len(val) < 8 || ident && !envValue(b[ks:ke], b[i], quote, val) {
-		return span{}, false
+	if len(val) < 8 {
+		return false
 	}
-	if plainWord(val) && !envValue(b[ks:ke], b[i], quote, val) {
-		return span{}, false
+	if (ident || plainWord(val)) && !envValue(key, sep, quote, val) {
+		return false
 	}
-	return span{v, e, cSecretAssignment}, true
+	return true
 }
 
 // envValue reports an environment-file or shell assignment (an upper-case KEY, '=', no
@@ -294,16 +346,21 @@ func detectLongFlag(b []byte, i int) (span, bool) {
 		v++
 	}
 	vs, ve := flagValue(b, v)
-	val := b[vs:ve]
-	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
-		return span{}, false
-	}
-	// A plain word after the flag is prose or a placeholder ("add a --password option",
-	// "--token YOUR_TOKEN"), for password flags too.
-	if plainWord(val) || (class == keySecret && len(val) < 8) {
+	if !flagSecret(class, b[vs:ve]) {
 		return span{}, false
 	}
 	return span{vs, ve, cSecretAssignment}, true
+}
+
+// flagSecret decides whether val, the value after a secret- or password-named long flag, is
+// a secret. A plain word after the flag is prose or a placeholder ("add a --password option",
+// "--token YOUR_TOKEN"), for password flags too; a value starting with '-' is the next flag,
+// and one holding '=' or '(' is a key=value list or code.
+func flagSecret(class keyClass, val []byte) bool {
+	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
+		return false
+	}
+	return !plainWord(val) && (class != keySecret || len(val) >= 8)
 }
 
 var curlWord = []byte("curl ")

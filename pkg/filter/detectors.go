@@ -1,6 +1,9 @@
 package filter
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // prefixRule is one vendor token: a case-sensitive literal prefix at a word start followed
 // by a body drawn from set. Exact pattern semantics are part of filter_version and are
@@ -308,22 +311,10 @@ func placeholder(v []byte) bool {
 	if len(v) == 0 || bytes.HasPrefix(v, redactedMarker) || bytes.HasPrefix(redactedMarker, v) {
 		return true
 	}
-	switch v[0] {
-	case '$': // $NAME, ${NAME}, ${{ expr }}, $(cmd)
-		return len(v) > 1 && (v[1] == '{' || v[1] == '(' || v[1] == '_' || isUpper(v[1]) || isLower(v[1]))
-	case '%': // %NAME%, or a format verb (%s, %v, %T.) in code
-		return len(v) <= 4 || (v[len(v)-1] == '%' && plainWord(v[1:len(v)-1]))
-	case '<': // <your-token>
-		return v[len(v)-1] == '>'
-	case '/', '~': // a path to a secret file, not the secret
-		return true
-	case '{': // {{ expr }}, {name}
-		return len(v) > 1 && (v[1] == '{' || plainWord(bytes.TrimSuffix(v[1:], []byte("}"))))
-	case '.':
-		return len(v) > 1 && v[1] == '/'
+	if ref, decided := referenceShape(v); decided {
+		return ref
 	}
-	switch string(bytes.ToLower(v)) {
-	case "null", "none", "nil", "true", "false", "undefined", "redacted", "masked", "hidden", "secret", "password", "token":
+	if maskWord(v) {
 		return true
 	}
 	for _, c := range v {
@@ -332,6 +323,48 @@ func placeholder(v []byte) bool {
 		}
 	}
 	return true
+}
+
+// referenceShape decides placeholder by the value's first byte where that byte alone
+// settles it: a variable or template reference, a path, a mask tag.
+func referenceShape(v []byte) (ref, decided bool) {
+	switch v[0] {
+	case '$': // $NAME, ${NAME}, ${{ expr }}, $(cmd)
+		return len(v) > 1 && (v[1] == '{' || v[1] == '(' || v[1] == '_' || isUpper(v[1]) || isLower(v[1])), true
+	case '%': // %NAME%, or a format verb (%s, %v, %T.) in code
+		return len(v) <= 4 || (v[len(v)-1] == '%' && plainWord(v[1:len(v)-1])), true
+	case '<': // <your-token>
+		return v[len(v)-1] == '>', true
+	case '/', '~': // a path to a secret file, not the secret
+		return true, true
+	case '{': // {{ expr }}, {name}
+		return len(v) > 1 && (v[1] == '{' || plainWord(bytes.TrimSuffix(v[1:], []byte("}")))), true
+	case '.':
+		return len(v) > 1 && v[1] == '/', true
+	}
+	return false, false
+}
+
+// maskWords are values that name or mask a secret instead of holding one (compared
+// case-insensitively).
+var maskWords = []string{"null", "none", "nil", "true", "false", "undefined", "redacted", "masked", "hidden", "secret", "password", "token"}
+
+// maskWord reports a value that is one of maskWords, in any letter case (Unicode case
+// folding, as bytes.ToLower does: the Kelvin sign lower-cases to 'k'); an ASCII value is
+// compared without the lower-cased copy.
+func maskWord(v []byte) bool {
+	if asciiPrefix(v) < len(v) {
+		return slices.Contains(maskWords, string(bytes.ToLower(v)))
+	}
+	if len(v) < 3 || len(v) > 9 {
+		return false
+	}
+	for _, w := range maskWords {
+		if len(w) == len(v) && hasPrefixFold(v, w) {
+			return true
+		}
+	}
+	return false
 }
 
 var slackHost = []byte("hooks.slack.com")

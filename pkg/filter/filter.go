@@ -193,13 +193,8 @@ func trimLF(b []byte) []byte {
 // slice. A returned error wraps ErrAborted (context cancelled, internal failure) or ErrOptions;
 // the original bytes are never returned with an error.
 func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Result, err error) {
-	switch opt.Role {
-	case RoleBody, RoleLog, RoleDisplay:
-	default:
-		return Result{}, fmt.Errorf("%w: Options.Role %q must be body, log or display", ErrOptions, opt.Role)
-	}
-	if opt.MaxBytes < 0 || opt.MaxSourceBytes < 0 {
-		return Result{}, fmt.Errorf("%w: Options.MaxBytes and Options.MaxSourceBytes must be >= 0 (0 = unbounded)", ErrOptions)
+	if err := checkOptions(opt); err != nil {
+		return Result{}, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -229,6 +224,27 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 	if err := ctx.Err(); err != nil {
 		return Result{}, abortf(err)
 	}
+	return emit(src, text, opt, &c), nil
+}
+
+// checkOptions rejects Options outside their documented ranges.
+func checkOptions(opt Options) error {
+	switch opt.Role {
+	case RoleBody, RoleLog, RoleDisplay:
+	default:
+		return fmt.Errorf("%w: Options.Role %q must be body, log or display", ErrOptions, opt.Role)
+	}
+	if opt.MaxBytes < 0 || opt.MaxSourceBytes < 0 {
+		return fmt.Errorf("%w: Options.MaxBytes and Options.MaxSourceBytes must be >= 0 (0 = unbounded)", ErrOptions)
+	}
+	return nil
+}
+
+// emit is pipeline steps 4 and 5 on the redacted, injection-free text: the trailing-LF rule,
+// the byte bound and, when the bound removed bytes, the injection scan of the exact emitted
+// bytes. The output never aliases src; a buffer the pipeline made is handed over without a
+// copy.
+func emit(src, text []byte, opt Options, c *counts) Result {
 	status := StatusUnchanged
 	if c.any(cInvalidUTF8, cIBAN) {
 		status = StatusModified
@@ -245,7 +261,6 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 		addLF = lf && len(text) > 0
 		truncated = true
 	}
-	// Output never aliases src; a buffer the pipeline made is handed over without a copy.
 	var out []byte
 	if len(text) == 0 {
 		out = []byte{}
@@ -261,12 +276,12 @@ func (p *Pipeline) Apply(ctx context.Context, src []byte, opt Options) (res Resu
 	if truncated {
 		status = StatusTruncated
 		c[cTruncated]++
-		scanInjection(out, &c)
-		if injectionFound(&c) {
-			return Result{Status: StatusRejected, Gap: GapUnsafeContent, Findings: c.findings()}, nil
+		scanInjection(out, c)
+		if injectionFound(c) {
+			return Result{Status: StatusRejected, Gap: GapUnsafeContent, Findings: c.findings()}
 		}
 	}
-	return Result{Status: status, Findings: c.findings(), Output: out}, nil
+	return Result{Status: status, Findings: c.findings(), Output: out}
 }
 
 func b2i(b bool) int {

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"regexp"
 	"strings"
@@ -41,16 +42,23 @@ type rule struct {
 	lineLead bool                       // the match must be preceded, on its line or in its region, only by [ \t*#>-]
 	pre      func(b []byte, i int) bool // cheap check on the raw text at the start word, before any lower-casing
 	affirm   bool                       // skipped when the previous word negates it ("do not post … in this issue")
-	need     [][]byte                   // at least one must occur in the segment before the regexp runs (cheap reject)
-	needIdx  []int                      // need as indexes into needWords (set by init)
-	gap      bool                       // "A … B on one line" rule: searched unanchored over a window, see atWord
+	// need lists groups of literal words: from every group at least one word must occur
+	// (lower-cased) in the segment before the regexp runs. Each group is a necessary
+	// condition of a match (every alternative of some part of the pattern contains one of
+	// the group's words), so the check only saves regexp runs and never changes an outcome.
+	need    [][][]byte
+	needIdx [][]int // need as indexes into needWords (set by init)
+	gap     bool    // "A … B on one line" rule: searched unanchored over a window, see atWord
 }
 
-// needs returns r with a cheap literal precondition.
+// needs returns r with one more group of literal preconditions: at least one of w must occur
+// in the segment.
 func (r rule) needs(w ...string) rule {
+	g := make([][]byte, 0, len(w))
 	for _, x := range w {
-		r.need = append(r.need, []byte(x))
+		g = append(g, []byte(x))
 	}
+	r.need = append(r.need, g)
 	return r
 }
 
@@ -164,6 +172,14 @@ var (
 	actStarts   = []string{"read", "cat", "print", "output", "show", "display", "dump", "open", "include", "paste", "post", "add", "put", "write", "reveal", "echo", "share", "attach", "leave", "reply"}
 )
 
+// Literal word groups for the rules' need lists: each word list holds a literal of every
+// alternative of the pattern part it is named after (files, human), so one of them
+// occurs in any text that part matches.
+var (
+	filesWords = []string{"ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"}
+	humanWords = []string{"user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"}
+)
+
 var rules = []rule{
 	mkRule(cInstructionOverride, []string{"ignor", "disregard", "forget"},
 		`(?:ignore|disregard|forget)(?: all| any| each| every| of| the| your| my| these| those)* (?:previous|prior|preceding|above|earlier|original|initial|system|developer|safety|old|former)(?: and [a-z]+)? (?:instructions?|prompts?|directives?|guidelines|guardrails)\b`).needs("instruction", "prompt", "directive", "guideline", "guardrail"),
@@ -224,34 +240,39 @@ var rules = []rule{
 		`you (?:have|has) no (?:restrictions|limitations|rules|guidelines|filters|content policy)\b`).needs("restriction", "limitation", "rules", "guideline", "filter", "policy"),
 
 	mkRule(cConcealment, negStarts,
-		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs("user", "human", "operator", "maintainer", "owner", "requester", "developer", "reviewer"),
+		neg+` (?:tell|inform|alert|mention (?:this|it|anything) to|reveal (?:this|it|anything) to|disclose (?:this|it|anything) to) (?:the |your |any )?`+human+` (?:about|that you|what you|of (?:this|these)|anything)`).needs(humanWords...).needs("tell", "inform", "alert", "mention", "reveal", "disclose"),
 	mkRule(cConcealment, []string{"keep", "hide"},
 		`(?:keep|hide) (?:this|these instructions|it|the following|your actions|what you do) (?:secret |hidden )?from (?:the |your |any )?`+human+`\b`).needs("from"),
 	mkRule(cConcealment, negStarts,
-		neg+` (?:mention|reveal|disclose|acknowledge|tell (?:anyone|anybody|them|the `+human+`|your `+human+`) about) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt"),
+		neg+` (?:mention|reveal|disclose|acknowledge|tell (?:anyone|anybody|them|the `+human+`|your `+human+`) about) (?:these|this|the above|the following|my) (?:instructions?|message|comment|prompt)\b`).needs("instruction", "message", "comment", "prompt").needs("mention", "reveal", "disclose", "acknowledge", "tell"),
 	mkRule(cConcealment, []string{"so", "such", "make", "making", "ensure", "ensuring"},
-		`(?:so|such|make sure|making sure|ensure|ensuring) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't|never) (?:find out|(?:notice|know|see|learn|realize|realise) (?:what you|that you|about (?:this|these|it|the instructions)|anything|these instructions|this (?:instruction|comment|message)))`).needs("find out", "you", "about", "anything", "instruction", "comment", "message"),
+		`(?:so|such|make sure|making sure|ensure|ensuring) (?:that )?the `+human+` (?:does not|doesn't|won't|will not|cannot|can't|never) (?:find out|(?:notice|know|see|learn|realize|realise) (?:what you|that you|about (?:this|these|it|the instructions)|anything|these instructions|this (?:instruction|comment|message)))`).needs("find out", "you", "about", "anything", "instruction", "comment", "message").needs(humanWords...).needs("not", "n't", "n’t", "never"),
 	mkRule(cConcealment, negStarts,
-		neg+` (?:report|mention|include|list|disclose|reveal|log|record) (?:this|it|that|these|any of (?:this|these|it)|(?:this|that) (?:step|change|action|command|part|instruction)|these (?:steps|changes|actions|commands|instructions)) (?:in|from) (?:your|the final) (?:summary|response|reply|report|output|answer|final answer|pr description|commit message|changelog)\b`).needs("your", "final"),
-	{code: cConcealment, hidden: true, starts: negStarts,
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)},
+		neg+` (?:report|mention|include|list|disclose|reveal|log|record) (?:this|it|that|these|any of (?:this|these|it)|(?:this|that) (?:step|change|action|command|part|instruction)|these (?:steps|changes|actions|commands|instructions)) (?:in|from) (?:your|the final) (?:summary|response|reply|report|output|answer|final answer|pr description|commit message|changelog)\b`).needs("your", "final").
+		needs("report", "mention", "include", "list", "disclose", "reveal", "log", "record").
+		needs("summary", "response", "reply", "report", "output", "answer", "description", "message", "changelog"),
+	rule{code: cConcealment, hidden: true, starts: negStarts,
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(neg+` (?:mention|reveal|disclose|report|tell anyone about|tell the user about) (?:it|this|that|anything)(?:[.!;]|\s*-->|$| to (?:anyone|anybody|the user|the human|them))`, " ", sep) + `)`)}.
+		needs("mention", "reveal", "disclose", "report", "tell"),
 
 	mkRule(cExfiltration, []string{"exfiltrat"}, `exfiltrat[a-z]* .{0,60}?`+secretN),
 	mkRule(cExfiltration, secretStart, secretN+` .{0,60}?\bexfiltrat`).needs("exfiltrat"),
 	mkRule(cExfiltration, []string{"send", "post", "upload", "transmit", "forward", "email", "leak", "copy", "paste"},
 		`(?:send|post|upload|transmit|forward|email|leak|copy|paste)(?: me| us)?(?: all| the| your| any| every| of)*(?: contents? of| values? of)?(?: all| the| your| any| every)* `+secretN+`\b.{0,80}?\b(?:to|into|at|via) (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)+|my |our |an? (?:external|remote|third[- ]party) |the (?:attacker|webhook|following))`).needs("secret", "credential", "token", "env", "api", "ssh", "private", "password").affirmative(),
 	mkRule(cExfiltration, actStarts,
-		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").affirmative(),
+		`(?:read|cat|print|output|show|display|dump|open|include|paste|post|add|put|write|reveal|echo|share|attach|leave|reply with)(?: the| your)?(?: contents? of| values? of)?(?: the| your| all)* (?:`+files+`|`+secretN+`)\S* .{0,60}?\b`+dest).needs("reply", "response", "comment", "answer", "pr", "issue", "commit", "output", "review", "description", "summary").
+		needs(append([]string{"secret", "credential", "token", "env", "api", "private", "password", "passwd", "_key"}, filesWords...)...).affirmative(),
 	// "read ~/.ssh/id_rsa and pass its content as …" (tool-poisoning style): a credential file
 	// read and then handed on; a public key (id_rsa.pub) is not a credential file
 	mkRule(cExfiltration, []string{"read", "cat", "open", "print", "dump", "get", "fetch", "copy", "load", "base64", "encode"},
 		`(?:read|cat|open|print|dump|get|fetch|copy|load|base64(?: encode)?|encode)(?: the| your)?(?: contents? of)?(?: the| your)? `+files+`(?:[\s\x60'"),;:]|$).{0,80}?\b(?:and|then|,) (?:then )?(?:pass|send|include|put|add|paste|post|upload|append|embed|attach|return|insert|leak|share)\b`).
-		when(pathNear).affirmative(),
+		when(pathNear).needs(filesWords...).
+		needs("pass", "send", "include", "put", "add", "paste", "post", "upload", "append", "embed", "attach", "return", "insert", "leak", "share").affirmative(),
 	// "run env and paste the output here": the whole environment dumped into the agent's output
 	mkRule(cExfiltration, []string{"run", "execute", "exec"},
 		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
-		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`),
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc"),
 	gapRule(cExfiltration, []string{"curl", "wget"},
 		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
@@ -261,11 +282,11 @@ var rules = []rule{
 		`(?:translate|decode|decipher|decrypt|deobfuscate|unscramble|reverse|base64[- ]?decode|rot-?13)[a-z]* .{0,120}?(?:and|then|,|;) (?:then )?(?:(?:execute|run|follow|obey|carry out|act on|perform|comply with) (?:it|them|the (?:result|results|resulting|decoded|translated|instructions?|message|payload|output|text)|(?:these|those) instructions|what it says|its instructions)|do (?:exactly )?(?:what|as) (?:it|they|the (?:text|message|result|decoded text|translation)) (?:says?|tells? you|instructs?|asks?))\b`).needs("execute", "run", "follow", "obey", "carry out", "act on", "perform", "comply", "do "),
 
 	// hidden HTML: content addressing an AI reader
-	{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)},
-	{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"if", "when", "since", "because"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:if|when|since|because) you(?: are|'re|’re) (?:an?|the) `+aiNoun+`\b`, " ", sep) + `)`)}.needs("you"),
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"note", "message", "instruction", "hint", "reminder", "directive", "attention", "important"},
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:note|message|instructions?|hint|reminder|directive|attention|important) (?:to|for) (?:the |any |all )?`+aiNoun+`s?\b`, " ", sep) + `)`)},
-	{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"dear", "hey", "hello", "hi"},
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:dear|hey|hello|hi) `+aiNoun+`\b`, " ", sep) + `)`)},
 	{code: cHiddenHTML, hidden: true, lineLead: true, starts: aiStarts,
 		re: regexp.MustCompile(`^(?:` + aiNoun + `s?(?:` + sep + `(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)` + sep + `(?:this|these|the)[a-z ]{0,24})?\s*[:,])`)},
@@ -273,30 +294,54 @@ var rules = []rule{
 	rule{code: cHiddenHTML, hidden: true, starts: []string{"approve", "merge", "auto-merge", "add", "invite", "push", "grant", "give"},
 		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:(?:approve and )?merge|auto-merge|approve) (?:this|the) (?:pr|pull request|mr|merge request|change)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:add|invite) (?:me|@[a-z0-9-]+|user [a-z0-9-]+) as (?:an? )?(?:collaborator|maintainer|admin|administrator|owner)\b|push (?:directly )?to (?:main|master|the default branch|production)(?:[.!,;]|\s*-->|$| and| now| immediately| right away| without)|(?:grant|give) (?:me|@[a-z0-9-]+) (?:admin|write|maintainer|owner) (?:access|permission|rights)`, " ", sep) + `)`)}.affirmative(),
 	// instructions keyed to the agent's own task: "when summarizing this issue, also …"
-	{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
-		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)},
+	rule{code: cHiddenHTML, hidden: true, starts: []string{"when", "while", "after", "before", "if"},
+		re: regexp.MustCompile(`^(?:` + strings.ReplaceAll(`(?:when|while|after|before|if) (?:you )?(?:summari[sz]|process|analy[sz]|pars|ingest)(?:e|es|ing)? (?:this|the) (?:issue|pr|pull request|text|comment|content|document|page|thread|diff|repository|repo)\b`, " ", sep) + `)`)}.
+		needs("summari", "process", "analy", "pars", "ingest"),
 }
 
 // startEntry is one distinct start word and the set of rules (a bit per rule index) it
-// starts; startTable indexes them by the word's first byte in both cases.
+// starts. startLists[startPair[k]] lists the entries whose word begins with the two bytes of
+// key k (both ASCII-lower-cased), so a word start costs one table lookup, and a comparison
+// only for the few words sharing its first two bytes; start1 lists the one-byte words ("$").
+// startFirst marks the bytes (both cases) some start word begins with.
 type startEntry struct {
 	word  string
 	rules [2]uint64
 }
 
-var startTable [256][]startEntry
+var (
+	startPair  [1 << 16]uint8
+	startLists = [][]startEntry{nil}
+	start1     [256][]startEntry
+	startFirst [256]bool
+)
+
+// lowerASCII maps A-Z to a-z and every other byte to itself.
+var lowerASCII = func() (t [256]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if isUpper(byte(c)) {
+			t[c] += 'a' - 'A'
+		}
+	}
+	return t
+}()
 
 func init() {
 	idx := map[string]int{}
 	for k := range rules {
-		for _, w := range rules[k].need {
-			n, ok := idx[string(w)]
-			if !ok {
-				n = len(needWords)
-				idx[string(w)] = n
-				needWords = append(needWords, w)
+		for _, g := range rules[k].need {
+			var gi []int
+			for _, w := range g {
+				n, ok := idx[string(w)]
+				if !ok {
+					n = len(needWords)
+					idx[string(w)] = n
+					needWords = append(needWords, w)
+				}
+				gi = append(gi, n)
 			}
-			rules[k].needIdx = append(rules[k].needIdx, n)
+			rules[k].needIdx = append(rules[k].needIdx, gi)
 		}
 	}
 	for n, w := range needWords {
@@ -304,12 +349,18 @@ func init() {
 			needBy1[w[0]] = append(needBy1[w[0]], n)
 			continue
 		}
-		key := uint16(w[0])<<8 | uint16(w[1])
+		key := pairKey(w[0], w[1])
 		if needPair[key] == 0 {
 			needPair[key] = uint16(len(needCands))
 			needCands = append(needCands, nil)
 		}
 		needCands[needPair[key]] = append(needCands[needPair[key]], n)
+		for c := range 256 {
+			if len(w) == 2 || byte(c) == w[2] {
+				h := triHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(c)<<16)
+				needTriBit[h>>6] |= 1 << (h & 63)
+			}
+		}
 	}
 	if len(rules) > 128 {
 		panic("filter: more than 128 injection rules: widen startEntry.rules")
@@ -319,27 +370,38 @@ func init() {
 			if len(w) > 16 || strings.ToLower(w) != w {
 				panic("filter: injection start word longer than 16 bytes or not lower case: " + w)
 			}
-			firsts := []byte{w[0]}
-			if w[0] >= 'a' && w[0] <= 'z' {
-				firsts = append(firsts, w[0]-'a'+'A')
+			startFirst[w[0]] = true
+			if isLower(w[0]) {
+				startFirst[w[0]-'a'+'A'] = true
 			}
-			for _, c := range firsts {
-				found := false
-				for e := range startTable[c] {
-					if startTable[c][e].word == w {
-						startTable[c][e].rules[k/64] |= 1 << (k % 64)
-						found = true
-					}
-				}
-				if !found {
-					var e startEntry
-					e.word = w
-					e.rules[k/64] |= 1 << (k % 64)
-					startTable[c] = append(startTable[c], e)
-				}
+			if len(w) == 1 {
+				addStartTo(&start1[w[0]], w, k)
+				continue
 			}
+			if startPair[pairKey(w[0], w[1])] == 0 {
+				if len(startLists) == 255 {
+					panic("filter: more than 254 injection start-word pairs: widen startPair")
+				}
+				startPair[pairKey(w[0], w[1])] = uint8(len(startLists))
+				startLists = append(startLists, nil)
+			}
+			addStartTo(&startLists[startPair[pairKey(w[0], w[1])]], w, k)
 		}
 	}
+}
+
+// addStartTo records in l that word w starts rule k.
+func addStartTo(l *[]startEntry, w string, k int) {
+	for e := range *l {
+		if (*l)[e].word == w {
+			(*l)[e].rules[k/64] |= 1 << (k % 64)
+			return
+		}
+	}
+	var e startEntry
+	e.word = w
+	e.rules[k/64] |= 1 << (k % 64)
+	*l = append(*l, e)
 }
 
 // hasPrefixFold reports whether b starts with the lower-case ASCII word w, ignoring case.
@@ -371,10 +433,14 @@ type injScan struct {
 	lb     []byte
 	lbFrom int
 	// per need word (needWords): its offsets in the current block (once occDone) and a
-	// cursor, the first offset not before the last position asked about
+	// cursor, the first offset not before the last position asked about. Words of two bytes
+	// or more are searched for lazily: positions [0, occTo) of the block have been, except
+	// those before a position asked about (the scan moves forward, so no later question is
+	// about them).
 	occ     [][]int32
 	occCur  []int
 	occDone bool
+	occTo   int
 }
 
 // lowerBlock is how much of the text one refill of the lower-cased view covers. It is far
@@ -387,7 +453,7 @@ const lowerBlock = 64 << 10
 func (s *injScan) view(i, j int) []byte {
 	if i < s.lbFrom || j > s.lbFrom+len(s.lb) {
 		e := min(len(s.b), max(j, i+lowerBlock))
-		s.lb = appendLowerASCII(s.lb[:0], s.b[i:e])
+		s.lb = lowerInto(s.lb, s.b[i:e])
 		s.lbFrom = i
 		s.occDone = false
 	}
@@ -405,13 +471,36 @@ func (s *injScan) segEnd(i int) int {
 	return e
 }
 
-// hasNeed reports whether one of the rule's need words occurs (lower-cased) within [i, end),
-// a range the current block covers. The first call in a block finds every need word in it in
-// one keyword pass (a two-byte table names the candidate words at each position); later calls
-// only advance a cursor per word. v1.3 searched each anchor hit's segment once per need word.
+// hasNeeds reports whether every one of the rule's need groups has a word that occurs
+// (lower-cased) within [i, end), a range the current block covers.
+func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
+	if needsOff {
+		return true
+	}
+	for _, g := range groups {
+		if !s.hasNeed(g, i, end) {
+			return false
+		}
+	}
+	return true
+}
+
+// needsOff, set only by a test, turns every need check into a pass: the scan's findings
+// must not change (every need group is a necessary condition of its rule's pattern).
+var needsOff bool
+
+// hasNeed reports whether one of the need words occurs (lower-cased) within [i, end), a range
+// the current block covers. The first call in a block records the one-byte words of the whole
+// block; the longer words are recorded as far as the questions reach (findLongNeedWords over
+// the positions not yet searched, skipping those before i), and a question then only advances
+// a cursor per word. v1.3 searched each anchor hit's segment once per need word.
 func (s *injScan) hasNeed(need []int, i, end int) bool {
 	if !s.occDone {
 		s.findNeedWords()
+	}
+	if from, to := i-s.lbFrom, end-s.lbFrom; to > s.occTo {
+		s.findLongNeedWords(max(from, s.occTo), to)
+		s.occTo = to
 	}
 	for _, w := range need {
 		occ := s.occ[w]
@@ -427,30 +516,58 @@ func (s *injScan) hasNeed(need []int, i, end int) bool {
 	return false
 }
 
-// findNeedWords records, per need word, every offset in the current block where it occurs.
+// findNeedWords starts a block: it clears the per-word offsets and records every offset of
+// the one-byte need words; the longer ones are found lazily (findLongNeedWords).
 func (s *injScan) findNeedWords() {
 	s.occDone = true
 	for w := range s.occ {
 		s.occ[w], s.occCur[w] = s.occ[w][:0], 0
 	}
 	lb := s.lb
-	for p := 0; p < len(lb); p++ {
-		c0 := lb[p]
-		for _, w := range needBy1[c0] {
-			s.occ[w] = append(s.occ[w], int32(p))
-		}
-		if p+1 == len(lb) {
-			break
-		}
-		if ci := needPair[uint16(c0)<<8|uint16(lb[p+1])]; ci != 0 {
-			for _, w := range needCands[ci] {
-				if bytes.HasPrefix(lb[p:], needWords[w]) {
-					s.occ[w] = append(s.occ[w], int32(p))
-				}
+	// the one-byte words ('$', '`', '|': rare bytes) by a vectorised byte search
+	for c, words := range needBy1 {
+		for p, k := 0, 0; len(words) > 0; p += k + 1 {
+			if k = bytes.IndexByte(lb[p:], byte(c)); k < 0 {
+				break
+			}
+			for _, w := range words {
+				s.occ[w] = append(s.occ[w], int32(p+k))
 			}
 		}
 	}
+	s.occTo = 0
 }
+
+// findLongNeedWords records the words of two bytes or more that start at the positions
+// [from, to) of the block, by one table test per position: a bitmap over a hash of the three
+// bytes there (a two-byte word is entered with every third byte) rejects almost every
+// position; a hit compares the candidates sharing the first two bytes.
+func (s *injScan) findLongNeedWords(from, to int) {
+	lb := s.lb
+	p := from
+	for e := min(to, len(lb)-3); p < e; p++ {
+		if h := triHash(binary.LittleEndian.Uint32(lb[p:])); needTriBit[h>>6]&(1<<(h&63)) != 0 {
+			s.needCandsAt(p)
+		}
+	}
+	for ; p < to && p+1 < len(lb); p++ { // the last positions of the block, plainly
+		s.needCandsAt(p)
+	}
+}
+
+// needCandsAt records the need words of two bytes or more that occur at p of the lower-cased
+// block.
+func (s *injScan) needCandsAt(p int) {
+	lb := s.lb
+	for _, w := range needCands[needPair[pairKey(lb[p], lb[p+1])]] {
+		if bytes.HasPrefix(lb[p:], needWords[w]) {
+			s.occ[w] = append(s.occ[w], int32(p))
+		}
+	}
+}
+
+// triHash hashes the first three bytes of x (a little-endian load) to 16 bits.
+func triHash(x uint32) uint32 { return ((x & 0xffffff) * 0x9E3779B1) >> 16 }
 
 // leadOK reports whether only [ \t*#>-] precede i back to its line start or the hidden
 // region start.
@@ -492,7 +609,7 @@ func (s *injScan) gapSearch(k, i int) {
 		s.covered[k] = we - gapMatch
 	}
 	w := s.view(i, we)
-	if r.needIdx != nil && !s.hasNeed(r.needIdx, i, we) {
+	if r.needIdx != nil && !s.hasNeeds(r.needIdx, i, we) {
 		return
 	}
 	for _, m := range r.re.FindAllIndex(w, -1) {
@@ -508,11 +625,18 @@ func (s *injScan) atWord(i int) {
 	// every rule one of whose start words begins the text at i; each distinct start word is
 	// compared once, and the rules then run in their table order
 	var hit [2]uint64
-	for _, e := range startTable[s.b[i]] {
+	if i+1 >= len(s.b) {
+		return // every start word but "$" has two bytes, and "$" needs one after it
+	}
+	for _, e := range startLists[startPair[pairKey(lowerASCII[s.b[i]], lowerASCII[s.b[i+1]])]] {
 		if hasPrefixFold(s.b[i:], e.word) {
 			hit[0] |= e.rules[0]
 			hit[1] |= e.rules[1]
 		}
+	}
+	for _, e := range start1[s.b[i]] {
+		hit[0] |= e.rules[0]
+		hit[1] |= e.rules[1]
 	}
 	if hit[0]|hit[1] == 0 {
 		return
@@ -537,10 +661,8 @@ func (s *injScan) atWord(i int) {
 				se = s.segEnd(i)
 			}
 			seg := s.view(i, se)
-			if r.needIdx != nil {
-				if !s.hasNeed(r.needIdx, i, se) {
-					continue
-				}
+			if r.needIdx != nil && !s.hasNeeds(r.needIdx, i, se) {
+				continue
 			}
 			if m := r.re.FindIndex(seg); m != nil {
 				s.c[r.code]++
@@ -666,8 +788,16 @@ func foldConfusables(b []byte) []byte {
 	var out []byte
 	last := 0
 	for i := 0; i < len(b); {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8 // eight ASCII bytes
+			continue
+		}
 		c := b[i]
 		if c < 0xC4 || (c > 0xD5 && c != 0xE1 && c != 0xEA) {
+			if c >= 0xE0 && c < 0xF0 && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 {
+				i += 3 // a three-byte rune outside the confusable blocks: its continuation bytes are none
+				continue
+			}
 			i++
 			continue
 		}
@@ -710,7 +840,7 @@ func scanInjection(b []byte, c *counts) {
 			continue
 		}
 		end := setAlnum.run(b, i)
-		if (i == 0 || !isAlnum(b[i-1])) && len(startTable[ch]) > 0 {
+		if (i == 0 || !isAlnum(b[i-1])) && startFirst[ch] {
 			s.atWord(i)
 		}
 		i = end
@@ -728,4 +858,30 @@ var (
 	needBy1   [256][]int
 	needPair  [1 << 16]uint16
 	needCands = [][]int{nil}
+	// needTriBit marks the triHash of the first three bytes of every word of two bytes or more
+	// (8 KiB: it stays in the L1 cache)
+	needTriBit [1 << 10]uint64
 )
+
+// lowerInto returns src with ASCII upper case folded to lower case, written over dst's
+// storage when it is large enough. Eight bytes at a time: a byte's high bit in m is set
+// exactly when the byte is in 'A'..'Z' (its own high bit clear, its low seven bits >= 'A' and
+// <= 'Z'), and OR-ing in 0x20 there lower-cases it.
+func lowerInto(dst, src []byte) []byte {
+	if cap(dst) < len(src) {
+		dst = make([]byte, len(src), len(src)+len(src)/4)
+	}
+	dst = dst[:len(src)]
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		x := binary.LittleEndian.Uint64(src[k:])
+		y := x & lo7
+		m := (y + 0x3f3f3f3f3f3f3f3f) &^ (y + 0x2525252525252525) &^ x & hi // >= 'A' (0x41), > 'Z' (0x5a)
+		binary.LittleEndian.PutUint64(dst[k:], x|m>>2)
+	}
+	for ; k < len(src); k++ {
+		dst[k] = lowerASCII[src[k]]
+	}
+	return dst
+}

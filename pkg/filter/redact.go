@@ -98,6 +98,34 @@ func (s *byteSet) run(b []byte, i int) int {
 // detect finds every secret in b: registered literals and the pattern floor. Spans may
 // overlap; redactSpans resolves them.
 func (p *Pipeline) detect(b []byte, spans []span) []span {
+	spans = p.detectLiterals(b, spans)
+	n := len(b)
+	for i := 0; i < n; {
+		switch byteClass[b[i]] {
+		case clOther:
+			i++
+		case clAlnum:
+			end := setAlnum.run(b, i)
+			// a word start that can open a token: a digit, a pair of bytes some prefix rule
+			// or the IBAN and webhook detectors start with, or a word glued to an escape
+			// (detectPrefix and detectNumber reject every other word at once)
+			if (i == 0 || !isAlnum(b[i-1])) && (isDigit(b[i]) || i+1 < n && prefixPair[pairKey(b[i], b[i+1])] ||
+				i > 0 && (b[i-1] == '%' || b[i-1] == '\\')) {
+				if s, ok := detectWord(b, i, end); ok {
+					spans = append(spans, s)
+					end = max(end, s.end)
+				}
+			}
+			i = end
+		case clSpecial:
+			i, spans = detectSpecial(b, i, spans)
+		}
+	}
+	return spans
+}
+
+// detectLiterals adds a span for every occurrence of a registered literal.
+func (p *Pipeline) detectLiterals(b []byte, spans []span) []span {
 	for _, lit := range p.literals {
 		for off := 0; ; {
 			k := bytes.Index(b[off:], lit)
@@ -108,111 +136,117 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 			off += k + len(lit)
 		}
 	}
-	n := len(b)
-	for i := 0; i < n; {
-		switch byteClass[b[i]] {
-		case clOther:
-			i++
-		case clAlnum:
-			end := setAlnum.run(b, i)
-			if i == 0 || !isAlnum(b[i-1]) {
-				st := i
-				// A token glued to an escape is still at a word start: URL-encoded text
-				// ("%3Aghp_…", "%2Fhooks.slack.com") and JSON or shell escapes ("\nghp_…").
-				if i > 0 && b[i-1] == '%' && i+2 < end && isHex(b[i]) && isHex(b[i+1]) {
-					st = i + 2
-				} else if i > 0 && b[i-1] == '\\' && i+1 < end && (b[i] == 'n' || b[i] == 't' || b[i] == 'r') {
-					st = i + 1
-				} else if i > 0 && b[i-1] == '\\' && b[i] == 'u' && i+5 < end && isHex(b[i+1]) && isHex(b[i+2]) && isHex(b[i+3]) && isHex(b[i+4]) {
-					st = i + 5 // "\u003dghp_…"
-				}
-				for {
-					var s span
-					var ok bool
-					if isDigit(b[st]) {
-						s, ok = detectNumber(b, st)
-					} else {
-						s, ok = detectPrefix(b, st)
-					}
-					if ok {
-						spans = append(spans, s)
-						if s.end > end {
-							end = s.end
-						}
-						break
-					}
-					if st == i {
-						break
-					}
-					st = i // the escape reading found nothing: try the plain word too
-				}
-			}
-			i = end
-		case clSpecial:
-			var s span
-			ok := false
-			switch b[i] {
-			case '-':
-				switch {
-				case bytes.HasPrefix(b[i:], beginMarker):
-					s, ok = detectPrivateKey(b, i)
-				case i+1 < n && b[i+1] == '-':
-					s, ok = detectLongFlag(b, i)
-				case i+2 < n && b[i+1] == 'u' && b[i+2] == ' ':
-					s, ok = detectCurlUser(b, i, i+3)
-				case i+2 < n && b[i+1] == 'p':
-					s, ok = detectPasswordFlag(b, i)
-				}
-			case ':':
-				if i+2 < n && b[i+1] == '/' && b[i+2] == '/' || i+4 < n && string(b[i+1:i+5]) == `\/\/` {
-					s, ok = detectURL(b, i)
-					break
-				}
-				if skip := skipDataURI(b, i); skip > i {
-					i = skip
-					continue
-				}
-				s, ok = detectAssignment(b, i)
-			case '=':
-				s, ok = detectAssignment(b, i)
-			case '%':
-				if i+9 <= n && bytes.EqualFold(b[i:i+9], encodedScheme) {
-					s, ok = detectEncodedURL(b, i)
-				}
-			case '>':
-				s, ok = detectXMLElement(b, i)
-			}
-			if ok {
-				// A value that opens a private-key block redacts the whole block, whatever
-				// the value parser took (an unquoted value ends at the first space).
-				if s.kind != cPrivateKey && bytes.HasPrefix(b[s.start:], beginMarker) {
-					if t, tok := detectPrivateKey(b, s.start); tok {
-						s = t
-					}
-				}
-				// A value that is itself a known token takes the more specific kind.
-				if s.kind != cPrivateKey && s.start < n && isAlnum(b[s.start]) && (s.start == 0 || !isAlnum(b[s.start-1])) {
-					var t span
-					var tok bool
-					if isDigit(b[s.start]) {
-						t, tok = detectNumber(b, s.start)
-					} else {
-						t, tok = detectPrefix(b, s.start)
-					}
-					if tok {
-						spans = append(spans, t)
-					}
-				}
-				spans = append(spans, s)
-				// Skip the value: everything in it is redacted already, and never rescanning
-				// it keeps the scan linear ("token=token=token=…").
-				i = max(s.end, i+1)
-				continue
-			}
-			i++
+	return spans
+}
+
+// detectWord runs the token and number detectors at the word start i (the alphanumeric run
+// ends at end). A token glued to an escape is still at a word start: URL-encoded text
+// ("%3Aghp_…", "%2Fhooks.slack.com") and JSON or shell escapes ("\nghp_…", "\u003dghp_…")
+// are read past first; when that finds nothing, the plain word is tried too.
+func detectWord(b []byte, i, end int) (span, bool) {
+	if st := escapeSkip(b, i, end); st != i {
+		if s, ok := detectToken(b, st); ok {
+			return s, true
 		}
 	}
-	return spans
+	return detectToken(b, i)
+}
+
+// escapeSkip returns where a word glued to a URL-encoded byte or a JSON/shell escape really
+// starts, or i.
+func escapeSkip(b []byte, i, end int) int {
+	if i == 0 {
+		return i
+	}
+	switch {
+	case b[i-1] == '%' && i+2 < end && isHex(b[i]) && isHex(b[i+1]):
+		return i + 2
+	case b[i-1] == '\\' && i+1 < end && (b[i] == 'n' || b[i] == 't' || b[i] == 'r'):
+		return i + 1
+	case b[i-1] == '\\' && b[i] == 'u' && i+5 < end && isHex(b[i+1]) && isHex(b[i+2]) && isHex(b[i+3]) && isHex(b[i+4]):
+		return i + 5 // "\u003dghp_…"
+	}
+	return i
+}
+
+// detectToken runs the number detectors (a digit) or the prefix detectors at st.
+func detectToken(b []byte, st int) (span, bool) {
+	if isDigit(b[st]) {
+		return detectNumber(b, st)
+	}
+	return detectPrefix(b, st)
+}
+
+// detectSpecial runs the detectors anchored on the special byte at i and returns where the
+// scan goes on. A detected value is skipped whole: everything in it is redacted already, and
+// never rescanning it keeps the scan linear ("token=token=token=…").
+func detectSpecial(b []byte, i int, spans []span) (int, []span) {
+	var s span
+	ok := false
+	switch b[i] {
+	case '-':
+		s, ok = detectDash(b, i)
+	case ':':
+		n := len(b)
+		if i+2 < n && b[i+1] == '/' && b[i+2] == '/' || i+4 < n && string(b[i+1:i+5]) == `\/\/` {
+			s, ok = detectURL(b, i)
+			break
+		}
+		if skip := skipDataURI(b, i); skip > i {
+			return skip, spans
+		}
+		s, ok = detectAssignment(b, i)
+	case '=':
+		s, ok = detectAssignment(b, i)
+	case '%':
+		if i+9 <= len(b) && bytes.EqualFold(b[i:i+9], encodedScheme) {
+			s, ok = detectEncodedURL(b, i)
+		}
+	case '>':
+		s, ok = detectXMLElement(b, i)
+	}
+	if !ok {
+		return i + 1, spans
+	}
+	s, spans = refineValue(b, s, spans)
+	return max(s.end, i+1), append(spans, s)
+}
+
+// detectDash runs the detectors anchored on a '-': a private-key block, a long flag, curl's
+// -u and the short password flags.
+func detectDash(b []byte, i int) (span, bool) {
+	n := len(b)
+	switch {
+	case bytes.HasPrefix(b[i:], beginMarker):
+		return detectPrivateKey(b, i)
+	case i+1 < n && b[i+1] == '-':
+		return detectLongFlag(b, i)
+	case i+2 < n && b[i+1] == 'u' && b[i+2] == ' ':
+		return detectCurlUser(b, i, i+3)
+	case i+2 < n && b[i+1] == 'p':
+		return detectPasswordFlag(b, i)
+	}
+	return span{}, false
+}
+
+// refineValue looks again at a detected value: one that opens a private-key block redacts the
+// whole block, whatever the value parser took (an unquoted value ends at the first space),
+// and one that is itself a known token also gets a span of that more specific kind.
+func refineValue(b []byte, s span, spans []span) (span, []span) {
+	if s.kind == cPrivateKey {
+		return s, spans
+	}
+	if bytes.HasPrefix(b[s.start:], beginMarker) {
+		if t, tok := detectPrivateKey(b, s.start); tok {
+			return t, spans
+		}
+	}
+	if s.start < len(b) && isAlnum(b[s.start]) && (s.start == 0 || !isAlnum(b[s.start-1])) {
+		if t, tok := detectToken(b, s.start); tok {
+			spans = append(spans, t)
+		}
+	}
+	return s, spans
 }
 
 // redactSpans merges overlapping spans (the merged span takes the highest-priority kind) and

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,6 +23,14 @@ var asciiNeedsWork = func() (t [utf8.RuneSelf]bool) {
 // classifyRune returns the finding code of a non-ASCII rune the floor or the shipped extras
 // strip, or 0xff when the rune stays.
 func classifyRune(r rune) code {
+	if r >= 0x2070 && r < 0xFE00 || r >= 0xFF00 && r < 0xFFF9 || r >= 0x300 && r < 0x600 || r < 0xAD && r > 0x9F {
+		return 0xff // no floor range, no C1 control and no Cf character lies here (tested)
+	}
+	return classifyTables(r)
+}
+
+// classifyTables is classifyRune for a rune outside its table-free ranges.
+func classifyTables(r rune) code {
 	switch {
 	case r >= 0xE0000 && r <= 0xE007F:
 		return cTag
@@ -60,6 +69,10 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	for i := 0; i < len(b); {
 		ch := b[i]
 		if ch < utf8.RuneSelf {
+			if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8 // eight printable ASCII bytes: nothing to do
+				continue
+			}
 			if !asciiNeedsWork[ch] {
 				i++
 				continue
@@ -68,31 +81,17 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 				out = newBuf(buf, headroom(len(b)))
 			}
 			out = append(out, b[last:i]...)
-			switch ch {
-			case '\r':
-				out = append(out, '\n')
-				i++
-				if i < len(b) && b[i] == '\n' {
-					i++
-				}
-			case 0:
-				c[cNUL]++
-				i++
-			case 0x1b:
-				c[cTerminalEscape]++
-				i = skipEscape(b, i+1)
-			case 0x0b, 0x0c: // VT and FF are vertical whitespace: LF, so words stay apart
-				c[cControl]++
-				out = append(out, '\n')
-				i++
-			default:
-				c[cControl]++
-				i++
-			}
+			i, out = stripASCII(b, i, out, c)
 			last = i
 			continue
 		}
-		r, n := utf8.DecodeRune(b[i:])
+		if ch >= 0xE3 && ch <= 0xEE && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80 && (ch != 0xED || b[i+1] < 0xA0) {
+			// a well-formed rune U+3000-U+EFFF (CJK, kana, Hangul, Yi, private use): inside
+			// classifyRune's table-free range, nothing to strip
+			i += 3
+			continue
+		}
+		r, n := decodeRune(b, i)
 		if r == utf8.RuneError && n == 1 {
 			if out == nil {
 				out = newBuf(buf, headroom(len(b)+len(b)/8))
@@ -113,20 +112,7 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 			out = newBuf(buf, headroom(len(b)))
 		}
 		out = append(out, b[last:i]...)
-		i += n
-		switch r {
-		case 0x9B: // C1 CSI
-			c[cTerminalEscape]++
-			i = skipCSI(b, i)
-		case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
-			c[cTerminalEscape]++
-			i = skipString(b, i)
-		case 0x85: // NEL is a line break: it becomes LF rather than gluing two words together
-			c[k]++
-			out = append(out, '\n')
-		default:
-			c[k]++
-		}
+		i, out = stripRune(b, i+n, r, k, out, c)
 		last = i
 	}
 	if out == nil {
@@ -135,6 +121,161 @@ func stripUnsafe(b []byte, c *counts, buf *[]byte) []byte {
 	out = append(out, b[last:]...)
 	keepBuf(buf, out)
 	return out
+}
+
+// plainASCII8 reports whether the eight bytes of x are all printable ASCII (0x20-0x7E): no
+// control byte (some byte < 0x20: the borrow test is exact for "any"), no DEL and no byte with
+// the high bit (some byte + 1 has the high bit set; a carry out of 0xFF only adds a false
+// "no", never a false "yes").
+func plainASCII8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x-0x20*ones)&^x|(x+ones)|x)&highs == 0
+}
+
+// simpleRune returns the size of the rune at b[i] when it is a simple starter, else 0: ASCII,
+// or a CJK ideograph (U+3400-U+9FFF), a hiragana or katakana letter (U+3041-U+3096,
+// U+30A1-U+30FA) or a Hangul syllable (U+AC00-U+D7A3). Each is NFKC already, a starter
+// (combining class 0, as is the first rune of its decomposition) with a boundary before it
+// (nothing composes with a rune before it): NFKC's quick check restarts its state at each, as
+// at an ASCII byte (tested for every rune of these ranges). b is valid UTF-8.
+func simpleRune(b []byte, i int) int {
+	c := b[i]
+	if c < utf8.RuneSelf {
+		return 1
+	}
+	if c < 0xE3 || c > 0xED || i+2 >= len(b) {
+		return 0
+	}
+	r := rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F)
+	if r >= 0x3400 && r <= 0x9FFF || r >= 0x3041 && r <= 0x3096 || r >= 0x30A1 && r <= 0x30FA || r >= 0xAC00 && r <= 0xD7A3 {
+		return 3
+	}
+	return 0
+}
+
+// simplePrefix returns where the run of simple runes (simpleRune) starting at pos ends, and
+// where the last of them starts (-1 when there is none); ASCII goes eight bytes at a time.
+func simplePrefix(b []byte, pos int) (end, last int) {
+	i, last := pos, -1
+	for i < len(b) {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
+			i += 8
+			last = i - 1
+			continue
+		}
+		n := simpleRune(b, i)
+		if n == 0 {
+			break
+		}
+		last = i
+		i += n
+	}
+	return i, last
+}
+
+// asciiPrefix returns the length of the longest all-ASCII prefix of b.
+func asciiPrefix(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// quickSpan is norm.NFKC.QuickSpan(b) with the simple runes skipped (ASCII eight bytes at a
+// time): every simple rune is a segment of its own and QuickSpan restarts its state at each
+// one, so the quick check runs only over each short stretch of other runes, together with
+// the simple rune before it (a mark may compose with that rune), and ends where the next
+// simple rune starts, where a boundary always is. A stretch longer than quickStretch bytes
+// goes to QuickSpan with everything after it, as a whole: the look-ahead for the stretch's
+// end stays bounded, so a call costs what QuickSpan's own does. The result is QuickSpan's.
+func quickSpan(b []byte) int {
+	for pos := 0; pos < len(b); {
+		k, last := simplePrefix(b, pos)
+		if k == len(b) {
+			return k
+		}
+		s := pos
+		if last >= 0 {
+			s = last
+		}
+		e := k + 1
+		for e < len(b) && e-k < quickStretch && (b[e]&0xC0 == 0x80 || simpleRune(b, e) == 0) {
+			e++
+		}
+		if e-k >= quickStretch {
+			return s + norm.NFKC.QuickSpan(b[s:])
+		}
+		if q := norm.NFKC.QuickSpan(b[s:e]); q < e-s {
+			return s + q
+		}
+		pos = e
+	}
+	return len(b)
+}
+
+// quickStretch bounds the non-ASCII stretch quickSpan checks on its own.
+const quickStretch = 64
+
+// decodeRune is utf8.DecodeRune(b[i:]) for a non-ASCII b[i], with the two- and three-byte
+// sequences that cannot be overlong or a surrogate (lead C2-DF, E1-EC, EE-EF, continuation
+// bytes 80-BF) decoded inline.
+func decodeRune(b []byte, i int) (rune, int) {
+	c := b[i]
+	switch {
+	case c >= 0xC2 && c <= 0xDF && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+		return rune(c&0x1F)<<6 | rune(b[i+1]&0x3F), 2
+	case c >= 0xE1 && c <= 0xEF && c != 0xED && i+2 < len(b) && b[i+1]&0xC0 == 0x80 && b[i+2]&0xC0 == 0x80:
+		return rune(c&0x0F)<<12 | rune(b[i+1]&0x3F)<<6 | rune(b[i+2]&0x3F), 3
+	}
+	return utf8.DecodeRune(b[i:])
+}
+
+// stripASCII handles the ASCII byte at i that needs work (asciiNeedsWork): it appends what
+// replaces it to out, counts it, and returns where the text goes on.
+func stripASCII(b []byte, i int, out []byte, c *counts) (int, []byte) {
+	switch b[i] {
+	case '\r':
+		out = append(out, '\n')
+		i++
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+		return i, out
+	case 0:
+		c[cNUL]++
+	case 0x1b:
+		c[cTerminalEscape]++
+		return skipEscape(b, i+1), out
+	case 0x0b, 0x0c: // VT and FF are vertical whitespace: LF, so words stay apart
+		c[cControl]++
+		out = append(out, '\n')
+	default:
+		c[cControl]++
+	}
+	return i + 1, out
+}
+
+// stripRune handles the stripped rune r (code k) that ended at i: C1 escape introducers skip
+// their sequence, NEL becomes LF, everything else is removed; each is counted.
+func stripRune(b []byte, i int, r rune, k code, out []byte, c *counts) (int, []byte) {
+	switch r {
+	case 0x9B: // C1 CSI
+		c[cTerminalEscape]++
+		return skipCSI(b, i), out
+	case 0x9D, 0x90, 0x9F, 0x9E, 0x98: // C1 OSC, DCS, APC, PM, SOS
+		c[cTerminalEscape]++
+		return skipString(b, i), out
+	case 0x85: // NEL is a line break: it becomes LF rather than gluing two words together
+		out = append(out, '\n')
+	}
+	c[k]++
+	return i, out
 }
 
 // newBuf returns an empty slice with at least n bytes of capacity: *buf's when buf is not nil
@@ -231,7 +372,7 @@ func skipString(b []byte, i int) int {
 // is never restarted in the middle. v1.3 normalised every segment after the first non-NFKC
 // one, so a single full-width character early in a text made the rest ~250x slower.
 func nfkc(b []byte, c *counts, buf *[]byte) (out []byte, dirty bool) {
-	q := norm.NFKC.QuickSpan(b)
+	q := quickSpan(b)
 	if q == len(b) {
 		return b, false
 	}
@@ -259,6 +400,15 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			out = append(out, a)
 			c[cNFKC]++
 			rest = rest[sz:]
+		} else if m, strip := compatForm(rest); m != "" && (len(rest) == 3 || quickStart(rest[3:])) {
+			out = append(out, m...)
+			c[cNFKC]++
+			dirty = dirty || strip
+			rest = rest[3:]
+		} else if m := voicedKana(rest); m != "" && (len(rest) == 6 || quickStart(rest[6:])) {
+			out = append(out, m...)
+			c[cNFKC]++
+			rest = rest[6:]
 		} else {
 			n := norm.NFKC.NextBoundary(rest, true)
 			if n <= 0 {
@@ -281,13 +431,93 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			}
 			rest = rest[n:]
 		}
-		if len(rest) > 0 && quickStart(rest) {
-			q := norm.NFKC.QuickSpan(rest)
+		// a quick-check run may start here; not before a compatibility character of the
+		// tables, which NFKC changes (the run would be empty)
+		if len(rest) > 0 && quickStart(rest) && !compatChanged(rest) {
+			q := quickSpan(rest)
 			out = append(out, rest[:q]...)
 			rest = rest[q:]
 		}
 	}
 	return out, dirty
+}
+
+// compatRanges are the blocks of compatibility characters a hostile text is made of
+// (half-width katakana and Hangul, full-width forms, enclosed alphanumerics, CJK symbols):
+// compatTable holds, per rune of them, its NFKC form when it changes and the rune is a starter
+// with a boundary before it, and compatStrip whether that form holds something stripUnsafe
+// removes.
+var (
+	compatRanges = [...][2]rune{{0xFF00, 0xFFF0}, {0x2460, 0x2500}, {0x3000, 0x3100}}
+	compatTable  [len(compatRanges)][]string
+	compatStrip  [len(compatRanges)][]bool
+)
+
+func init() {
+	for k, rg := range compatRanges {
+		compatTable[k] = make([]string, rg[1]-rg[0])
+		compatStrip[k] = make([]bool, rg[1]-rg[0])
+		for r := rg[0]; r < rg[1]; r++ {
+			b := utf8.AppendRune(nil, r)
+			if f := norm.NFKC.String(string(b)); f != string(b) && quickStart(b) {
+				compatTable[k][r-rg[0]] = f
+				compatStrip[k][r-rg[0]] = needsStrip([]byte(f))
+			}
+		}
+	}
+}
+
+// voicedTable holds the NFKC form of a half-width katakana letter (U+FF66-U+FF9D) followed by
+// a half-width voiced or semi-voiced sound mark (U+FF9E, U+FF9F): the pair NFKC composes
+// ("ﾊﾟ" becomes "パ") or, where no composed letter exists, maps to the full-width letter
+// and the combining mark.
+var voicedTable = func() (t [0xFF9E - 0xFF66][2]string) {
+	for r := rune(0xFF66); r < 0xFF9E; r++ {
+		for m := rune(0xFF9E); m <= 0xFF9F; m++ {
+			t[r-0xFF66][m-0xFF9E] = norm.NFKC.String(string([]rune{r, m}))
+		}
+	}
+	return t
+}()
+
+// voicedKana returns the NFKC form of the half-width katakana letter and sound mark at b[0:6]
+// from voicedTable, or "" when b does not start with such a pair. A caller uses it only when
+// the pair is a segment of its own (the rune after it is a true boundary).
+func voicedKana(b []byte) string {
+	if len(b) < 6 || b[0] != 0xEF || b[3] != 0xEF || b[4] != 0xBE || b[5] < 0x9E || b[5] > 0x9F {
+		return ""
+	}
+	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
+	if r < 0xFF66 || r >= 0xFF9E {
+		return ""
+	}
+	return voicedTable[r-0xFF66][b[5]-0x9E]
+}
+
+// compatChanged reports a rune at b[0] that wideASCII or compatTable maps: NFKC changes it
+// and it is a starter with a boundary before it (tested).
+func compatChanged(b []byte) bool {
+	if _, sz := wideASCII(b); sz > 0 {
+		return true
+	}
+	m, _ := compatForm(b)
+	return m != ""
+}
+
+// compatForm returns the NFKC form of the rune at b[0] (a three-byte one) from compatTable
+// when it has one there, and whether that form must be stripped again; "" otherwise. A
+// caller uses it only when the rune is alone in its segment.
+func compatForm(b []byte) (string, bool) {
+	if len(b) < 3 || b[0]&0xF0 != 0xE0 {
+		return "", false
+	}
+	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
+	for k, rg := range compatRanges {
+		if r >= rg[0] && r < rg[1] {
+			return compatTable[k][r-rg[0]], compatStrip[k][r-rg[0]]
+		}
+	}
+	return "", false
 }
 
 // wideASCII returns the ASCII byte NFKC maps the rune at b[0] to when it is a full-width form
@@ -331,9 +561,22 @@ func needsStrip(b []byte) bool {
 // long run of combining marks (NFKC's stream-safe limit) the next rune is a non-starter, and
 // the run must go on being normalised segment by segment.
 func quickStart(rest []byte) bool {
-	if rest[0] < utf8.RuneSelf {
-		return true
+	if simpleRune(rest, 0) != 0 {
+		return true // ASCII, CJK, kana, Hangul: starters with a boundary before them (tested)
 	}
+	// a combining diacritical mark U+0300-U+036F (CC 80-CD AF) is a non-starter, except the
+	// grapheme joiner U+034F (tested)
+	if len(rest) >= 2 && (rest[0] == 0xCC && rest[1] >= 0x80 || rest[0] == 0xCD && rest[1] < 0xB0) && !(rest[0] == 0xCD && rest[1] == 0x8F) {
+		return false
+	}
+	if compatChanged(rest) {
+		return true // the tables hold only starters with a boundary before them
+	}
+	return quickStartProps(rest)
+}
+
+// quickStartProps is quickStart by the rune's NFKC properties.
+func quickStartProps(rest []byte) bool {
 	p := norm.NFKC.Properties(rest)
 	return p.BoundaryBefore() && p.CCC() == 0 && p.LeadCCC() == 0
 }
