@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/filter/internal/filterv13"
 	"github.com/forgectx/forgectx/test/corpus"
+	"github.com/forgectx/forgectx/test/filterv13"
 )
 
 // unicodePieces are the text shapes the v1.4 NFKC fast path has to get exactly right: runs of

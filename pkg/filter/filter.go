@@ -20,7 +20,7 @@
 // A Pipeline is safe for concurrent use: Apply, Redact, Sanitize and CheckStructural keep all
 // their working state (chunk buffers, the injection scan's lower-cased block) per call.
 //
-// internal/filterv13 is a frozen copy of the v1.3.1 pipeline imported only by this package's
+// test/filterv13 is a frozen copy of the v1.3.1 pipeline imported only by this package's
 // tests: the differential tests compare the two on random and hostile text, so every change
 // of emitted bytes between the versions is one that v1.4 makes on purpose.
 package filter
