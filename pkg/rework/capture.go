@@ -161,95 +161,121 @@ func decodeRows[T any](b []byte, raw *[]any, typed *[]T) (int, error) {
 // capture makes one complete capture. It stops at the first failure, returning what it read so
 // far and a *captureError.
 func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, error) {
-	s := &Snapshot{SourceIssueComments: []any{}, PRIssueComments: []any{}, Reviews: []any{}, Inline: []InlineList{}, Provenance: []Provenance{}}
-	m := &model{inline: map[int64][]nInline{}}
-	repoPath := "/repos/" + url.PathEscape(t.Owner) + "/" + url.PathEscape(t.Repository)
-
-	object := func(resource, rel string, typed any) (any, error) {
-		body, pg, err := g.getObject(ctx, rel)
-		s.Provenance = append(s.Provenance, Provenance{Resource: resource, Pages: []Page{pg}})
-		if err != nil {
-			return nil, classify(resource, err)
+	c := &capturer{ctx: ctx, g: g, t: t,
+		s:        &Snapshot{SourceIssueComments: []any{}, PRIssueComments: []any{}, Reviews: []any{}, Inline: []InlineList{}, Provenance: []Provenance{}},
+		m:        &model{inline: map[int64][]nInline{}},
+		repoPath: "/repos/" + url.PathEscape(t.Owner) + "/" + url.PathEscape(t.Repository)}
+	for _, step := range []func() error{c.objects, c.lists, c.inline, func() error {
+		if err := uniqueIDs("source_issue_comments", c.m.issueComments); err != nil {
+			return err
 		}
-		v, err := decodeRow(body, typed)
-		if err != nil {
-			return nil, capFail(ReasonMalformedRecord, resource, "the response is not a well-typed JSON object (%v)", err)
+		return uniqueIDs("pr_issue_comments", c.m.prComments)
+	}} {
+		if err := step(); err != nil {
+			return c.s, c.m, err
 		}
-		return v, nil
 	}
-	listOf := func(resource, path string, decode func([]byte) (int, error)) error {
-		pages, err := g.list(ctx, path, decode)
-		s.Provenance = append(s.Provenance, Provenance{Resource: resource, Pages: pages})
-		if err != nil {
-			return classify(resource, err)
-		}
-		return nil
-	}
+	return c.s, c.m, nil
+}
 
+// capturer is one capture in progress: what was read (s, m) and where (provenance in s).
+type capturer struct {
+	ctx      context.Context
+	g        *Getter
+	t        *Target
+	s        *Snapshot
+	m        *model
+	repoPath string
+}
+
+func (c *capturer) object(resource, rel string, typed any) (any, error) {
+	body, pg, err := c.g.getObject(c.ctx, rel)
+	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: []Page{pg}})
+	if err != nil {
+		return nil, classify(resource, err)
+	}
+	v, err := decodeRow(body, typed)
+	if err != nil {
+		return nil, capFail(ReasonMalformedRecord, resource, "the response is not a well-typed JSON object (%v)", err)
+	}
+	return v, nil
+}
+
+func (c *capturer) listOf(resource, path string, decode func([]byte) (int, error)) error {
+	pages, err := c.g.list(c.ctx, path, decode)
+	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: pages})
+	if err != nil {
+		return classify(resource, err)
+	}
+	return nil
+}
+
+// objects reads the version, the repository, the pull request and the Source Issue.
+func (c *capturer) objects() error {
 	var ver struct {
 		Version *string `json:"version"`
 	}
 	var err error
-	if s.Version, err = object("version", "/version", &ver); err != nil {
-		return s, m, err
+	if c.s.Version, err = c.object("version", "/version", &ver); err != nil {
+		return err
 	}
 	if ver.Version == nil {
-		return s, m, capFail(ReasonMalformedRecord, "version", "version is missing or not a string")
+		return capFail(ReasonMalformedRecord, "version", "version is missing or not a string")
 	}
-	m.version = *ver.Version
-	if s.Repository, err = object("repository", repoPath, &m.repo); err != nil {
-		return s, m, err
+	c.m.version = *ver.Version
+	if c.s.Repository, err = c.object("repository", c.repoPath, &c.m.repo); err != nil {
+		return err
 	}
-	if s.PullRequest, err = object("pull_request", fmt.Sprintf("%s/pulls/%d", repoPath, t.PR), &m.pull); err != nil {
-		return s, m, err
+	if c.s.PullRequest, err = c.object("pull_request", fmt.Sprintf("%s/pulls/%d", c.repoPath, c.t.PR), &c.m.pull); err != nil {
+		return err
 	}
-	if s.SourceIssue, err = object("source_issue", fmt.Sprintf("%s/issues/%d", repoPath, t.Issue), &m.issue); err != nil {
-		return s, m, err
-	}
-	if err := listOf("source_issue_comments", fmt.Sprintf("%s/issues/%d/comments", repoPath, t.Issue), func(b []byte) (int, error) {
+	c.s.SourceIssue, err = c.object("source_issue", fmt.Sprintf("%s/issues/%d", c.repoPath, c.t.Issue), &c.m.issue)
+	return err
+}
+
+// lists reads both comment lists and the reviews, and checks the review IDs.
+func (c *capturer) lists() error {
+	s, m, t := c.s, c.m, c.t
+	if err := c.listOf("source_issue_comments", fmt.Sprintf("%s/issues/%d/comments", c.repoPath, t.Issue), func(b []byte) (int, error) {
 		return decodeRows(b, &s.SourceIssueComments, &m.issueComments)
 	}); err != nil {
-		return s, m, err
+		return err
 	}
-	if err := listOf("pr_issue_comments", fmt.Sprintf("%s/issues/%d/comments", repoPath, t.PR), func(b []byte) (int, error) {
+	if err := c.listOf("pr_issue_comments", fmt.Sprintf("%s/issues/%d/comments", c.repoPath, t.PR), func(b []byte) (int, error) {
 		return decodeRows(b, &s.PRIssueComments, &m.prComments)
 	}); err != nil {
-		return s, m, err
+		return err
 	}
-	if err := listOf("reviews", fmt.Sprintf("%s/pulls/%d/reviews", repoPath, t.PR), func(b []byte) (int, error) {
+	if err := c.listOf("reviews", fmt.Sprintf("%s/pulls/%d/reviews", c.repoPath, t.PR), func(b []byte) (int, error) {
 		return decodeRows(b, &s.Reviews, &m.reviews)
 	}); err != nil {
-		return s, m, err
+		return err
 	}
-	if err := uniqueReviewIDs(m.reviews); err != nil {
-		return s, m, err
-	}
-	seenInline := map[int64]int64{}
-	for _, r := range m.reviews {
+	return uniqueReviewIDs(m.reviews)
+}
+
+// inline reads every review's inline comment list, in review order.
+func (c *capturer) inline() error {
+	seen := map[int64]int64{}
+	for _, r := range c.m.reviews {
 		id := *r.ID
 		list := InlineList{ReviewID: id, Records: []any{}}
 		var typed []nInline
 		resource := fmt.Sprintf("inline review %d", id)
-		err := listOf(resource, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", repoPath, t.PR, id), func(b []byte) (int, error) {
+		err := c.listOf(resource, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", c.repoPath, c.t.PR, id), func(b []byte) (int, error) {
 			return decodeRows(b, &list.Records, &typed)
 		})
-		s.Inline = append(s.Inline, list)
+		c.s.Inline = append(c.s.Inline, list)
 		if err != nil {
-			return s, m, err
+			return err
 		}
-		if err := checkInline(resource, id, typed, seenInline); err != nil {
-			return s, m, err
+		if err := checkInline(resource, id, typed, seen); err != nil {
+			return err
 		}
-		m.inline[id] = typed
-		m.inlineRecordsN += len(typed)
+		c.m.inline[id] = typed
+		c.m.inlineRecordsN += len(typed)
 	}
-	if err := uniqueIDs("source_issue_comments", m.issueComments); err != nil {
-		return s, m, err
-	}
-	if err := uniqueIDs("pr_issue_comments", m.prComments); err != nil {
-		return s, m, err
-	}
-	return s, m, nil
+	return nil
 }
 
 func uniqueReviewIDs(reviews []nReview) error {
