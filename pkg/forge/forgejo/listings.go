@@ -163,13 +163,14 @@ func taskKey(t task) rowKey { return rowKey{id: t.ID, created: rawTime(t.Created
 
 // unaccounted counts the commit statuses no head task accounts for. Gitea and Forgejo name an
 // Actions job's status "<workflow> / <job> (<event>)", where <workflow> is the workflow's
-// name: or, without one, the base name of its file (the task's workflow_id); the task row
+// name: or, without one, the base name of its file (the task's workflow_id) on Forgejo and an
+// empty name on Gitea 1.25 (the context, trimmed, is then "/ <job> (<event>)"); the task row
 // carries the job name and the event but not the name:. So a status is accounted for when a
 // head task — a check, or a task already counted as a gap — claims it, each task claiming at
 // most one status:
 //
 //  1. exactly: the context is "<base(workflow_id)> / <name> (<event>)" of the task;
-//  2. else by its job and event, the prefix standing for the workflow's name:, for a task
+//  2. else by its job and event, the prefix (possibly empty) standing for the name:, for a task
 //     whose workflow claimed no status exactly (a workflow with a name: never shows its file
 //     name) and with one prefix per workflow (all of a workflow's jobs carry the same name:).
 //
@@ -198,13 +199,13 @@ func unaccounted(statuses []commitStatus, tasks []task) int {
 	prefix := map[string]string{} // workflow → the name: its statuses carry
 	n := 0
 	for _, c := range left {
+		var p string
 		i := claim(tasks, used, func(t task) bool {
 			if t.Name == "" || t.Event == "" || exact[t.WorkflowID] {
 				return false
 			}
-			suffix := statusContext("", t) // " / <job> (<event>)" after an empty prefix
-			p, ok := strings.CutSuffix(c, suffix)
-			if !ok || p == "" {
+			var ok bool
+			if p, ok = workflowPrefix(c, t); !ok {
 				return false
 			}
 			q, seen := prefix[t.WorkflowID]
@@ -214,9 +215,20 @@ func unaccounted(statuses []commitStatus, tasks []task) int {
 			n++
 			continue
 		}
-		prefix[tasks[i].WorkflowID] = strings.TrimSuffix(c, statusContext("", tasks[i]))
+		prefix[tasks[i].WorkflowID] = p
 	}
 	return n
+}
+
+// workflowPrefix is the workflow name c carries before t's job and event, if c names them.
+// Gitea 1.25 writes the workflow's name: even when it is empty, and trims the context, so a
+// workflow without a name: shows as "/ <job> (<event>)": the empty prefix.
+func workflowPrefix(c string, t task) (string, bool) {
+	if c == strings.TrimSpace(statusContext("", t)) {
+		return "", true
+	}
+	p, ok := strings.CutSuffix(c, statusContext("", t))
+	return p, ok && p != ""
 }
 
 // statusContext is the context Gitea gives an Actions job's commit status.
