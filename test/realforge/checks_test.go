@@ -189,7 +189,8 @@ func TestActionsChecks(t *testing.T) {
 
 // checkActionsTree asserts the checks of the pull request tree: build succeeded, test failed,
 // each with the start and completion times the spec's completed-check rules require, on the
-// captured head; e2e, still running, is in_progress with a start and no completion; lint, which no runner could take, has no task and so no check; the failed
+// captured head; e2e, still running, is in_progress with a start and no completion; lint, which no runner could take, has no task and so no check, only
+// its pending status, the checks unsupported gap; the failed
 // check's selected log is the check_logs unsupported gap, with no log file.
 func checkActionsTree(t *testing.T, s snap, head string) {
 	t.Helper()
@@ -204,6 +205,11 @@ func checkActionsTree(t *testing.T, s snap, head string) {
 	}
 	if got := s.sum.acquired("checks"); got != 3 {
 		t.Errorf("checks acquired %d, want 3", got)
+	}
+	// lint's pending commit status is the one no task accounts for (build's, test's and e2e's
+	// are their tasks'): the checks unsupported gap, so lint does not vanish.
+	if got := s.sum.gap("checks", "unsupported"); got != 1 {
+		t.Errorf("checks unsupported gap %d, want 1 (lint, waiting for a runner); gaps %+v", got, s.sum.Summary.Gaps)
 	}
 	if e := checks["e2e"]; e.Status != "in_progress" || e.StartedAt == "" || e.CompletedAt != "" || e.Conclusion != "" || e.NeverStarted != nil || e.HeadSHA != head {
 		t.Errorf("e2e (running) = %+v, want in_progress with started_at only", e)

@@ -2,7 +2,6 @@ package forgejo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -475,9 +474,9 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 			return
 		}
 	}
-	all := l.rows
 	seen := map[int64]bool{}
-	for _, t := range all {
+	var headTasks []task // the head's attributable tasks, mapped or a gap: each is already counted
+	for _, t := range l.rows {
 		sha, ok := normOID(t.HeadSHA)
 		if !ok {
 			r.a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapInvalidMetadata, 1)
@@ -486,12 +485,13 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 		if sha != head || seen[t.ID] {
 			continue
 		}
+		seen[t.ID] = true
+		headTasks = append(headTasks, t)
 		c, gap := mapTask(t, head)
 		if gap != "" {
 			r.a.Outcomes.Add(acquisition.ScopeChecks, gap, 1)
 			continue
 		}
-		seen[t.ID] = true
 		if p.LogSelected(c.Conclusion) {
 			// Forgejo's API offers no log download for an Actions task (logs are served only
 			// by the web UI), so every selected log is unsupported; the assembler turns these
@@ -500,32 +500,55 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 		}
 		r.a.Checks = append(r.a.Checks, c)
 	}
-	if len(seen) == 0 && l.err == nil {
-		// A complete tasks list without the head: look for external CI. (An incomplete one
-		// is already the checks gap.)
-		r.commitStatuses(ctx, head)
+	if l.err == nil {
+		// A complete tasks list: the head's commit statuses show what it does not hold — a job
+		// no runner has taken yet (or one blocked on needs:) has no task, and external CI has
+		// none ever. (An incomplete tasks list is already the checks gap, and which statuses
+		// its unread rows account for cannot be known.)
+		r.commitStatuses(ctx, head, headTasks)
 	}
 }
 
-// commitStatuses makes sure a head without Actions tasks does not look check-free: with
-// Actions disabled the tasks endpoint answers 200 and an empty list, yet external CI
-// (Woodpecker, Drone) reports on the head through commit statuses. A commit status has no
+// commitStatus is one row of GET /repos/{owner}/{repo}/commits/{ref}/status (the latest status
+// per context, gitea.CombinedStatus.Statuses).
+type commitStatus struct {
+	ID        int64   `json:"id"`
+	Context   string  `json:"context"`
+	CreatedAt *string `json:"created_at"`
+}
+
+// combinedStatus is the body of GET /repos/{owner}/{repo}/commits/{ref}/status. Its
+// total_count counts the statuses of this page only (Gitea's convert.ToCombinedStatus), so the
+// listing's total is X-Total-Count alone.
+type combinedStatus struct {
+	Statuses []commitStatus `json:"statuses"`
+}
+
+// commitStatuses makes sure no job of the head vanishes and a head without Actions tasks does
+// not look check-free. Gitea and Forgejo write a commit status per Actions job when they create
+// the run, before any runner takes the job, so a job waiting for a runner or blocked on needs:
+// has a status and no task; external CI (Woodpecker, Drone) reports only through statuses, and
+// with Actions disabled the tasks endpoint answers 200 and an empty list. A commit status has no
 // check-run lifecycle the spec's check rules require (no start, completion or never-started
-// report, and it is overwritten per context), so the statuses are not emitted as checks: they
-// are the checks scope's unsupported gap, counted per status.
-func (r *run) commitStatuses(ctx context.Context, head string) {
+// report, and it is overwritten per context), so statuses are never emitted as checks: every
+// status no head task accounts for (unaccounted) is the checks scope's unsupported gap, one per
+// status. The latest status per context is read, every page, as the commit_statuses listing.
+func (r *run) commitStatuses(ctx context.Context, head string, tasks []task) {
 	path := fmt.Sprintf("/repos/%s/%s/commits/%s/status", url.PathEscape(r.owner), url.PathEscape(r.name), url.PathEscape(head))
-	var body struct {
-		TotalCount int               `json:"total_count"`
-		Statuses   []json.RawMessage `json:"statuses"`
+	l := readList(r, listStatuses, func(n int) ([]commitStatus, page, error) {
+		var body combinedStatus
+		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/commits/{sha}/status", path,
+			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &body)
+		if err != nil {
+			return nil, page{}, err
+		}
+		return body.Statuses, pageOf(h, next, len(body.Statuses)), nil
+	}, func(s commitStatus) rowKey { return rowKey{id: s.ID, created: rawTime(s.CreatedAt)} })
+	if l.err != nil {
+		// Unread statuses may be jobs without a task: each is a missing check.
+		r.shortfall(listStatuses, l.err, l.lost, r.sel)
 	}
-	_, _, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/commits/{sha}/status", path, nil, &body)
-	r.bound++
-	if err != nil {
-		r.shortfall(listStatuses, err, 1, r.sel)
-		return
-	}
-	if n := max(body.TotalCount, len(body.Statuses)); n > 0 {
+	if n := unaccounted(l.rows, tasks); n > 0 {
 		r.a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapUnsupported, n)
 	}
 }

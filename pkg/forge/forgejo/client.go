@@ -383,6 +383,8 @@ func endpointClass(p string) string {
 				segs[j] = "{n}"
 			} else if segs[j-1] == "collaborators" {
 				segs[j] = "{user}"
+			} else if segs[j-1] == "commits" {
+				segs[j] = "{sha}" // a revision names no endpoint either
 			}
 		}
 	}

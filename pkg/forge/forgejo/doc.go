@@ -43,7 +43,10 @@
 //   - Checks: Actions tasks whose head_sha equals the pull request head captured at the start,
 //     through the spec's Forgejo status table. completed_at is the task's updated_at (the
 //     endpoint has no stopped time). Forgejo's API offers no log download for a task, so every
-//     selected log is reported with outcome unsupported (the check_logs scope).
+//     selected log is reported with outcome unsupported (the check_logs scope). The head's
+//     commit statuses are read beside a complete tasks list; each one no head task accounts
+//     for (external CI, a job waiting for a runner or blocked on needs:) is a checks
+//     unsupported gap (unaccounted), so no job vanishes and no head looks check-free.
 //   - Actors: GET /repos/{owner}/{repo}/collaborators/{user}/permission, accepted only when
 //     the answer's user id equals the actor's id; owner and admin map to admin, write to
 //     write, read to read, none to none. A 404 leaves the role null and unverified (no gap);

@@ -251,6 +251,8 @@ func TestOptionalScopeFailuresAreGaps(t *testing.T) {
 		tasks    = "/repos/Acme/Widgets/actions/tasks?limit=50&page=1"
 		comments = "/repos/Acme/Widgets/issues/12/comments?limit=50&page=1"
 		rc302    = "/repos/Acme/Widgets/pulls/12/reviews/302/comments"
+		// An incomplete tasks list is the checks gap already; the statuses are not read.
+		statuses = "/repos/Acme/Widgets/commits/" + headSHA + "/status?limit=50&page=1"
 	)
 	reviewComments := []string{
 		"/repos/Acme/Widgets/pulls/12/reviews/301/comments", rc302,
@@ -294,12 +296,14 @@ func TestOptionalScopeFailuresAreGaps(t *testing.T) {
 		{
 			name:     "tasks 403 is authorization_failed",
 			override: map[string][]httpfake.Reply{tasks: {httpfake.JSON(403, `{"message":"token does not have at least one of required scope(s): [read:repository]"}`)}},
+			drop:     []string{statuses},
 			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Checks },
 			code:     "authorization_failed",
 		},
 		{
 			name:     "tasks 404 is unsupported",
 			override: map[string][]httpfake.Reply{tasks: {httpfake.JSON(404, `{"message":"Not Found"}`)}},
+			drop:     []string{statuses},
 			scope:    func(o acquisition.Outcomes) []acquisition.Gap { return o.Checks },
 			code:     "unsupported",
 		},
@@ -684,14 +688,91 @@ func TestCommitStatusesWithoutTasksAreAChecksGap(t *testing.T) {
 	s := pullScenario()
 	fake := fakeWith(t, s, map[string][]httpfake.Reply{
 		"/repos/Acme/Widgets/actions/tasks?limit=50&page=1": {withHeader(httpfake.JSON(200, `{"total_count":0,"workflow_runs":[]}`), "X-Total-Count", "0")},
+		"/repos/Acme/Widgets/commits/" + headSHA + "/status?limit=50&page=1": {withHeader(httpfake.JSON(200,
+			`{"state":"failure","total_count":2,"statuses":[{"id":1,"status":"failure","context":"woodpecker/test"},{"id":2,"status":"success","context":"drone/build"}]}`), "X-Total-Count", "2")},
 	})
-	fake.Expect("GET", "/api/v1/repos/Acme/Widgets/commits/"+headSHA+"/status", httpfake.JSON(200,
-		`{"state":"failure","total_count":2,"statuses":[{"id":1,"status":"failure","context":"woodpecker/test"},{"id":2,"status":"success","context":"drone/build"}]}`))
 	a, err := acquire(t, fakeClient(t, fake, 0), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Checks) != 0 || gapCount(a.Outcomes.Checks, acquisition.GapUnsupported) != 2 {
 		t.Fatalf("checks %d, gaps %+v: a head with 2 commit statuses looks check-free", len(a.Checks), a.Outcomes.Checks)
+	}
+}
+
+// TestWaitingJobBesideTasksIsAChecksGap is the defect of issues #15/#22 with the HTTP fake:
+// a job no runner has taken (or one blocked on needs:) has no task, only the pending commit
+// status Gitea wrote when it created the run. Beside the head's other tasks it vanished with
+// no gap, because statuses were read only when no task matched the head. Now every status no
+// task accounts for is a checks unsupported gap: here the waiting job and an external CI's.
+func TestWaitingJobBesideTasksIsAChecksGap(t *testing.T) {
+	s := pullScenario()
+	var tasks []any
+	for _, e := range s.exchanges {
+		if strings.HasSuffix(e.path, "/actions/tasks") {
+			tasks = e.body.(map[string]any)["workflow_runs"].([]any)
+		}
+	}
+	sts := append(actionsStatuses(tasks, headSHA),
+		statusRow(2001, "pending", "ci.yml / package (pull_request)", "2026-09-10T08:00:00Z"), // needs: build, no task yet
+		statusRow(2002, "success", "woodpecker/lint", "2026-09-10T08:00:00Z"))
+	st := combined(headSHA, sts)
+	fake := fakeWith(t, s, map[string][]httpfake.Reply{
+		"/repos/Acme/Widgets/commits/" + headSHA + "/status?limit=50&page=1": {replyOf(t, st)},
+	})
+	a, err := acquire(t, fakeClient(t, fake, 0), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Checks) != 12 || gapCount(a.Outcomes.Checks, acquisition.GapUnsupported) != 2 {
+		t.Fatalf("checks %d, gaps %+v: want the 12 tasks and 2 unsupported gaps (the waiting job, the external status)", len(a.Checks), a.Outcomes.Checks)
+	}
+}
+
+// TestUnaccountedStatuses pins what "accounted for" means: each head task claims at most one
+// status, by its workflow file name or (for a workflow with a name:) by one prefix per
+// workflow; anything else is a gap.
+func TestUnaccountedStatuses(t *testing.T) {
+	tk := func(id int64, wf, name, event string) task {
+		return task{ID: id, Name: name, WorkflowID: wf, Event: event}
+	}
+	st := func(ctxs ...string) []commitStatus {
+		var out []commitStatus
+		for i, c := range ctxs {
+			out = append(out, commitStatus{ID: int64(i + 1), Context: c})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		statuses []commitStatus
+		tasks    []task
+		want     int
+	}{
+		{"file name", st("ci.yml / build (pull_request)"), []task{tk(1, "ci.yml", "build", "pull_request")}, 0},
+		{"waiting job beside a task", st("ci.yml / build (pull_request)", "ci.yml / lint (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request")}, 1},
+		{"workflow name:", st("CI / build (pull_request)", "CI / test (pull_request)"),
+			[]task{tk(1, ".gitea/workflows/ci.yml", "build", "pull_request"), tk(2, ".gitea/workflows/ci.yml", "test", "pull_request")}, 0},
+		{"same job in two named workflows, one waiting", st("CI / build (pull_request)", "Nightly / build (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request")}, 1},
+		{"one prefix per workflow", st("A / build (pull_request)", "B / test (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request"), tk(2, "ci.yml", "test", "pull_request")}, 1},
+		{"a workflow shown by file name has no name:", st("ci.yml / build (pull_request)", "Other / test (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request"), tk(2, "ci.yml", "test", "pull_request")}, 1},
+		{"Gitea 1.25: an empty name:, trimmed", st("/ build (pull_request)", "/ lint (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request")}, 1},
+		{"an empty name: is one prefix too", st("/ build (pull_request)", "CI / test (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request"), tk(2, "ci.yml", "test", "pull_request")}, 1},
+		{"another event", st("ci.yml / build (push)"), []task{tk(1, "ci.yml", "build", "pull_request")}, 1},
+		{"a task without event claims nothing", st("ci.yml / build ()"), []task{tk(1, "ci.yml", "build", "")}, 1},
+		{"one status per task", st("ci.yml / build (pull_request)", "x / build (pull_request)"), []task{tk(1, "ci.yml", "build", "pull_request")}, 1},
+		{"a rerun's tasks share one status", st("ci.yml / build (pull_request)"),
+			[]task{tk(1, "ci.yml", "build", "pull_request"), tk(2, "ci.yml", "build", "pull_request")}, 0},
+		{"external CI", st("woodpecker/test", "drone/build"), nil, 2},
+	} {
+		if got := unaccounted(tc.statuses, tc.tasks); got != tc.want {
+			t.Errorf("%s: %d unaccounted, want %d", tc.name, got, tc.want)
+		}
 	}
 }

@@ -3,7 +3,10 @@ package forgejo
 import (
 	"errors"
 	"net/http"
+	"path"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
@@ -38,7 +41,8 @@ var listings = forge.NewListings(
 	forge.Listing{Name: listTasks, Endpoint: "/repos/{owner}/{repo}/actions/tasks", Paged: true,
 		Scopes: []string{acquisition.ScopeChecks}, Feeds: []string{listTaskLogs}},
 	forge.Listing{Name: listTaskLogs, Scopes: []string{acquisition.ScopeCheckLogs}},
-	forge.Listing{Name: listStatuses, Endpoint: "/repos/{owner}/{repo}/commits/{sha}/status",
+	// The head's latest status per context; those no head task accounts for are checks gaps.
+	forge.Listing{Name: listStatuses, Endpoint: "/repos/{owner}/{repo}/commits/{sha}/status", Paged: true,
 		Scopes: []string{acquisition.ScopeChecks}},
 	forge.Listing{Name: listPermissions, Endpoint: "/repos/{owner}/{repo}/collaborators/{user}/permission",
 		Scopes: []string{acquisition.ScopeActors}},
@@ -156,3 +160,89 @@ func reviewKey(nr nativeReview) rowKey {
 }
 
 func taskKey(t task) rowKey { return rowKey{id: t.ID, created: rawTime(t.CreatedAt)} }
+
+// unaccounted counts the commit statuses no head task accounts for. Gitea and Forgejo name an
+// Actions job's status "<workflow> / <job> (<event>)", where <workflow> is the workflow's
+// name: or, without one, the base name of its file (the task's workflow_id) on Forgejo and an
+// empty name on Gitea 1.25 (the context, trimmed, is then "/ <job> (<event>)"); the task row
+// carries the job name and the event but not the name:. So a status is accounted for when a
+// head task — a check, or a task already counted as a gap — claims it, each task claiming at
+// most one status:
+//
+//  1. exactly: the context is "<base(workflow_id)> / <name> (<event>)" of the task;
+//  2. else by its job and event, the prefix (possibly empty) standing for the name:, for a task
+//     whose workflow claimed no status exactly (a workflow with a name: never shows its file
+//     name) and with one prefix per workflow (all of a workflow's jobs carry the same name:).
+//
+// Every other status — external CI, a job without a task (waiting for a runner, blocked on
+// needs:), a task with no name or event, a context in another form — stays unaccounted, and
+// so a gap: when unsure, gap. Statuses are matched in context order, so the count is
+// deterministic.
+func unaccounted(statuses []commitStatus, tasks []task) int {
+	ctxs := make([]string, 0, len(statuses))
+	for _, s := range statuses {
+		ctxs = append(ctxs, s.Context)
+	}
+	sort.Strings(ctxs)
+	used := make([]bool, len(tasks))
+	exact := map[string]bool{} // workflows that claimed a status by file name
+	left := ctxs[:0:0]
+	for _, c := range ctxs {
+		if i := claim(tasks, used, func(t task) bool {
+			return t.Name != "" && t.Event != "" && c == statusContext(path.Base(t.WorkflowID), t)
+		}); i >= 0 {
+			exact[tasks[i].WorkflowID] = true
+			continue
+		}
+		left = append(left, c)
+	}
+	prefix := map[string]string{} // workflow → the name: its statuses carry
+	n := 0
+	for _, c := range left {
+		var p string
+		i := claim(tasks, used, func(t task) bool {
+			if t.Name == "" || t.Event == "" || exact[t.WorkflowID] {
+				return false
+			}
+			var ok bool
+			if p, ok = workflowPrefix(c, t); !ok {
+				return false
+			}
+			q, seen := prefix[t.WorkflowID]
+			return !seen || q == p
+		})
+		if i < 0 {
+			n++
+			continue
+		}
+		prefix[tasks[i].WorkflowID] = p
+	}
+	return n
+}
+
+// workflowPrefix is the workflow name c carries before t's job and event, if c names them.
+// Gitea 1.25 writes the workflow's name: even when it is empty, and trims the context, so a
+// workflow without a name: shows as "/ <job> (<event>)": the empty prefix.
+func workflowPrefix(c string, t task) (string, bool) {
+	if c == strings.TrimSpace(statusContext("", t)) {
+		return "", true
+	}
+	p, ok := strings.CutSuffix(c, statusContext("", t))
+	return p, ok && p != ""
+}
+
+// statusContext is the context Gitea gives an Actions job's commit status.
+func statusContext(workflow string, t task) string {
+	return workflow + " / " + t.Name + " (" + t.Event + ")"
+}
+
+// claim marks and returns the first unused task ok accepts, or -1.
+func claim(tasks []task, used []bool, ok func(task) bool) int {
+	for i, t := range tasks {
+		if !used[i] && ok(t) {
+			used[i] = true
+			return i
+		}
+	}
+	return -1
+}

@@ -102,6 +102,7 @@ type task struct {
 	Status       string  `json:"status"`
 	RunNumber    int64   `json:"run_number"`
 	WorkflowID   string  `json:"workflow_id"`
+	Event        string  `json:"event"`
 	CreatedAt    *string `json:"created_at"`
 	UpdatedAt    *string `json:"updated_at"`
 	RunStartedAt *string `json:"run_started_at"`

@@ -218,6 +218,37 @@ func taskRow(id int64, name, sha, status, created, updated, started string) map[
 	return t
 }
 
+// statusRow is the wire shape of one commit status (gitea.CommitStatus) as the combined status
+// endpoint lists it.
+func statusRow(id int64, state, context, created string) map[string]any {
+	return map[string]any{
+		"id": id, "status": state, "target_url": "https://forgejo.example/Acme/Widgets/actions/runs/" + strconv.FormatInt(id, 10),
+		"description": "", "url": "", "context": context, "creator": actionsBot, "created_at": created, "updated_at": created,
+	}
+}
+
+// combined is the body of GET /repos/{owner}/{repo}/commits/{sha}/status: total_count counts the
+// page's statuses (Gitea's convert.ToCombinedStatus); X-Total-Count counts them all.
+func combined(sha string, statuses []any) exchange {
+	return listed("/repos/Acme/Widgets/commits/"+sha+"/status", list(1, 50), len(statuses),
+		map[string]any{"state": "pending", "sha": sha, "total_count": len(statuses), "statuses": statuses,
+			"repository": nil, "commit_url": "", "url": ""})
+}
+
+// actionsStatuses are the commit statuses Gitea writes for tasks: one per job, named
+// "<workflow file> / <job> (<event>)" (the workflow has no name:).
+func actionsStatuses(tasks []any, sha string) []any {
+	var out []any
+	for _, t := range tasks {
+		m := t.(map[string]any)
+		if m["head_sha"] != sha {
+			continue
+		}
+		out = append(out, statusRow(m["id"].(int64)+1000, "pending", fmt.Sprintf("%s / %s (%s)", m["workflow_id"], m["name"], m["event"]), m["created_at"].(string)))
+	}
+	return out
+}
+
 // pullScenario: a pull request with every review row kind, resolved and unresolved review
 // conversations, Actions tasks in every mapped state (and tasks for another revision), and a
 // collaborator 404.
@@ -296,6 +327,8 @@ func pullScenario() scenarioDef {
 					map[string]any{"total_count": len(tasks), "workflow_runs": tasks})
 				return e
 			}(),
+			// Every status of the head is a task's: none is a gap.
+			combined(headSHA, actionsStatuses(tasks, headSHA)),
 			permission("alice", alice, "owner", "owner"),
 			permission("bob", bob, "write", "write"),
 			permission("carol", carol, "read", "read"),
