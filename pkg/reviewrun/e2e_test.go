@@ -72,6 +72,12 @@ func binaries(t *testing.T) (string, string) {
 			buildErr = err
 			return
 		}
+		// As root the engine (and its relay entry) run as DefaultEngineID: they must reach
+		// the binaries.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			buildErr = err
+			return
+		}
 		forgectxBin, engineBin = filepath.Join(dir, "forgectx"), filepath.Join(dir, "engine")
 		for _, b := range [][2]string{{forgectxBin, "../../cmd/forgectx"}, {engineBin, "./testdata/engine"}} {
 			out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
@@ -85,6 +91,23 @@ func binaries(t *testing.T) (string, string) {
 		t.Fatal(buildErr)
 	}
 	return forgectxBin, engineBin
+}
+
+// engineDirs makes the session base and the engine's output directory reachable by the engine
+// identity of a root run: both (and their per-test parent) traversable, out its own.
+func engineDirs(t *testing.T, out, tmp string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range []string{filepath.Dir(out), filepath.Dir(tmp), tmp} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(out, DefaultEngineID, DefaultEngineID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func fixture(t *testing.T, name string) []byte {
@@ -363,6 +386,7 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 	f := newFakeGitLab(t)
 	f.expect(t, sc)
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
@@ -529,6 +553,32 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 	}
 }
 
+// assertEngineConfined checks the engine's probe (testdata/engine probe): as root, the engine
+// ran as DefaultEngineID and could open neither forgectx's start-up environment nor the
+// store, snapshot or usage directories, nor list the session root; without root (the
+// documented limitation) at least its copy of the parent environment carries no token.
+func assertEngineConfined(t *testing.T, out string, storeExists bool) {
+	t.Helper()
+	probe := strings.Join(readLines(t, filepath.Join(out, "probe")), "\n")
+	if os.Geteuid() != 0 {
+		if b, err := os.ReadFile(filepath.Join(out, "parent_environ")); err == nil && strings.Contains(string(b), e2eToken) {
+			t.Fatal("the engine read the token from forgectx's environment")
+		}
+		return
+	}
+	store := "store absent"
+	if storeExists {
+		store = "store denied"
+	}
+	want := fmt.Sprintf("uid %d\nparent_environ denied\n%s\nsnapshot denied\nmcp denied\nsession_root denied", DefaultEngineID, store)
+	if probe != want {
+		t.Fatalf("engine probe:\n%s\nwant:\n%s", probe, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "parent_environ")); err == nil {
+		t.Fatal("the engine copied forgectx's environment")
+	}
+}
+
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -588,6 +638,7 @@ func TestReviewContextEngineIsolation(t *testing.T) {
 			if strings.Join(home, ",") != strings.Join(wantHome, ",") {
 				t.Fatalf("isolated HOME %v, want %v", home, wantHome)
 			}
+			assertEngineConfined(t, r.out, tc.protected)
 			tools := readLines(t, filepath.Join(r.out, "tools"))
 			if strings.Join(tools, ",") != strings.Join(tc.tools, ",") {
 				t.Fatalf("tools %v, want %v", tools, tc.tools)
@@ -918,6 +969,7 @@ func TestReviewContextCLI(t *testing.T) {
 	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1)})
 	f.wantPosts = map[string]int{"POST notes": 1, "POST approve": 1}
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
@@ -941,6 +993,8 @@ func TestReviewContextCLI(t *testing.T) {
 		t.Fatal("the token reached the output")
 	}
 	summaryNote(t, e2eRun{fake: f})
+	// Here forgectx is its own process with the token in its start-up environment.
+	assertEngineConfined(t, out, true)
 	assertNoLeftovers(t, tmp)
 }
 
@@ -955,6 +1009,7 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	f := newFakeGitLab(t)
 	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true})
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)

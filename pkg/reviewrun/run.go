@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -56,6 +57,10 @@ type Options struct {
 	PreservePrivateArtifacts bool
 	// HTTPClient is the GitLab transport of the context and posting edges (nil: the adapter's).
 	HTTPClient *http.Client
+	// EngineUID and EngineGID are the unprivileged identity the engine runs as when forgectx
+	// runs as root (zero: DefaultEngineID). Without root they must be zero: the engine runs as
+	// this process's user (docs/review-context.md, "Engine identity").
+	EngineUID, EngineGID int
 
 	// hook, in tests, is called at named points of the lifecycle ("cleanup:store", …).
 	hook func(point string)
@@ -81,6 +86,10 @@ type Result struct {
 	Preserved string
 }
 
+// DefaultEngineID is the engine UID and GID of a root run that names none (the GitLab
+// component's agent default).
+const DefaultEngineID = 65532
+
 // removeAll is os.RemoveAll; a test makes one artifact's removal fail (a failed cleanup is
 // otherwise unreachable for the root user the CI image runs as).
 var removeAll = os.RemoveAll
@@ -94,9 +103,11 @@ type runner struct {
 	token   string
 	pipe    *filter.Pipeline
 	secrets []string
-	s       *session
-	acq     *reviewctx.Result
-	runID   string
+	// engineCred is the engine's identity in a root run (nil: this process's own).
+	engineCred *syscall.Credential
+	s          *session
+	acq        *reviewctx.Result
+	runID      string
 	// indexSHA256 is the assembled snapshot's root index digest, retained for the MCP server.
 	indexSHA256 string
 	context     []string // forbidden context values, kept in memory after the store is removed
@@ -128,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.s, err = newSession(o.TempDir); err != nil {
+	if r.s, err = newSession(o.TempDir, r.engineCred); err != nil {
 		return nil, err
 	}
 	if !o.PreservePrivateArtifacts {
@@ -227,7 +238,11 @@ func prepare(o Options) (*runner, error) {
 		}
 		o.Forgectx = exe
 	}
-	r := &runner{o: o, env: map[string]string{}}
+	cred, err := engineIdentity(o.EngineUID, o.EngineGID, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{o: o, env: map[string]string{}, engineCred: cred}
 	for _, kv := range o.Environ() {
 		for i := 0; i < len(kv); i++ {
 			if kv[i] == '=' {
@@ -246,6 +261,23 @@ func prepare(o Options) (*runner, error) {
 	r.secrets = filter.SecretEnvValues(o.Environ(), append([]string{o.TokenEnv}, o.Harness.Secrets...))
 	r.pipe = filter.New(r.secrets)
 	return r, nil
+}
+
+// engineIdentity is the credential the engine starts with: as root the given (or default)
+// non-zero UID and GID with no supplementary groups, so the kernel clears every capability at
+// execve; otherwise none (the engine is this user), and naming one is a configuration error.
+func engineIdentity(uid, gid, euid int) (*syscall.Credential, error) {
+	switch {
+	case uid < 0 || gid < 0 || (uid == 0) != (gid == 0):
+		return nil, fmt.Errorf("%w: --engine-uid/--engine-gid: both non-zero, or both unset", ErrConfig)
+	case euid != 0 && uid != 0:
+		return nil, fmt.Errorf("%w: --engine-uid/--engine-gid: only a root forgectx can run the engine as another user", ErrConfig)
+	case euid != 0:
+		return nil, nil
+	case uid == 0:
+		uid, gid = DefaultEngineID, DefaultEngineID
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
 func (r *runner) selectors() (reviewctx.Mode, reviewctx.ProtectionMode, error) {
@@ -335,9 +367,17 @@ func (r *runner) runEngine(ctx context.Context) error {
 	if r.acq.Identity != nil {
 		storeSHA = r.acq.Identity.SHA256
 	}
-	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA))
+	mcfg := r.s.mcpConfig(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA)
+	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(mcfg))
 	if err != nil {
 		return err
+	}
+	if r.engineCred != nil {
+		rs, err := serveRelay(ctx, r.s.relaySocket(), r.engineCred, mcfg, r.o.Log)
+		if err != nil {
+			return err
+		}
+		defer rs.close()
 	}
 	env := engineEnv(r.o.Environ(), r.o.Harness, r.o.TokenEnv, r.s, cfg)
 	dir := r.o.WorkDir
@@ -348,7 +388,8 @@ func (r *runner) runEngine(ctx context.Context) error {
 	r.o.Log.Info().Bool("enriched", enriched).Msg("review-context run: engine started")
 	// The engine's streams go to the job log line-redacted, as forgectx run's agent's do.
 	eout, eerr := prescript.NewRedactingLog(r.o.Stdout, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)
-	r.engine = runEngine(ctx, r.o.Harness.Agent.Command, env, dir, eout, eerr, r.o.Harness.Agent.Timeout, r.o.KillGrace)
+	r.engine = runEngine(ctx, engineSpec{argv: r.o.Harness.Agent.Command, env: env, dir: dir, stdout: eout, stderr: eerr,
+		timeout: r.o.Harness.Agent.Timeout, grace: r.o.KillGrace, cred: r.engineCred})
 	eout.Flush()
 	eerr.Flush()
 	r.o.Log.Info().Int("exit_code", r.engine.ExitCode).Bool("timed_out", r.engine.TimedOut).Bool("stopped", r.engine.Stopped).Msg("review-context run: engine ended")
