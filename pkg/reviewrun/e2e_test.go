@@ -1049,3 +1049,50 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	}
 	assertNoLeftovers(t, tmp)
 }
+
+// Issue #18: GitLab's checkout keeps the job token in .git/config's remote URL. The engine
+// (working in the checkout) sees the configuration without it; afterwards the file is the
+// original again, byte for byte and mode for mode.
+func TestReviewContextCheckoutCredentialsStripped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	const jobToken = "glcbt-64_e2eJobTokenValue0123"
+	work := t.TempDir()
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(work, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(work, ".git", "config")
+	orig := "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://gitlab-ci-token:" + jobToken + "@gitlab.example/acme/widgets.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+	if err := os.WriteFile(cfgPath, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil, func(o *Options) {
+		env := append(o.Environ(), "CI_JOB_TOKEN="+jobToken)
+		o.Environ, o.WorkDir = func() []string { return env }, work
+	})
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.logs)
+	}
+	seen, err := os.ReadFile(filepath.Join(r.out, "gitconfig"))
+	if err != nil {
+		t.Fatalf("the engine did not see the checkout's configuration: %v", err)
+	}
+	if strings.Contains(string(seen), jobToken) || !strings.Contains(string(seen), "\turl = https://gitlab.example/acme/widgets.git\n") {
+		t.Fatalf("the engine's view of .git/config:\n%s", seen)
+	}
+	after, err := os.ReadFile(cfgPath)
+	fi, serr := os.Stat(cfgPath)
+	if err != nil || serr != nil || string(after) != orig || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the configuration was not restored (%v %v):\n%s", err, serr, after)
+	}
+	if strings.Contains(r.logs.String(), jobToken) {
+		t.Fatal("the job token reached the log")
+	}
+	assertNoLeftovers(t, r.tmp)
+}

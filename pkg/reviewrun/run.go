@@ -384,6 +384,20 @@ func (r *runner) runEngine(ctx context.Context) error {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	// The job token in the checkout's remote URL is stripped for the engine's lifetime
+	// (checkout.go) and put back once the engine's process group is gone.
+	guard, err := stripCheckout(dir, withheldValues(r.o.Environ(), r.o.Harness, r.o.TokenEnv))
+	if err != nil {
+		return err
+	}
+	if guard != nil {
+		r.o.Log.Info().Msg("review-context run: credentials stripped from the checkout's git configuration for the engine")
+		defer func() {
+			if err := guard.restore(); err != nil {
+				r.o.Log.Error().Str("code", "checkout_config_not_restored").Msg("review-context run: the checkout's git configuration could not be restored; it stays without credentials")
+			}
+		}()
+	}
 	r.at("engine")
 	r.o.Log.Info().Bool("enriched", enriched).Msg("review-context run: engine started")
 	// The engine's streams go to the job log line-redacted, as forgectx run's agent's do.

@@ -197,21 +197,8 @@ func (s *session) remove() error {
 // variable, and minus any variable whose value carries one of those values (a copy under
 // another name). Nothing else of the host environment is inherited.
 func engineEnv(environ []string, h *harness.Harness, tokenEnv string, s *session, mcpConfig string) []string {
-	vals := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vals[k] = v
-		}
-	}
-	var withheld []string
-	for k, v := range vals {
-		if v == "" {
-			continue
-		}
-		if k == tokenEnv || harness.IsForgeCredentialName(k) || slices.Contains(h.Secrets, k) {
-			withheld = append(withheld, v)
-		}
-	}
+	vals := envMap(environ)
+	withheld := withheldValues(environ, h, tokenEnv)
 	env := map[string]string{"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 	for _, n := range h.Agent.Env {
 		v, ok := vals[n]
@@ -232,6 +219,33 @@ func engineEnv(environ []string, h *harness.Harness, tokenEnv string, s *session
 		out = append(out, k+"="+env[k])
 	}
 	return out
+}
+
+func envMap(environ []string) map[string]string {
+	vals := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vals[k] = v
+		}
+	}
+	return vals
+}
+
+// withheldValues are the values the engine must never see: the token variable's, every forge
+// credential name's (harness.IsForgeCredentialName: CI_JOB_TOKEN, GITLAB_TOKEN, …) and the
+// registered secrets'.
+func withheldValues(environ []string, h *harness.Harness, tokenEnv string) []string {
+	var withheld []string
+	for k, v := range envMap(environ) {
+		if v == "" {
+			continue
+		}
+		if k == tokenEnv || harness.IsForgeCredentialName(k) || slices.Contains(h.Secrets, k) {
+			withheld = append(withheld, v)
+		}
+	}
+	sort.Strings(withheld)
+	return withheld
 }
 
 // carries reports whether v contains any withheld value of at least 4 bytes (shorter values

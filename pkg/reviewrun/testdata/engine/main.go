@@ -121,6 +121,12 @@ func recordWorld(out string) error {
 	if err := os.WriteFile(filepath.Join(out, "home"), []byte(strings.Join(files, "\n")), 0o600); err != nil {
 		return err
 	}
+	// The checkout's git configuration as the engine sees it (its working directory).
+	if b, err := os.ReadFile(filepath.Join(".git", "config")); err == nil {
+		if err := os.WriteFile(filepath.Join(out, "gitconfig"), b, 0o600); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(filepath.Join(out, "probe"), []byte(probe(home)), 0o600)
 }
 
