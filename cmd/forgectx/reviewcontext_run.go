@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/forgectx/forgectx/pkg/harness"
-	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewrun"
 	fxrun "github.com/forgectx/forgectx/pkg/run"
 )
@@ -76,10 +74,8 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 		printRunSummary(e, res)
 	}
 	if err != nil {
-		for _, usage := range []error{reviewrun.ErrConfig, reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {
-			if errors.Is(err, usage) {
-				return &exitError{Code: exitUsage, Err: err}
-			}
+		if reviewrun.IsConfigError(err) {
+			return &exitError{Code: exitUsage, Err: err}
 		}
 		return err
 	}

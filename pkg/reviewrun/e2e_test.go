@@ -282,6 +282,7 @@ type scenario struct {
 	approve   string   // OCR_AUTO_APPROVE
 	noPosting bool     // the run fails before posting
 	withheld  bool     // only the withheld summary note is posted
+	failed    bool     // only the failure summary note is posted (the run failed before its projection)
 	notes     []byte   // the MR's notes (the sticky summary lookup); nil: none
 	// refused: protection is left required (unset) and the run stops at the lifecycle
 	// decision: one MR read and the branch, nothing else.
@@ -348,7 +349,7 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 	if sc.noPosting {
 		return
 	}
-	if sc.withheld {
+	if sc.withheld || sc.failed {
 		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
 		f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
 		return
@@ -460,6 +461,31 @@ func summaryNote(t *testing.T, r e2eRun) (string, *Receipt) {
 		t.Fatalf("summary lacks the DLP signal marker")
 	}
 	return body, rc
+}
+
+// failureNote checks the one summary note of a run that failed before its projection: the
+// marker, the ❌ outcome with exactly state, no receipt, no DLP signal, no withheld value.
+func failureNote(t *testing.T, r e2eRun, state string) {
+	t.Helper()
+	notes := r.fake.writes("notes")
+	if len(notes) != 1 {
+		t.Fatalf("summary notes: %d, want the one failure note\n%s", len(notes), r.logs)
+	}
+	body, _ := notes[0].Body["body"].(string)
+	if body != failureBody(state) || !strings.HasPrefix(body, SummaryMarker+"\n") || !strings.Contains(body, "❌") || !strings.Contains(body, "(`"+state+"`)") {
+		t.Fatalf("failure note:\n%s\nwant state %s", body, state)
+	}
+	if _, err := ReceiptFromBody(body); err == nil {
+		t.Fatal("a failure note carries a receipt")
+	}
+	for _, leak := range []string{e2eToken, "hunter2-deploy-secret", r.tmp} {
+		if strings.Contains(body, leak) {
+			t.Fatal("the failure note carries a withheld value or a path")
+		}
+	}
+	if r.res.Detail != "failed: "+state {
+		t.Fatalf("detail %q", r.res.Detail)
+	}
 }
 
 func assertNoLeftovers(t *testing.T, dir string) {
@@ -820,31 +846,33 @@ func TestReviewContextSummaryCallRequired(t *testing.T) {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
 	page1 := fixture(t, "discussions_page1")
-	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "nosummary", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
-	r.fake.wantPosts = map[string]int{}
+	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "nosummary", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
 	if r.err == nil || !strings.Contains(r.err.Error(), "summary") || r.res.Status != StatusFailure {
 		t.Fatalf("want the summary-call failure, got %v", r.err)
 	}
+	failureNote(t, r, FailNoEvidenceSummary)
 	if got := readLines(t, filepath.Join(r.out, "tools")); !slices.Contains(got, "context_list") {
 		t.Fatalf("test premise: the engine had context tools: %v", got)
 	}
 	assertNoLeftovers(t, r.tmp)
 }
 
-// A failed engine or an unusable result fails the run after a complete cleanup, and nothing
-// is posted.
-func TestReviewContextEngineFailuresPostNothing(t *testing.T) {
+// A failed engine or an unusable result fails the run after a complete cleanup; the sticky
+// summary note says so with a closed failure state (❌), nothing else is posted, no approval.
+func TestReviewContextEngineFailuresPostFailureNote(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
-	for script, want := range map[string]string{"crash": "engine exited 5", "invalid": "result", "symlink": "result file"} {
+	for script, want := range map[string][2]string{"crash": {"engine exited 5", FailEngine}, "invalid": {"result", FailResult}, "symlink": {"result file", FailResult}} {
 		t.Run(script, func(t *testing.T) {
 			page1 := fixture(t, "discussions_page1")
-			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: script, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
-			r.fake.wantPosts = map[string]int{}
-			if r.err == nil || !strings.Contains(r.err.Error(), want) || r.res.Status != StatusFailure || r.res.Cleanup != CleanupComplete {
-				t.Fatalf("got %v %+v, want a failure mentioning %q after a complete cleanup", r.err, r.res, want)
+			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: script, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil)
+			r.fake.wantPosts = map[string]int{"POST notes": 1}
+			if r.err == nil || !strings.Contains(r.err.Error(), want[0]) || r.res.Status != StatusFailure || r.res.Cleanup != CleanupComplete {
+				t.Fatalf("got %v %+v, want a failure mentioning %q after a complete cleanup", r.err, r.res, want[0])
 			}
+			failureNote(t, r, want[1])
 			assertNoLeftovers(t, r.tmp)
 		})
 	}
@@ -1094,5 +1122,39 @@ func TestReviewContextCheckoutCredentialsStripped(t *testing.T) {
 	if strings.Contains(r.logs.String(), jobToken) {
 		t.Fatal("the job token reached the log")
 	}
+	assertNoLeftovers(t, r.tmp)
+}
+
+// A checkout configuration that still carries the job token after stripping stops the run
+// before the engine starts; the failure note names the closed state, the file is untouched.
+func TestReviewContextCheckoutCredentialRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	const jobToken = "glcbt-64_e2eJobTokenValue0123"
+	work := t.TempDir()
+	os.Chmod(work, 0o755)
+	os.Mkdir(filepath.Join(work, ".git"), 0o755)
+	cfgPath := filepath.Join(work, ".git", "config")
+	orig := "[remote \"origin\"]\n\turl = https://gitlab.example/acme/widgets.git\n[credential]\n\thelper = store --token " + jobToken + "\n"
+	if err := os.WriteFile(cfgPath, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil, func(o *Options) {
+		env := append(o.Environ(), "CI_JOB_TOKEN="+jobToken)
+		o.Environ, o.WorkDir = func() []string { return env }, work
+	})
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if !errors.Is(r.err, ErrCheckoutCredential) || r.res.Status != StatusFailure {
+		t.Fatalf("got %v, want ErrCheckoutCredential", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(r.out, "env")); err == nil {
+		t.Fatal("the engine started")
+	}
+	if b, _ := os.ReadFile(cfgPath); string(b) != orig {
+		t.Fatal("the configuration changed")
+	}
+	failureNote(t, r, FailCheckoutCredentials)
 	assertNoLeftovers(t, r.tmp)
 }

@@ -115,6 +115,9 @@ type runner struct {
 	usageErr    error
 	engine      engineRun
 	res         Result
+	// failState is the closed failure state the current step would post (failure.go); empty
+	// before acquisition starts.
+	failState string
 }
 
 func (r *runner) at(point string) {
@@ -176,6 +179,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if runErr != nil {
 		r.res.Status = StatusFailure
+		if r.failState != "" && !IsConfigError(runErr) {
+			r.res.Detail = "failed: " + r.failState
+			r.postFailure(context.WithoutCancel(ctx), r.failState)
+		}
 		return &r.res, runErr
 	}
 	// A failed cleanup or publication validation blocks ordinary result publication: the
@@ -297,6 +304,7 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	r.failState = FailAcquisition
 	adapters, adaptersSet := r.lookup(reviewctx.EnvAdaptersJSON)
 	r.acq, err = reviewctx.Acquire(ctx, g, reviewctx.AcquireOptions{
 		Mode: mode, Protection: prot, AdaptersJSON: adapters, AdaptersSet: adaptersSet,
@@ -307,6 +315,7 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 	}
 	r.collectContext()
 	r.at("acquired")
+	r.failState = FailSnapshot
 	if err := r.snapshot(ctx); err != nil {
 		return err
 	}
@@ -367,6 +376,7 @@ func (r *runner) runEngine(ctx context.Context) error {
 	if r.acq.Identity != nil {
 		storeSHA = r.acq.Identity.SHA256
 	}
+	r.failState = FailEngine
 	mcfg := r.s.mcpConfig(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA)
 	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(mcfg))
 	if err != nil {
@@ -386,10 +396,12 @@ func (r *runner) runEngine(ctx context.Context) error {
 	}
 	// The job token in the checkout's remote URL is stripped for the engine's lifetime
 	// (checkout.go) and put back once the engine's process group is gone.
+	r.failState = FailCheckoutCredentials
 	guard, err := stripCheckout(dir, withheldValues(r.o.Environ(), r.o.Harness, r.o.TokenEnv))
 	if err != nil {
 		return err
 	}
+	r.failState = FailEngine
 	if guard != nil {
 		r.o.Log.Info().Msg("review-context run: credentials stripped from the checkout's git configuration for the engine")
 		defer func() {
@@ -409,20 +421,25 @@ func (r *runner) runEngine(ctx context.Context) error {
 	r.o.Log.Info().Int("exit_code", r.engine.ExitCode).Bool("timed_out", r.engine.TimedOut).Bool("stopped", r.engine.Stopped).Msg("review-context run: engine ended")
 	// The usage file is session state: read it now, before cleanup removes it.
 	r.usage, r.usageErr = reviewmcp.ReadUsage(r.s.usagePath())
+	r.failState = FailEngine
 	switch {
 	case r.engine.Err != nil:
 		return fmt.Errorf("reviewrun: engine did not start: %w", r.engine.Err)
 	case r.engine.TimedOut:
+		r.failState = FailEngineTimedOut
 		return errors.New("reviewrun: engine timed out")
 	case r.engine.Stopped:
 		return errors.New("reviewrun: engine stopped")
 	case r.engine.ExitCode != 0:
 		return fmt.Errorf("reviewrun: engine exited %d", r.engine.ExitCode)
 	case r.usageErr != nil:
+		r.failState = FailUsage
 		return fmt.Errorf("reviewrun: MCP usage: %w", r.usageErr)
 	case !r.usage.SummaryCalled():
+		r.failState = FailNoEvidenceSummary
 		return errors.New("reviewrun: the engine never called ocr_toolkit_evidence(action=summary); the review is not valid")
 	}
+	r.failState = FailResult
 	return nil
 }
 

@@ -71,11 +71,9 @@ func TestRelayRefusesOtherPeers(t *testing.T) {
 		}
 		var out bytes.Buffer
 		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n")
-		err = Relay(context.Background(), name, in, &out)
+		// The server may close with the request unread (a reset): the log says what happened.
+		_ = Relay(context.Background(), name, in, &out)
 		rs.close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		refused := strings.Contains(logs.String(), "refused a peer")
 		served := strings.Contains(logs.String(), "mcp_session_failed")
 		if refused == tc.served || served != tc.served || (!tc.served && out.Len() != 0) {
