@@ -51,6 +51,51 @@ func reviewRunBinaries(t *testing.T) (string, string) {
 	return fctx, eng
 }
 
+// reviewRunFake is the fake GitLab of one cell (context mode off, protected target): every
+// read the run makes, and the summary note's creation recorded (notes returns the bodies).
+func reviewRunFake(t *testing.T, script string) (string, func() []string) {
+	f := httpfake.New(t)
+	mr := rcFixture(t, "merge_request")
+	f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
+	f.Expect("GET", rcProjectPath+"/repository/branches/main", httpfake.JSON(200, rcFixture(t, "branch_main")))
+	c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ExpectCassette(c)
+	if script == "clean" {
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")), httpfake.JSON(200, rcFixture(t, "user_bot")))
+		f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
+		f.Expect("GET", rcProjectPath+"/merge_requests/7/discussions?page=1&per_page=100", rcList(rcFixture(t, "discussions_page1")))
+	} else {
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")))
+	}
+	f.Expect("GET", rcProjectPath+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", rcList([]byte("[]")))
+	var notes []string
+	var mu sync.Mutex
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.EscapedPath() != rcProjectPath+"/merge_requests/7/notes" {
+			f.ServeHTTP(w, r)
+			return
+		}
+		var body struct{ Body string }
+		raw, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &body)
+		mu.Lock()
+		notes = append(notes, body.Body)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":7001,"body":%q,"noteable_type":"MergeRequest","noteable_iid":7,"author":{"id":104}}`, body.Body)
+	}))
+	t.Cleanup(front.Close)
+	return front.URL, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), notes...)
+	}
+}
+
 func rcFixture(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(rcFixtures, name+".json"))
@@ -73,41 +118,7 @@ func rcList(body []byte) httpfake.Reply {
 func reviewRunCell(script string) exitCase {
 	return func(t *testing.T) (int, string) {
 		fctx, eng := reviewRunBinaries(t)
-		f := httpfake.New(t)
-		mr := rcFixture(t, "merge_request")
-		f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
-		f.Expect("GET", rcProjectPath+"/repository/branches/main", httpfake.JSON(200, rcFixture(t, "branch_main")))
-		c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.ExpectCassette(c)
-		if script == "clean" {
-			f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")), httpfake.JSON(200, rcFixture(t, "user_bot")))
-			f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
-			f.Expect("GET", rcProjectPath+"/merge_requests/7/discussions?page=1&per_page=100", rcList(rcFixture(t, "discussions_page1")))
-		} else {
-			f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")))
-		}
-		f.Expect("GET", rcProjectPath+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", rcList([]byte("[]")))
-		var notes []string
-		var mu sync.Mutex
-		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodPost || r.URL.EscapedPath() != rcProjectPath+"/merge_requests/7/notes" {
-				f.ServeHTTP(w, r)
-				return
-			}
-			var body struct{ Body string }
-			raw, _ := io.ReadAll(r.Body)
-			_ = json.Unmarshal(raw, &body)
-			mu.Lock()
-			notes = append(notes, body.Body)
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusCreated)
-			fmt.Fprintf(w, `{"id":7001,"body":%q,"noteable_type":"MergeRequest","noteable_iid":7,"author":{"id":104}}`, body.Body)
-		}))
-		defer front.Close()
+		front, notes := reviewRunFake(t, script)
 		base := t.TempDir()
 		out, tmp := filepath.Join(base, "out"), filepath.Join(base, "tmp")
 		for _, d := range []string{out, tmp} {
@@ -141,25 +152,23 @@ profiles:
 		}
 		cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--work-dir", base)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + rcToken, "ENGINE_SCRIPT=" + script, "ENGINE_OUT=" + out,
-			"OCR_REVIEW_CONTEXT_MODE=off", "CI_API_V4_URL=" + front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=Acme/Platform/widgets",
+			"OCR_REVIEW_CONTEXT_MODE=off", "CI_API_V4_URL=" + front + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=Acme/Platform/widgets",
 			"CI_MERGE_REQUEST_IID=7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + rcHead}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err = cmd.Run()
+		err := cmd.Run()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		want := "<!-- ocr.review-receipt/" // a review's summary carries the receipt
 		if script != "clean" {
 			want = "❌ **Outcome:** failed"
 		}
-		if len(notes) != 1 || !strings.Contains(notes[0], want) {
-			return -1, fmt.Sprintf("summary notes %q, want one containing %q\n%s", notes, want, stderr.String())
+		if got := notes(); len(got) != 1 || !strings.Contains(got[0], want) {
+			return -1, fmt.Sprintf("summary notes %q, want one containing %q\n%s", got, want, stderr.String())
 		}
 		return code, stdout.String() + stderr.String()
 	}
