@@ -103,6 +103,15 @@ func runEngine(ctx context.Context, sp engineSpec) engineRun {
 	if err := cmd.Start(); err != nil {
 		return engineRun{ExitCode: -1, Err: err}
 	}
+	if sp.cred != nil {
+		// As forgectx run does: the started engine must hold no UID 0 and no write-overriding
+		// capability (its /proc status, readable until it is reaped); otherwise it is killed.
+		if err := stage.CheckAgentProcess(cmd.Process.Pid); err != nil {
+			_ = procgroup.Kill(cmd)
+			_ = cmd.Wait()
+			return engineRun{ExitCode: -1, Err: err}
+		}
+	}
 	grace := sp.grace
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()

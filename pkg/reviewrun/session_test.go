@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -79,5 +82,24 @@ func TestRelayRefusesOtherPeers(t *testing.T) {
 		if refused == tc.served || served != tc.served || (!tc.served && out.Len() != 0) {
 			t.Fatalf("engine uid %d: refused=%v served=%v out=%q", tc.uid, refused, served, out.String())
 		}
+	}
+}
+
+// The started engine's privileges are checked (stage.CheckAgentProcess): an engine that still
+// holds UID 0 is killed and the start is an error, before it can finish its work.
+func TestRunEngineRefusesAPrivilegedEngine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	r := runEngine(context.Background(), engineSpec{argv: []string{"/bin/sh", "-c", "sleep 1; touch " + marker}, env: []string{"PATH=/usr/bin:/bin"},
+		dir: "/", stdout: io.Discard, stderr: io.Discard, timeout: 10 * time.Second, grace: time.Second,
+		cred: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}})
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "UID 0") {
+		t.Fatalf("got %+v, want the UID 0 refusal", r)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the refused engine kept running")
 	}
 }
