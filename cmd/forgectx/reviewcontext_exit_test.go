@@ -173,3 +173,16 @@ profiles:
 		return code, stdout.String() + stderr.String()
 	}
 }
+
+// `mcp --relay` takes no other flag (the server's configuration is the run's), and an
+// unreachable socket is a failure, not a silent end.
+func TestMCPRelayFlags(t *testing.T) {
+	code, _, errOut := runCLI(t, nil, "", "mcp", "--relay", "@forgectx-review-none", "--mode", "enriched")
+	if code != exitUsage || !strings.Contains(errOut, "--relay") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming --relay", code, errOut)
+	}
+	code, _, errOut = runCLI(t, nil, "", "mcp", "--relay", "@forgectx-review-test-absent-socket")
+	if code != exitFailed || !strings.Contains(errOut, "MCP relay") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming the relay", code, errOut)
+	}
+}
