@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/pkg/rework"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
@@ -28,7 +30,7 @@ func readmeExitTable(t *testing.T) map[string][]int {
 	if !ok {
 		t.Fatal("README has no Exit codes section")
 	}
-	row := regexp.MustCompile("^\\| `([a-z ]+)` \\|(.*)\\|$")
+	row := regexp.MustCompile("^\\| `([a-z][a-z -]*)` \\|(.*)\\|$")
 	table := map[string][]int{}
 	for _, line := range strings.Split(sec, "\n") {
 		m := row.FindStringSubmatch(line)
@@ -124,6 +126,10 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 	cancel()
 	const wellFormedID = "0123456789abcdef0123456789abcdef"
 	state := filepath.Join(dir, "state")
+	reviewHarness := filepath.Join(dir, "review.yml")
+	if err := os.WriteFile(reviewHarness, []byte(strings.Replace(runHarness, "{{PRE}}", "", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	// The run row's exit-2 conditions; those that pass the pre-flight's root-only rules
 	// (ownership mode with an agent UID) run as root only.
@@ -240,6 +246,34 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 			0: cli(nil, "", "mcp", "--mode", "constrained", "--snapshot", mcpTree, "--usage", filepath.Join(t.TempDir(), "u.json")),
 			1: cli(nil, "not json\n", "mcp", "--mode", "constrained", "--snapshot", mcpTree, "--usage", filepath.Join(t.TempDir(), "u.json")),
 			2: cli(nil, "", "mcp", "--mode", "constrained", "--snapshot", t.TempDir(), "--usage", filepath.Join(t.TempDir(), "u.json")),
+		},
+		"review-context run": {
+			0: reviewRunCell("clean"),
+			1: reviewRunCell("crash"),
+			2: each(naming("--harness: required", cli(nil, "", "review-context", "run")),
+				naming("GITLAB_TOKEN", cli(map[string]string{"CI_API_V4_URL": "http://127.0.0.1:1/api/v4", "CI_MERGE_REQUEST_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7"}, "",
+					"review-context", "run", "--harness", reviewHarness, "--token-env", "GITLAB_TOKEN"))),
+		},
+		"rework input-gate": {
+			0: func(t *testing.T) (int, string) {
+				fake := httpfake.New(t)
+				rwExpect(fake, rwReviews(rework.DecisionRework))
+				files := rwSetup(t)
+				return cli(map[string]string{"FORGEJO_TOKEN": "tok-value"}, "", files.args(fake.URL+"/api/v1")...)(t)
+			},
+			1: func(t *testing.T) (int, string) {
+				files := rwSetup(t)
+				if err := os.WriteFile(files.output, []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return naming("already exists", cli(map[string]string{"FORGEJO_TOKEN": "tok-value"}, "", files.args("http://127.0.0.1:1/api/v1")...))(t)
+			},
+			2: func(t *testing.T) (int, string) {
+				files := rwSetup(t)
+				a := files.args("http://127.0.0.1:1/api/v1")
+				a[5] = strings.Repeat("0", 64)
+				return naming("--target-sha256", cli(map[string]string{"FORGEJO_TOKEN": "tok-value"}, "", a...))(t)
+			},
 		},
 		"version": {
 			0: cli(nil, "", "version"),

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
+	"github.com/forgectx/forgectx/pkg/reviewrun"
 )
 
 // mcpOptions are the flags of `forgectx mcp`.
@@ -13,6 +14,7 @@ type mcpOptions struct {
 	Snapshot, IndexSHA256      string
 	Store, RunID, PolicyDigest string
 	StoreSHA256, Usage         string
+	Relay                      string
 }
 
 func init() {
@@ -24,7 +26,7 @@ func init() {
 }
 
 func mcpCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "mcp", "mcp --mode constrained|enriched --snapshot DIR [--index-sha256 HEX] [--store DIR --run-id ID --policy-digest HEX [--store-sha256 HEX]] --usage FILE")
+	fs := newFlagSet(e, "mcp", "mcp --mode constrained|enriched --snapshot DIR [--index-sha256 HEX] [--store DIR --run-id ID --policy-digest HEX [--store-sha256 HEX]] --usage FILE | mcp --relay SOCKET")
 	var o mcpOptions
 	fs.StringVar(&o.Mode, "mode", "", "constrained (evidence tools only) or enriched (plus context_list and context_get)")
 	fs.StringVar(&o.Snapshot, "snapshot", "", "entity-context-snapshot tree of the reviewed MR (verified before serving)")
@@ -34,11 +36,18 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.PolicyDigest, "policy-digest", "", "enriched: the policy digest every handle must be bound to")
 	fs.StringVar(&o.StoreSHA256, "store-sha256", "", "enriched: SHA-256 of the committed store file (optional)")
 	fs.StringVar(&o.Usage, "usage", "", "usage file, replaced atomically (0600) after every tool call")
+	fs.StringVar(&o.Relay, "relay", "", "pipe stdio to the MCP server a root `review-context run` serves on this Unix socket (alone: no other flag)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("mcp takes no arguments")
+	}
+	if o.Relay != "" {
+		if fs.NFlag() != 1 {
+			return usagef("--relay: takes no other flag (the server's configuration is the run's)")
+		}
+		return reviewrun.Relay(ctx, o.Relay, e.Stdin, e.Stdout)
 	}
 	return runMCP(ctx, e, o)
 }

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 
 	"github.com/forgectx/forgectx/pkg/harness"
-	"github.com/forgectx/forgectx/pkg/reviewctx"
 	"github.com/forgectx/forgectx/pkg/reviewrun"
 	fxrun "github.com/forgectx/forgectx/pkg/run"
 )
@@ -18,16 +17,20 @@ type reviewContextRunOptions struct {
 	TempDir  string
 	WorkDir  string
 	Preserve bool
+	// EngineUID and EngineGID: the engine's identity when forgectx runs as root.
+	EngineUID, EngineGID int
 }
 
 func reviewContextRunCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http]")
+	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http] [--engine-uid UID --engine-gid GID]")
 	var o reviewContextRunOptions
 	o.bind(fs, e)
 	fs.StringVar(&o.Harness, "harness", "", "harness file: agent.command is the review engine, profiles.change_proposal the snapshot profile (required)")
 	fs.StringVar(&o.TempDir, "temp-dir", "", "where the owner-only session (isolated HOME, store, snapshot) is created (default the OS temporary directory)")
 	fs.StringVar(&o.WorkDir, "work-dir", "", "the engine's working directory, the checkout under review (default the current directory)")
 	fs.BoolVar(&o.Preserve, "preserve-private-artifacts", false, "local diagnostic: keep the owner-only session and write the value-free DLP decisions sidecar; no receipt, nothing posted (refused under GitLab CI merge request execution)")
+	fs.IntVar(&o.EngineUID, "engine-uid", 0, "as root: the unprivileged UID the engine runs as (default 65532; refused when forgectx is not root)")
+	fs.IntVar(&o.EngineGID, "engine-gid", 0, "as root: the engine's GID (with --engine-uid; default 65532)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,19 +58,24 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 	if herr := fxrun.HardenProcess(); herr != nil {
 		e.Log.Warn().Str("code", "process_not_hardened").Msg("could not mark forgectx non-dumpable")
 	}
+	// The run reads the token from this snapshot; the variable then leaves the process
+	// environment so nothing this process starts later can inherit it through os.Environ. That
+	// does not rewrite /proc/<pid>/environ (the kernel keeps the start-up block): the engine is
+	// kept from that by its own UID as root and by the non-dumpable mark above.
+	environ := e.Environ()
+	_ = os.Unsetenv(o.TokenEnv)
 	res, err := reviewrun.Run(ctx, reviewrun.Options{
 		APIURL: o.APIURL, Project: o.Project, MR: o.MR, TokenEnv: o.TokenEnv, ExpectedHead: o.ExpectedHead,
 		InsecureHTTP: o.InsecureHTTP, Harness: h, TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,
-		Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow,
+		Environ: func() []string { return environ }, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow,
+		EngineUID: o.EngineUID, EngineGID: o.EngineGID,
 	})
 	if res != nil {
 		printRunSummary(e, res)
 	}
 	if err != nil {
-		for _, usage := range []error{reviewrun.ErrConfig, reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {
-			if errors.Is(err, usage) {
-				return &exitError{Code: exitUsage, Err: err}
-			}
+		if reviewrun.IsConfigError(err) {
+			return &exitError{Code: exitUsage, Err: err}
 		}
 		return err
 	}

@@ -72,6 +72,12 @@ func binaries(t *testing.T) (string, string) {
 			buildErr = err
 			return
 		}
+		// As root the engine (and its relay entry) run as DefaultEngineID: they must reach
+		// the binaries.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			buildErr = err
+			return
+		}
 		forgectxBin, engineBin = filepath.Join(dir, "forgectx"), filepath.Join(dir, "engine")
 		for _, b := range [][2]string{{forgectxBin, "../../cmd/forgectx"}, {engineBin, "./testdata/engine"}} {
 			out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
@@ -85,6 +91,23 @@ func binaries(t *testing.T) (string, string) {
 		t.Fatal(buildErr)
 	}
 	return forgectxBin, engineBin
+}
+
+// engineDirs makes the session base and the engine's output directory reachable by the engine
+// identity of a root run: both (and their per-test parent) traversable, out its own.
+func engineDirs(t *testing.T, out, tmp string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range []string{filepath.Dir(out), filepath.Dir(tmp), tmp} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(out, DefaultEngineID, DefaultEngineID); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func fixture(t *testing.T, name string) []byte {
@@ -259,6 +282,7 @@ type scenario struct {
 	approve   string   // OCR_AUTO_APPROVE
 	noPosting bool     // the run fails before posting
 	withheld  bool     // only the withheld summary note is posted
+	failed    bool     // only the failure summary note is posted (the run failed before its projection)
 	notes     []byte   // the MR's notes (the sticky summary lookup); nil: none
 	// refused: protection is left required (unset) and the run stops at the lifecycle
 	// decision: one MR read and the branch, nothing else.
@@ -325,7 +349,7 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 	if sc.noPosting {
 		return
 	}
-	if sc.withheld {
+	if sc.withheld || sc.failed {
 		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
 		f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
 		return
@@ -363,6 +387,7 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 	f := newFakeGitLab(t)
 	f.expect(t, sc)
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
@@ -436,6 +461,31 @@ func summaryNote(t *testing.T, r e2eRun) (string, *Receipt) {
 		t.Fatalf("summary lacks the DLP signal marker")
 	}
 	return body, rc
+}
+
+// failureNote checks the one summary note of a run that failed before its projection: the
+// marker, the ❌ outcome with exactly state, no receipt, no DLP signal, no withheld value.
+func failureNote(t *testing.T, r e2eRun, state string) {
+	t.Helper()
+	notes := r.fake.writes("notes")
+	if len(notes) != 1 {
+		t.Fatalf("summary notes: %d, want the one failure note\n%s", len(notes), r.logs)
+	}
+	body, _ := notes[0].Body["body"].(string)
+	if body != failureBody(state) || !strings.HasPrefix(body, SummaryMarker+"\n") || !strings.Contains(body, "❌") || !strings.Contains(body, "(`"+state+"`)") {
+		t.Fatalf("failure note:\n%s\nwant state %s", body, state)
+	}
+	if _, err := ReceiptFromBody(body); err == nil {
+		t.Fatal("a failure note carries a receipt")
+	}
+	for _, leak := range []string{e2eToken, "hunter2-deploy-secret", r.tmp} {
+		if strings.Contains(body, leak) {
+			t.Fatal("the failure note carries a withheld value or a path")
+		}
+	}
+	if r.res.Detail != "failed: "+state {
+		t.Fatalf("detail %q", r.res.Detail)
+	}
 }
 
 func assertNoLeftovers(t *testing.T, dir string) {
@@ -529,6 +579,32 @@ func TestReviewContextE2EEligibilityRows(t *testing.T) {
 	}
 }
 
+// assertEngineConfined checks the engine's probe (testdata/engine probe): as root, the engine
+// ran as DefaultEngineID and could open neither forgectx's start-up environment nor the
+// store, snapshot or usage directories, nor list the session root; without root (the
+// documented limitation) at least its copy of the parent environment carries no token.
+func assertEngineConfined(t *testing.T, out string, storeExists bool) {
+	t.Helper()
+	probe := strings.Join(readLines(t, filepath.Join(out, "probe")), "\n")
+	if os.Geteuid() != 0 {
+		if b, err := os.ReadFile(filepath.Join(out, "parent_environ")); err == nil && strings.Contains(string(b), e2eToken) {
+			t.Fatal("the engine read the token from forgectx's environment")
+		}
+		return
+	}
+	store := "store absent"
+	if storeExists {
+		store = "store denied"
+	}
+	want := fmt.Sprintf("uid %d\nparent_environ denied\n%s\nsnapshot denied\nmcp denied\nsession_root denied", DefaultEngineID, store)
+	if probe != want {
+		t.Fatalf("engine probe:\n%s\nwant:\n%s", probe, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "parent_environ")); err == nil {
+		t.Fatal("the engine copied forgectx's environment")
+	}
+}
+
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -588,6 +664,7 @@ func TestReviewContextEngineIsolation(t *testing.T) {
 			if strings.Join(home, ",") != strings.Join(wantHome, ",") {
 				t.Fatalf("isolated HOME %v, want %v", home, wantHome)
 			}
+			assertEngineConfined(t, r.out, tc.protected)
 			tools := readLines(t, filepath.Join(r.out, "tools"))
 			if strings.Join(tools, ",") != strings.Join(tc.tools, ",") {
 				t.Fatalf("tools %v, want %v", tools, tc.tools)
@@ -769,31 +846,33 @@ func TestReviewContextSummaryCallRequired(t *testing.T) {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
 	page1 := fixture(t, "discussions_page1")
-	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "nosummary", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
-	r.fake.wantPosts = map[string]int{}
+	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "nosummary", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
 	if r.err == nil || !strings.Contains(r.err.Error(), "summary") || r.res.Status != StatusFailure {
 		t.Fatalf("want the summary-call failure, got %v", r.err)
 	}
+	failureNote(t, r, FailNoEvidenceSummary)
 	if got := readLines(t, filepath.Join(r.out, "tools")); !slices.Contains(got, "context_list") {
 		t.Fatalf("test premise: the engine had context tools: %v", got)
 	}
 	assertNoLeftovers(t, r.tmp)
 }
 
-// A failed engine or an unusable result fails the run after a complete cleanup, and nothing
-// is posted.
-func TestReviewContextEngineFailuresPostNothing(t *testing.T) {
+// A failed engine or an unusable result fails the run after a complete cleanup; the sticky
+// summary note says so with a closed failure state (❌), nothing else is posted, no approval.
+func TestReviewContextEngineFailuresPostFailureNote(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
-	for script, want := range map[string]string{"crash": "engine exited 5", "invalid": "result", "symlink": "result file"} {
+	for script, want := range map[string][2]string{"crash": {"engine exited 5", FailEngine}, "invalid": {"result", FailResult}, "symlink": {"result file", FailResult}} {
 		t.Run(script, func(t *testing.T) {
 			page1 := fixture(t, "discussions_page1")
-			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: script, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil)
-			r.fake.wantPosts = map[string]int{}
-			if r.err == nil || !strings.Contains(r.err.Error(), want) || r.res.Status != StatusFailure || r.res.Cleanup != CleanupComplete {
-				t.Fatalf("got %v %+v, want a failure mentioning %q after a complete cleanup", r.err, r.res, want)
+			r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: script, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil)
+			r.fake.wantPosts = map[string]int{"POST notes": 1}
+			if r.err == nil || !strings.Contains(r.err.Error(), want[0]) || r.res.Status != StatusFailure || r.res.Cleanup != CleanupComplete {
+				t.Fatalf("got %v %+v, want a failure mentioning %q after a complete cleanup", r.err, r.res, want[0])
 			}
+			failureNote(t, r, want[1])
 			assertNoLeftovers(t, r.tmp)
 		})
 	}
@@ -918,6 +997,7 @@ func TestReviewContextCLI(t *testing.T) {
 	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1)})
 	f.wantPosts = map[string]int{"POST notes": 1, "POST approve": 1}
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
@@ -941,6 +1021,8 @@ func TestReviewContextCLI(t *testing.T) {
 		t.Fatal("the token reached the output")
 	}
 	summaryNote(t, e2eRun{fake: f})
+	// Here forgectx is its own process with the token in its start-up environment.
+	assertEngineConfined(t, out, true)
 	assertNoLeftovers(t, tmp)
 }
 
@@ -955,6 +1037,7 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	f := newFakeGitLab(t)
 	f.expect(t, scenario{mode: "enriched", protected: true, policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true})
 	out, tmp := t.TempDir(), t.TempDir()
+	engineDirs(t, out, tmp)
 	hf := filepath.Join(t.TempDir(), "harness.yml")
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
@@ -993,4 +1076,85 @@ func TestReviewContextCLISigterm(t *testing.T) {
 		t.Fatalf("took %s to stop", d)
 	}
 	assertNoLeftovers(t, tmp)
+}
+
+// Issue #18: GitLab's checkout keeps the job token in .git/config's remote URL. The engine
+// (working in the checkout) sees the configuration without it; afterwards the file is the
+// original again, byte for byte and mode for mode.
+func TestReviewContextCheckoutCredentialsStripped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	const jobToken = "glcbt-64_e2eJobTokenValue0123"
+	work := t.TempDir()
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(work, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(work, ".git", "config")
+	orig := "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://gitlab-ci-token:" + jobToken + "@gitlab.example/acme/widgets.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+	if err := os.WriteFile(cfgPath, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1)}, nil, func(o *Options) {
+		env := append(o.Environ(), "CI_JOB_TOKEN="+jobToken)
+		o.Environ, o.WorkDir = func() []string { return env }, work
+	})
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.logs)
+	}
+	seen, err := os.ReadFile(filepath.Join(r.out, "gitconfig"))
+	if err != nil {
+		t.Fatalf("the engine did not see the checkout's configuration: %v", err)
+	}
+	if strings.Contains(string(seen), jobToken) || !strings.Contains(string(seen), "\turl = https://gitlab.example/acme/widgets.git\n") {
+		t.Fatalf("the engine's view of .git/config:\n%s", seen)
+	}
+	after, err := os.ReadFile(cfgPath)
+	fi, serr := os.Stat(cfgPath)
+	if err != nil || serr != nil || string(after) != orig || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the configuration was not restored (%v %v):\n%s", err, serr, after)
+	}
+	if strings.Contains(r.logs.String(), jobToken) {
+		t.Fatal("the job token reached the log")
+	}
+	assertNoLeftovers(t, r.tmp)
+}
+
+// A checkout configuration that still carries the job token after stripping stops the run
+// before the engine starts; the failure note names the closed state, the file is untouched.
+func TestReviewContextCheckoutCredentialRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	const jobToken = "glcbt-64_e2eJobTokenValue0123"
+	work := t.TempDir()
+	os.Chmod(work, 0o755)
+	os.Mkdir(filepath.Join(work, ".git"), 0o755)
+	cfgPath := filepath.Join(work, ".git", "config")
+	orig := "[remote \"origin\"]\n\turl = https://gitlab.example/acme/widgets.git\n[credential]\n\thelper = store --token " + jobToken + "\n"
+	if err := os.WriteFile(cfgPath, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page1 := fixture(t, "discussions_page1")
+	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, script: "clean", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), failed: true}, nil, func(o *Options) {
+		env := append(o.Environ(), "CI_JOB_TOKEN="+jobToken)
+		o.Environ, o.WorkDir = func() []string { return env }, work
+	})
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if !errors.Is(r.err, ErrCheckoutCredential) || r.res.Status != StatusFailure {
+		t.Fatalf("got %v, want ErrCheckoutCredential", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(r.out, "env")); err == nil {
+		t.Fatal("the engine started")
+	}
+	if b, _ := os.ReadFile(cfgPath); string(b) != orig {
+		t.Fatal("the configuration changed")
+	}
+	failureNote(t, r, FailCheckoutCredentials)
+	assertNoLeftovers(t, r.tmp)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/procgroup"
+	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 // interruptGuard turns SIGTERM and SIGINT into a cancellation of the review (acquisition,
@@ -69,21 +70,49 @@ type engineRun struct {
 	Err      error
 }
 
+// engineSpec is the one engine start: argv with exactly env in dir, bounded by timeout, as
+// cred when forgectx runs as root (nil: as this process's user).
+type engineSpec struct {
+	argv, env      []string
+	dir            string
+	stdout, stderr io.Writer
+	timeout, grace time.Duration
+	cred           *syscall.Credential
+}
+
 // runEngine starts argv once in its own process group with exactly env, in dir, and waits
 // for it within timeout. On cancellation or time-out the whole group gets SIGTERM, then
 // SIGKILL after grace; after a normal exit the group is killed too, so a forked child cannot
 // outlive the review and keep the MCP server's store open.
-func runEngine(ctx context.Context, argv, env []string, dir string, stdout, stderr io.Writer, timeout, grace time.Duration) engineRun {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func runEngine(ctx context.Context, sp engineSpec) engineRun {
+	ctx, cancel := context.WithTimeout(ctx, sp.timeout)
 	defer cancel()
+	argv := sp.argv
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Stdin = env, dir, stdout, stderr, nil
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Stdin = sp.env, sp.dir, sp.stdout, sp.stderr, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	procgroup.Set(cmd)
 	procgroup.KillWhenLeaderExits(cmd)
+	if sp.cred != nil {
+		// A set-ID or file-capability binary would hand back what the credential drops.
+		if err := stage.CheckAgentExecutable(cmd.Path); err != nil {
+			return engineRun{ExitCode: -1, Err: err}
+		}
+		cmd.SysProcAttr.Credential = sp.cred
+	}
 	if err := cmd.Start(); err != nil {
 		return engineRun{ExitCode: -1, Err: err}
 	}
+	if sp.cred != nil {
+		// As forgectx run does: the started engine must hold no UID 0 and no write-overriding
+		// capability (its /proc status, readable until it is reaped); otherwise it is killed.
+		if err := stage.CheckAgentProcess(cmd.Process.Pid); err != nil {
+			_ = procgroup.Kill(cmd)
+			_ = cmd.Wait()
+			return engineRun{ExitCode: -1, Err: err}
+		}
+	}
+	grace := sp.grace
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var err error

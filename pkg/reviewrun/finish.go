@@ -16,7 +16,7 @@ import (
 // after cleanup and is never cancelled.
 func (r *runner) project(ctx context.Context) (*Projection, error) {
 	path := r.s.resultPath()
-	raw, id, err := readRawResult(path)
+	raw, id, err := readRawResult(path, r.s.resultOwner())
 	if err != nil {
 		return nil, err
 	}

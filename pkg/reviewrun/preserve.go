@@ -33,7 +33,7 @@ func (r *runner) preserve(runErr error) error {
 		r.res.Status = StatusFailure
 		return runErr
 	}
-	raw, _, err := readRawResult(r.s.resultPath())
+	raw, _, err := readRawResult(r.s.resultPath(), r.s.resultOwner())
 	if err != nil {
 		r.res.Status = StatusFailure
 		return err

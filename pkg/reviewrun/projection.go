@@ -43,9 +43,9 @@ type fileID struct {
 }
 
 // readRawResult opens the engine's result file without following a symlink, requires a
-// regular single-link file of this user within the format's bound, and returns its bytes and
+// regular single-link file of owner (the engine's UID) within the format's bound, and returns its bytes and
 // identity.
-func readRawResult(path string) ([]byte, fileID, error) {
+func readRawResult(path string, owner int) ([]byte, fileID, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fileID{}, fmt.Errorf("%w: result file: %v", ErrProjection, errors.Unwrap(err))
@@ -59,8 +59,8 @@ func readRawResult(path string) ([]byte, fileID, error) {
 	switch {
 	case !fi.Mode().IsRegular():
 		return nil, fileID{}, fmt.Errorf("%w: result file: not a regular file", ErrProjection)
-	case !ok || int(st.Uid) != os.Getuid() || st.Nlink != 1:
-		return nil, fileID{}, fmt.Errorf("%w: result file: must be this user's, with one link", ErrProjection)
+	case !ok || int(st.Uid) != owner || st.Nlink != 1:
+		return nil, fileID{}, fmt.Errorf("%w: result file: must be the engine's, with one link", ErrProjection)
 	case fi.Size() > reviewresult.MaxFileBytes:
 		return nil, fileID{}, fmt.Errorf("%w: result file: over %d bytes", ErrProjection, reviewresult.MaxFileBytes)
 	}

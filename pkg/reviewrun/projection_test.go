@@ -19,7 +19,7 @@ func TestReplaceCheckedInode(t *testing.T) {
 	t.Run("same file is replaced", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "result.json")
 		write(t, p, `{"raw":1}`)
-		_, id, err := readRawResult(p)
+		_, id, err := readRawResult(p, os.Getuid())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestReplaceCheckedInode(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "result.json")
 			write(t, p, `{"raw":1}`)
-			_, id, err := readRawResult(p)
+			_, id, err := readRawResult(p, os.Getuid())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,14 +73,14 @@ func TestReplaceCheckedInode(t *testing.T) {
 		if err := os.Symlink(real, link); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := readRawResult(link); !errors.Is(err, ErrProjection) {
+		if _, _, err := readRawResult(link, os.Getuid()); !errors.Is(err, ErrProjection) {
 			t.Fatalf("symlink: %v", err)
 		}
 		hard := filepath.Join(dir, "hard.json")
 		if err := os.Link(real, hard); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := readRawResult(hard); !errors.Is(err, ErrProjection) {
+		if _, _, err := readRawResult(hard, os.Getuid()); !errors.Is(err, ErrProjection) {
 			t.Fatalf("hard link: %v", err)
 		}
 	})

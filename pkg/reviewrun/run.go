@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -56,6 +57,10 @@ type Options struct {
 	PreservePrivateArtifacts bool
 	// HTTPClient is the GitLab transport of the context and posting edges (nil: the adapter's).
 	HTTPClient *http.Client
+	// EngineUID and EngineGID are the unprivileged identity the engine runs as when forgectx
+	// runs as root (zero: DefaultEngineID). Without root they must be zero: the engine runs as
+	// this process's user (docs/review-context.md, "Engine identity").
+	EngineUID, EngineGID int
 
 	// hook, in tests, is called at named points of the lifecycle ("cleanup:store", …).
 	hook func(point string)
@@ -81,6 +86,10 @@ type Result struct {
 	Preserved string
 }
 
+// DefaultEngineID is the engine UID and GID of a root run that names none (the GitLab
+// component's agent default).
+const DefaultEngineID = 65532
+
 // removeAll is os.RemoveAll; a test makes one artifact's removal fail (a failed cleanup is
 // otherwise unreachable for the root user the CI image runs as).
 var removeAll = os.RemoveAll
@@ -94,9 +103,11 @@ type runner struct {
 	token   string
 	pipe    *filter.Pipeline
 	secrets []string
-	s       *session
-	acq     *reviewctx.Result
-	runID   string
+	// engineCred is the engine's identity in a root run (nil: this process's own).
+	engineCred *syscall.Credential
+	s          *session
+	acq        *reviewctx.Result
+	runID      string
 	// indexSHA256 is the assembled snapshot's root index digest, retained for the MCP server.
 	indexSHA256 string
 	context     []string // forbidden context values, kept in memory after the store is removed
@@ -104,6 +115,9 @@ type runner struct {
 	usageErr    error
 	engine      engineRun
 	res         Result
+	// failState is the closed failure state the current step would post (failure.go); empty
+	// before acquisition starts.
+	failState string
 }
 
 func (r *runner) at(point string) {
@@ -128,7 +142,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.s, err = newSession(o.TempDir); err != nil {
+	if r.s, err = newSession(o.TempDir, r.engineCred); err != nil {
 		return nil, err
 	}
 	if !o.PreservePrivateArtifacts {
@@ -165,6 +179,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if runErr != nil {
 		r.res.Status = StatusFailure
+		if r.failState != "" && !IsConfigError(runErr) {
+			r.res.Detail = "failed: " + r.failState
+			r.postFailure(context.WithoutCancel(ctx), r.failState)
+		}
 		return &r.res, runErr
 	}
 	// A failed cleanup or publication validation blocks ordinary result publication: the
@@ -227,7 +245,11 @@ func prepare(o Options) (*runner, error) {
 		}
 		o.Forgectx = exe
 	}
-	r := &runner{o: o, env: map[string]string{}}
+	cred, err := engineIdentity(o.EngineUID, o.EngineGID, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{o: o, env: map[string]string{}, engineCred: cred}
 	for _, kv := range o.Environ() {
 		for i := 0; i < len(kv); i++ {
 			if kv[i] == '=' {
@@ -248,6 +270,23 @@ func prepare(o Options) (*runner, error) {
 	return r, nil
 }
 
+// engineIdentity is the credential the engine starts with: as root the given (or default)
+// non-zero UID and GID with no supplementary groups, so the kernel clears every capability at
+// execve; otherwise none (the engine is this user), and naming one is a configuration error.
+func engineIdentity(uid, gid, euid int) (*syscall.Credential, error) {
+	switch {
+	case uid < 0 || gid < 0 || (uid == 0) != (gid == 0):
+		return nil, fmt.Errorf("%w: --engine-uid/--engine-gid: both non-zero, or both unset", ErrConfig)
+	case euid != 0 && uid != 0:
+		return nil, fmt.Errorf("%w: --engine-uid/--engine-gid: only a root forgectx can run the engine as another user", ErrConfig)
+	case euid != 0:
+		return nil, nil
+	case uid == 0:
+		uid, gid = DefaultEngineID, DefaultEngineID
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
 func (r *runner) selectors() (reviewctx.Mode, reviewctx.ProtectionMode, error) {
 	mode, err := reviewctx.ParseMode(r.getenv(reviewctx.EnvMode))
 	if err != nil {
@@ -265,6 +304,7 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	r.failState = FailAcquisition
 	adapters, adaptersSet := r.lookup(reviewctx.EnvAdaptersJSON)
 	r.acq, err = reviewctx.Acquire(ctx, g, reviewctx.AcquireOptions{
 		Mode: mode, Protection: prot, AdaptersJSON: adapters, AdaptersSet: adaptersSet,
@@ -275,6 +315,7 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 	}
 	r.collectContext()
 	r.at("acquired")
+	r.failState = FailSnapshot
 	if err := r.snapshot(ctx); err != nil {
 		return err
 	}
@@ -335,39 +376,70 @@ func (r *runner) runEngine(ctx context.Context) error {
 	if r.acq.Identity != nil {
 		storeSHA = r.acq.Identity.SHA256
 	}
-	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA))
+	r.failState = FailEngine
+	mcfg := r.s.mcpConfig(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA)
+	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(mcfg))
 	if err != nil {
 		return err
+	}
+	if r.engineCred != nil {
+		rs, err := serveRelay(ctx, r.s.relaySocket(), r.engineCred, mcfg, r.o.Log)
+		if err != nil {
+			return err
+		}
+		defer rs.close()
 	}
 	env := engineEnv(r.o.Environ(), r.o.Harness, r.o.TokenEnv, r.s, cfg)
 	dir := r.o.WorkDir
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	// The job token in the checkout's remote URL is stripped for the engine's lifetime
+	// (checkout.go) and put back once the engine's process group is gone.
+	r.failState = FailCheckoutCredentials
+	guard, err := stripCheckout(dir, withheldValues(r.o.Environ(), r.o.Harness, r.o.TokenEnv))
+	if err != nil {
+		return err
+	}
+	r.failState = FailEngine
+	if guard != nil {
+		r.o.Log.Info().Msg("review-context run: credentials stripped from the checkout's git configuration for the engine")
+		defer func() {
+			if err := guard.restore(); err != nil {
+				r.o.Log.Error().Str("code", "checkout_config_not_restored").Msg("review-context run: the checkout's git configuration could not be restored; it stays without credentials")
+			}
+		}()
+	}
 	r.at("engine")
 	r.o.Log.Info().Bool("enriched", enriched).Msg("review-context run: engine started")
 	// The engine's streams go to the job log line-redacted, as forgectx run's agent's do.
 	eout, eerr := prescript.NewRedactingLog(r.o.Stdout, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)
-	r.engine = runEngine(ctx, r.o.Harness.Agent.Command, env, dir, eout, eerr, r.o.Harness.Agent.Timeout, r.o.KillGrace)
+	r.engine = runEngine(ctx, engineSpec{argv: r.o.Harness.Agent.Command, env: env, dir: dir, stdout: eout, stderr: eerr,
+		timeout: r.o.Harness.Agent.Timeout, grace: r.o.KillGrace, cred: r.engineCred})
 	eout.Flush()
 	eerr.Flush()
 	r.o.Log.Info().Int("exit_code", r.engine.ExitCode).Bool("timed_out", r.engine.TimedOut).Bool("stopped", r.engine.Stopped).Msg("review-context run: engine ended")
 	// The usage file is session state: read it now, before cleanup removes it.
 	r.usage, r.usageErr = reviewmcp.ReadUsage(r.s.usagePath())
+	r.failState = FailEngine
 	switch {
 	case r.engine.Err != nil:
 		return fmt.Errorf("reviewrun: engine did not start: %w", r.engine.Err)
 	case r.engine.TimedOut:
+		r.failState = FailEngineTimedOut
 		return errors.New("reviewrun: engine timed out")
 	case r.engine.Stopped:
 		return errors.New("reviewrun: engine stopped")
 	case r.engine.ExitCode != 0:
 		return fmt.Errorf("reviewrun: engine exited %d", r.engine.ExitCode)
 	case r.usageErr != nil:
+		r.failState = FailUsage
 		return fmt.Errorf("reviewrun: MCP usage: %w", r.usageErr)
 	case !r.usage.SummaryCalled():
+		r.failState = FailNoEvidenceSummary
 		return errors.New("reviewrun: the engine never called ocr_toolkit_evidence(action=summary); the review is not valid")
 	}
+	r.failState = FailResult
 	return nil
 }
 

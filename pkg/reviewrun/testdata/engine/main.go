@@ -118,7 +118,47 @@ func recordWorld(out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, "home"), []byte(strings.Join(files, "\n")), 0o600)
+	if err := os.WriteFile(filepath.Join(out, "home"), []byte(strings.Join(files, "\n")), 0o600); err != nil {
+		return err
+	}
+	// The checkout's git configuration as the engine sees it (its working directory).
+	if b, err := os.ReadFile(filepath.Join(".git", "config")); err == nil {
+		if err := os.WriteFile(filepath.Join(out, "gitconfig"), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "probe"), []byte(probe(home)), 0o600)
+}
+
+// probe records what the engine can reach of forgectx's private state: its own UID, its
+// parent's (forgectx's) start-up environment, and the session's store, snapshot and usage
+// directories (siblings of HOME): "readable", "denied" or "absent"; a readable parent
+// environment is copied to $ENGINE_OUT/parent_environ for the test to search.
+func probe(home string) string {
+	state := func(err error) string {
+		switch {
+		case err == nil:
+			return "readable"
+		case os.IsPermission(err):
+			return "denied"
+		case os.IsNotExist(err):
+			return "absent"
+		}
+		return "error"
+	}
+	lines := []string{fmt.Sprintf("uid %d", os.Getuid())}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", os.Getppid()))
+	lines = append(lines, "parent_environ "+state(err))
+	if err == nil && os.Getenv("ENGINE_OUT") != "" {
+		_ = os.WriteFile(filepath.Join(os.Getenv("ENGINE_OUT"), "parent_environ"), b, 0o600)
+	}
+	for _, d := range []string{"store", "snapshot", "mcp"} {
+		_, err := os.ReadDir(filepath.Join(filepath.Dir(home), d))
+		lines = append(lines, d+" "+state(err))
+	}
+	_, err = os.ReadDir(filepath.Dir(home))
+	lines = append(lines, "session_root "+state(err))
+	return strings.Join(lines, "\n")
 }
 
 func call(ctx context.Context, s *mcp.ClientSession, name string, args map[string]any) (string, error) {
