@@ -109,8 +109,10 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 	if err != nil {
 		return err
 	}
-	// The acquisition is not read again: its bodies may go as soon as they are filtered.
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline, ReleaseBodies: true})
+	// The acquisition is not read again: its bodies may go as soon as they are filtered, and
+	// each record file is written (to a staging directory renamed to --out once the tree is
+	// valid) as soon as it is final, so the tree is never held in memory whole.
+	tree, err := snapshot.AssembleTo(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline, ReleaseBodies: true}, o.Out)
 	if err != nil {
 		if snapshot.IsConfigError(err) {
 			return usagef("%v", err)
@@ -119,9 +121,6 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 		if errors.As(err, &ab) {
 			e.Log.Error().Str("scope", ab.Scope).Str("code", ab.Code).Msg("snapshot aborted")
 		}
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := tree.WriteDir(o.Out); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	e.Log.Info().Str("index_sha256", tree.IndexSHA256).Int("files", tree.Summary.Files).Int("gaps", len(tree.Summary.Gaps)).Msg("snapshot written")
