@@ -128,7 +128,8 @@ func tree(b *testing.B, n int) *corpus {
 }
 
 // pipeline is `forgectx snapshot --from-acquisition FILE --out DIR`: read, then assemble with
-// snapshot.AssembleTo, which streams the record files to disk as they are final.
+// snapshot.AssembleTo, which streams the record files to disk as they are final, under the
+// soft memory limit snapshot.MemoryLimit of the file's size.
 func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
 	return pipelineWith(c, out, false)
 }
@@ -136,6 +137,11 @@ func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
 // pipelineWith reads the acquisition and assembles it, either as pipeline does or (inMemory)
 // with snapshot.Assemble holding the whole tree, then WriteDir: the form before AssembleTo.
 func pipelineWith(c *corpus, out string, inMemory bool) (*snapshot.Tree, error) {
+	// As forgectx snapshot does: the soft memory limit of the acquisition's size, from before
+	// the file is read.
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshot.MemoryLimit(c.acqBytes)))
+	}
 	f, err := os.Open(c.acqPath)
 	if err != nil {
 		return nil, err
