@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,17 @@ func TestAssembleToWritesTheGoldenTrees(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AssembleTo: %v", err)
 			}
+			// Lifecycle and access: directories 0700, regular files 0600, as WriteDir.
+			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					t.Fatal(err)
+				}
+				fi, _ := os.Lstat(p)
+				if d.IsDir() && fi.Mode().Perm() != 0o700 || !d.IsDir() && (!fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600) {
+					t.Errorf("%s: mode %v", p, fi.Mode())
+				}
+				return nil
+			})
 			want, got := readTree(t, filepath.Join(goldenDir, name)), readTree(t, dir)
 			if len(got) != len(want) {
 				t.Errorf("wrote %d files, the golden tree has %d", len(got), len(want))
