@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -101,6 +102,13 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 	pipeline := filter.New(filter.SecretEnvValues(e.Environ(), names))
 
 	var acq *acquisition.Acquisition
+	// An acquisition file of known size sets the soft memory limit of the assembly (restored
+	// afterwards) unless the operator chose one with GOMEMLIMIT.
+	var memLimit int64
+	if fi, err := os.Stat(o.FromAcquisition); err == nil && o.FromAcquisition != "-" && fi.Mode().IsRegular() && e.Getenv("GOMEMLIMIT") == "" {
+		memLimit = snapshot.MemoryLimit(fi.Size())
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memLimit))
+	}
 	if o.FromAcquisition == "" {
 		acq, err = acquireFromForge(ctx, e, o.Forge, profile)
 	} else {
@@ -109,8 +117,10 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 	if err != nil {
 		return err
 	}
-	// The acquisition is not read again: its bodies may go as soon as they are filtered.
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline, ReleaseBodies: true})
+	// The acquisition is not read again: its bodies may go as soon as they are filtered, and
+	// each record file is written (to a staging directory renamed to --out once the tree is
+	// valid) as soon as it is final, so the tree is never held in memory whole.
+	tree, err := snapshot.AssembleTo(ctx, acq, snapshot.Config{Profile: profile, Category: o.Category, Bots: bots, Filter: pipeline, ReleaseBodies: true}, o.Out)
 	if err != nil {
 		if snapshot.IsConfigError(err) {
 			return usagef("%v", err)
@@ -121,10 +131,7 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 		}
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	if err := tree.WriteDir(o.Out); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	e.Log.Info().Str("index_sha256", tree.IndexSHA256).Int("files", tree.Summary.Files).Int("gaps", len(tree.Summary.Gaps)).Msg("snapshot written")
+	e.Log.Info().Str("index_sha256", tree.IndexSHA256).Int("files", tree.Summary.Files).Int("gaps", len(tree.Summary.Gaps)).Int64("memory_limit_bytes", memLimit).Msg("snapshot written")
 	line, err := json.Marshal(struct {
 		Out         string           `json:"out"`
 		IndexSHA256 string           `json:"index_sha256"`

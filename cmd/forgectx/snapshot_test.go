@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/forgectx/forgectx/pkg/snapshot"
 )
 
 const acqFixtures = "../../test/fixtures/acquisition"
@@ -150,5 +153,49 @@ func TestSnapshotSecretEnvValuesAreRedacted(t *testing.T) {
 	}
 	if strings.Contains(run("--secret-env", "RUN_NOTE"), "plain-value-7f3a9c2e1b") {
 		t.Fatal("--secret-env value reached the tree")
+	}
+}
+
+// Issue #23: an acquisition file sets the assembly's soft memory limit to
+// snapshot.MemoryLimit of its size (reported in the "snapshot written" log line) and the
+// process's limit is restored afterwards; GOMEMLIMIT set by the operator wins.
+func TestSnapshotSetsAndRestoresTheMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	fi, err := os.Stat(filepath.Join(acqFixtures, "change-proposal", "acquisition.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want int64
+	}{
+		{nil, snapshot.MemoryLimit(fi.Size())},
+		{map[string]string{"GOMEMLIMIT": "1GiB"}, 0},
+	} {
+		out := filepath.Join(t.TempDir(), "ctx")
+		args := append([]string{"--log-format", "json", "--log-level", "info", "snapshot"}, fixtureArgs("change-proposal")...)
+		code, _, stderr := runCLI(t, tc.env, "", append(args, "--out", out)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got *int64
+		for _, l := range strings.Split(stderr, "\n") {
+			var rec struct {
+				Msg   string `json:"message"`
+				Limit *int64 `json:"memory_limit_bytes"`
+			}
+			if json.Unmarshal([]byte(l), &rec) == nil && rec.Msg == "snapshot written" {
+				got = rec.Limit
+			}
+		}
+		if got == nil || *got != tc.want {
+			t.Errorf("env %v: memory_limit_bytes %v, want %d\n%s", tc.env, got, tc.want, stderr)
+		}
+		if after := debug.SetMemoryLimit(-1); after != before {
+			t.Errorf("env %v: memory limit left at %d, was %d", tc.env, after, before)
+		}
+	}
+	if want := 2*fi.Size() + 96<<20; snapshot.MemoryLimit(fi.Size()) != want {
+		t.Errorf("MemoryLimit(%d) = %d, want twice the acquisition plus 96 MiB (%d)", fi.Size(), snapshot.MemoryLimit(fi.Size()), want)
 	}
 }

@@ -350,11 +350,10 @@ func (r *runner) snapshot(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reviewrun: snapshot acquisition: %w", err)
 	}
-	tree, err := snapshot.Assemble(ctx, acq, snapshot.Config{Profile: profile, Category: h.Agent.Category, Bots: h.Bots, Filter: r.pipe, ReleaseBodies: true})
+	// Streamed to the session's (empty) snapshot directory as forgectx snapshot does: the
+	// record files are never all held in memory.
+	tree, err := snapshot.AssembleTo(ctx, acq, snapshot.Config{Profile: profile, Category: h.Agent.Category, Bots: h.Bots, Filter: r.pipe, ReleaseBodies: true}, r.s.snapshot)
 	if err != nil {
-		return fmt.Errorf("reviewrun: snapshot: %w", err)
-	}
-	if err := tree.WriteDir(r.s.snapshot); err != nil {
 		return fmt.Errorf("reviewrun: snapshot: %w", err)
 	}
 	rep, err := verify.Dir(ctx, r.s.snapshot, verify.Options{IndexSHA256: tree.IndexSHA256})

@@ -156,6 +156,8 @@ type asm struct {
 
 	// validated names the documents already validated (in chunks) where they were built.
 	validated map[string]bool
+	// out, for AssembleTo, receives every file no later step reads as soon as it is final.
+	out *spillWriter
 }
 
 // threadView is what the order views need of a retained thread.
@@ -172,6 +174,11 @@ type threadView struct {
 // (the tree must not be used), and a plain error for an acquisition that breaks the
 // interchange's own rules.
 func Assemble(ctx context.Context, acq *acquisition.Acquisition, cfg Config) (*Tree, error) {
+	return assemble(ctx, acq, cfg, nil)
+}
+
+// assemble is Assemble, spilling finished files to out when it is not nil (AssembleTo).
+func assemble(ctx context.Context, acq *acquisition.Acquisition, cfg Config, out *spillWriter) (*Tree, error) {
 	if err := ValidateProfile(cfg.Profile); err != nil {
 		return nil, err
 	}
@@ -198,6 +205,7 @@ func Assemble(ctx context.Context, acq *acquisition.Acquisition, cfg Config) (*T
 		sources: map[string]*SourceSummary{}, all: findings{}, idxFind: findings{}, runsFind: findings{},
 		commentContent: map[string]retained{}, reviewContent: map[string]retained{},
 		reviewKept: map[string]string{}, reviewTimes: map[string]time.Time{}, validated: map[string]bool{},
+		out: out,
 	}
 	for _, b := range cfg.Bots {
 		a.bots[b.ID] = b
@@ -301,7 +309,7 @@ func (a *asm) key(kind, id string) string {
 }
 
 func (a *asm) addFile(path, role, media string, data []byte, f *filterJSON) {
-	a.files = append(a.files, File{Path: path, Data: data})
+	a.files = append(a.files, a.spill(path, data))
 	a.entries = append(a.entries, fileJSON{Path: path, Role: role, MediaType: media, Bytes: len(data), SHA256: canon.SHA256Hex(data), Filter: f})
 }
 

@@ -16,6 +16,9 @@ import (
 // finish adds collection.json, builds index.json, validates every JSON document against the
 // project bundle and returns the tree.
 func (a *asm) finish() (*Tree, error) {
+	if a.out != nil && a.out.err != nil {
+		return nil, fmt.Errorf("snapshot: %w", a.out.err)
+	}
 	a.addFile("collection.json", "collection", mediaJSON, a.collection, nil)
 	e, repository := a.acq.Entity, a.acq.Source.Repository
 	e.Body, e.Labels = "", nil
@@ -109,7 +112,7 @@ func (a *asm) finish() (*Tree, error) {
 	sum := Summary{EntityKind: e.Kind, EntityID: e.ID, EntityNumber: e.Number, Gaps: gaps, Findings: a.all.list(),
 		Files: len(files) + 1, Bytes: int64(len(index)), IndexSHA256: t.IndexSHA256}
 	for _, f := range files {
-		sum.Bytes += int64(len(f.Data))
+		sum.Bytes += int64(f.len())
 	}
 	// Sources in reading order (entity first), not byte order: the summary is for people.
 	for _, name := range []string{acquisition.SourceEntity, acquisition.SourceComments, acquisition.SourceReviews,
@@ -129,7 +132,7 @@ func (a *asm) finish() (*Tree, error) {
 // rest (threads sharing comments, an index or tree grown past its byte bounds by long IDs and
 // bodies). The abort names the consumer's rule code.
 func checkBounds(files []File, indexBytes int) error {
-	err := treefs.CheckTree(len(files), func(i int) (string, int) { return files[i].Path, len(files[i].Data) }, indexBytes)
+	err := treefs.CheckTree(len(files), func(i int) (string, int) { return files[i].Path, files[i].len() }, indexBytes)
 	var be *treefs.BoundsError
 	if errors.As(err, &be) {
 		return &AbortError{Scope: "tree", Code: be.Rule, Reason: be.Detail + " (the tree bound verification enforces)", Err: err}

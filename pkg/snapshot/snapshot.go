@@ -77,6 +77,20 @@ type Config struct {
 type File struct {
 	Path string
 	Data []byte
+
+	// A file AssembleTo already wrote to its staging directory keeps only its size and
+	// digest (Data is nil).
+	spilled bool
+	size    int
+	sum     [32]byte
+}
+
+// len is the file's size in bytes, whether held or spilled.
+func (f *File) len() int {
+	if f.spilled {
+		return f.size
+	}
+	return len(f.Data)
 }
 
 // Tree is an assembled, validated snapshot held in memory.
@@ -90,13 +104,14 @@ type Tree struct {
 	Summary     Summary
 }
 
-// File returns the bytes of the file at path ("index.json" included).
+// File returns the bytes of the file at path ("index.json" included); a file AssembleTo
+// wrote without keeping its bytes is reported absent.
 func (t *Tree) File(path string) ([]byte, bool) {
 	if path == "index.json" {
 		return t.Index, true
 	}
 	i := sort.Search(len(t.Files), func(i int) bool { return t.Files[i].Path >= path })
-	if i < len(t.Files) && t.Files[i].Path == path {
+	if i < len(t.Files) && t.Files[i].Path == path && !t.Files[i].spilled {
 		return t.Files[i].Data, true
 	}
 	return nil, false

@@ -15,7 +15,11 @@ import (
 func (t *Tree) Sums() treefs.Sums {
 	sums := make(treefs.Sums, len(t.Files))
 	for _, f := range t.Files {
-		sums[f.Path] = sha256.Sum256(f.Data)
+		if f.spilled {
+			sums[f.Path] = f.sum
+		} else {
+			sums[f.Path] = sha256.Sum256(f.Data)
+		}
 	}
 	return sums
 }
@@ -26,6 +30,11 @@ func (t *Tree) Sums() treefs.Sums {
 // symlink below it: every operation goes through an os.Root opened on dir, directories are
 // created with Mkdir and files with O_CREATE|O_EXCL, so nothing pre-existing is reused.
 func (t *Tree) WriteDir(dir string) error {
+	for _, f := range t.Files {
+		if f.spilled {
+			return fmt.Errorf("snapshot: this tree was written by AssembleTo and does not hold %s; it cannot be written again", f.Path)
+		}
+	}
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -1,5 +1,5 @@
 // Package scale holds the scale benchmarks of a 100,000-record pull request (issue #23): the
-// snapshot pipeline (acquisition.Read of the JSON file, snapshot.Assemble, WriteDir) against
+// snapshot pipeline (acquisition.Read of the JSON file, snapshot.AssembleTo) against
 // its floor (writing the same files and bytes plus their SHA-256), then verify, stage and
 // prompt on the written tree, each at 1k, 10k and 100k records of acqcorpus.MakeBusy.
 //
@@ -127,8 +127,21 @@ func tree(b *testing.B, n int) *corpus {
 	return c
 }
 
-// pipeline is `forgectx snapshot --from-acquisition FILE --out DIR`: read, assemble, write.
+// pipeline is `forgectx snapshot --from-acquisition FILE --out DIR`: read, then assemble with
+// snapshot.AssembleTo, which streams the record files to disk as they are final, under the
+// soft memory limit snapshot.MemoryLimit of the file's size.
 func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
+	return pipelineWith(c, out, false)
+}
+
+// pipelineWith reads the acquisition and assembles it, either as pipeline does or (inMemory)
+// with snapshot.Assemble holding the whole tree, then WriteDir: the form before AssembleTo.
+func pipelineWith(c *corpus, out string, inMemory bool) (*snapshot.Tree, error) {
+	// As forgectx snapshot does: the soft memory limit of the acquisition's size, from before
+	// the file is read.
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshot.MemoryLimit(c.acqBytes)))
+	}
 	f, err := os.Open(c.acqPath)
 	if err != nil {
 		return nil, err
@@ -140,6 +153,9 @@ func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
 	}
 	cfg := config(c.n)
 	cfg.ReleaseBodies = true // as forgectx snapshot does
+	if !inMemory {
+		return snapshot.AssembleTo(context.Background(), acq, cfg, out)
+	}
 	t, err := snapshot.Assemble(context.Background(), acq, cfg)
 	if err != nil {
 		return nil, err
@@ -147,19 +163,44 @@ func pipeline(c *corpus, out string) (*snapshot.Tree, error) {
 	return t, t.WriteDir(out)
 }
 
-// floor writes the same files and bytes as the tree's WriteDir and hashes each with SHA-256:
+// written is an assembled tree read back from disk: the floor's input.
+type written struct {
+	files []treefs.File
+	index []byte
+}
+
+// readWritten loads the tree written under dir (not timed: the floor's bytes must be in
+// memory, as an assembler's are once produced).
+func readWritten(dir string) (written, error) {
+	var w written
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		if rel == "index.json" {
+			w.index = b
+		} else {
+			w.files = append(w.files, treefs.File{Path: filepath.ToSlash(rel), Data: b})
+		}
+		return err
+	})
+	sort.Slice(w.files, func(i, j int) bool { return w.files[i].Path < w.files[j].Path })
+	return w, err
+}
+
+// floor writes the same files and bytes as the assembled tree and hashes each with SHA-256:
 // the least any assembler of this tree must do.
-func floor(t *snapshot.Tree, out string) error {
+func floor(t written, out string) error {
 	if err := os.Mkdir(out, 0o700); err != nil {
 		return err
 	}
-	files := make([]treefs.File, len(t.Files))
-	for i, f := range t.Files {
+	for _, f := range t.files {
 		sha256.Sum256(f.Data)
-		files[i] = treefs.File{Path: f.Path, Data: f.Data}
 	}
-	sha256.Sum256(t.Index)
-	return treefs.Write(out, files, t.Index)
+	sha256.Sum256(t.index)
+	return treefs.Write(out, t.files, t.index)
 }
 
 func resetPeak(b *testing.B) {
@@ -223,59 +264,71 @@ func each(b *testing.B, fn func(b *testing.B, n int)) {
 	}
 }
 
+// BenchmarkAssemble is `forgectx snapshot` (pipeline: AssembleTo); BenchmarkAssembleInMemory
+// the same with Assemble then WriteDir, the tree held whole until written.
 func BenchmarkAssemble(b *testing.B) {
-	each(b, func(b *testing.B, n int) {
-		c := get(b, n)
-		var last *snapshot.Tree
-		var outs []string
-		rss, cpu := measure(b, func(i int) {
-			last = nil
-			out := filepath.Join(tmpRoot, fmt.Sprintf("assemble-%d-%d", n, i))
-			t, err := pipeline(c, out)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(t.Files) < n {
-				b.Fatalf("only %d files for %d records", len(t.Files), n)
-			}
-			last = t
-			outs = append(outs, out) // removed after the loop: removal is neither assembly nor floor
-		})
-		for _, o := range outs {
-			os.RemoveAll(o)
+	each(b, func(b *testing.B, n int) { benchAssemble(b, n, false) })
+}
+func BenchmarkAssembleInMemory(b *testing.B) {
+	each(b, func(b *testing.B, n int) { benchAssemble(b, n, true) })
+}
+
+func benchAssemble(b *testing.B, n int, inMemory bool) {
+	c := get(b, n)
+	var outs []string
+	rss, cpu := measure(b, func(i int) {
+		out := filepath.Join(tmpRoot, fmt.Sprintf("assemble-%d-%d", n, i))
+		t, err := pipelineWith(c, out, inMemory)
+		if err != nil {
+			b.Fatal(err)
 		}
-		perOp := b.Elapsed() / time.Duration(b.N)
-		// The floor, in the same run on the same tree: median of three, wall and CPU.
-		var fl, flCPU []time.Duration
-		for i := 0; i < 3; i++ {
-			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
-			start, cpu0 := time.Now(), cpuTime()
-			if err := floor(last, out); err != nil {
-				b.Fatal(err)
-			}
-			fl, flCPU = append(fl, time.Since(start)), append(flCPU, cpuTime()-cpu0)
-			os.RemoveAll(out)
+		if len(t.Files) < n {
+			b.Fatalf("only %d files for %d records", len(t.Files), n)
 		}
-		sort.Slice(fl, func(i, j int) bool { return fl[i] < fl[j] })
-		sort.Slice(flCPU, func(i, j int) bool { return flCPU[i] < flCPU[j] })
-		b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
-		b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
-		b.ReportMetric(float64(fl[1].Milliseconds()), "floor-ms")
-		b.ReportMetric(float64(flCPU[1].Milliseconds()), "floor-cpu-ms")
-		b.ReportMetric(float64(perOp)/float64(fl[1]), "x-floor")
-		b.ReportMetric(float64(cpu)/float64(flCPU[1]), "x-floor-cpu")
+		outs = append(outs, out) // removed after the loop: removal is neither assembly nor floor
 	})
+	last, err := readWritten(outs[len(outs)-1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, o := range outs {
+		os.RemoveAll(o)
+	}
+	perOp := b.Elapsed() / time.Duration(b.N)
+	// The floor, in the same run on the same tree: median of three, wall and CPU.
+	var fl, flCPU []time.Duration
+	for i := 0; i < 3; i++ {
+		out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
+		start, cpu0 := time.Now(), cpuTime()
+		if err := floor(last, out); err != nil {
+			b.Fatal(err)
+		}
+		fl, flCPU = append(fl, time.Since(start)), append(flCPU, cpuTime()-cpu0)
+		os.RemoveAll(out)
+	}
+	sort.Slice(fl, func(i, j int) bool { return fl[i] < fl[j] })
+	sort.Slice(flCPU, func(i, j int) bool { return flCPU[i] < flCPU[j] })
+	b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
+	b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
+	b.ReportMetric(float64(fl[1].Milliseconds()), "floor-ms")
+	b.ReportMetric(float64(flCPU[1].Milliseconds()), "floor-cpu-ms")
+	b.ReportMetric(float64(perOp)/float64(fl[1]), "x-floor")
+	b.ReportMetric(float64(cpu)/float64(flCPU[1]), "x-floor-cpu")
 }
 
 // BenchmarkFloor is the floor alone: write the assembled tree's files and bytes and hash them.
 func BenchmarkFloor(b *testing.B) {
 	each(b, func(b *testing.B, n int) {
 		c := get(b, n)
-		t, err := pipeline(c, filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n)))
+		src := filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n))
+		if _, err := pipeline(c, src); err != nil {
+			b.Fatal(err)
+		}
+		t, err := readWritten(src)
 		if err != nil {
 			b.Fatal(err)
 		}
-		os.RemoveAll(filepath.Join(tmpRoot, fmt.Sprintf("floor-src-%d", n)))
+		os.RemoveAll(src)
 		var outs []string
 		measure(b, func(i int) {
 			out := filepath.Join(tmpRoot, fmt.Sprintf("floor-%d-%d", n, i))
