@@ -598,28 +598,9 @@ func optTS(s string) (string, bool) {
 func (a *asm) entity() error {
 	e := a.acq.Entity
 	const sc = acquisition.ScopeEntity
-	if e.Kind != a.prof.EntityKind {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.kind must equal the collection profile's entity_kind")
-	}
-	if !forgeRecordID(a.forge, e.ID) || !a.boundOK(e.ID) {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.id does not match the %s ID mapping", a.forge)
-	}
-	if e.Number < 1 || e.Number > maxSafeInteger {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.number must be a positive display number of at most 2^53-1")
-	}
-	switch {
-	case e.State == "open" || e.State == "closed":
-	case e.State == "merged" && e.Kind == acquisition.KindChangeProposal:
-	default:
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.state is not representable (open or closed; merged only for change proposals)")
-	}
-	created, createdTS, ok := ts(e.CreatedAt)
-	if !ok {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.created_at is not an RFC 3339 timestamp")
-	}
-	_, updatedTS, ok := ts(e.UpdatedAt)
-	if !ok {
-		return abortf(sc, acquisition.GapInvalidMetadata, "entity.updated_at is not an RFC 3339 timestamp")
+	created, createdTS, updatedTS, err := a.checkEntity(&e)
+	if err != nil {
+		return err
 	}
 	var status docStatus
 	find := findings{}
@@ -688,6 +669,36 @@ func (a *asm) entity() error {
 	s := a.src(acquisition.SourceEntity)
 	s.Records, s.WithContent = 1, 1
 	return nil
+}
+
+// checkEntity applies the entity's metadata rules (kind, ID mapping, number, state,
+// timestamps); a violation aborts assembly as invalid_metadata.
+func (a *asm) checkEntity(e *acquisition.Entity) (created time.Time, createdTS, updatedTS string, err error) {
+	const sc = acquisition.ScopeEntity
+	if e.Kind != a.prof.EntityKind {
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.kind must equal the collection profile's entity_kind")
+	}
+	if !forgeRecordID(a.forge, e.ID) || !a.boundOK(e.ID) {
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.id does not match the %s ID mapping", a.forge)
+	}
+	if e.Number < 1 || e.Number > maxSafeInteger {
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.number must be a positive display number of at most 2^53-1")
+	}
+	switch {
+	case e.State == "open" || e.State == "closed":
+	case e.State == "merged" && e.Kind == acquisition.KindChangeProposal:
+	default:
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.state is not representable (open or closed; merged only for change proposals)")
+	}
+	created, createdTS, ok := ts(e.CreatedAt)
+	if !ok {
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.created_at is not an RFC 3339 timestamp")
+	}
+	_, updatedTS, ok = ts(e.UpdatedAt)
+	if !ok {
+		return created, "", "", abortf(sc, acquisition.GapInvalidMetadata, "entity.updated_at is not an RFC 3339 timestamp")
+	}
+	return created, createdTS, updatedTS, nil
 }
 
 // labels filters the entity's labels: each is filtered, unsafe or empty ones are dropped

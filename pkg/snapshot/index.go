@@ -28,22 +28,9 @@ func (a *asm) finish() (*Tree, error) {
 	a.acq = nil
 	a.commentContent, a.reviewContent, a.reviewKept, a.reviewTimes = nil, nil, nil, nil
 
-	// Gaps: one row per (scope, code), sorted by scope then code. Any unusable entity-scope gap
-	// aborts (entity failures abort directly; this guards the rule itself).
-	gaps := make([]Gap, 0, len(a.gaps))
-	for k, n := range a.gaps {
-		gaps = append(gaps, Gap{Scope: k.scope, Code: k.code, Usability: Usability(k.code), Count: n})
-	}
-	sort.Slice(gaps, func(i, j int) bool {
-		if gaps[i].Scope != gaps[j].Scope {
-			return gaps[i].Scope < gaps[j].Scope
-		}
-		return gaps[i].Code < gaps[j].Code
-	})
-	for _, g := range gaps {
-		if g.Scope == acquisition.ScopeEntity && g.Usability == "unusable" {
-			return nil, abortf(acquisition.ScopeEntity, g.Code, "an unusable entity-scope gap aborts assembly")
-		}
+	gaps, err := a.sortedGaps()
+	if err != nil {
+		return nil, err
 	}
 
 	// Files sort by path (in place, files and their manifest entries together); records by
@@ -80,24 +67,7 @@ func (a *asm) finish() (*Tree, error) {
 	if err != nil {
 		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	// Every JSON document not validated where it was built (check metadata, entity, agent
-	// runs, actors, collection), on every core; the bundle is safe for concurrent use.
-	var docs []int
-	for i, f := range files {
-		if schema.ForPath(f.Path) != "" && !a.validated[f.Path] {
-			docs = append(docs, i)
-		}
-	}
-	if err := forEach((len(docs)+indexChunk-1)/indexChunk, func(c int) error {
-		for _, i := range docs[c*indexChunk : min((c+1)*indexChunk, len(docs))] {
-			f := files[i]
-			name := schema.ForPath(f.Path)
-			if err := b.Validate(name, f.Data); err != nil {
-				return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
-			}
-		}
-		return nil
-	}); err != nil {
+	if err := a.validateDocs(files, b); err != nil {
 		return nil, err
 	}
 	index, err := buildIndex(idx, b)
@@ -109,20 +79,68 @@ func (a *asm) finish() (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{Files: files, Index: index, IndexSHA256: canon.SHA256Hex(index)}
+	t.Summary = a.summary(e, gaps, files, index, t.IndexSHA256)
+	return t, nil
+}
+
+// sortedGaps is one row per (scope, code), sorted by scope then code. Any unusable
+// entity-scope gap aborts (entity failures abort directly; this guards the rule itself).
+func (a *asm) sortedGaps() ([]Gap, error) {
+	gaps := make([]Gap, 0, len(a.gaps))
+	for k, n := range a.gaps {
+		gaps = append(gaps, Gap{Scope: k.scope, Code: k.code, Usability: Usability(k.code), Count: n})
+	}
+	sort.Slice(gaps, func(i, j int) bool {
+		if gaps[i].Scope != gaps[j].Scope {
+			return gaps[i].Scope < gaps[j].Scope
+		}
+		return gaps[i].Code < gaps[j].Code
+	})
+	for _, g := range gaps {
+		if g.Scope == acquisition.ScopeEntity && g.Usability == "unusable" {
+			return nil, abortf(acquisition.ScopeEntity, g.Code, "an unusable entity-scope gap aborts assembly")
+		}
+	}
+	return gaps, nil
+}
+
+// validateDocs validates every JSON document not validated where it was built (check
+// metadata, entity, agent runs, actors, collection), on every core; the bundle is safe for
+// concurrent use.
+func (a *asm) validateDocs(files []File, b *schema.Bundle) error {
+	var docs []int
+	for i, f := range files {
+		if schema.ForPath(f.Path) != "" && !a.validated[f.Path] {
+			docs = append(docs, i)
+		}
+	}
+	return forEach((len(docs)+indexChunk-1)/indexChunk, func(c int) error {
+		for _, i := range docs[c*indexChunk : min((c+1)*indexChunk, len(docs))] {
+			f := files[i]
+			name := schema.ForPath(f.Path)
+			if err := b.Validate(name, f.Data); err != nil {
+				return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
+			}
+		}
+		return nil
+	})
+}
+
+// summary is the tree's summary for people: sources in reading order (entity first), not
+// byte order.
+func (a *asm) summary(e acquisition.Entity, gaps []Gap, files []File, index []byte, indexSHA string) Summary {
 	sum := Summary{EntityKind: e.Kind, EntityID: e.ID, EntityNumber: e.Number, Gaps: gaps, Findings: a.all.list(),
-		Files: len(files) + 1, Bytes: int64(len(index)), IndexSHA256: t.IndexSHA256}
+		Files: len(files) + 1, Bytes: int64(len(index)), IndexSHA256: indexSHA}
 	for _, f := range files {
 		sum.Bytes += int64(f.len())
 	}
-	// Sources in reading order (entity first), not byte order: the summary is for people.
 	for _, name := range []string{acquisition.SourceEntity, acquisition.SourceComments, acquisition.SourceReviews,
 		acquisition.SourceChecks, acquisition.SourceCheckLogs, acquisition.SourceAgentRuns} {
 		if a.prof.Includes(name) {
 			sum.Sources = append(sum.Sources, *a.src(name))
 		}
 	}
-	t.Summary = sum
-	return t, nil
+	return sum
 }
 
 // checkBounds applies the tree bounds verification enforces (pkg/treefs, one definition for

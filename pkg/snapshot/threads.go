@@ -184,6 +184,12 @@ func orderBytes(paths []string) []byte {
 // orderViews stages the timeline, unresolved-review and per-review views, relations, thread
 // state and the agent-run history.
 func (a *asm) orderViews() error {
+	a.orderFiles()
+	return a.relationDocs()
+}
+
+// orderFiles adds the timeline, unresolved-review and per-review order views.
+func (a *asm) orderFiles() {
 	// Timeline: the entity record first, then retained comment/review records in canonical
 	// chronology — exactly filename order, since order keys encode created_at and the entity
 	// key is reserved to sort first.
@@ -238,7 +244,10 @@ func (a *asm) orderViews() error {
 		}
 		a.addFile("views/reviews/"+rc.key+".order", "review_view", mediaText, orderBytes(lines), nil)
 	}
+}
 
+// relationDocs adds relations/reviews.json, state/threads.json and history/agent-runs.json.
+func (a *asm) relationDocs() error {
 	// relations/reviews.json and state/threads.json grow with the conversation (one row per
 	// review and thread): they are serialised item by item and validated in chunks here, and
 	// finish() does not validate them again.
