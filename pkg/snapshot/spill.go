@@ -7,51 +7,18 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // spillWriter writes the tree's files into a staging directory as they become final
-// (AssembleTo): the same checks as treefs.Write (an os.Root on the staging directory,
-// directories created with Mkdir and files with O_CREATE|O_EXCL, mode 0700/0600).
+// (AssembleTo), through the treefs.Writer every tree is written with.
 type spillWriter struct {
-	root *os.Root
-	made map[string]bool
-	err  error // the first write failure; reported when the tree is finished
-}
-
-// write creates p below the staging root with data. Its error wraps fs.ErrExist when p was
-// written before (two files sharing one path: finish aborts on that).
-func (w *spillWriter) write(p string, data []byte) error {
-	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "..") {
-		return fmt.Errorf("refusing unsafe tree path")
-	}
-	var parents []string
-	for d := path.Dir(p); !w.made[d]; d = path.Dir(d) {
-		parents = append(parents, d)
-	}
-	for i := len(parents) - 1; i >= 0; i-- {
-		if err := w.root.Mkdir(parents[i], 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", parents[i], err)
-		}
-		w.made[parents[i]] = true
-	}
-	f, err := w.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", p, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
+	*treefs.Writer
+	err error // the first write failure; reported when the tree is finished
 }
 
 // spill writes a file no later step reads (one without a schema: record files, check logs,
@@ -62,7 +29,7 @@ func (a *asm) spill(path string, data []byte) File {
 	if a.out == nil || a.out.err != nil || schema.ForPath(path) != "" {
 		return File{Path: path, Data: data}
 	}
-	if err := a.out.write(path, data); err != nil {
+	if err := a.out.Put(path, data); err != nil {
 		if !errors.Is(err, fs.ErrExist) {
 			a.out.err = err
 		}
@@ -100,27 +67,27 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 			os.RemoveAll(tmp)
 		}
 	}()
-	root, err := os.OpenRoot(tmp)
+	tw, err := treefs.OpenWriter(tmp)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: staging directory: %w", err)
 	}
-	defer root.Close()
-	w := &spillWriter{root: root, made: map[string]bool{".": true}}
+	defer tw.Close()
+	w := &spillWriter{Writer: tw}
 	t, err := assemble(ctx, acq, cfg, w)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range t.Files {
 		if !f.spilled {
-			if err := w.write(f.Path, f.Data); err != nil {
+			if err := w.Put(f.Path, f.Data); err != nil {
 				return nil, fmt.Errorf("snapshot: %w", err)
 			}
 		}
 	}
-	if err := w.write("index.json", t.Index); err != nil {
+	if err := w.Put("index.json", t.Index); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	if err := root.Close(); err != nil {
+	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("snapshot: staging directory: %w", err)
 	}
 	// os.Rename does not replace a directory: an empty dir (checked above) is removed first.

@@ -35,29 +35,16 @@ func (t *Tree) WriteDir(dir string) error {
 			return fmt.Errorf("snapshot: this tree was written by AssembleTo and does not hold %s; it cannot be written again", f.Path)
 		}
 	}
-	fi, err := os.Lstat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			return fmt.Errorf("snapshot: create tree directory: %w", err)
-		}
-	case err != nil:
-		return fmt.Errorf("snapshot: tree directory: %w", err)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("snapshot: tree directory %s is a symlink; refusing to write through it", dir)
-	case !fi.IsDir():
-		return fmt.Errorf("snapshot: %s exists and is not a directory", dir)
-	default:
-		ents, err := os.ReadDir(dir)
+	if err := checkOutDir(dir); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+		err = os.Chmod(dir, 0o700) // the empty directory checkOutDir accepted
 		if err != nil {
 			return fmt.Errorf("snapshot: tree directory: %w", err)
 		}
-		if len(ents) > 0 {
-			return fmt.Errorf("snapshot: tree directory %s is not empty; refusing to write into it", dir)
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("snapshot: tree directory: %w", err)
-		}
+	} else if err != nil {
+		return fmt.Errorf("snapshot: create tree directory: %w", err)
 	}
 	files := make([]treefs.File, len(t.Files))
 	for i, f := range t.Files {
