@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/internal/parallel"
 	"github.com/forgectx/forgectx/pkg/status/marker"
 )
 
@@ -793,30 +791,12 @@ const filterChunk = 256
 // scheduling (TestParallelFilteringIsDeterministic); the first failure in index order wins.
 func (a *asm) filterBodies(n int, body func(i int) string, role filter.Role, maxBytes int, stage func(i int, r filter.Result) error) error {
 	opts := filter.Options{Role: role, MaxBytes: maxBytes, MaxSourceBytes: a.prof.Bounds.MaxSourceBytes}
-	workers := runtime.GOMAXPROCS(0)
 	res := make([]filter.Result, min(n, filterChunk))
 	errs := make([]error, len(res))
 	for start := 0; start < n; start += filterChunk {
 		m := min(start+filterChunk, n) - start
 		run := func(j int) { res[j], errs[j] = a.cfg.Filter.Apply(a.ctx, []byte(body(start+j)), opts) }
-		if w := min(workers, m); w <= 1 {
-			for j := 0; j < m; j++ {
-				run(j)
-			}
-		} else {
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for ; w > 0; w-- {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for j := int(next.Add(1)) - 1; j < m; j = int(next.Add(1)) - 1 {
-						run(j)
-					}
-				}()
-			}
-			wg.Wait()
-		}
+		parallel.Do(m, run)
 		for j := 0; j < m; j++ {
 			r, err := a.accept(res[j], errs[j])
 			res[j], errs[j] = filter.Result{}, nil // the chunk's bodies go as soon as they are staged

@@ -4,39 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/internal/parallel"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
 )
 
 // forEach runs fn(0) … fn(n-1) on every available core. fn must only write state of its own
 // index; callers merge the results in index order, so reports do not depend on scheduling.
-func forEach(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for ; workers > 0; workers-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+func forEach(n int, fn func(i int)) { parallel.Do(n, fn) }
 
 // jsonViolations checks one document against its schema and its RFC 8785 form and returns the
 // violations (it touches no checker state, so documents can be checked concurrently).
