@@ -2,15 +2,14 @@ package reviewmcp
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // UsageSchema is the schema_version of the usage file.
@@ -43,35 +42,16 @@ func (u Usage) SummaryCalled() bool { return u.EvidenceSummary > 0 }
 // ErrUsage wraps every usage-file read or write failure.
 var ErrUsage = errors.New("reviewmcp: usage file")
 
-// writeUsage replaces path atomically with u: a fresh O_EXCL 0600 temporary file in the same
-// directory, fsync, rename. A reader therefore sees either the previous or the new counts.
+// writeUsage replaces path atomically with u through pkg/safeout (a 0600 temporary file
+// beside it, fsync, rename; a non-regular target refused), so a reader sees either the
+// previous or the new counts.
 func writeUsage(path string, u Usage) error {
 	b, err := json.Marshal(u)
 	if err != nil {
 		return fmt.Errorf("%w: encode: %v", ErrUsage, err)
 	}
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	tmp := filepath.Join(filepath.Dir(path), ".usage-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("%w: create: %v", ErrUsage, err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%w: write: %v", ErrUsage, werr)
+	if err := safeout.WriteFile(path, append(b, '\n'), safeout.Options{Perm: 0o600}); err != nil {
+		return fmt.Errorf("%w: write: %v", ErrUsage, err)
 	}
 	return nil
 }
