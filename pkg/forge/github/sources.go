@@ -505,18 +505,6 @@ func (r *run) readThreadPages(ctx context.Context) (raw []gqlThread, total int, 
 	return append(raw, tail...), total, !met
 }
 
-type threadsFromEndData struct {
-	Repository *struct {
-		PullRequest *struct {
-			ReviewThreads struct {
-				TotalCount int         `json:"totalCount"`
-				PageInfo   gqlPageInfo `json:"pageInfo"`
-				Nodes      []gqlThread `json:"nodes"`
-			} `json:"reviewThreads"`
-		} `json:"pullRequest"`
-	} `json:"repository"`
-}
-
 // readThreadsFromEnd reads review threads backwards from the last one (fromEnd). It returns
 // the threads not in have, in forge order, the total the answers declared (-1 if none
 // answered) and whether the read met have (or the start of the list).
@@ -528,7 +516,7 @@ func (r *run) readThreadsFromEnd(ctx context.Context, have []gqlThread) ([]gqlTh
 	total := -1
 	tail, met := fromEnd(held, func(t gqlThread) string { return t.ID }, func(before any) ([]gqlThread, gqlPageInfo, error) {
 		vars := map[string]any{"owner": r.owner, "name": r.name, "number": r.number, "before": before}
-		var d threadsFromEndData
+		var d threadsData // the same shape, its pageInfo read backwards
 		if err := readPage(ctx, func() error { return r.c.graphql(ctx, "ThreadsFromEnd", vars, &d) }); err != nil {
 			return nil, gqlPageInfo{}, err
 		}
