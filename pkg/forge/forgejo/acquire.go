@@ -99,7 +99,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		return nil, fmt.Errorf("forgejo: client: %w", err)
 	}
 	a := acquisition.New()
-	r := &run{ctx: ctx, c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: selector(p)}
+	r := &run{ctx: ctx, c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}

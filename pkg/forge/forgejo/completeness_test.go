@@ -204,7 +204,7 @@ func gapSet(o acquisition.Outcomes) []string {
 func expectedGaps(name, code string, lost int) []string {
 	var out []string
 	for _, s := range listings.Shortens(name) {
-		if selector(matrixProfile)(s) {
+		if forge.Selected(matrixProfile)(s) {
 			out = append(out, fmt.Sprintf("%s/%s=%d", s, code, lost))
 		}
 	}

@@ -134,9 +134,6 @@ func (r *run) shortfall(name string, err error, lost int, selected func(scope st
 	ev.Msg("forgejo listing incomplete")
 }
 
-// selector reports which scopes the profile selects (forge.Selected).
-func selector(p acquisition.Profile) func(string) bool { return forge.Selected(p) }
-
 // rawTime parses a native timestamp for the drift check (zero when absent or malformed: the
 // row then cannot prove it is newer than the read, and the other checks still apply).
 func rawTime(p *string) time.Time {

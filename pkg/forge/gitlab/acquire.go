@@ -218,7 +218,7 @@ func (c *Client) discussionSources(ctx context.Context, pid any, iid int64, chan
 			if change {
 				name = listMRDiscussions
 			}
-			c.shortfall(a, name, l.err, l.lost, selector(profile))
+			c.shortfall(a, name, l.err, l.lost, forge.Selected(profile))
 		}
 		if wantComments {
 			comments, threads, out := MapDiscussions(ds)
@@ -504,7 +504,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 		ListOptions: gl.ListOptions{PerPage: c.perPage()},
 		SHA:         gl.Ptr(head), OrderBy: gl.Ptr("id"), Sort: gl.Ptr("asc"),
 	}
-	sel := selector(profile)
+	sel := forge.Selected(profile)
 	pl := read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
 		return c.gl.Pipelines.ListProjectPipelines(pid, popt, o...)
 	}, pipelineKey)

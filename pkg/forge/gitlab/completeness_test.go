@@ -277,7 +277,7 @@ func TestGitLabFaultMatrix(t *testing.T) {
 				}
 				var wantGaps []string
 				if tc.count > 0 {
-					sel := selector(glMatrixProfile(l.Name))
+					sel := forge.Selected(glMatrixProfile(l.Name))
 					for _, s := range listings.Shortens(l.Name) {
 						if sel(s) {
 							wantGaps = append(wantGaps, fmt.Sprintf("%s/%s=%d", s, acquisition.GapFetchFailed, tc.count))

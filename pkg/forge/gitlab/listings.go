@@ -41,9 +41,6 @@ var listings = forge.NewListings(
 	forge.Listing{Name: listMembers, Endpoint: "/projects/{id}/members/all/{user_id}", Scopes: []string{acquisition.ScopeActors}},
 )
 
-// selector reports which scopes the profile selects (forge.Selected).
-func selector(p acquisition.Profile) func(string) bool { return forge.Selected(p) }
-
 // shortfall records that listing name ended incomplete: every scope it shortens that
 // selected admits gets the gap (listings, the dependency map).
 func (c *Client) shortfall(a *acquisition.Acquisition, name string, err error, lost int, selected func(string) bool) {
