@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -307,8 +309,9 @@ func (a *asm) key(kind, id string) string {
 }
 
 func (a *asm) addFile(path, role, media string, data []byte, f *filterJSON) {
-	a.files = append(a.files, a.spill(path, data))
-	a.entries = append(a.entries, fileJSON{Path: path, Role: role, MediaType: media, Bytes: len(data), SHA256: canon.SHA256Hex(data), Filter: f})
+	sum := sha256.Sum256(data)
+	a.files = append(a.files, a.spill(path, data, sum))
+	a.entries = append(a.entries, fileJSON{Path: path, Role: role, MediaType: media, Bytes: len(data), SHA256: hex.EncodeToString(sum[:]), Filter: f})
 }
 
 // source validates the required singleton source fields; any failure aborts.
@@ -789,23 +792,60 @@ const filterChunk = 256
 // result, in index order, to stage, which runs on the calling goroutine only. The tree is
 // therefore byte-for-byte what filtering the bodies one by one produces, whatever the
 // scheduling (TestParallelFilteringIsDeterministic); the first failure in index order wins.
+//
+// The bodies go in chunks of filterChunk, pipelined: while stage consumes one chunk's results
+// the workers already filter the next, so the cores are not idle while records are staged.
+// Only two chunks of results are ever held. The body accessor is only called by the workers,
+// and only for the chunk being filtered, so stage may release the bodies it has consumed.
 func (a *asm) filterBodies(n int, body func(i int) string, role filter.Role, maxBytes int, stage func(i int, r filter.Result) error) error {
 	opts := filter.Options{Role: role, MaxBytes: maxBytes, MaxSourceBytes: a.prof.Bounds.MaxSourceBytes}
-	res := make([]filter.Result, min(n, filterChunk))
-	errs := make([]error, len(res))
-	for start := 0; start < n; start += filterChunk {
+	type chunk struct {
+		start int
+		res   []filter.Result
+		errs  []error
+	}
+	filterChunkAt := func(c *chunk, start int) {
 		m := min(start+filterChunk, n) - start
-		run := func(j int) { res[j], errs[j] = a.cfg.Filter.Apply(a.ctx, []byte(body(start+j)), opts) }
-		parallel.Do(m, run)
-		for j := 0; j < m; j++ {
-			r, err := a.accept(res[j], errs[j])
-			res[j], errs[j] = filter.Result{}, nil // the chunk's bodies go as soon as they are staged
-			if err != nil {
-				return err
-			}
-			if err := stage(start+j, r); err != nil {
-				return err
-			}
+		c.start, c.res, c.errs = start, c.res[:m], c.errs[:m]
+		parallel.Do(m, func(j int) { c.res[j], c.errs[j] = a.cfg.Filter.Apply(a.ctx, []byte(body(start+j)), opts) })
+	}
+	var bufs [2]chunk
+	for i := range bufs {
+		bufs[i].res = make([]filter.Result, min(n, filterChunk))
+		bufs[i].errs = make([]error, len(bufs[i].res))
+	}
+	if n == 0 {
+		return nil
+	}
+	filterChunkAt(&bufs[0], 0)
+	for k := 0; ; k++ {
+		cur, next := &bufs[k%2], &bufs[(k+1)%2]
+		var ahead chan struct{}
+		if nextStart := cur.start + filterChunk; nextStart < n {
+			ahead = make(chan struct{})
+			go func() { defer close(ahead); filterChunkAt(next, nextStart) }()
+		}
+		err := a.stageChunk(cur.start, cur.res, cur.errs, stage)
+		if ahead != nil {
+			<-ahead // also on failure: no worker may still read a body when this returns
+		}
+		if err != nil || ahead == nil {
+			return err
+		}
+	}
+}
+
+// stageChunk hands one filtered chunk to stage in index order, dropping each result once
+// staged (the chunk's bodies go as soon as they are staged).
+func (a *asm) stageChunk(start int, res []filter.Result, errs []error, stage func(i int, r filter.Result) error) error {
+	for j := range res {
+		r, err := a.accept(res[j], errs[j])
+		res[j], errs[j] = filter.Result{}, nil
+		if err != nil {
+			return err
+		}
+		if err := stage(start+j, r); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -16,8 +16,10 @@ import (
 // finish adds collection.json, builds index.json, validates every JSON document against the
 // project bundle and returns the tree.
 func (a *asm) finish() (*Tree, error) {
-	if a.out != nil && a.out.err != nil {
-		return nil, fmt.Errorf("snapshot: %w", a.out.err)
+	if a.out != nil {
+		if err := a.out.flush(); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
 	}
 	a.addFile("collection.json", "collection", mediaJSON, a.collection, nil)
 	e, repository := a.acq.Entity, a.acq.Source.Repository
@@ -451,15 +453,17 @@ func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte
 	return render(make([]byte, 0, size), 0, longest), nil
 }
 
-// canonItems returns the RFC 8785 bytes of each item.
+// canonItems returns the RFC 8785 bytes of each item, encoded on every core (each item is
+// encoded on its own into its own slot; the first failure in index order wins).
 func canonItems[T any](items []T) ([][]byte, error) {
 	out := make([][]byte, len(items))
-	for i := range items {
-		b, err := canon.JSON(items[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
+	err := forEach(len(items), func(i int) error {
+		var err error
+		out[i], err = canon.JSON(items[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -2,12 +2,12 @@ package snapshot
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
@@ -15,27 +15,77 @@ import (
 )
 
 // spillWriter writes the tree's files into a staging directory as they become final
-// (AssembleTo), through the treefs.Writer every tree is written with.
+// (AssembleTo), through the treefs.Writer every tree is written with. The writes run on one
+// goroutine of their own, fed through a bounded queue: creating a hundred thousand files is
+// mostly system-call time, and the assembler's own goroutine meanwhile goes on staging (with
+// the filter workers busy on the next bodies), so the I/O is off the assembly's critical path.
+// One writer keeps the treefs.Writer single-threaded and the files created in staging order.
 type spillWriter struct {
-	*treefs.Writer
+	w     *treefs.Writer
+	queue chan File
+	done  chan struct{}
+
+	mu  sync.Mutex
 	err error // the first write failure; reported when the tree is finished
 }
 
-// spill writes a file no later step reads (one without a schema: record files, check logs,
-// order views) to the staging directory and returns it without its bytes, or keeps it in
-// memory when it cannot be written (a repeated path stays for finish's duplicate check; any
-// other failure is reported by finish).
-func (a *asm) spill(path string, data []byte) File {
-	if a.out == nil || a.out.err != nil || schema.ForPath(path) != "" {
-		return File{Path: path, Data: data}
-	}
-	if err := a.out.Put(path, data); err != nil {
-		if !errors.Is(err, fs.ErrExist) {
-			a.out.err = err
+// spillQueue bounds what is handed to the writer and not yet written: at most this many
+// record files (a record is at most MaxRecordBytes), so the queue never holds more than a
+// small part of the tree.
+const spillQueue = 256
+
+func newSpillWriter(w *treefs.Writer) *spillWriter {
+	s := &spillWriter{w: w, queue: make(chan File, spillQueue), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for f := range s.queue {
+			if s.failed() {
+				continue // drain: nothing more is written after a failure
+			}
+			// A repeated path (fs.ErrExist) is not a write failure: both entries stay in
+			// the tree's file list, and finish's duplicate-path check aborts the assembly.
+			if err := s.w.Put(f.Path, f.Data); err != nil && !errors.Is(err, fs.ErrExist) {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+			}
 		}
+	}()
+	return s
+}
+
+func (s *spillWriter) failed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
+}
+
+// flush waits until every queued file is written and returns the first write failure. After
+// it the queue is closed: later files go through put directly (finish's documents, the index).
+func (s *spillWriter) flush() error {
+	if s.queue != nil {
+		close(s.queue)
+		<-s.done
+		s.queue = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// put writes one file synchronously; only after flush.
+func (s *spillWriter) put(path string, data []byte) error { return s.w.Put(path, data) }
+
+// spill hands a file no later step reads (one without a schema: record files, check logs,
+// order views) to the staging directory's writer and returns it without its bytes (only its
+// size and digest, sum); it keeps the file in memory when the writer has already failed
+// (finish reports that failure).
+func (a *asm) spill(path string, data []byte, sum [32]byte) File {
+	if a.out == nil || a.out.queue == nil || a.out.failed() || schema.ForPath(path) != "" {
 		return File{Path: path, Data: data}
 	}
-	return File{Path: path, size: len(data), sum: sha256.Sum256(data), spilled: true}
+	a.out.queue <- File{Path: path, Data: data}
+	return File{Path: path, size: len(data), sum: sum, spilled: true}
 }
 
 // AssembleTo is Assemble writing the tree to dir: the record files, check logs and order
@@ -72,19 +122,22 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 		return nil, fmt.Errorf("snapshot: staging directory: %w", err)
 	}
 	defer tw.Close()
-	w := &spillWriter{Writer: tw}
+	w := newSpillWriter(tw)
+	// On every path the writer goroutine has stopped before the staging directory is removed
+	// (deferred calls run last-in first-out), so no file is created after the removal.
+	defer w.flush()
 	t, err := assemble(ctx, acq, cfg, w)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range t.Files {
 		if !f.spilled {
-			if err := w.Put(f.Path, f.Data); err != nil {
+			if err := w.put(f.Path, f.Data); err != nil {
 				return nil, fmt.Errorf("snapshot: %w", err)
 			}
 		}
 	}
-	if err := w.Put("index.json", t.Index); err != nil {
+	if err := w.put("index.json", t.Index); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	if err := tw.Close(); err != nil {
