@@ -195,3 +195,61 @@ func TestKeyScannerAnySplit(t *testing.T) {
 		}
 	}
 }
+
+// Lists longer than a batch decode to exactly what the whole-document decode gives, and the
+// first bad element in document order is the one reported, whichever batch it is in and
+// whatever comes after it.
+func TestBatchedListDecodeKeepsOrderAndFirstError(t *testing.T) {
+	comments := func(n int, bad map[int]string) string {
+		var b strings.Builder
+		b.WriteString(`{"acquisition_version":1,"comments":[`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if s, ok := bad[i]; ok {
+				b.WriteString(s)
+				continue
+			}
+			fmt.Fprintf(&b, `{"id":"%d","created_at":"2026-01-01T00:00:00Z","body":"c%d"}`, i+1, i)
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	n := 3*listBatch + 7
+	doc := comments(n, nil)
+	got, err := Read(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.DisallowUnknownFields()
+	var want Acquisition
+	if err := dec.Decode(&want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Comments) != n || !reflect.DeepEqual(got, &want) {
+		t.Fatalf("batched decode of %d comments differs from the whole-document decode", n)
+	}
+	for _, c := range []struct {
+		bad  map[int]string
+		want string
+	}{
+		// a type error in the second batch outranks a syntax error in the third
+		{map[int]string{listBatch + 3: `{"id":7}`, 2*listBatch + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: json: cannot unmarshal number", listBatch+3)},
+		// an unknown field late in a batch outranks one earlier in a later batch
+		{map[int]string{listBatch - 1: `{"id":"x","nope":1}`, listBatch: `{"id":"y","nope":1}`}, fmt.Sprintf("comments[%d]: json: unknown field \"nope\"", listBatch-1)},
+		// a syntax error with no earlier bad element is reported at its own index
+		{map[int]string{2*listBatch + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: invalid character", 2*listBatch+1)},
+	} {
+		for _, r := range []func(string) io.Reader{
+			func(s string) io.Reader { return strings.NewReader(s) },
+			func(s string) io.Reader { return onlyReader{strings.NewReader(s)} },
+		} {
+			_, err := Read(r(comments(n, c.bad)))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error containing %q, got %v", c.want, err)
+			}
+		}
+	}
+}
