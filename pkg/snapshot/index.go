@@ -452,18 +452,3 @@ func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte
 	}
 	return render(make([]byte, 0, size), 0, longest), nil
 }
-
-// canonItems returns the RFC 8785 bytes of each item, encoded on every core (each item is
-// encoded on its own into its own slot; the first failure in index order wins).
-func canonItems[T any](items []T) ([][]byte, error) {
-	out := make([][]byte, len(items))
-	err := forEach(len(items), func(i int) error {
-		var err error
-		out[i], err = canon.JSON(items[i])
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -140,7 +141,7 @@ func TestArrayDocumentsEqualJCSAndValidateEveryChunk(t *testing.T) {
 	}
 	for _, n := range []int{0, 1, indexChunk, indexChunk*2 + 5} {
 		d := mk(n, -1)
-		items, err := canonItems(d.Threads)
+		items, err := encodeItems(d.Threads, threadStateJSON.appendCanonical)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestArrayDocumentsEqualJCSAndValidateEveryChunk(t *testing.T) {
 		}
 	}
 	for _, at := range []int{0, indexChunk + 1, indexChunk*2 + 4} {
-		items, _ := canonItems(mk(indexChunk*2+5, at).Threads)
+		items, _ := encodeItems(mk(indexChunk*2+5, at).Threads, threadStateJSON.appendCanonical)
 		if _, err := arrayDocument(b, schema.Threads, []arrayMember{{"threads", items}}); err == nil {
 			t.Errorf("invalid row %d accepted", at)
 		}
@@ -175,5 +176,50 @@ func TestReplyForestIsLinearAndFindsLongCycles(t *testing.T) {
 	cyc := append(chain, acquisition.Reply{ID: "c0", ParentID: fmt.Sprint("c", n)})
 	if replyForest(cyc) {
 		t.Fatal("a chain closed into a cycle was accepted")
+	}
+}
+
+// The relation rows' direct encoders write exactly RFC 8785 over encoding/json (canon.JSON, the
+// form they replace): every optional member present and absent, nil and empty lists, null and
+// string raw members, and strings that need escaping.
+func TestDirectRelationEncodersEqualJCS(t *testing.T) {
+	strs := []string{"", "alice", `q"uote`, `back\slash`, "tab\tnl\nctl\x01\x1f\x7f", "ünï\u2028\u2029😀", "bad\xffutf8", "<&>", "/slash"}
+	yes, no := true, false
+	var items []any
+	for i, s := range strs {
+		str := s
+		raws := []json.RawMessage{nil, nullable(nil), nullable(&str), json.RawMessage(`"x<y"`)}
+		raw := raws[i%len(raws)]
+		items = append(items,
+			reviewRelJSON{ID: s, RecordKey: s, State: s, SubmittedAt: s},
+			reviewRelJSON{ID: "i", RecordKey: "k", State: "approved", ReviewedSHA: s + "sha", SubmittedAt: "t", DismissedAt: raw, DismissedByActorID: raws[(i+1)%len(raws)]},
+			threadRelJSON{ID: s, ThreadKey: s, CreatedAt: s, OrderPath: s},
+			threadRelJSON{ID: "i", ThreadKey: "k", CreatedAt: "c", OrderPath: "o", RecordKeys: []string{}, Replies: []replyJSON{}},
+			threadRelJSON{ID: "i", ThreadKey: "k", CreatedAt: "c", OrderPath: "o", RecordKeys: []string{s, "b"},
+				Replies: []replyJSON{{RecordKey: s, ParentRecordKey: "p"}, {RecordKey: "r", ParentRecordKey: s}},
+				ReviewID: s + "r", ReviewRecordKey: s + "k", ReviewedSHA: s + "h", Path: s + "p", Line: i + 1, Side: s + "s",
+				StartLine: i * 2, OriginalLine: -i, OriginalStartLine: i * 3, OriginalSide: s + "o"},
+			threadStateJSON{ID: s, ThreadKey: s},
+			threadStateJSON{ID: "i", ThreadKey: s, Resolved: true, ResolvedByActorID: raw, Outdated: i%2 == 0, Minimized: &yes},
+			threadStateJSON{ID: "i", ThreadKey: "k", Minimized: &no},
+		)
+	}
+	for i, it := range items {
+		want, err := canon.JSON(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		switch v := it.(type) {
+		case reviewRelJSON:
+			got, err = v.appendCanonical(nil)
+		case threadRelJSON:
+			got, err = v.appendCanonical(nil)
+		case threadStateJSON:
+			got, err = v.appendCanonical(nil)
+		}
+		if err != nil || string(got) != string(want) {
+			t.Errorf("item %d (%T): %v\n got %s\nwant %s", i, it, err, got, want)
+		}
 	}
 }

@@ -255,11 +255,11 @@ func (a *asm) relationDocs() error {
 	if err != nil {
 		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	revItems, err := canonItems(a.reviewOrder)
+	revItems, err := encodeItems(a.reviewOrder, reviewRelJSON.appendCanonical)
 	if err != nil {
 		return err
 	}
-	thrItems, err := canonItems(a.threadRels)
+	thrItems, err := encodeItems(a.threadRels, threadRelJSON.appendCanonical)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (a *asm) relationDocs() error {
 	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
 	a.validated["relations/reviews.json"] = true
 
-	stItems, err := canonItems(a.threadStates)
+	stItems, err := encodeItems(a.threadStates, threadStateJSON.appendCanonical)
 	if err != nil {
 		return err
 	}
