@@ -343,6 +343,27 @@ func BenchmarkFloor(b *testing.B) {
 	})
 }
 
+// BenchmarkRead is acquisition.Read of the corpus file alone (the first step of
+// BenchmarkAssemble): one scan of the stream, list elements decoded on every core, the
+// member-name check beside the decode.
+func BenchmarkRead(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := get(b, n)
+		measure(b, func(int) {
+			f, err := os.Open(c.acqPath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			acq, err := acquisition.Read(f)
+			f.Close()
+			if err != nil || len(acq.Comments) == 0 {
+				b.Fatal(err)
+			}
+		})
+		b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
+	})
+}
+
 func BenchmarkVerify(b *testing.B) {
 	each(b, func(b *testing.B, n int) {
 		c := tree(b, n)
