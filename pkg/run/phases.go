@@ -13,6 +13,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
+	"github.com/forgectx/forgectx/pkg/treefs"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
@@ -128,6 +129,11 @@ func (r *runner) startStatus(_, ctx context.Context) (outcome, bool) {
 
 // snapshot acquires the entity, assembles the tree and stages it. From its end the pre-script
 // has seen this index: it is the input the run consumed.
+//
+// The tree is assembled straight into the stage's host directory (snapshot.AssembleTo through
+// stage.Build): each record file is written as soon as it is final, so the whole tree is never
+// held in memory, and the stage state naming this run is saved before the first byte, so a
+// crash mid-assembly leaves nothing the next run's scavenger does not remove.
 func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 	acq, err := r.conn.Acquirer.Acquire(ctx, r.c.ref, r.c.profile)
 	if err != nil {
@@ -137,10 +143,27 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
-	tree, err := snapshot.Assemble(ctx, acq, r.assembleConfig())
-	if err != nil {
+	limit, restore := r.memoryLimit()
+	defer restore()
+	var (
+		sum    snapshot.Summary
+		asmErr error // the assembler's own failure, told apart from staging's
+	)
+	cfg := r.assembleConfig()
+	st, err := stage.Build(ctx, r.stageOpts, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
+		tree, err := snapshot.AssembleTo(ctx, acq, cfg, dir)
+		if err != nil {
+			asmErr = err
+			return "", nil, err
+		}
+		// Only the summary, the digest and the sums outlive the builder: the tree's JSON
+		// documents and index are not kept while the host tree is checked and sealed.
+		sum = tree.Summary
+		return tree.IndexSHA256, tree.Sums(), nil
+	})
+	if asmErr != nil {
 		var ab *snapshot.AbortError
-		if errors.As(err, &ab) {
+		if errors.As(asmErr, &ab) {
 			if o, ok := interrupted(parent, ctx); ok {
 				return o, true
 			}
@@ -149,9 +172,6 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		}
 		return failed(parent, ctx, "snapshot assembly failed")
 	}
-	sum := tree.Summary
-	r.res.Summary = &sum
-	st, err := stage.Create(ctx, r.stageOpts, tree, tree.IndexSHA256)
 	if err != nil {
 		var pe *stage.PlacementError
 		if errors.As(err, &pe) {
@@ -163,11 +183,10 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}, true
 	}
-	// The assembled tree is not kept: the host tree holds it, and Seal verifies it into
-	// memory; keeping it too would hold the tree twice while sealing.
-	r.st, r.retained, r.treeDir = st, tree.IndexSHA256, st.HostDir
+	r.res.Summary = &sum
+	r.st, r.retained, r.treeDir = st, st.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
-		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
+		Int("findings", len(sum.Findings)).Int64("memory_limit_bytes", limit).Msg("forgectx run: snapshot staged")
 	return outcome{}, false
 }
 
