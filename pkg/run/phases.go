@@ -143,7 +143,8 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
-	limit, restore := r.memoryLimit()
+	r.acqBytes = r.acquisitionBytes()
+	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
 	defer restore()
 	var (
 		sum    snapshot.Summary
@@ -269,7 +270,13 @@ func (r *runner) relay(_, _ context.Context) (outcome, bool) {
 
 // verify compares the root index against the retained digest, verifies the tree into memory
 // and makes the agent-immutable copy from exactly the verified bytes (pkg/stage).
+//
+// Seal holds the verified tree in memory while it writes the copy: it runs under
+// stage.SealMemoryLimit of the acquisition, so the collector does not let the heap grow to
+// twice the verified tree (docs/snapshot.md "Scale").
 func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
+	limit, restore := r.memoryLimit(stage.SealMemoryLimit)
+	defer restore()
 	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
 	if err != nil {
 		if o, ok := interrupted(parent, ctx); ok {
@@ -278,7 +285,8 @@ func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
 		return r.sealFailure(err), true
 	}
 	r.sealed = sealed
-	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).Msg("forgectx run: verified read-only copy ready")
+	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).
+		Int64("memory_limit_bytes", limit).Msg("forgectx run: verified read-only copy ready")
 	return outcome{}, false
 }
 
