@@ -416,35 +416,43 @@ func BenchmarkStage(b *testing.B) {
 // the whole op; build-peak-rss-MB is the peak up to the end of Build (the snapshot phase), so
 // a peak-rss-MB above it is Seal's. It needs root for the ownership seal.
 func BenchmarkRunStage(b *testing.B) {
+	each(b, func(b *testing.B, n int) { benchRunStage(b, n, false) })
+}
+
+// BenchmarkRunStageInMemory is the form before stage.Build: the tree assembled in memory
+// (snapshot.Assemble), written by stage.Create, then dropped; no memory limit in either phase.
+func BenchmarkRunStageInMemory(b *testing.B) {
+	each(b, func(b *testing.B, n int) { benchRunStage(b, n, true) })
+}
+
+func benchRunStage(b *testing.B, n int, inMemory bool) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root for the ownership seal")
 	}
-	each(b, func(b *testing.B, n int) {
-		c := get(b, n)
-		base := filepath.Join(tmpRoot, fmt.Sprintf("runstage-%d", n))
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			b.Fatal(err)
+	c := get(b, n)
+	base := filepath.Join(tmpRoot, fmt.Sprintf("runstage-%d", n))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
+	var buildPeak float64
+	rss, _ := measure(b, func(int) {
+		st, files := runBuild(b, c, o, inMemory)
+		buildPeak = max(buildPeak, peakRSS(b))
+		if files < n {
+			b.Fatalf("only %d files for %d records", files, n)
 		}
-		o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
-		var buildPeak float64
-		rss, _ := measure(b, func(int) {
-			st, files := runBuild(b, c, o)
-			buildPeak = max(buildPeak, peakRSS(b))
-			if files < n {
-				b.Fatalf("only %d files for %d records", files, n)
-			}
-			seal(b, c, st)
-		})
-		b.ReportMetric(buildPeak/mib, "build-peak-rss-MB")
-		b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
-		b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
+		seal(b, c, st, inMemory)
 	})
+	b.ReportMetric(buildPeak/mib, "build-peak-rss-MB")
+	b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
+	b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
 }
 
 // seal is the verify phase of `forgectx run` (runner.verify): Seal under the soft memory limit
 // stage.SealMemoryLimit of the acquisition, then Cleanup.
-func seal(b *testing.B, c *corpus, st *stage.Stage) {
-	if os.Getenv("GOMEMLIMIT") == "" {
+func seal(b *testing.B, c *corpus, st *stage.Stage, inMemory bool) {
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(stage.SealMemoryLimit(c.acqBytes)))
 	}
 	if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: 65534, AgentGID: 65534}); err != nil {
@@ -457,9 +465,10 @@ func seal(b *testing.B, c *corpus, st *stage.Stage) {
 
 // runBuild is the snapshot phase of `forgectx run` (pkg/run, runner.snapshot) on the corpus
 // file: the staged tree is assembled straight into the host directory, and only the summary,
-// digest and sums outlive the builder. It returns the stage and the tree's file count.
-func runBuild(b *testing.B, c *corpus, o stage.Options) (*stage.Stage, int) {
-	if os.Getenv("GOMEMLIMIT") == "" {
+// digest and sums outlive the builder (inMemory: the form before, Assemble then Create). It
+// returns the stage and the tree's file count.
+func runBuild(b *testing.B, c *corpus, o stage.Options, inMemory bool) (*stage.Stage, int) {
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshot.MemoryLimit(c.acqBytes)))
 	}
 	f, err := os.Open(c.acqPath)
@@ -473,6 +482,17 @@ func runBuild(b *testing.B, c *corpus, o stage.Options) (*stage.Stage, int) {
 	}
 	cfg := config(c.n)
 	cfg.ReleaseBodies = true
+	if inMemory {
+		t, err := snapshot.Assemble(context.Background(), acq, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := stage.Create(context.Background(), o, t, t.IndexSHA256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st, t.Summary.Files
+	}
 	files := 0
 	st, err := stage.Build(context.Background(), o, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
 		t, err := snapshot.AssembleTo(ctx, acq, cfg, dir)
