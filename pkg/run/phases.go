@@ -13,6 +13,7 @@ import (
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/stage"
+	"github.com/forgectx/forgectx/pkg/treefs"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
@@ -128,6 +129,11 @@ func (r *runner) startStatus(_, ctx context.Context) (outcome, bool) {
 
 // snapshot acquires the entity, assembles the tree and stages it. From its end the pre-script
 // has seen this index: it is the input the run consumed.
+//
+// The tree is assembled straight into the stage's host directory (snapshot.AssembleTo through
+// stage.Build): each record file is written as soon as it is final, so the whole tree is never
+// held in memory, and the stage state naming this run is saved before the first byte, so a
+// crash mid-assembly leaves nothing the next run's scavenger does not remove.
 func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 	acq, err := r.conn.Acquirer.Acquire(ctx, r.c.ref, r.c.profile)
 	if err != nil {
@@ -137,10 +143,28 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: acquisition failed")
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
-	tree, err := snapshot.Assemble(ctx, acq, r.assembleConfig())
-	if err != nil {
+	r.acqBytes = r.acquisitionBytes()
+	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
+	defer restore()
+	var (
+		sum    snapshot.Summary
+		asmErr error // the assembler's own failure, told apart from staging's
+	)
+	cfg := r.assembleConfig()
+	st, err := stage.Build(ctx, r.stageOpts, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
+		tree, err := snapshot.AssembleTo(ctx, acq, cfg, dir)
+		if err != nil {
+			asmErr = err
+			return "", nil, err
+		}
+		// Only the summary, the digest and the sums outlive the builder: the tree's JSON
+		// documents and index are not kept while the host tree is checked and sealed.
+		sum = tree.Summary
+		return tree.IndexSHA256, tree.Sums(), nil
+	})
+	if asmErr != nil {
 		var ab *snapshot.AbortError
-		if errors.As(err, &ab) {
+		if errors.As(asmErr, &ab) {
 			if o, ok := interrupted(parent, ctx); ok {
 				return o, true
 			}
@@ -149,9 +173,6 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		}
 		return failed(parent, ctx, "snapshot assembly failed")
 	}
-	sum := tree.Summary
-	r.res.Summary = &sum
-	st, err := stage.Create(ctx, r.stageOpts, tree, tree.IndexSHA256)
 	if err != nil {
 		var pe *stage.PlacementError
 		if errors.As(err, &pe) {
@@ -163,11 +184,10 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		r.log.Error().Err(err).Msg("forgectx run: staging failed")
 		return outcome{StatusFailure, "the snapshot could not be staged"}, true
 	}
-	// The assembled tree is not kept: the host tree holds it, and Seal verifies it into
-	// memory; keeping it too would hold the tree twice while sealing.
-	r.st, r.retained, r.treeDir = st, tree.IndexSHA256, st.HostDir
+	r.res.Summary = &sum
+	r.st, r.retained, r.treeDir = st, st.IndexSHA256, st.HostDir
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
-		Int("findings", len(sum.Findings)).Msg("forgectx run: snapshot staged")
+		Int("findings", len(sum.Findings)).Int64("memory_limit_bytes", limit).Msg("forgectx run: snapshot staged")
 	return outcome{}, false
 }
 
@@ -250,7 +270,13 @@ func (r *runner) relay(_, _ context.Context) (outcome, bool) {
 
 // verify compares the root index against the retained digest, verifies the tree into memory
 // and makes the agent-immutable copy from exactly the verified bytes (pkg/stage).
+//
+// Seal holds the verified tree in memory while it writes the copy: it runs under
+// stage.SealMemoryLimit of the acquisition, so the collector does not let the heap grow to
+// twice the verified tree (docs/snapshot.md "Scale").
 func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
+	limit, restore := r.memoryLimit(stage.SealMemoryLimit)
+	defer restore()
 	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
 	if err != nil {
 		if o, ok := interrupted(parent, ctx); ok {
@@ -259,7 +285,8 @@ func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
 		return r.sealFailure(err), true
 	}
 	r.sealed = sealed
-	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).Msg("forgectx run: verified read-only copy ready")
+	r.phase("verify").Str("mode", string(sealed.Mode)).Int("files", sealed.Files).Int64("bytes", sealed.Bytes).
+		Int64("memory_limit_bytes", limit).Msg("forgectx run: verified read-only copy ready")
 	return outcome{}, false
 }
 

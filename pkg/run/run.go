@@ -45,6 +45,7 @@ type runner struct {
 	preDir      string // private directory of the pre-script output file
 	treeDir     string // the host tree (pre- and post-script)
 	retained    string // the assembler's index digest: the root of trust (set once staged)
+	acqBytes    int64  // the acquisition's size for the phases' memory limits (0: none set)
 	decision    *prescript.Decision
 	results     runResults
 	agentStatus string

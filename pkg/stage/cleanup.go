@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // removeAll removes a staging directory without following symlinks (os.RemoveAll unlinks
@@ -69,7 +70,8 @@ func (s *Stage) RemoveSandbox() error {
 	return nil
 }
 
-// Cleanup removes the sandbox copy, the host tree and the stage's state, in that order (the
+// Cleanup removes the sandbox copy, the host tree (with any staging directory a builder left
+// half written beside it) and the stage's state, in that order (the
 // state goes last so an interrupted cleanup is finished by the scavenger). It is idempotent
 // and safe to call from a defer on every exit path; a second call after a partial failure
 // retries what is left.
@@ -86,6 +88,9 @@ func (s *Stage) Cleanup() error {
 	if err := removeAll(s.HostDir); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.removeAssembling(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		if err := removeAll(s.stateDir); err != nil {
 			errs = append(errs, err)
@@ -100,6 +105,48 @@ func (s *Stage) Cleanup() error {
 	return nil
 }
 
+// assemblingName reports whether name is a staging directory a builder left beside the host
+// tree of stage id: snapshot.AssembleTo writes into os.MkdirTemp(Base, ".<host dir
+// name>.assembling-"), whose suffix is decimal digits, and renames it to the host tree when
+// done. Only exactly that form for this id matches, so nothing of another stage (or anyone
+// else's) is touched.
+func assemblingName(id, name string) bool {
+	rest, ok := strings.CutPrefix(name, "."+HostDirName(id)+".assembling-")
+	if !ok || rest == "" || len(rest) > 20 {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeAssembling removes the staging directories a builder of this stage left half
+// written beside the host tree (its process died mid-assembly, or cleanup interrupted its
+// own removal). Entries that are not real directories are left alone.
+func (s *Stage) removeAssembling() error {
+	base := filepath.Dir(s.HostDir)
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("stage: list %s: %w", base, err)
+	}
+	var errs []error
+	for _, e := range ents {
+		if !assemblingName(s.ID, e.Name()) || !e.IsDir() {
+			continue
+		}
+		if err := removeAll(filepath.Join(base, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ScavengeReport counts what Scavenge found. Errors name staging paths only.
 type ScavengeReport struct {
 	Scanned int      `json:"scanned"` // state entries examined
@@ -110,8 +157,9 @@ type ScavengeReport struct {
 }
 
 // Scavenge removes abandoned stages: every state entry whose owning process (PID, kernel
-// start time and boot ID) is gone has its sandbox copy (unmounted first), host tree, private
-// copy and state removed. `forgectx run` calls it at start-up, so an unclean termination
+// start time and boot ID) is gone has its sandbox copy (unmounted first), host tree (or the
+// half-written assembly staging directory of a build that never finished), private copy and
+// state removed. `forgectx run` calls it at start-up, so an unclean termination
 // (SIGKILL, OOM, power loss) leaves nothing behind after the next run. Only directories whose
 // names the state derives from its own ID are removed.
 func Scavenge(ctx context.Context, opts Options) (ScavengeReport, error) {

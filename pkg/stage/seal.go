@@ -133,6 +133,11 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	if s.st.Phase == PhaseSealed {
 		return nil, fmt.Errorf("stage %s: already sealed", s.ID)
 	}
+	// A stage whose build never finished (its creator died: `forgectx stage` opens it from
+	// the state) has no retained digest to verify against.
+	if s.st.Phase != PhaseCreated {
+		return nil, fmt.Errorf("stage %s: host tree not created (phase %s)", s.ID, s.st.Phase)
+	}
 	mode, err := s.chooseMode(o)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,9 @@
 // The lifecycle `forgectx run` drives (and `forgectx stage` exposes to scripts):
 //
 //  1. Scavenge at start-up: remove trees whose owning process is gone (an earlier unclean exit).
-//  2. Create: write the host tree outside the repository, outside retained run output and
-//     outside any artifacts directory, with directories 0700 and files 0600, and retain the
+//  2. Create (a tree in memory) or Build (a tree a builder writes, such as snapshot.AssembleTo):
+//     write the host tree outside the repository, outside retained run output and outside
+//     any artifacts directory, with directories 0700 and files 0600, and retain the
 //     assembled root index digest in host-private state (a 0700 state directory outside the
 //     tree). The pre-script runs against the host tree.
 //  3. Seal, after the pre-script: compare the on-disk root index with the retained digest,
@@ -156,7 +157,7 @@ type Stage struct {
 	// the temporary directory when the agent could replace it under Base (see placeSandbox);
 	// hand the agent Sealed.Dir, which is always the final path.
 	SandboxDir string
-	// IndexSHA256 is the retained root index digest.
+	// IndexSHA256 is the retained root index digest (set once the host tree is built).
 	IndexSHA256 string
 
 	stateDir string // StateDir/<id>
@@ -204,15 +205,50 @@ func ValidID(id string) bool { return validID(id) }
 func HostDirName(id string) string    { return "forgectx-ctx-" + id + "-host" }
 func SandboxDirName(id string) string { return "forgectx-ctx-" + id + "-sandbox" }
 
+// Builder writes a stage's host tree into dir, which does not exist yet (its parent does),
+// and returns the SHA-256 of the root index.json it wrote (the digest to retain) and the
+// SHA-256 of every other file by path, against which the written tree is checked. It may
+// write through a staging directory beside dir that it renames to dir at the end, as
+// snapshot.AssembleTo does: Cleanup and the scavenger remove such a directory
+// (".<host dir name>.assembling-<digits>") when the builder never finished. On error it
+// should leave nothing behind; Build cleans up whatever it left.
+type Builder func(ctx context.Context, dir string) (indexSHA256 string, sums treefs.Sums, err error)
+
 // Create writes src as the host tree and retains indexSHA256 (the assembler's digest of the
 // root index.json) in host-private state. The returned Stage must be cleaned up by the caller
-// on every exit path (defer st.Cleanup()).
+// on every exit path (defer st.Cleanup()). It is Build with a builder that writes src.
 func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (*Stage, error) {
-	if err := opts.defaults(); err != nil {
+	// Checked before anything is created: a malformed digest is the caller's mistake, not a
+	// tree that failed its check.
+	if err := checkDigest(indexSHA256); err != nil {
 		return nil, err
 	}
+	return Build(ctx, opts, func(_ context.Context, dir string) (string, treefs.Sums, error) {
+		if err := src.WriteDir(dir); err != nil {
+			return "", nil, err
+		}
+		return indexSHA256, src.Sums(), nil
+	})
+}
+
+// checkDigest applies the rule of a retained root index digest.
+func checkDigest(indexSHA256 string) error {
 	if len(indexSHA256) != 64 || !canon.IsLowerHex(indexSHA256) {
-		return nil, fmt.Errorf("stage: index digest must be 64 lowercase hexadecimal digits")
+		return fmt.Errorf("stage: index digest must be 64 lowercase hexadecimal digits")
+	}
+	return nil
+}
+
+// Build creates a stage whose host tree b writes, so a tree that is assembled straight to
+// disk (snapshot.AssembleTo) is never held in memory whole. The state, naming the owner, is
+// saved (phase creating, no digest yet) before b runs, so a crash during the build leaves
+// something the scavenger attributes and removes; once b returns, the host tree's modes are
+// enforced, the tree is compared with the returned digest and sums (verify.CheckCopy), and
+// the digest is retained (phase created). The returned Stage must be cleaned up by the caller
+// on every exit path (defer st.Cleanup()).
+func Build(ctx context.Context, opts Options, b Builder) (*Stage, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -229,16 +265,15 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 	}
 	start, boot := processIdentity(opts.OwnerPID)
 	s := &Stage{
-		ID:          id,
-		HostDir:     filepath.Join(opts.Base, HostDirName(id)),
-		SandboxDir:  filepath.Join(opts.Base, SandboxDirName(id)),
-		IndexSHA256: indexSHA256,
-		stateDir:    filepath.Join(opts.StateDir, id),
-		opts:        opts,
-		log:         opts.Log,
+		ID:         id,
+		HostDir:    filepath.Join(opts.Base, HostDirName(id)),
+		SandboxDir: filepath.Join(opts.Base, SandboxDirName(id)),
+		stateDir:   filepath.Join(opts.StateDir, id),
+		opts:       opts,
+		log:        opts.Log,
 	}
 	s.st = stateFile{Version: 1, ID: id, Phase: PhaseCreating, OwnerPID: opts.OwnerPID, OwnerStart: start, BootID: boot,
-		HostDir: s.HostDir, SandboxDir: s.SandboxDir, IndexSHA256: indexSHA256}
+		HostDir: s.HostDir, SandboxDir: s.SandboxDir}
 	if err := os.Mkdir(s.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("stage: state directory: %w", err)
 	}
@@ -254,27 +289,31 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 		}
 		return nil, err
 	}
-	if err := src.WriteDir(s.HostDir); err != nil {
+	digest, sums, err := b(ctx, s.HostDir)
+	if err != nil {
 		return fail(fmt.Errorf("stage: write host tree: %w", err))
+	}
+	if err := checkDigest(digest); err != nil {
+		return fail(err)
 	}
 	if err := enforceHostModes(s.HostDir); err != nil {
 		return fail(err)
 	}
-	// The written tree must be the retained one, byte for byte. The source already passed
-	// its checks, so the copy is compared by digest (verify.CheckCopy), not verified again:
-	// the one full verification is Seal's, after the pre-script.
-	rep, err := verify.CheckCopy(ctx, s.HostDir, indexSHA256, src.Sums(), verify.Options{})
+	// The written tree must be the retained one, byte for byte. The builder's tree already
+	// passed its checks, so the copy is compared by digest (verify.CheckCopy), not verified
+	// again: the one full verification is Seal's, after the pre-script.
+	rep, err := verify.CheckCopy(ctx, s.HostDir, digest, sums, verify.Options{})
 	if err != nil {
 		return fail(fmt.Errorf("stage: verify host tree: %w", err))
 	}
 	if !rep.OK() {
 		return fail(fmt.Errorf("stage: host tree: %w", &verify.Error{Report: rep}))
 	}
-	s.st.Phase = PhaseCreated
+	s.IndexSHA256, s.st.IndexSHA256, s.st.Phase = digest, digest, PhaseCreated
 	if err := s.saveState(); err != nil {
 		return fail(err)
 	}
-	s.log.Info().Str("stage_id", id).Int("files", rep.Files).Int64("bytes", rep.Bytes).Str("index_sha256", indexSHA256).Msg("stage: host tree created")
+	s.log.Info().Str("stage_id", id).Int("files", rep.Files).Int64("bytes", rep.Bytes).Str("index_sha256", digest).Msg("stage: host tree created")
 	return s, nil
 }
 

@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperSealUnprivileged())
 	case "cleanup-locked":
 		os.Exit(helperCleanupLocked())
+	case "abandon-assembling":
+		os.Exit(helperAbandonAssembling())
 	}
 	os.Exit(3)
 }

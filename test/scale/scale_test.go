@@ -1,7 +1,8 @@
 // Package scale holds the scale benchmarks of a 100,000-record pull request (issue #23): the
 // snapshot pipeline (acquisition.Read of the JSON file, snapshot.AssembleTo) against
 // its floor (writing the same files and bytes plus their SHA-256), then verify, stage and
-// prompt on the written tree, each at 1k, 10k and 100k records of acqcorpus.MakeBusy.
+// prompt on the written tree, and `forgectx run`'s whole snapshot-to-sealed-copy path
+// (BenchmarkRunStage), each at 1k, 10k and 100k records of acqcorpus.MakeBusy.
 //
 // Every benchmark reports peak-rss-MB, the process's peak resident set (VmHWM) during the
 // timed loop: the peak is reset (debug.FreeOSMemory, then "5" written to
@@ -423,6 +424,109 @@ func BenchmarkStage(b *testing.B) {
 		b.ReportMetric(rss/mib, "peak-rss-MB")
 		b.ReportMetric(float64((cpu / time.Duration(b.N)).Milliseconds()), "cpu-ms")
 	})
+}
+
+// BenchmarkRunStage is what `forgectx run` does from the acquisition to the agent's copy:
+// under the soft memory limit snapshot.MemoryLimit of the file's size (set before the file is
+// read, as pipeline does; `forgectx run` sizes it by the acquisition's live heap, within a few
+// percent of the file) acquisition.Read of the file, stage.Build with snapshot.AssembleTo
+// writing the host tree (ReleaseBodies), the limit restored as the run's snapshot phase ends,
+// then, under stage.SealMemoryLimit as the run's verify phase, Seal in ownership mode (verify
+// the host tree into memory, write the agent's copy from those bytes, make it immutable,
+// check the copy by digest) and Cleanup. peak-rss-MB covers
+// the whole op; build-peak-rss-MB is the peak up to the end of Build (the snapshot phase), so
+// a peak-rss-MB above it is Seal's. It needs root for the ownership seal.
+func BenchmarkRunStage(b *testing.B) {
+	each(b, func(b *testing.B, n int) { benchRunStage(b, n, false) })
+}
+
+// BenchmarkRunStageInMemory is the form before stage.Build: the tree assembled in memory
+// (snapshot.Assemble), written by stage.Create, then dropped; no memory limit in either phase.
+func BenchmarkRunStageInMemory(b *testing.B) {
+	each(b, func(b *testing.B, n int) { benchRunStage(b, n, true) })
+}
+
+func benchRunStage(b *testing.B, n int, inMemory bool) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root for the ownership seal")
+	}
+	c := get(b, n)
+	base := filepath.Join(tmpRoot, fmt.Sprintf("runstage-%d", n))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
+	var buildPeak float64
+	rss, _ := measure(b, func(int) {
+		st, files := runBuild(b, c, o, inMemory)
+		buildPeak = max(buildPeak, peakRSS(b))
+		if files < n {
+			b.Fatalf("only %d files for %d records", files, n)
+		}
+		seal(b, c, st, inMemory)
+	})
+	b.ReportMetric(buildPeak/mib, "build-peak-rss-MB")
+	b.ReportMetric(float64(c.acqBytes)/mib, "acq-MB")
+	b.ReportMetric(rss/float64(c.acqBytes), "rss-per-acq")
+}
+
+// seal is the verify phase of `forgectx run` (runner.verify): Seal under the soft memory limit
+// stage.SealMemoryLimit of the acquisition, then Cleanup.
+func seal(b *testing.B, c *corpus, st *stage.Stage, inMemory bool) {
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(stage.SealMemoryLimit(c.acqBytes)))
+	}
+	if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: 65534, AgentGID: 65534}); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Cleanup(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runBuild is the snapshot phase of `forgectx run` (pkg/run, runner.snapshot) on the corpus
+// file: the staged tree is assembled straight into the host directory, and only the summary,
+// digest and sums outlive the builder (inMemory: the form before, Assemble then Create). It
+// returns the stage and the tree's file count.
+func runBuild(b *testing.B, c *corpus, o stage.Options, inMemory bool) (*stage.Stage, int) {
+	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshot.MemoryLimit(c.acqBytes)))
+	}
+	f, err := os.Open(c.acqPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	acq, err := acquisition.Read(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := config(c.n)
+	cfg.ReleaseBodies = true
+	if inMemory {
+		t, err := snapshot.Assemble(context.Background(), acq, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := stage.Create(context.Background(), o, t, t.IndexSHA256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st, t.Summary.Files
+	}
+	files := 0
+	st, err := stage.Build(context.Background(), o, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
+		t, err := snapshot.AssembleTo(ctx, acq, cfg, dir)
+		if err != nil {
+			return "", nil, err
+		}
+		files = t.Summary.Files
+		return t.IndexSHA256, t.Sums(), nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, files
 }
 
 // BenchmarkPrompt is `forgectx prompt DIR --index-sha256 HEX`: verify, then render the
