@@ -23,6 +23,21 @@ import (
 // the v1 tree can contain are entered; any other directory is reported and not descended, so
 // the walk is bounded by the tree's fixed depth.
 
+// walkedFile is one regular file read, by tree-relative path.
+type walkedFile struct {
+	path string
+	fileData
+}
+
+// byPath returns the files read, by path.
+func (w *walker) byPath() map[string]fileData {
+	m := make(map[string]fileData, len(w.read))
+	for _, f := range w.read {
+		m[f.path] = f.fileData
+	}
+	return m
+}
+
 // fileData is one regular file read from the tree: its bytes or, when the walker only
 // hashes (CheckCopy), their SHA-256 and size.
 type fileData struct {
@@ -32,8 +47,11 @@ type fileData struct {
 }
 
 type walker struct {
-	opts  Options
-	files map[string]fileData
+	opts Options
+	// read lists the regular files read, in walk order; a slice rather than a map, so the map
+	// a caller builds from it is sized once (a 100k-entry map grown entry by entry rehashes
+	// itself repeatedly).
+	read  []walkedFile
 	dirs  map[string]bool // directories seen (relative, "." excluded)
 	viol  []Violation
 	total int64
@@ -63,7 +81,7 @@ func descendable(rel string) bool {
 // error with violations means the tree was read but is unacceptable; an error means the root
 // itself could not be opened.
 func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
-	w := &walker{opts: opts, files: map[string]fileData{}, dirs: map[string]bool{}, hashOnly: hashOnly}
+	w := &walker{opts: opts, dirs: map[string]bool{}, hashOnly: hashOnly}
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return nil, fmt.Errorf("context root: %w", err)
@@ -221,10 +239,10 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 	}
 	w.total += int64(len(data))
 	if w.hashOnly {
-		w.files[p] = fileData{sum: sha256.Sum256(data), size: int64(len(data))}
+		w.read = append(w.read, walkedFile{p, fileData{sum: sha256.Sum256(data), size: int64(len(data))}})
 		return
 	}
-	w.files[p] = fileData{data: data, size: int64(len(data))}
+	w.read = append(w.read, walkedFile{p, fileData{data: data, size: int64(len(data))}})
 }
 
 // readBounded reads at most limit+1 bytes of f into a buffer sized for the size fstat reported

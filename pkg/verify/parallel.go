@@ -1,10 +1,8 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/forgectx/forgectx/pkg/canon"
@@ -23,7 +21,7 @@ func jsonViolations(b *schema.Bundle, p, schemaName string, doc []byte) []Violat
 	if err := b.Validate(schemaName, doc); err != nil {
 		out = append(out, newViolation(p, RuleSchemaInvalid, strings.TrimPrefix(err.Error(), "schema: ")))
 	}
-	if canonical, err := canon.Transform(doc); err != nil || !bytes.Equal(canonical, doc) {
+	if !canon.IsCanonical(doc) {
 		out = append(out, newViolation(p, RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline"))
 	}
 	return out
@@ -43,9 +41,8 @@ const indexChunk = 1000
 // member and each array item is canonical, and the bytes are the plain join of those parts —
 // which is what is compared. A document whose top level is not an object with ASCII member
 // names and array-valued files and records is checked whole.
-func indexViolations(b *schema.Bundle, idx []byte, top map[string]json.RawMessage) []Violation {
-	parts, ok := splitIndex(top)
-	if !ok {
+func indexViolations(b *schema.Bundle, idx []byte, parts indexParts, split bool) []Violation {
+	if !split {
 		return jsonViolations(b, "index.json", schema.Index, idx)
 	}
 	chunks := max((max(len(parts.files), len(parts.records))+indexChunk-1)/indexChunk, 1)
@@ -66,10 +63,7 @@ func indexViolations(b *schema.Bundle, idx []byte, top map[string]json.RawMessag
 	for _, n := range nonCanonical {
 		canonical = canonical && !n
 	}
-	if canonical {
-		whole, ok := parts.render(make([]byte, 0, len(idx)), 0, max(len(parts.files), len(parts.records)), true)
-		canonical = ok && bytes.Equal(whole, idx)
-	}
+	canonical = canonical && parts.equalsCanonicalJoin(idx)
 	if !canonical {
 		out = append(out, newViolation("index.json", RuleNotCanonical, "JSON documents must be RFC 8785 bytes with no trailing newline"))
 	}
@@ -85,29 +79,24 @@ type indexParts struct {
 }
 
 // splitIndex splits the top level; ok is false when the index must be checked whole (a
-// non-ASCII member name, or files or records not arrays).
+// non-ASCII member name, or files or records not arrays). The items are sub-slices of the
+// member values (splitArray).
 func splitIndex(top map[string]json.RawMessage) (indexParts, bool) {
-	p := indexParts{keys: make([]string, 0, len(top)), top: top}
-	for k := range top {
-		for i := 0; i < len(k); i++ {
-			if k[i] >= 0x80 {
-				return p, false
-			}
+	p := indexParts{keys: sortedKeys(top), top: top}
+	for _, k := range p.keys {
+		if !isASCII([]byte(k)) {
+			return p, false
 		}
-		p.keys = append(p.keys, k)
 	}
-	sort.Strings(p.keys)
-	if json.Unmarshal(top["files"], &p.files) != nil || json.Unmarshal(top["records"], &p.records) != nil || p.files == nil || p.records == nil {
-		return p, false
-	}
-	return p, true
+	var okf, okr bool
+	p.files, okf = splitArray(top["files"])
+	p.records, okr = splitArray(top["records"])
+	return p, okf && okr
 }
 
 // render appends the document of every other member and files[start:end], records[start:end]
-// (the whole index for the full range); with canonical, each other member in its RFC 8785
-// form (ok is false when one cannot be canonicalised).
-func (p indexParts) render(out []byte, start, end int, canonical bool) ([]byte, bool) {
-	ok := true
+// (a validation chunk; equalsCanonicalJoin compares the whole in place).
+func (p indexParts) render(out []byte, start, end int) []byte {
 	out = append(out, '{')
 	for i, k := range p.keys {
 		if i > 0 {
@@ -131,32 +120,23 @@ func (p indexParts) render(out []byte, start, end int, canonical bool) ([]byte, 
 			}
 			out = append(out, ']')
 		default:
-			v := p.top[k]
-			if canonical {
-				c, err := canon.Transform(v)
-				if err != nil {
-					ok = false
-					c = v
-				}
-				v = c
-			}
-			out = append(out, v...)
+			out = append(out, p.top[k]...)
 		}
 	}
-	return append(out, '}'), ok
+	return append(out, '}')
 }
 
 // checkChunk validates the chunk [start, end) against the schema (the error, if any, naming
 // the chunk) and reports whether one of its items is not in RFC 8785 form.
 func (p indexParts) checkChunk(b *schema.Bundle, start, end int) (schemaErr string, nonCanonical bool) {
-	doc, _ := p.render(nil, start, end, false)
+	doc := p.render(nil, start, end)
 	if err := b.Validate(schema.Index, doc); err != nil {
 		schemaErr = fmt.Sprintf("%s (in the chunk of files[%d:%d] and records[%d:%d])", strings.TrimPrefix(err.Error(), "schema: "),
 			min(start, len(p.files)), min(end, len(p.files)), min(start, len(p.records)), min(end, len(p.records)))
 	}
 	for _, items := range [][]json.RawMessage{p.files, p.records} {
 		for j := min(start, len(items)); j < min(end, len(items)); j++ {
-			if cj, err := canon.Transform(items[j]); err != nil || !bytes.Equal(cj, items[j]) {
+			if !canon.IsCanonical(items[j]) {
 				nonCanonical = true
 			}
 		}
