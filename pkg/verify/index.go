@@ -196,9 +196,9 @@ func decodeManifest(p indexParts) (*Manifest, error) {
 
 // equalsCanonicalJoin reports whether idx is exactly the canonical join of the parts: '{',
 // then for each member in byte order its RFC 8785 name, ':' and value (the other members
-// canonicalised, the array items as they are, comma-separated in brackets), then '}' — the
-// bytes render(…, true) would build, compared in place instead of copied (the index is the
-// largest document).
+// canonicalised, the chunked arrays' items as they are, comma-separated in brackets), then
+// '}' — compared in place instead of rendered into a copy (the index is the largest
+// document).
 func (p indexParts) equalsCanonicalJoin(idx []byte) bool {
 	rest := idx
 	eat := func(b []byte) bool {
@@ -219,28 +219,24 @@ func (p indexParts) equalsCanonicalJoin(idx []byte) bool {
 		if !eat([]byte(ks)) || !eat([]byte{':'}) {
 			return false
 		}
-		switch k {
-		case "files", "records":
-			items := p.files
-			if k == "records" {
-				items = p.records
-			}
-			if !eat([]byte{'['}) {
-				return false
-			}
-			for j, it := range items {
-				if j > 0 && !eat([]byte{','}) || !eat(it) {
-					return false
-				}
-			}
-			if !eat([]byte{']'}) {
-				return false
-			}
-		default:
+		items, chunked := p.arrays[k]
+		if !chunked {
 			c, err := canon.Transform(p.top[k])
 			if err != nil || !eat(c) {
 				return false
 			}
+			continue
+		}
+		if !eat([]byte{'['}) {
+			return false
+		}
+		for j, it := range items {
+			if j > 0 && !eat([]byte{','}) || !eat(it) {
+				return false
+			}
+		}
+		if !eat([]byte{']'}) {
+			return false
 		}
 	}
 	return eat([]byte{'}'}) && len(rest) == 0

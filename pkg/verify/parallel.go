@@ -45,7 +45,7 @@ func indexViolations(b *schema.Bundle, idx []byte, parts indexParts, split bool)
 	if !split {
 		return jsonViolations(b, "index.json", schema.Index, idx)
 	}
-	chunks := max((max(len(parts.files), len(parts.records))+indexChunk-1)/indexChunk, 1)
+	chunks := max((parts.longest()+indexChunk-1)/indexChunk, 1)
 	schemaErr := make([]string, chunks)
 	nonCanonical := make([]bool, chunks)
 	forEach(chunks, func(c int) {
@@ -70,32 +70,56 @@ func indexViolations(b *schema.Bundle, idx []byte, parts indexParts, split bool)
 	return out
 }
 
-// indexParts is index.json split for the chunked check: the top-level member names in byte
-// order, the members, and the items of files[] and records[].
+// indexParts is a JSON document split for the chunked checks: the top-level member names in
+// byte order, the members, and the items of the array members checked in chunks (for
+// index.json files[] and records[], also held as files and records).
 type indexParts struct {
 	keys           []string
 	top            map[string]json.RawMessage
+	arrays         map[string][]json.RawMessage
 	files, records []json.RawMessage
 }
 
-// splitIndex splits the top level; ok is false when the index must be checked whole (a
-// non-ASCII member name, or files or records not arrays). The items are sub-slices of the
-// member values (splitArray).
+// splitIndex splits the top level of index.json; ok is false when the index must be checked
+// whole (a non-ASCII member name, or files or records not arrays).
 func splitIndex(top map[string]json.RawMessage) (indexParts, bool) {
-	p := indexParts{keys: sortedKeys(top), top: top}
+	p, ok := splitDoc(top, "files", "records")
+	p.files, p.records = p.arrays["files"], p.arrays["records"]
+	return p, ok
+}
+
+// splitDoc splits the top level of a document and the named array members into their items
+// (sub-slices of the member values, see splitArray); ok is false when the document must be
+// checked whole (a non-ASCII member name, whose RFC 8785 order is not byte order, or a named
+// member that is missing or not an array).
+func splitDoc(top map[string]json.RawMessage, arrays ...string) (indexParts, bool) {
+	p := indexParts{keys: sortedKeys(top), top: top, arrays: make(map[string][]json.RawMessage, len(arrays))}
 	for _, k := range p.keys {
 		if !isASCII([]byte(k)) {
 			return p, false
 		}
 	}
-	var okf, okr bool
-	p.files, okf = splitArray(top["files"])
-	p.records, okr = splitArray(top["records"])
-	return p, okf && okr
+	for _, k := range arrays {
+		items, ok := splitArray(top[k])
+		if !ok {
+			return p, false
+		}
+		p.arrays[k] = items
+	}
+	return p, true
 }
 
-// render appends the document of every other member and files[start:end], records[start:end]
-// (a validation chunk; equalsCanonicalJoin compares the whole in place).
+// longest is the length of the longest chunked array.
+func (p indexParts) longest() int {
+	n := 0
+	for _, items := range p.arrays {
+		n = max(n, len(items))
+	}
+	return n
+}
+
+// render appends the document of every other member and items [start, end) of each chunked
+// array (a validation chunk; equalsCanonicalJoin compares the whole in place).
 func (p indexParts) render(out []byte, start, end int) []byte {
 	out = append(out, '{')
 	for i, k := range p.keys {
@@ -105,25 +129,68 @@ func (p indexParts) render(out []byte, start, end int) []byte {
 		ks, _ := canon.String(k)
 		out = append(out, ks...)
 		out = append(out, ':')
-		switch k {
-		case "files", "records":
-			items := p.files
-			if k == "records" {
-				items = p.records
-			}
-			out = append(out, '[')
-			for j := min(start, len(items)); j < min(end, len(items)); j++ {
-				if j > start {
-					out = append(out, ',')
-				}
-				out = append(out, items[j]...)
-			}
-			out = append(out, ']')
-		default:
+		items, chunked := p.arrays[k]
+		if !chunked {
 			out = append(out, p.top[k]...)
+			continue
 		}
+		out = append(out, '[')
+		for j := min(start, len(items)); j < min(end, len(items)); j++ {
+			if j > start {
+				out = append(out, ',')
+			}
+			out = append(out, items[j]...)
+		}
+		out = append(out, ']')
 	}
 	return append(out, '}')
+}
+
+// nonCanonicalItems reports whether an item in [start, end) of a chunked array is not in
+// RFC 8785 form.
+func (p indexParts) nonCanonicalItems(start, end int) bool {
+	for _, items := range p.arrays {
+		for j := min(start, len(items)); j < min(end, len(items)); j++ {
+			if !canon.IsCanonical(items[j]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// arrayDocViolations is jsonViolations for a document whose array members grow with the tree
+// (relations/reviews.json, 29 MB at 100k records; state/threads.json), checked in chunks on
+// every core instead of as one parse tree, by the reasoning of indexViolations: the schema
+// constrains those arrays only item by item (the assembler builds and validates them in
+// chunks the same way), so the chunks together pass exactly when the whole passes, and the
+// whole is canonical exactly when the items and other members are and the bytes are their
+// join. A document that fails any chunk (or cannot be split) is checked whole, so its
+// violations are exactly those of jsonViolations, details included.
+func arrayDocViolations(b *schema.Bundle, p, schemaName string, doc []byte, arrays ...string) []Violation {
+	top, _, ok := splitTop(doc)
+	if !ok {
+		return jsonViolations(b, p, schemaName, doc)
+	}
+	parts, split := splitDoc(top, arrays...)
+	if !split {
+		return jsonViolations(b, p, schemaName, doc)
+	}
+	chunks := max((parts.longest()+indexChunk-1)/indexChunk, 1)
+	failed := make([]bool, chunks)
+	forEach(chunks, func(c int) {
+		start, end := c*indexChunk, (c+1)*indexChunk
+		failed[c] = b.Validate(schemaName, parts.render(nil, start, end)) != nil || parts.nonCanonicalItems(start, end)
+	})
+	for _, f := range failed {
+		if f {
+			return jsonViolations(b, p, schemaName, doc)
+		}
+	}
+	if !parts.equalsCanonicalJoin(doc) {
+		return jsonViolations(b, p, schemaName, doc)
+	}
+	return nil
 }
 
 // checkChunk validates the chunk [start, end) against the schema (the error, if any, naming
@@ -134,12 +201,5 @@ func (p indexParts) checkChunk(b *schema.Bundle, start, end int) (schemaErr stri
 		schemaErr = fmt.Sprintf("%s (in the chunk of files[%d:%d] and records[%d:%d])", strings.TrimPrefix(err.Error(), "schema: "),
 			min(start, len(p.files)), min(end, len(p.files)), min(start, len(p.records)), min(end, len(p.records)))
 	}
-	for _, items := range [][]json.RawMessage{p.files, p.records} {
-		for j := min(start, len(items)); j < min(end, len(items)); j++ {
-			if !canon.IsCanonical(items[j]) {
-				nonCanonical = true
-			}
-		}
-	}
-	return schemaErr, nonCanonical
+	return schemaErr, p.nonCanonicalItems(start, end)
 }

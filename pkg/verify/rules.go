@@ -275,7 +275,14 @@ func (c *checker) documents() *docs {
 	forEach((len(jobs)+indexChunk-1)/indexChunk, func(ch int) {
 		for j := ch * indexChunk; j < min((ch+1)*indexChunk, len(jobs)); j++ {
 			f := &c.man.Files[jobs[j]]
-			found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+			switch f.Role {
+			case "reviews":
+				found[j] = arrayDocViolations(c.bundle, f.Path, schema.Reviews, c.files[f.Path], "reviews", "threads")
+			case "thread_state":
+				found[j] = arrayDocViolations(c.bundle, f.Path, schema.Threads, c.files[f.Path], "threads")
+			default:
+				found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+			}
 		}
 	})
 	for j, fi := range jobs {
