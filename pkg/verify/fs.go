@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,10 +57,32 @@ type walker struct {
 	viol  []Violation
 	total int64
 	count int
-	// hashOnly keeps each file's digest instead of its bytes (one reused read buffer).
+	// hashOnly keeps each file's digest instead of its bytes (read buffers reused).
 	hashOnly bool
-	scratch  []byte
+	// pending are files opened and checked, in walk order, whose bytes are read on every core
+	// when the batch is flushed (see flush).
+	pending      []pendingRead
+	pendingBytes int64
 }
+
+// pendingRead is a file opened and checked by readFile whose bytes are not read yet.
+type pendingRead struct {
+	f        *os.File
+	p        string
+	size     int64 // from fstat on the open descriptor
+	maxBytes int64
+	data     []byte // the first size+1 bytes at most (hashOnly: only when more may follow)
+	sum      [sha256.Size]byte
+	n        int64 // bytes read
+	err      error
+}
+
+// A batch is flushed at these bounds, so the bytes read ahead of the in-order accounting stay
+// small (16 MiB, or one file beyond it) whatever the tree holds.
+const (
+	maxPendingFiles = 256
+	maxPendingBytes = 16 << 20
+)
 
 func (w *walker) add(p, rule, detail string) {
 	w.viol = append(w.viol, newViolation(p, rule, detail))
@@ -104,6 +127,7 @@ func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
 		return nil, fmt.Errorf("open context root: %w", err)
 	}
 	w.walkDir(fd, ".")
+	w.flush()
 	return w, nil
 }
 
@@ -142,6 +166,9 @@ func (w *walker) walkDir(fd int, rel string) {
 				continue
 			}
 			w.dirs[p] = true
+			// The files listed before this directory are accounted for before the files in
+			// it, as a serial walk would.
+			w.flush()
 			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
@@ -190,46 +217,99 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		return
 	}
 	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
 		w.add(p, RuleUnreadable, "opened file cannot be inspected")
 		return
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		w.add(p, RuleSpecialFile, "file changed type while opening it")
-		return
 	case st.Dev != lst.Dev || st.Ino != lst.Ino:
 		w.add(p, RuleReplaced, "file was replaced while opening it")
-		return
 	case st.Nlink > 1:
 		w.add(p, RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
-		return
 	case st.Size > maxBytes:
 		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, maxBytes))
+	default:
+		w.defer1(f, p, st.Size, maxBytes)
 		return
 	}
+	f.Close()
+}
+
+// defer1 queues an opened and checked file for the next flush (which closes it).
+func (w *walker) defer1(f *os.File, p string, size, maxBytes int64) {
+	w.pending = append(w.pending, pendingRead{f: f, p: p, size: max(size, 0), maxBytes: maxBytes})
+	if w.pendingBytes += max(size, 0); len(w.pending) >= maxPendingFiles || w.pendingBytes >= maxPendingBytes {
+		w.flush()
+	}
+}
+
+// flush reads the pending files on every core, then accounts for them one by one in walk
+// order exactly as a serial read would. Each file is read ahead only up to the size fstat
+// reported plus one byte; a file that has that extra byte (it grew) is read on, in order, up
+// to its real bound. The bound of a file (its own, or what remains of the tree's total) is
+// applied in order, so which file exceeds the total, and every verdict and violation, are
+// those of reading the files one after another.
+func (w *walker) flush() {
+	batch := w.pending
+	w.pending, w.pendingBytes = w.pending[:0], 0
+	forEach(len(batch), func(i int) {
+		r := &batch[i]
+		var buf []byte
+		if w.hashOnly {
+			bp := scratchPool.Get().(*[]byte)
+			defer scratchPool.Put(bp)
+			buf = (*bp)[:0]
+			defer func() { *bp = buf[:0] }()
+		} else {
+			buf = make([]byte, 0, r.size+1)
+		}
+		buf, r.err = readBoundedInto(r.f, buf, r.size, r.size)
+		r.n = int64(len(buf))
+		switch {
+		case !w.hashOnly || r.n > r.size:
+			// Kept: the data, or (hashOnly) bytes that more may follow.
+			r.data = buf
+			if w.hashOnly {
+				r.data = append([]byte(nil), buf...)
+			}
+		default:
+			r.sum = sha256.Sum256(buf)
+		}
+	})
+	for i := range batch {
+		w.account(&batch[i])
+		batch[i] = pendingRead{}
+	}
+}
+
+// scratchPool holds the read buffers of hashOnly walks, one per concurrent read.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// account applies the bounds to one file read ahead, in walk order, and records it.
+func (w *walker) account(r *pendingRead) {
+	defer r.f.Close()
+	p, maxBytes := r.p, r.maxBytes
 	// Read at most the bound plus one byte: a file that grows after fstat is still bounded,
 	// and the extra byte detects it.
 	limit := maxBytes
 	if rem := w.opts.maxTotalBytes() - w.total; rem < limit {
 		limit = rem
 	}
-	// Sized from fstat (plus the detecting byte), so reading a large file is one allocation
-	// instead of io.ReadAll's doubling.
-	var data []byte
-	if w.hashOnly {
-		data, err = readBoundedInto(f, w.scratch[:0], st.Size, limit)
-		w.scratch = data
-	} else {
-		data, err = readBounded(f, st.Size, limit)
+	data, err := r.data, r.err
+	if err == nil && r.n > r.size && r.n <= limit {
+		// The file grew after fstat: read on, up to the bound plus one byte in all.
+		data, err = readOn(r.f, data, limit)
+		r.n = int64(len(data))
 	}
-	if err != nil {
+	if err != nil && r.n <= limit {
 		w.add(p, RuleUnreadable, "file cannot be read")
 		return
 	}
-	if int64(len(data)) > limit {
+	if r.n > limit {
 		if limit < maxBytes {
 			w.add(p, RuleFileTooLarge, fmt.Sprintf("the tree exceeds the %d-byte total bound", w.opts.maxTotalBytes()))
 		} else {
@@ -237,26 +317,31 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		}
 		return
 	}
-	w.total += int64(len(data))
+	w.total += r.n
 	if w.hashOnly {
-		w.read = append(w.read, walkedFile{p, fileData{sum: sha256.Sum256(data), size: int64(len(data))}})
+		sum := r.sum
+		if data != nil {
+			sum = sha256.Sum256(data)
+		}
+		w.read = append(w.read, walkedFile{p, fileData{sum: sum, size: r.n}})
 		return
 	}
-	w.read = append(w.read, walkedFile{p, fileData{data: data, size: int64(len(data))}})
+	w.read = append(w.read, walkedFile{p, fileData{data: data, size: r.n}})
 }
 
-// readBounded reads at most limit+1 bytes of f into a buffer sized for the size fstat reported
-// (a file that grows meanwhile still stops at limit+1).
-func readBounded(f *os.File, size, limit int64) ([]byte, error) {
-	return readBoundedInto(f, make([]byte, 0, min(max(size, 0), limit)+1), size, limit)
-}
-
-// readBoundedInto is readBounded into buf (its capacity reused, grown to the size if short).
+// readBoundedInto reads at most limit+1 bytes of f into buf (emptied; its capacity reused,
+// grown to the size fstat reported plus one if short, so reading a large file is one
+// allocation instead of io.ReadAll's doubling).
 func readBoundedInto(f *os.File, buf []byte, size, limit int64) ([]byte, error) {
 	if want := min(max(size, 0), limit) + 1; int64(cap(buf)) < want {
 		buf = make([]byte, 0, want)
 	}
-	r := io.LimitReader(f, limit+1)
+	return readOn(f, buf[:0], limit)
+}
+
+// readOn appends what f still holds to buf, until buf has limit+1 bytes or f ends.
+func readOn(f *os.File, buf []byte, limit int64) ([]byte, error) {
+	r := io.LimitReader(f, limit+1-int64(len(buf)))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
