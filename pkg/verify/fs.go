@@ -65,20 +65,28 @@ type walker struct {
 	pendingBytes int64
 }
 
-// pendingRead is a file opened and checked by readFile whose bytes are not read yet.
+// pendingRead is a file that passed the in-order checks (links, count, size) and is opened,
+// checked and read on every core when its batch is flushed.
 type pendingRead struct {
-	f        *os.File
-	p        string
-	size     int64 // from fstat on the open descriptor
+	dirfd    int
+	name, p  string
+	lst      unix.Stat_t // from the directory listing
 	maxBytes int64
-	data     []byte // the first size+1 bytes at most (hashOnly: only when more may follow)
-	sum      [sha256.Size]byte
-	n        int64 // bytes read
-	err      error
+	// Set by the read-ahead: a violation of the open, or the open file, the size fstat
+	// reported on it and the first size+1 bytes at most (hashOnly: their digest, and the
+	// bytes only when more may follow).
+	viol *Violation
+	f    *os.File // still open when more may follow or nothing was read ahead
+	size int64
+	data []byte
+	sum  [sha256.Size]byte
+	n    int64 // bytes read; -1: nothing read ahead
+	err  error
 }
 
 // A batch is flushed at these bounds, so the bytes read ahead of the in-order accounting stay
-// small (16 MiB, or one file beyond it) whatever the tree holds.
+// small (16 MiB, or one file beyond it, as listed: a file whose size changed after it was
+// listed is not read ahead) whatever the tree holds.
 const (
 	maxPendingFiles = 256
 	maxPendingBytes = 16 << 20
@@ -135,6 +143,7 @@ func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
 func (w *walker) walkDir(fd int, rel string) {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
+	defer w.flush() // the pending files are opened relative to dir
 	// Bounded listing: a directory with more entries than the tree may hold files is refused
 	// without reading it all.
 	names, err := dir.Readdirnames(w.opts.maxFiles() + 1)
@@ -207,57 +216,68 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", lst.Size, maxBytes))
 		return
 	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	w.pending = append(w.pending, pendingRead{dirfd: dirfd, name: name, p: p, lst: *lst, maxBytes: maxBytes})
+	if w.pendingBytes += max(lst.Size, 0); len(w.pending) >= maxPendingFiles || w.pendingBytes >= maxPendingBytes {
+		w.flush()
+	}
+}
+
+// open opens a pending file without following a symlink and checks the open descriptor
+// against the listing (still regular, same device and inode, one link, within the bound).
+func (r *pendingRead) open() {
+	fd, err := unix.Openat(r.dirfd, r.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			w.add(p, RuleSymlink, "file changed to a symlink while opening it")
+			r.violate(RuleSymlink, "file changed to a symlink while opening it")
 		} else {
-			w.add(p, RuleUnreadable, "file cannot be opened")
+			r.violate(RuleUnreadable, "file cannot be opened")
 		}
 		return
 	}
-	f := os.NewFile(uintptr(fd), p)
+	f := os.NewFile(uintptr(fd), r.p)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		w.add(p, RuleUnreadable, "opened file cannot be inspected")
+		r.violate(RuleUnreadable, "opened file cannot be inspected")
 		return
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		w.add(p, RuleSpecialFile, "file changed type while opening it")
-	case st.Dev != lst.Dev || st.Ino != lst.Ino:
-		w.add(p, RuleReplaced, "file was replaced while opening it")
+		r.violate(RuleSpecialFile, "file changed type while opening it")
+	case st.Dev != r.lst.Dev || st.Ino != r.lst.Ino:
+		r.violate(RuleReplaced, "file was replaced while opening it")
 	case st.Nlink > 1:
-		w.add(p, RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
-	case st.Size > maxBytes:
-		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, maxBytes))
+		r.violate(RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
+	case st.Size > r.maxBytes:
+		r.violate(RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, r.maxBytes))
 	default:
-		w.defer1(f, p, st.Size, maxBytes)
+		r.f, r.size = f, max(st.Size, 0)
 		return
 	}
 	f.Close()
 }
 
-// defer1 queues an opened and checked file for the next flush (which closes it).
-func (w *walker) defer1(f *os.File, p string, size, maxBytes int64) {
-	w.pending = append(w.pending, pendingRead{f: f, p: p, size: max(size, 0), maxBytes: maxBytes})
-	if w.pendingBytes += max(size, 0); len(w.pending) >= maxPendingFiles || w.pendingBytes >= maxPendingBytes {
-		w.flush()
-	}
+func (r *pendingRead) violate(rule, detail string) {
+	v := newViolation(r.p, rule, detail)
+	r.viol = &v
 }
 
-// flush reads the pending files on every core, then accounts for them one by one in walk
-// order exactly as a serial read would. Each file is read ahead only up to the size fstat
-// reported plus one byte; a file that has that extra byte (it grew) is read on, in order, up
-// to its real bound. The bound of a file (its own, or what remains of the tree's total) is
-// applied in order, so which file exceeds the total, and every verdict and violation, are
-// those of reading the files one after another.
+// flush opens, checks and reads the pending files on every core, then accounts for them one
+// by one in walk order exactly as a serial walk would. The open and its checks are the serial
+// walk's (each file's verdict depends only on that file); each file is read ahead only up to
+// the size fstat reported plus one byte, and only when that is the size it was listed with; a
+// file that has the extra byte (it grew) is read on in order up to its real bound. The bound
+// of a file (its own, or what remains of the tree's total) is applied in order, so which file
+// exceeds the total, and every verdict and violation, are those of a serial walk.
 func (w *walker) flush() {
 	batch := w.pending
 	w.pending, w.pendingBytes = w.pending[:0], 0
 	forEach(len(batch), func(i int) {
 		r := &batch[i]
+		r.n = -1
+		if r.open(); r.f == nil || r.size != r.lst.Size {
+			return // a violation, or a size changed since the listing: read in order
+		}
 		var buf []byte
 		if w.hashOnly {
 			bp := scratchPool.Get().(*[]byte)
@@ -279,6 +299,10 @@ func (w *walker) flush() {
 		default:
 			r.sum = sha256.Sum256(buf)
 		}
+		if r.n <= r.size {
+			r.f.Close() // at its end (or failed): nothing more to read
+			r.f = nil
+		}
 	})
 	for i := range batch {
 		w.account(&batch[i])
@@ -291,7 +315,13 @@ var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); retu
 
 // account applies the bounds to one file read ahead, in walk order, and records it.
 func (w *walker) account(r *pendingRead) {
-	defer r.f.Close()
+	if r.viol != nil {
+		w.viol = append(w.viol, *r.viol)
+		return
+	}
+	if r.f != nil {
+		defer r.f.Close()
+	}
 	p, maxBytes := r.p, r.maxBytes
 	// Read at most the bound plus one byte: a file that grows after fstat is still bounded,
 	// and the extra byte detects it.
@@ -300,7 +330,12 @@ func (w *walker) account(r *pendingRead) {
 		limit = rem
 	}
 	data, err := r.data, r.err
-	if err == nil && r.n > r.size && r.n <= limit {
+	switch {
+	case r.n < 0:
+		// Not read ahead (its size changed since the listing): read it now, as a serial walk.
+		data, err = readBoundedInto(r.f, nil, r.size, limit)
+		r.n = int64(len(data))
+	case err == nil && r.n > r.size && r.n <= limit:
 		// The file grew after fstat: read on, up to the bound plus one byte in all.
 		data, err = readOn(r.f, data, limit)
 		r.n = int64(len(data))
