@@ -52,7 +52,7 @@ func TestLoadAllocatesLinearly(t *testing.T) {
 		perByte[n] = float64(after.TotalAlloc-before.TotalAlloc) / float64(rep.Bytes)
 		t.Logf("%d records: %d bytes of tree, %.2f bytes allocated per byte", n, rep.Bytes, perByte[n])
 	}
-	// And the level: 14.7 bytes per tree byte (mostly the schema validator's decoded chunks);
+	// And the level: 13.2 bytes per tree byte (mostly the schema validator's decoded chunks);
 	// 19.5 before index.json was split in place and canonical forms were checked without
 	// Transform's parse tree (three more decodes and copies of the index, a node per value).
 	if perByte[8000] > maxAllocPerTreeByte {
