@@ -173,11 +173,12 @@ func Each(s *verify.Snapshot, o Options, fn func(Block) error) error {
 // with one LF added before the closing fence only when non-empty content does not end in LF
 // (the byte count in the header recovers the exact content).
 func NewBlock(kind, p string, content []byte) (Block, error) {
-	fence, err := Fence(content)
+	// The block's digest is also the fence's first derivation: content is hashed once.
+	sum := sha256.Sum256(content)
+	fence, err := deriveFenceFrom(content, sum, sha256.Sum256)
 	if err != nil {
 		return Block{}, fmt.Errorf("prompt: %s: %w", p, err)
 	}
-	sum := sha256.Sum256(content)
 	digest := hex.EncodeToString(sum[:])
 	var b strings.Builder
 	b.Grow(len(content) + 320)
@@ -200,10 +201,15 @@ func NewBlock(kind, p string, content []byte) (Block, error) {
 func Fence(content []byte) (string, error) { return deriveFence(content, sha256.Sum256) }
 
 func deriveFence(content []byte, sum func([]byte) [32]byte) (string, error) {
+	return deriveFenceFrom(content, sum(content), sum)
+}
+
+// deriveFenceFrom is deriveFence with the first derivation, sum(content), already computed.
+func deriveFenceFrom(content []byte, first [32]byte, sum func([]byte) [32]byte) (string, error) {
 	for n := 0; n < maxFenceAttempts; n++ {
 		var h [32]byte
 		if n == 0 {
-			h = sum(content)
+			h = first
 		} else {
 			salted := append([]byte("forgectx-fence-"+strconv.Itoa(n)+"\x00"), content...)
 			h = sum(salted)

@@ -208,8 +208,15 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 // makeReadOnly sets every directory to 0555 and every file to 0444 (and, as root, owner
 // root:root), deepest entries first. The tree was just written by this process into a
 // directory nobody else can enter, so no entry can have been swapped.
+//
+// Whether an entry is a directory comes from the walk's directory entries: a second lstat of
+// each of 100k paths would only confirm it.
 func makeReadOnly(dir string, chownRoot bool) error {
-	var paths []string
+	type entry struct {
+		path  string
+		isDir bool
+	}
+	var entries []entry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -217,25 +224,21 @@ func makeReadOnly(dir string, chownRoot bool) error {
 		if !d.IsDir() && !d.Type().IsRegular() {
 			return fmt.Errorf("stage: unexpected entry %s in the sandbox copy", p)
 		}
-		paths = append(paths, p)
+		entries = append(entries, entry{p, d.IsDir()})
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for i := len(paths) - 1; i >= 0; i-- {
-		p := paths[i]
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
+	for i := len(entries) - 1; i >= 0; i-- {
+		p := entries[i].path
 		if chownRoot {
 			if err := os.Lchown(p, 0, 0); err != nil {
 				return fmt.Errorf("stage: chown sandbox copy: %w", err)
 			}
 		}
 		mode := os.FileMode(0o444)
-		if fi.IsDir() {
+		if entries[i].isDir {
 			mode = 0o555
 		}
 		if err := os.Chmod(p, mode); err != nil {

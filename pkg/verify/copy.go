@@ -2,8 +2,8 @@ package verify
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/forgectx/forgectx/pkg/treefs"
@@ -11,13 +11,10 @@ import (
 
 // Sums returns the SHA-256 of every verified file but index.json, by path: what CheckCopy
 // compares a copy of this tree with.
-func (s *Snapshot) Sums() treefs.Sums {
-	sums := make(treefs.Sums, len(s.paths))
-	for _, p := range s.paths {
-		sums[p] = sha256.Sum256(s.files[p])
-	}
-	return sums
-}
+//
+// They are the digests verification computed when it compared each file with its manifest
+// entry (the same bytes), not a second hash of the tree.
+func (s *Snapshot) Sums() treefs.Sums { return maps.Clone(s.sums) }
 
 // CheckCopy confirms that the tree at dir holds exactly the bytes of a tree that was already
 // verified (or assembled and self-checked): a root index.json whose SHA-256 is indexSHA256
@@ -47,9 +44,10 @@ func CheckCopy(ctx context.Context, dir, indexSHA256 string, sums treefs.Sums, o
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
+	files := w.byPath()
 	viol := append([]Violation(nil), w.viol...)
 	add := func(p, rule, detail string) { viol = append(viol, newViolation(p, rule, detail)) }
-	for p, f := range w.files {
+	for p, f := range files {
 		rep.Files++
 		rep.Bytes += f.size
 		if p == "index.json" {
@@ -74,12 +72,12 @@ func CheckCopy(ctx context.Context, dir, indexSHA256 string, sums treefs.Sums, o
 	for _, v := range viol {
 		reported[v.Path] = true
 	}
-	if _, ok := w.files["index.json"]; !ok && !reported["index.json"] {
+	if _, ok := files["index.json"]; !ok && !reported["index.json"] {
 		add("index.json", RuleMissingFile, "the root index is missing")
 	}
 	missing := make([]string, 0)
 	for p := range sums {
-		if _, ok := w.files[p]; !ok && !reported[cleanText(p)] {
+		if _, ok := files[p]; !ok && !reported[cleanText(p)] {
 			missing = append(missing, p)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,21 @@ import (
 // the v1 tree can contain are entered; any other directory is reported and not descended, so
 // the walk is bounded by the tree's fixed depth.
 
+// walkedFile is one regular file read, by tree-relative path.
+type walkedFile struct {
+	path string
+	fileData
+}
+
+// byPath returns the files read, by path.
+func (w *walker) byPath() map[string]fileData {
+	m := make(map[string]fileData, len(w.read))
+	for _, f := range w.read {
+		m[f.path] = f.fileData
+	}
+	return m
+}
+
 // fileData is one regular file read from the tree: its bytes or, when the walker only
 // hashes (CheckCopy), their SHA-256 and size.
 type fileData struct {
@@ -32,16 +48,49 @@ type fileData struct {
 }
 
 type walker struct {
-	opts  Options
-	files map[string]fileData
+	opts Options
+	// read lists the regular files read, in walk order; a slice rather than a map, so the map
+	// a caller builds from it is sized once (a 100k-entry map grown entry by entry rehashes
+	// itself repeatedly).
+	read  []walkedFile
 	dirs  map[string]bool // directories seen (relative, "." excluded)
 	viol  []Violation
 	total int64
 	count int
-	// hashOnly keeps each file's digest instead of its bytes (one reused read buffer).
+	// hashOnly keeps each file's digest instead of its bytes (read buffers reused).
 	hashOnly bool
-	scratch  []byte
+	// pending are files opened and checked, in walk order, whose bytes are read on every core
+	// when the batch is flushed (see flush).
+	pending      []pendingRead
+	pendingBytes int64
 }
+
+// pendingRead is a file that passed the in-order checks (links, count, size) and is opened,
+// checked and read on every core when its batch is flushed.
+type pendingRead struct {
+	dirfd    int
+	name, p  string
+	lst      unix.Stat_t // from the directory listing
+	maxBytes int64
+	// Set by the read-ahead: a violation of the open, or the open file, the size fstat
+	// reported on it and the first size+1 bytes at most (hashOnly: their digest, and the
+	// bytes only when more may follow).
+	viol *Violation
+	f    *os.File // still open when more may follow or nothing was read ahead
+	size int64
+	data []byte
+	sum  [sha256.Size]byte
+	n    int64 // bytes read; -1: nothing read ahead
+	err  error
+}
+
+// A batch is flushed at these bounds, so the bytes read ahead of the in-order accounting stay
+// small (16 MiB, or one file beyond it, as listed: a file whose size changed after it was
+// listed is not read ahead) whatever the tree holds.
+const (
+	maxPendingFiles = 256
+	maxPendingBytes = 16 << 20
+)
 
 func (w *walker) add(p, rule, detail string) {
 	w.viol = append(w.viol, newViolation(p, rule, detail))
@@ -63,7 +112,7 @@ func descendable(rel string) bool {
 // error with violations means the tree was read but is unacceptable; an error means the root
 // itself could not be opened.
 func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
-	w := &walker{opts: opts, files: map[string]fileData{}, dirs: map[string]bool{}, hashOnly: hashOnly}
+	w := &walker{opts: opts, dirs: map[string]bool{}, hashOnly: hashOnly}
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return nil, fmt.Errorf("context root: %w", err)
@@ -86,6 +135,7 @@ func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
 		return nil, fmt.Errorf("open context root: %w", err)
 	}
 	w.walkDir(fd, ".")
+	w.flush()
 	return w, nil
 }
 
@@ -93,6 +143,7 @@ func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
 func (w *walker) walkDir(fd int, rel string) {
 	dir := os.NewFile(uintptr(fd), rel)
 	defer dir.Close()
+	defer w.flush() // the pending files are opened relative to dir
 	// Bounded listing: a directory with more entries than the tree may hold files is refused
 	// without reading it all.
 	names, err := dir.Readdirnames(w.opts.maxFiles() + 1)
@@ -124,6 +175,9 @@ func (w *walker) walkDir(fd int, rel string) {
 				continue
 			}
 			w.dirs[p] = true
+			// The files listed before this directory are accounted for before the files in
+			// it, as a serial walk would.
+			w.flush()
 			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
@@ -162,56 +216,135 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", lst.Size, maxBytes))
 		return
 	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	w.pending = append(w.pending, pendingRead{dirfd: dirfd, name: name, p: p, lst: *lst, maxBytes: maxBytes})
+	if w.pendingBytes += max(lst.Size, 0); len(w.pending) >= maxPendingFiles || w.pendingBytes >= maxPendingBytes {
+		w.flush()
+	}
+}
+
+// open opens a pending file without following a symlink and checks the open descriptor
+// against the listing (still regular, same device and inode, one link, within the bound).
+func (r *pendingRead) open() {
+	fd, err := unix.Openat(r.dirfd, r.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			w.add(p, RuleSymlink, "file changed to a symlink while opening it")
+			r.violate(RuleSymlink, "file changed to a symlink while opening it")
 		} else {
-			w.add(p, RuleUnreadable, "file cannot be opened")
+			r.violate(RuleUnreadable, "file cannot be opened")
 		}
 		return
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
+	f := os.NewFile(uintptr(fd), r.p)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		w.add(p, RuleUnreadable, "opened file cannot be inspected")
+		f.Close()
+		r.violate(RuleUnreadable, "opened file cannot be inspected")
 		return
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		w.add(p, RuleSpecialFile, "file changed type while opening it")
-		return
-	case st.Dev != lst.Dev || st.Ino != lst.Ino:
-		w.add(p, RuleReplaced, "file was replaced while opening it")
-		return
+		r.violate(RuleSpecialFile, "file changed type while opening it")
+	case st.Dev != r.lst.Dev || st.Ino != r.lst.Ino:
+		r.violate(RuleReplaced, "file was replaced while opening it")
 	case st.Nlink > 1:
-		w.add(p, RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
-		return
-	case st.Size > maxBytes:
-		w.add(p, RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, maxBytes))
+		r.violate(RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
+	case st.Size > r.maxBytes:
+		r.violate(RuleFileTooLarge, fmt.Sprintf("%d bytes exceeds the %d-byte bound", st.Size, r.maxBytes))
+	default:
+		r.f, r.size = f, max(st.Size, 0)
 		return
 	}
+	f.Close()
+}
+
+func (r *pendingRead) violate(rule, detail string) {
+	v := newViolation(r.p, rule, detail)
+	r.viol = &v
+}
+
+// flush opens, checks and reads the pending files on every core, then accounts for them one
+// by one in walk order exactly as a serial walk would. The open and its checks are the serial
+// walk's (each file's verdict depends only on that file); each file is read ahead only up to
+// the size fstat reported plus one byte, and only when that is the size it was listed with; a
+// file that has the extra byte (it grew) is read on in order up to its real bound. The bound
+// of a file (its own, or what remains of the tree's total) is applied in order, so which file
+// exceeds the total, and every verdict and violation, are those of a serial walk.
+func (w *walker) flush() {
+	batch := w.pending
+	w.pending, w.pendingBytes = w.pending[:0], 0
+	forEach(len(batch), func(i int) {
+		r := &batch[i]
+		r.n = -1
+		if r.open(); r.f == nil || r.size != r.lst.Size {
+			return // a violation, or a size changed since the listing: read in order
+		}
+		var buf []byte
+		if w.hashOnly {
+			bp := scratchPool.Get().(*[]byte)
+			defer scratchPool.Put(bp)
+			buf = (*bp)[:0]
+			defer func() { *bp = buf[:0] }()
+		} else {
+			buf = make([]byte, 0, r.size+1)
+		}
+		buf, r.err = readBoundedInto(r.f, buf, r.size, r.size)
+		r.n = int64(len(buf))
+		switch {
+		case !w.hashOnly || r.n > r.size:
+			// Kept: the data, or (hashOnly) bytes that more may follow.
+			r.data = buf
+			if w.hashOnly {
+				r.data = append([]byte(nil), buf...)
+			}
+		default:
+			r.sum = sha256.Sum256(buf)
+		}
+		if r.n <= r.size {
+			r.f.Close() // at its end (or failed): nothing more to read
+			r.f = nil
+		}
+	})
+	for i := range batch {
+		w.account(&batch[i])
+		batch[i] = pendingRead{}
+	}
+}
+
+// scratchPool holds the read buffers of hashOnly walks, one per concurrent read.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// account applies the bounds to one file read ahead, in walk order, and records it.
+func (w *walker) account(r *pendingRead) {
+	if r.viol != nil {
+		w.viol = append(w.viol, *r.viol)
+		return
+	}
+	if r.f != nil {
+		defer r.f.Close()
+	}
+	p, maxBytes := r.p, r.maxBytes
 	// Read at most the bound plus one byte: a file that grows after fstat is still bounded,
 	// and the extra byte detects it.
 	limit := maxBytes
 	if rem := w.opts.maxTotalBytes() - w.total; rem < limit {
 		limit = rem
 	}
-	// Sized from fstat (plus the detecting byte), so reading a large file is one allocation
-	// instead of io.ReadAll's doubling.
-	var data []byte
-	if w.hashOnly {
-		data, err = readBoundedInto(f, w.scratch[:0], st.Size, limit)
-		w.scratch = data
-	} else {
-		data, err = readBounded(f, st.Size, limit)
+	data, err := r.data, r.err
+	switch {
+	case r.n < 0:
+		// Not read ahead (its size changed since the listing): read it now, as a serial walk.
+		data, err = readBoundedInto(r.f, nil, r.size, limit)
+		r.n = int64(len(data))
+	case err == nil && r.n > r.size && r.n <= limit:
+		// The file grew after fstat: read on, up to the bound plus one byte in all.
+		data, err = readOn(r.f, data, limit)
+		r.n = int64(len(data))
 	}
-	if err != nil {
+	if err != nil && r.n <= limit {
 		w.add(p, RuleUnreadable, "file cannot be read")
 		return
 	}
-	if int64(len(data)) > limit {
+	if r.n > limit {
 		if limit < maxBytes {
 			w.add(p, RuleFileTooLarge, fmt.Sprintf("the tree exceeds the %d-byte total bound", w.opts.maxTotalBytes()))
 		} else {
@@ -219,26 +352,31 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 		}
 		return
 	}
-	w.total += int64(len(data))
+	w.total += r.n
 	if w.hashOnly {
-		w.files[p] = fileData{sum: sha256.Sum256(data), size: int64(len(data))}
+		sum := r.sum
+		if data != nil {
+			sum = sha256.Sum256(data)
+		}
+		w.read = append(w.read, walkedFile{p, fileData{sum: sum, size: r.n}})
 		return
 	}
-	w.files[p] = fileData{data: data, size: int64(len(data))}
+	w.read = append(w.read, walkedFile{p, fileData{data: data, size: r.n}})
 }
 
-// readBounded reads at most limit+1 bytes of f into a buffer sized for the size fstat reported
-// (a file that grows meanwhile still stops at limit+1).
-func readBounded(f *os.File, size, limit int64) ([]byte, error) {
-	return readBoundedInto(f, make([]byte, 0, min(max(size, 0), limit)+1), size, limit)
-}
-
-// readBoundedInto is readBounded into buf (its capacity reused, grown to the size if short).
+// readBoundedInto reads at most limit+1 bytes of f into buf (emptied; its capacity reused,
+// grown to the size fstat reported plus one if short, so reading a large file is one
+// allocation instead of io.ReadAll's doubling).
 func readBoundedInto(f *os.File, buf []byte, size, limit int64) ([]byte, error) {
 	if want := min(max(size, 0), limit) + 1; int64(cap(buf)) < want {
 		buf = make([]byte, 0, want)
 	}
-	r := io.LimitReader(f, limit+1)
+	return readOn(f, buf[:0], limit)
+}
+
+// readOn appends what f still holds to buf, until buf has limit+1 bytes or f ends.
+func readOn(f *os.File, buf []byte, limit int64) ([]byte, error) {
+	r := io.LimitReader(f, limit+1-int64(len(buf)))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

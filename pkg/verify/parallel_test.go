@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -51,7 +52,8 @@ func TestChunkedIndexCheckEqualsWholeDocumentCheck(t *testing.T) {
 		if err := json.Unmarshal(doc, &probe); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got, want := rules(indexViolations(b, doc, probe)), rules(jsonViolations(b, "index.json", schema.Index, doc))
+		parts, split := splitIndex(probe)
+		got, want := rules(indexViolations(b, doc, parts, split)), rules(jsonViolations(b, "index.json", schema.Index, doc))
 		if len(got) != len(want) || got[RuleSchemaInvalid] != want[RuleSchemaInvalid] || got[RuleNotCanonical] != want[RuleNotCanonical] {
 			t.Errorf("%s: chunked %v, whole %v", name, got, want)
 		}
@@ -61,5 +63,63 @@ func TestChunkedIndexCheckEqualsWholeDocumentCheck(t *testing.T) {
 	}
 	if len(tree.Files) <= indexChunk {
 		t.Fatalf("only %d files: the index has fewer than two chunks", len(tree.Files))
+	}
+}
+
+// relations/reviews.json and state/threads.json checked in chunks give exactly the violations
+// of checking them whole (details included), on documents of several chunks and on edits of
+// a late item (schema and form), member order, a repeated member and a trailing newline.
+func TestChunkedArrayDocCheckEqualsWholeDocumentCheck(t *testing.T) {
+	const n = 4000 // MakeBusy: about n/3.75 threads, so relations/reviews.json has two chunks
+	tree, err := snapshot.Assemble(context.Background(), acqcorpus.MakeBusy(n), snapshot.Config{Profile: acqcorpus.Profile(n),
+		Category: snapshot.CategoryObservation, Filter: filter.New(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := schema.Project()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		path, schema, lastItem string
+		arrays                 []string
+	}{
+		{"relations/reviews.json", schema.Reviews, `{"created_at":`, []string{"reviews", "threads"}},
+		{"state/threads.json", schema.Threads, `{"id":`, []string{"threads"}},
+	} {
+		doc, ok := tree.File(d.path)
+		if !ok {
+			t.Fatalf("no %s", d.path)
+		}
+		top, _, _ := splitTop(doc)
+		if parts, _ := splitDoc(top, d.arrays...); parts.longest() <= indexChunk {
+			t.Fatalf("%s: %d items, fewer than two chunks", d.path, parts.longest())
+		}
+		last := bytes.LastIndex(doc, []byte(d.lastItem))
+		edit := func(insert string) []byte {
+			return append(append(append([]byte(nil), doc[:last+1]...), insert...), doc[last+1:]...)
+		}
+		first := d.arrays[0]
+		cases := map[string][]byte{
+			"assembled":         doc,
+			"late item invalid": edit(`"extra":1,`),
+			"late item spaced":  edit(` `),
+			"trailing newline":  append(append([]byte(nil), doc...), '\n'),
+			"repeated member":   append([]byte(`{"`+first+`":[],`), doc[1:]...),
+		}
+		if len(d.arrays) == 2 {
+			// threads before reviews: the same members, not RFC 8785 order.
+			top, _, _ := splitTop(doc)
+			cases["members swapped"] = []byte(`{"threads":` + string(top["threads"]) + `,"reviews":` + string(top["reviews"]) + `}`)
+		}
+		for name, c := range cases {
+			got, want := arrayDocViolations(b, d.path, d.schema, c, d.arrays...), jsonViolations(b, d.path, d.schema, c)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: chunked %v, whole %v", d.path, name, got, want)
+			}
+			if name != "assembled" && len(want) == 0 {
+				t.Errorf("%s %s: the edit broke no rule; the case tests nothing", d.path, name)
+			}
+		}
 	}
 }

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // checker holds the files read from disk (index.json excluded) and accumulates violations.
@@ -28,6 +31,8 @@ type checker struct {
 	intact map[string]bool
 	// byPath maps a manifest path to its entry.
 	byPath map[string]*ManifestFile
+	// sums holds the SHA-256 of every intact file (Snapshot.Sums).
+	sums treefs.Sums
 	// violAt holds the (cleaned) paths that already carry a violation: a set, so asking is
 	// constant time however many violations a hostile tree produces.
 	violAt map[string]bool
@@ -67,8 +72,8 @@ var schemaForRole = map[string]string{
 }
 
 func (c *checker) check(idx []byte) {
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(idx, &probe); err != nil || probe == nil {
+	probe, plain, ok := splitTop(idx)
+	if !ok {
 		c.add("index.json", RuleIndexInvalid, "not a JSON object")
 		return
 	}
@@ -86,15 +91,25 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
-	for _, v := range indexViolations(c.bundle, idx, probe) {
+	parts, split := splitIndex(probe)
+	for _, v := range indexViolations(c.bundle, idx, parts, split) {
 		c.addViolation(v)
 	}
-	var man Manifest
-	if err := json.Unmarshal(idx, &man); err != nil {
+	// A plain split index is decoded from its parts on every core; anything else (a member
+	// name outside the v1 set or repeated) whole, as json.Unmarshal defines it.
+	var man *Manifest
+	var err error
+	if split && plain {
+		man, err = decodeManifest(parts)
+	} else {
+		man = new(Manifest)
+		err = json.Unmarshal(idx, man)
+	}
+	if err != nil {
 		c.add("index.json", RuleIndexInvalid, "index.json does not decode as a v1 manifest")
 		return
 	}
-	c.man = &man
+	c.man = man
 	c.manifestFiles()
 	c.collection()
 	docs := c.documents()
@@ -119,8 +134,8 @@ func supportedFilter(v string) bool {
 // manifestFiles checks the exact path set, each file's size and digest, and role and media
 // type by path.
 func (c *checker) manifestFiles() {
-	c.intact = map[string]bool{}
-	c.byPath = map[string]*ManifestFile{}
+	n := len(c.man.Files)
+	c.intact, c.byPath, c.sums = make(map[string]bool, n), make(map[string]*ManifestFile, n), make(treefs.Sums, n)
 	for i := range c.man.Files {
 		f := &c.man.Files[i]
 		if i > 0 {
@@ -178,12 +193,16 @@ func (c *checker) fileBytes(f *ManifestFile) {
 		c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", len(data), f.Bytes))
 		good = false
 	}
-	if got := canon.SHA256Hex(data); got != f.SHA256 {
-		c.add(f.Path, RuleSHA256, fmt.Sprintf("sha256 %s, manifest says %s", got, f.SHA256))
+	sum := sha256.Sum256(data)
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	if string(hexSum[:]) != f.SHA256 {
+		c.add(f.Path, RuleSHA256, fmt.Sprintf("sha256 %s, manifest says %s", hexSum[:], f.SHA256))
 		good = false
 	}
 	if good {
 		c.intact[f.Path] = true
+		c.sums[f.Path] = sum
 	}
 }
 
@@ -256,7 +275,14 @@ func (c *checker) documents() *docs {
 	forEach((len(jobs)+indexChunk-1)/indexChunk, func(ch int) {
 		for j := ch * indexChunk; j < min((ch+1)*indexChunk, len(jobs)); j++ {
 			f := &c.man.Files[jobs[j]]
-			found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+			switch f.Role {
+			case "reviews":
+				found[j] = arrayDocViolations(c.bundle, f.Path, schema.Reviews, c.files[f.Path], "reviews", "threads")
+			case "thread_state":
+				found[j] = arrayDocViolations(c.bundle, f.Path, schema.Threads, c.files[f.Path], "threads")
+			default:
+				found[j] = jsonViolations(c.bundle, f.Path, schemaForRole[f.Role], c.files[f.Path])
+			}
 		}
 	})
 	for j, fi := range jobs {
@@ -326,8 +352,8 @@ func (c *checker) textRules(p string, b []byte, singleTrailingLF bool) {
 // records checks record keys, paths, roles, header layout and the entity record.
 func (c *checker) records() {
 	m := c.man
-	seen := map[string]bool{}
-	referenced := map[string]bool{}
+	seen := make(map[string]bool, len(m.Records))
+	referenced := make(map[string]bool, len(m.Records))
 	entities := 0
 	for i, r := range m.Records {
 		if seen[r.RecordKey] {
@@ -425,8 +451,19 @@ func (c *checker) recordFile(r ManifestRecord) {
 		c.add(r.ContentPath, RuleTextEncoding, "records are UTF-8 with LF line endings and no byte-order mark")
 		return
 	}
-	parts := strings.SplitN(string(b), "\n", 6)
-	if len(parts) != 6 || parts[4] != "" {
+	// The four header lines and the blank line, as strings.SplitN(string(b), "\n", 6) would
+	// split them, without copying the body into a string.
+	var parts [5]string
+	rest := b
+	for i := range parts {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
+			return
+		}
+		parts[i], rest = string(rest[:nl]), rest[nl+1:]
+	}
+	if parts[4] != "" {
 		c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
 		return
 	}
@@ -464,7 +501,7 @@ func (c *checker) recordFile(r ManifestRecord) {
 			c.add(r.ContentPath, RuleRecordHeader, f.name+" does not match the manifest record")
 		}
 	}
-	if body := parts[5]; body != "" && (!strings.HasSuffix(body, "\n") || strings.HasSuffix(body, "\n\n")) {
+	if body := rest; len(body) > 0 && (!bytes.HasSuffix(body, []byte("\n")) || bytes.HasSuffix(body, []byte("\n\n"))) {
 		c.add(r.ContentPath, RuleTextEncoding, "a non-empty body must end with exactly one LF")
 	}
 }
@@ -523,7 +560,7 @@ func (c *checker) parseOrder(p string, content map[string]ManifestRecord) []stri
 		return nil
 	}
 	lines := strings.Split(string(b[:len(b)-1]), "\n")
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(lines))
 	var out []string
 	for i, l := range lines {
 		if _, ok := content[l]; !ok {
@@ -560,7 +597,7 @@ func equalLines(a, b []string) bool {
 // The checks run in a fixed sequence (timeline, thread keys, threads, reviews, review views,
 // unresolved view), each a method of orderCheck over the same lookups.
 func (c *checker) orders(d *docs) {
-	o := &orderCheck{c: c, d: d, pathOf: map[string]string{}, kindOf: map[string]string{}}
+	o := &orderCheck{c: c, d: d, pathOf: make(map[string]string, len(c.man.Records)), kindOf: make(map[string]string, len(c.man.Records))}
 	o.timeline()
 	if d.reviews == nil || d.threads == nil {
 		return
@@ -599,7 +636,7 @@ type orderCheck struct {
 // timeline view.
 func (o *orderCheck) timeline() {
 	c := o.c
-	content := map[string]ManifestRecord{}
+	content := make(map[string]ManifestRecord, len(c.man.Records))
 	var timeline []string
 	for _, r := range c.man.Records {
 		o.kindOf[r.RecordKey] = r.Kind

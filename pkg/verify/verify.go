@@ -223,6 +223,7 @@ type Snapshot struct {
 	Manifest *Manifest
 	files    map[string][]byte
 	paths    []string
+	sums     treefs.Sums // of files, computed by the digest check
 }
 
 // Paths lists every file path of the tree except index.json, sorted.
@@ -272,9 +273,9 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	c := &checker{files: map[string][]byte{}, dirs: w.dirs, bundle: bundle}
-	for p, f := range w.files {
-		c.files[p] = f.data
+	c := &checker{files: make(map[string][]byte, len(w.read)), dirs: w.dirs, bundle: bundle}
+	for _, f := range w.read {
+		c.files[f.path] = f.data
 		rep.Files++
 		rep.Bytes += int64(len(f.data))
 	}
@@ -312,7 +313,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	return &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths}, rep, nil
+	return &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}, rep, nil
 }
 
 func sortViolations(v []Violation) []Violation {
