@@ -94,22 +94,31 @@ func TestDirectIndexEncodersEqualJCS(t *testing.T) {
 			checkRecordJSON{Kind: "check", ID: "i", RecordKey: "r", MetadataPath: s + "m", LogPath: s + "l", CreatedAt: "c", Filter: f},
 		)
 	}
+	equalJCS(t, items, func(it any) ([]byte, error) {
+		switch v := it.(type) {
+		case fileJSON:
+			return v.appendCanonical(nil), nil
+		case recordJSON:
+			return v.appendCanonical(nil), nil
+		case checkRecordJSON:
+			return v.appendCanonical(nil), nil
+		}
+		return nil, fmt.Errorf("no direct encoder for %T", it)
+	})
+}
+
+// equalJCS checks that enc writes each item exactly as canon.JSON (RFC 8785 over
+// encoding/json) does.
+func equalJCS(t *testing.T, items []any, enc func(any) ([]byte, error)) {
+	t.Helper()
 	for i, it := range items {
 		want, err := canon.JSON(it)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []byte
-		switch v := it.(type) {
-		case fileJSON:
-			got = v.appendCanonical(nil)
-		case recordJSON:
-			got = v.appendCanonical(nil)
-		case checkRecordJSON:
-			got = v.appendCanonical(nil)
-		}
-		if string(got) != string(want) {
-			t.Errorf("item %d:\n got %s\nwant %s", i, got, want)
+		got, err := enc(it)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("item %d (%T): %v\n got %s\nwant %s", i, it, err, got, want)
 		}
 	}
 }
@@ -204,22 +213,15 @@ func TestDirectRelationEncodersEqualJCS(t *testing.T) {
 			threadStateJSON{ID: "i", ThreadKey: "k", Minimized: &no},
 		)
 	}
-	for i, it := range items {
-		want, err := canon.JSON(it)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []byte
+	equalJCS(t, items, func(it any) ([]byte, error) {
 		switch v := it.(type) {
 		case reviewRelJSON:
-			got, err = v.appendCanonical(nil)
+			return v.appendCanonical(nil)
 		case threadRelJSON:
-			got, err = v.appendCanonical(nil)
+			return v.appendCanonical(nil)
 		case threadStateJSON:
-			got, err = v.appendCanonical(nil)
+			return v.appendCanonical(nil)
 		}
-		if err != nil || string(got) != string(want) {
-			t.Errorf("item %d (%T): %v\n got %s\nwant %s", i, it, err, got, want)
-		}
-	}
+		return nil, fmt.Errorf("no direct encoder for %T", it)
+	})
 }
