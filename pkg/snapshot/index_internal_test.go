@@ -205,7 +205,7 @@ func TestDirectRelationEncodersEqualJCS(t *testing.T) {
 			threadRelJSON{ID: s, ThreadKey: s, CreatedAt: s, OrderPath: s},
 			threadRelJSON{ID: "i", ThreadKey: "k", CreatedAt: "c", OrderPath: "o", RecordKeys: []string{}, Replies: []replyJSON{}},
 			threadRelJSON{ID: "i", ThreadKey: "k", CreatedAt: "c", OrderPath: "o", RecordKeys: []string{s, "b"},
-				Replies: []replyJSON{{RecordKey: s, ParentRecordKey: "p"}, {RecordKey: "r", ParentRecordKey: s}},
+				Replies:  []replyJSON{{RecordKey: s, ParentRecordKey: "p"}, {RecordKey: "r", ParentRecordKey: s}},
 				ReviewID: s + "r", ReviewRecordKey: s + "k", ReviewedSHA: s + "h", Path: s + "p", Line: i + 1, Side: s + "s",
 				StartLine: i * 2, OriginalLine: -i, OriginalStartLine: i * 3, OriginalSide: s + "o"},
 			threadStateJSON{ID: s, ThreadKey: s},
