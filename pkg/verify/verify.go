@@ -242,15 +242,21 @@ func (s *Snapshot) File(p string) ([]byte, bool) {
 // Dir verifies the tree at dir and returns the report. The error is non-nil only when the tree
 // could not be examined at all (the root is missing or unreadable, or ctx ended); a tree that
 // fails a rule returns a report with violations and a nil error.
+//
+// It is Check: the tree's bytes are not held.
 func Dir(ctx context.Context, dir string, opts Options) (Report, error) {
-	_, rep, err := Load(ctx, dir, opts)
-	return rep, err
+	return Check(ctx, dir, opts)
 }
 
 // Load verifies the tree at dir and, when it passes, returns the verified bytes. Each file is
 // read exactly once; the Snapshot holds those bytes. A failing tree returns a nil Snapshot, a
 // report listing every violation and a nil error.
 func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, error) {
+	return load(ctx, dir, opts, false)
+}
+
+// load is Load, or with summarize Check (which returns no Snapshot).
+func load(ctx context.Context, dir string, opts Options, summarize bool) (*Snapshot, Report, error) {
 	var rep Report
 	if opts.IndexSHA256 != "" && !isHex64(opts.IndexSHA256) {
 		return nil, rep, fmt.Errorf("verify: index-sha256 must be 64 lowercase hexadecimal digits")
@@ -266,19 +272,29 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	w, err := walkTree(dir, opts, false)
+	w, err := walkTreeMode(dir, opts, false, summarize)
 	if err != nil {
 		return nil, rep, fmt.Errorf("verify: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	c := &checker{files: make(map[string][]byte, len(w.read)), dirs: w.dirs, bundle: bundle}
-	for _, f := range w.read {
-		c.files[f.path] = f.data
-		rep.Files++
-		rep.Bytes += int64(len(f.data))
+	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir}
+	if summarize {
+		c.files, c.summ = map[string][]byte{}, make(map[string]fileData, len(w.read))
+	} else {
+		c.files = make(map[string][]byte, len(w.read))
 	}
+	for _, f := range w.read {
+		if f.facts != nil {
+			c.summ[f.path] = f.fileData
+		} else {
+			c.files[f.path] = f.data
+		}
+		rep.Files++
+		rep.Bytes += f.size
+	}
+	w.read = nil
 	for _, v := range w.viol {
 		c.addViolation(v)
 	}
@@ -305,7 +321,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 		rep.Gaps = len(c.man.Gaps)
 		rep.Threads = c.threads
 	}
-	if !rep.OK() {
+	if !rep.OK() || summarize {
 		return nil, rep, nil
 	}
 	paths := make([]string, 0, len(c.files))
