@@ -166,9 +166,9 @@ type Stage struct {
 	mu       sync.Mutex
 	st       stateFile
 	cleaned  bool
-	// afterVerify runs between verification and the copy (tests use it to change the host
-	// tree in that window).
-	afterVerify func()
+	// afterCopy runs once the host tree is copied to dir, before the copy is made read-only
+	// and verified (tests use it to change the host tree, or the copy, in that window).
+	afterCopy func(dir string)
 }
 
 // PlacementError: a staging path would be inside the repository, the run output or an

@@ -424,3 +424,9 @@ func readOn(f *os.File, buf []byte, limit int64) ([]byte, error) {
 		}
 	}
 }
+
+// TreeDirectory reports whether rel (slash-separated, relative to the tree root) is a
+// directory the v1 tree may contain: the only directories verification enters. A copy of a
+// tree that is verified afterwards (stage.Seal) descends exactly these, so it refuses exactly
+// the symlinks and special files verification would see.
+func TreeDirectory(rel string) bool { return descendable(rel) }
