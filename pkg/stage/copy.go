@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ import (
 //
 // Whatever the copy holds is verified afterwards (Seal): this walk only has to never follow
 // a link and stay bounded.
-func copyTree(src, dst string) error {
+func copyTree(ctx context.Context, src, dst string) error {
 	var st unix.Stat_t
 	if err := unix.Lstat(src, &st); err != nil {
 		return fmt.Errorf("host tree: %w", err)
@@ -41,7 +42,10 @@ func copyTree(src, dst string) error {
 	}
 	fd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		switch {
+		case errors.Is(err, unix.ELOOP):
+			return refused(".", verify.RuleSymlink, "the context root changed to a symlink while opening it")
+		case errors.Is(err, unix.ENOTDIR):
 			return refused(".", verify.RuleNotDirectory, "the context root is not a directory")
 		}
 		return fmt.Errorf("open host tree: %w", err)
@@ -56,11 +60,12 @@ func copyTree(src, dst string) error {
 		return fmt.Errorf("open %s: %w", dst, err)
 	}
 	defer root.Close()
-	c := &copier{root: root}
+	c := &copier{ctx: ctx, root: root}
 	return c.dir(fd, ".")
 }
 
 type copier struct {
+	ctx   context.Context // checked before each file: a cancelled run stops copying
 	root  *os.Root
 	files int
 	total int64
@@ -68,7 +73,7 @@ type copier struct {
 
 // refused is the error for an entry the copy must not follow or reproduce.
 func refused(p, rule, detail string) error {
-	return &verify.Error{Report: verify.Report{Violations: []verify.Violation{{Path: p, Rule: rule, Detail: detail}}}}
+	return &verify.Error{Report: verify.Report{Violations: []verify.Violation{verify.NewViolation(p, rule, detail)}}}
 }
 
 // dir copies the directory open at fd (consumed) to rel in the copy.
@@ -125,6 +130,9 @@ func (c *copier) dir(fd int, rel string) error {
 
 // file copies one regular file, bounded.
 func (c *copier) file(dirfd int, name, p string, lst *unix.Stat_t) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
 	c.files++
 	if c.files > treefs.MaxFiles+1 {
 		return nil // the copy already holds one file too many: its verification says so

@@ -192,9 +192,9 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 		if err = s.placeSandbox(o.AgentUID, o.AgentGID); err != nil {
 			return nil, err
 		}
-		err = s.sealOwnership()
+		err = s.sealOwnership(ctx)
 	case ModeBindMount:
-		err = s.sealBind()
+		err = s.sealBind(ctx)
 	}
 	if err != nil {
 		return fail(err)
@@ -321,16 +321,16 @@ func (s *Stage) placeSandbox(uid, gid int) error {
 	return s.saveState()
 }
 
-func (s *Stage) sealOwnership() error {
-	if err := s.copyHostTree(s.SandboxDir); err != nil {
+func (s *Stage) sealOwnership(ctx context.Context) error {
+	if err := s.copyHostTree(ctx, s.SandboxDir); err != nil {
 		return err
 	}
 	return makeReadOnly(s.SandboxDir, true)
 }
 
 // copyHostTree copies the host tree to dst and runs the afterCopy test hook.
-func (s *Stage) copyHostTree(dst string) error {
-	if err := copyTree(s.HostDir, dst); err != nil {
+func (s *Stage) copyHostTree(ctx context.Context, dst string) error {
+	if err := copyTree(ctx, s.HostDir, dst); err != nil {
 		var ve *verify.Error
 		if errors.As(err, &ve) {
 			return fmt.Errorf("stage %s: host tree: %w", s.ID, err)
@@ -347,9 +347,9 @@ func (s *Stage) copyHostTree(dst string) error {
 // the 0700 state directory, so only this user can reach the writable path.
 func (s *Stage) bindSource() string { return filepath.Join(s.stateDir, "tree") }
 
-func (s *Stage) sealBind() error {
+func (s *Stage) sealBind(ctx context.Context) error {
 	src := s.bindSource()
-	if err := s.copyHostTree(src); err != nil {
+	if err := s.copyHostTree(ctx, src); err != nil {
 		return err
 	}
 	if err := makeReadOnly(src, false); err != nil {

@@ -802,6 +802,8 @@ func TestSealRefusesLinksAndSpecialFilesInTheHostTree(t *testing.T) {
 		}},
 		{"fifo", "records/x.md", verify.RuleSpecialFile, func(p string) error { return syscall.Mkfifo(p, 0o600) }},
 		{"hard link", commentPath, verify.RuleHardLink, func(p string) error { return os.Link(p, p+".link") }},
+		// A name with a terminal escape and a newline is reported escaped, never raw.
+		{"escaped name", "records/\x1b[31m\nok.md", verify.RuleSymlink, func(p string) error { return os.Symlink(outside, p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := create(t, testOpts(t))
@@ -813,8 +815,14 @@ func TestSealRefusesLinksAndSpecialFilesInTheHostTree(t *testing.T) {
 			if !errors.As(err, &ve) || ve.Report.Violations[0].Rule != tc.rule {
 				t.Fatalf("want a verify.Error with %s, got %v", tc.rule, err)
 			}
-			if p := ve.Report.Violations[0].Path; p != tc.path && !strings.HasPrefix(p, "records/") {
+			p := ve.Report.Violations[0].Path
+			if p != tc.path && !strings.HasPrefix(p, "records/") {
 				t.Fatalf("violation at %s, want %s", p, tc.path)
+			}
+			for i := 0; i < len(p); i++ {
+				if p[i] < 0x20 || p[i] > 0x7e {
+					t.Fatalf("violation path %q is not escaped", p)
+				}
 			}
 			gone(t, st.SandboxDir, filepath.Join(st.StateDirOf(), "tree"))
 		})

@@ -164,6 +164,13 @@ func newViolation(p, rule, detail string) Violation {
 	return Violation{Path: cleanText(p), Rule: rule, Detail: cleanText(detail)}
 }
 
+// NewViolation is a violation built as verification builds its own: path and detail escaped
+// to printable ASCII and bounded. Staging's copy (stage.Seal) reports the entries it refuses
+// with it.
+func NewViolation(p, rule, detail string) Violation {
+	return Violation{Path: cleanText(p), Rule: rule, Detail: cleanText(detail)}
+}
+
 func cleanText(s string) string {
 	plain := true
 	for i := 0; i < len(s); i++ {
