@@ -12,6 +12,10 @@
 // a *Snapshot holding exactly the verified bytes, so later consumers (staging, prompt
 // assembly) never re-read the file system and hand on only bytes that were checked.
 //
+// Check (and Dir) apply exactly the same rules and return the same Report in bounded memory:
+// the record files and check logs are hashed and reduced to the facts the rules read of them
+// as they are read, not held (see Check).
+//
 // With Options.IndexSHA256 (the digest retained by the assembler outside the tree) the on-disk
 // index.json must match it before anything else is trusted; without it the tree is only
 // self-consistent, which is what a standalone `forgectx verify DIR` can check.
