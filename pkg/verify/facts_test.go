@@ -2,8 +2,12 @@ package verify
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 )
@@ -75,4 +79,44 @@ func TestTextFactsMatchTheByteRules(t *testing.T) {
 		t.Fatalf("a %d-byte header is kept in a summary", len(long))
 	}
 	try(long)
+}
+
+// A summarized file read again is used only when it is exactly the file first read: changed
+// bytes, a symlink or a FIFO in its place are refused (and a FIFO does not block).
+func TestRereadFileOnlyReturnsTheBytesFirstRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "records"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := "records/a.md"
+	orig := []byte("body\n")
+	if err := os.WriteFile(filepath.Join(dir, p), orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := fileData{sum: sha256.Sum256(orig), size: int64(len(orig))}
+	if b, ok := rereadFile(dir, p, want); !ok || !bytes.Equal(b, orig) {
+		t.Fatalf("unchanged file: %q %v", b, ok)
+	}
+	for name, swap := range map[string]func(full string) error{
+		"same size, other bytes": func(full string) error { return os.WriteFile(full, []byte("Body\n"), 0o600) },
+		"grown":                  func(full string) error { return os.WriteFile(full, append(orig, 'x'), 0o600) },
+		"symlink to the same bytes": func(full string) error {
+			other := filepath.Join(dir, "same")
+			if err := os.WriteFile(other, orig, 0o600); err != nil {
+				return err
+			}
+			os.Remove(full)
+			return os.Symlink(other, full)
+		},
+		"fifo": func(full string) error { os.Remove(full); return syscall.Mkfifo(full, 0o600) },
+	} {
+		full := filepath.Join(dir, p)
+		os.Remove(full)
+		if err := swap(full); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := rereadFile(dir, p, want); ok {
+			t.Errorf("%s: reread returned %q", name, b)
+		}
+	}
 }
