@@ -10,7 +10,7 @@ import (
 const heapLive = "/gc/heap/live:bytes"
 
 // acquisitionBytes sizes the acquisition just read, for the soft memory limits of the
-// snapshot and verify phases (snapshot.MemoryLimit, stage.SealMemoryLimit), as `forgectx
+// snapshot and verify phases (snapshot.MemoryLimit, both), as `forgectx
 // snapshot --from-acquisition FILE` sizes its limit by the file. A run's acquisition comes
 // from the forge, not a file of known size: it is sized by the live heap right after it was
 // read (one collection, tens of milliseconds at 100k records), which is within a few percent

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/stage"
 )
 
 // The snapshot and verify phases run under soft memory limits of the acquisition's size, the
@@ -19,7 +18,7 @@ func TestPhaseMemoryLimits(t *testing.T) {
 	if r.acqBytes = r.acquisitionBytes(); r.acqBytes < 64<<20 {
 		t.Fatalf("acquisition sized %d bytes with 64 MiB held", r.acqBytes)
 	}
-	for _, f := range []func(int64) int64{snapshot.MemoryLimit, stage.SealMemoryLimit} {
+	for _, f := range []func(int64) int64{snapshot.MemoryLimit} {
 		limit, restore := r.memoryLimit(f)
 		if limit != f(r.acqBytes) {
 			t.Fatalf("limit %d, want %d", limit, f(r.acqBytes))

@@ -268,14 +268,15 @@ func (r *runner) relay(_, _ context.Context) (outcome, bool) {
 	return outcome{}, false
 }
 
-// verify compares the root index against the retained digest, verifies the tree into memory
-// and makes the agent-immutable copy from exactly the verified bytes (pkg/stage).
+// verify compares the host tree's root index against the retained digest, copies the tree
+// file by file into the agent's copy, makes the copy immutable and verifies that sealed copy
+// against the retained digest (pkg/stage Seal): the agent reads exactly the verified bytes.
 //
-// Seal holds the verified tree in memory while it writes the copy: it runs under
-// stage.SealMemoryLimit of the acquisition, so the collector does not let the heap grow to
-// twice the verified tree (docs/snapshot.md "Scale").
+// Seal holds no tree in memory (the copy is streamed, verify.Check keeps the record files and
+// logs as digests and text facts), so the verify phase runs under the snapshot phase's bound,
+// snapshot.MemoryLimit of the acquisition (docs/snapshot.md "Scale").
 func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
-	limit, restore := r.memoryLimit(stage.SealMemoryLimit)
+	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
 	defer restore()
 	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
 	if err != nil {

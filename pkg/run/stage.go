@@ -13,9 +13,9 @@ import (
 )
 
 // Staging (spec "Lifecycle and access") is pkg/stage's: the host tree under Base with the
-// retained index digest in a private state directory, Seal (root-index compare, verification
-// into memory, agent-immutable copy from the verified bytes), Cleanup and Scavenge. This file
-// only places it.
+// retained index digest in a private state directory, Seal (root-index compare, the host tree
+// copied into the agent's copy, made immutable, then that sealed copy verified), Cleanup and
+// Scavenge. This file only places it.
 
 // stagePlaces returns the stage Base (where the host tree and the sandbox copy are created) and
 // StateDir: Options.TreeDir / Options.StateDir, else $RUNNER_TEMP (GitHub Actions' per-job

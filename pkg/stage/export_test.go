@@ -1,7 +1,8 @@
 package stage
 
-// SetAfterVerify installs the hook Seal runs between verification and the copy.
-func (s *Stage) SetAfterVerify(f func()) { s.afterVerify = f }
+// SetAfterCopy installs the hook Seal runs once the host tree is copied to dir (the sandbox
+// copy, or the bind mount's private copy), before it is made read-only and verified.
+func (s *Stage) SetAfterCopy(f func(dir string)) { s.afterCopy = f }
 
 // CheckStatus exposes the /proc status parser.
 func CheckStatus(pid int, status string) error { return checkStatus(pid, status) }

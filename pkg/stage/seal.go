@@ -2,13 +2,19 @@ package stage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/forgectx/forgectx/pkg/treefs"
 	"github.com/forgectx/forgectx/pkg/verify"
 )
 
@@ -120,10 +126,29 @@ func (s *Stage) chooseMode(o SealOptions) (Mode, error) {
 	return mode, nil
 }
 
-// Seal runs after the pre-script: it checks the on-disk root index against the retained
-// digest, verifies every child into memory, writes the agent-facing copy from exactly those
-// bytes, makes it immutable and verifies it again. On any failure no copy remains and the
-// error is typed: *IndexMismatchError, *verify.Error, *ImmutabilityError.
+// Seal runs after the pre-script (spec "Canonical bytes": verify child bytes into an
+// immutable, digest-verified upload snapshot; the uploaded bytes are exactly the verified
+// bytes). In order:
+//
+//  1. the root-index comparison: the host tree's index.json (opened without following a
+//     symlink, a regular file, bounded) must have the retained SHA-256, else
+//     *IndexMismatchError and nothing is copied;
+//  2. the host tree is copied file by file into the sandbox copy (ownership mode: the
+//     placeSandbox location; bind mode: the private copy in the 0700 state directory) — no
+//     symlink or special file followed or copied (refused with a *verify.Error), directories
+//     0700 and files O_EXCL 0600 while writing, nothing held in memory;
+//  3. the copy is made immutable (root-owned 0555/0444, or a read-only bind mount);
+//  4. the sealed copy itself — what the agent will read, no longer writable by anyone but
+//     root — is verified (verify.Check, bounded memory) against the retained digest: every
+//     child's bytes against the retained manifest and every rule of the spec. Whatever the
+//     host tree holds from then on is irrelevant, and a writer that changed a host file
+//     during the copy produces either a copy that fails here or one that holds exactly the
+//     bytes verified;
+//  5. the immutability mechanism is checked (checkReadOnly).
+//
+// On any failure no copy remains and the error is typed: *IndexMismatchError (the on-disk
+// index, or the copy's, differs from the retained digest), *verify.Error (any other rule),
+// *ImmutabilityError.
 func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,25 +167,24 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap, rep, err := verify.Load(ctx, s.HostDir, verify.Options{IndexSHA256: s.IndexSHA256})
-	if err != nil {
-		return nil, fmt.Errorf("stage %s: verify host tree: %w", s.ID, err)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	if !rep.OK() {
-		for _, v := range rep.Violations {
-			if v.Rule == verify.RuleIndexDigest {
-				return nil, &IndexMismatchError{Retained: s.IndexSHA256, OnDisk: rep.IndexSHA256}
-			}
-		}
-		return nil, fmt.Errorf("stage %s: host tree: %w", s.ID, &verify.Error{Report: rep})
+	// The root of trust first: a rewritten index is refused before anything is copied. An
+	// index that cannot be read as a bounded regular file is left to the copy (a symlink is
+	// refused) and its verification (missing_file, file_too_large), as verification of the
+	// host tree would report it.
+	if onDisk, ok := hostIndexDigest(s.HostDir); ok && onDisk != s.IndexSHA256 {
+		return nil, &IndexMismatchError{Retained: s.IndexSHA256, OnDisk: onDisk}
 	}
-	if s.afterVerify != nil {
-		s.afterVerify()
-	}
-	// From here on only snap's bytes are used: what the host tree holds now is irrelevant.
-	sums := snap.Sums()
 	s.st.Mode = mode
 	if err := s.saveState(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Sealed, error) {
+		if rerr := s.removeSandbox(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	switch mode {
@@ -168,41 +192,60 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 		if err = s.placeSandbox(o.AgentUID, o.AgentGID); err != nil {
 			return nil, err
 		}
-		err = s.sealOwnership(snap)
+		err = s.sealOwnership(ctx)
 	case ModeBindMount:
-		err = s.sealBind(snap)
+		err = s.sealBind(ctx)
 	}
 	if err != nil {
-		if rerr := s.removeSandbox(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return nil, err
+		return fail(err)
 	}
-	// The copy is written: the verified bytes are no longer needed (only their digests), and
-	// dropping them before the copy is checked keeps at most one tree in memory.
-	snap = nil
-	// The agent-facing copy must hold exactly the verified bytes and be read-only. It is
-	// compared with them by digest (verify.CheckCopy walks it under Load's rules): bytes equal
-	// to verified bytes pass every rule again, so the tree is verified once, above.
-	rep2, err := verify.CheckCopy(ctx, s.SandboxDir, s.IndexSHA256, sums, verify.Options{})
-	if err == nil && !rep2.OK() {
-		err = fmt.Errorf("stage %s: sandbox copy: %w", s.ID, &verify.Error{Report: rep2})
-	}
-	if err == nil {
-		err = checkReadOnly(s.SandboxDir, mode)
-	}
+	rep, err := verify.Check(ctx, s.SandboxDir, verify.Options{IndexSHA256: s.IndexSHA256})
 	if err != nil {
-		if rerr := s.removeSandbox(); rerr != nil {
-			err = errors.Join(err, rerr)
+		return fail(fmt.Errorf("stage %s: verify sandbox copy: %w", s.ID, err))
+	}
+	if !rep.OK() {
+		for _, v := range rep.Violations {
+			if v.Rule == verify.RuleIndexDigest {
+				return fail(&IndexMismatchError{Retained: s.IndexSHA256, OnDisk: rep.IndexSHA256})
+			}
 		}
-		return nil, err
+		return fail(fmt.Errorf("stage %s: host tree (as copied): %w", s.ID, &verify.Error{Report: rep}))
+	}
+	if err := checkReadOnly(s.SandboxDir, mode); err != nil {
+		return fail(err)
 	}
 	s.st.Phase = PhaseSealed
 	if err := s.saveState(); err != nil {
 		return nil, err
 	}
-	s.log.Info().Str("stage_id", s.ID).Str("mode", string(mode)).Int("files", rep2.Files).Int64("bytes", rep2.Bytes).Str("index_sha256", s.IndexSHA256).Msg("stage: sandbox copy sealed")
-	return &Sealed{Dir: s.SandboxDir, Mode: mode, Files: rep2.Files, Bytes: rep2.Bytes, IndexSHA256: s.IndexSHA256, AgentUID: o.AgentUID, AgentGID: o.AgentGID}, nil
+	s.log.Info().Str("stage_id", s.ID).Str("mode", string(mode)).Int("files", rep.Files).Int64("bytes", rep.Bytes).Str("index_sha256", s.IndexSHA256).Msg("stage: sandbox copy sealed")
+	return &Sealed{Dir: s.SandboxDir, Mode: mode, Files: rep.Files, Bytes: rep.Bytes, IndexSHA256: s.IndexSHA256, AgentUID: o.AgentUID, AgentGID: o.AgentGID}, nil
+}
+
+// hostIndexDigest returns the SHA-256 of dir/index.json, read without following a symlink
+// (neither dir nor the file), only when it is a regular file within the index bound.
+func hostIndexDigest(dir string) (string, bool) {
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, "index.json", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	f := os.NewFile(uintptr(fd), "index.json")
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > treefs.MaxIndexBytes {
+		return "", false
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, treefs.MaxIndexBytes+1))
+	if err != nil || n > treefs.MaxIndexBytes {
+		return "", false
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
 }
 
 // makeReadOnly sets every directory to 0555 and every file to 0444 (and, as root, owner
@@ -278,21 +321,36 @@ func (s *Stage) placeSandbox(uid, gid int) error {
 	return s.saveState()
 }
 
-func (s *Stage) sealOwnership(snap *verify.Snapshot) error {
-	if err := snap.WriteDir(s.SandboxDir); err != nil {
-		return fmt.Errorf("stage %s: write sandbox copy: %w", s.ID, err)
+func (s *Stage) sealOwnership(ctx context.Context) error {
+	if err := s.copyHostTree(ctx, s.SandboxDir); err != nil {
+		return err
 	}
 	return makeReadOnly(s.SandboxDir, true)
+}
+
+// copyHostTree copies the host tree to dst and runs the afterCopy test hook.
+func (s *Stage) copyHostTree(ctx context.Context, dst string) error {
+	if err := copyTree(ctx, s.HostDir, dst); err != nil {
+		var ve *verify.Error
+		if errors.As(err, &ve) {
+			return fmt.Errorf("stage %s: host tree: %w", s.ID, err)
+		}
+		return fmt.Errorf("stage %s: copy host tree: %w", s.ID, err)
+	}
+	if s.afterCopy != nil {
+		s.afterCopy(dst)
+	}
+	return nil
 }
 
 // bindSource is the private copy a bind-mount seal mounts read-only at SandboxDir: it lives in
 // the 0700 state directory, so only this user can reach the writable path.
 func (s *Stage) bindSource() string { return filepath.Join(s.stateDir, "tree") }
 
-func (s *Stage) sealBind(snap *verify.Snapshot) error {
+func (s *Stage) sealBind(ctx context.Context) error {
 	src := s.bindSource()
-	if err := snap.WriteDir(src); err != nil {
-		return fmt.Errorf("stage %s: write private copy: %w", s.ID, err)
+	if err := s.copyHostTree(ctx, src); err != nil {
+		return err
 	}
 	if err := makeReadOnly(src, false); err != nil {
 		return err

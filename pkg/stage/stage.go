@@ -11,11 +11,13 @@
 //     assembled root index digest in host-private state (a 0700 state directory outside the
 //     tree). The pre-script runs against the host tree.
 //  3. Seal, after the pre-script: compare the on-disk root index with the retained digest,
-//     verify every child into memory (each file read once, checked against the retained
-//     manifest), write the sandbox copy from exactly those verified bytes, make it
-//     agent-immutable (root-owned 0555/0444 with the agent running unprivileged, or a read-only
-//     bind mount), and verify the copy again. If immutability cannot be enforced, Seal returns
-//     an *ImmutabilityError and the agent must not be launched.
+//     copy the host tree file by file into the sandbox copy (no symlink or special file
+//     followed or copied, nothing held in memory), make the copy agent-immutable (root-owned
+//     0555/0444 with the agent running unprivileged, or a read-only bind mount), then verify
+//     that sealed copy — every child against the retained manifest, every rule — with
+//     verify.Check: the agent reads exactly the bytes verified, and what the host tree holds
+//     after the copy is irrelevant. If immutability cannot be enforced, Seal returns an
+//     *ImmutabilityError and the agent must not be launched.
 //  4. Cleanup on every controlled exit (success, skip, failure, cancellation): remove the
 //     sandbox copy, the host tree and the state. Cleanup is idempotent.
 //
@@ -166,9 +168,9 @@ type Stage struct {
 	mu       sync.Mutex
 	st       stateFile
 	cleaned  bool
-	// afterVerify runs between verification and the copy (tests use it to change the host
-	// tree in that window).
-	afterVerify func()
+	// afterCopy runs once the host tree is copied to dir, before the copy is made read-only
+	// and verified (tests use it to change the host tree, or the copy, in that window).
+	afterCopy func(dir string)
 }
 
 // PlacementError: a staging path would be inside the repository, the run output or an

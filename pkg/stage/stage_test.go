@@ -677,13 +677,14 @@ func TestSealRefusesATamperedChild(t *testing.T) {
 
 // Spec "Canonical bytes": the uploaded bytes MUST be the exact bytes verified; no-follow
 // handles alone are insufficient because an open file can still be overwritten in place. A
-// writer that changes the host tree after verification does not change the copy.
+// writer that changes the host tree after it was copied does not change the copy (which is
+// what is verified).
 func TestCopyOnVerifyHandsOnExactlyTheVerifiedBytes(t *testing.T) {
 	requireRoot(t)
 	st := create(t, testOpts(t))
 	host := filepath.Join(st.HostDir, commentPath)
 	orig, _ := os.ReadFile(host)
-	st.SetAfterVerify(func() {
+	st.SetAfterCopy(func(string) {
 		// Overwrite in place (same inode, same size) and add a file, after verification.
 		f, err := os.OpenFile(host, os.O_WRONLY, 0)
 		if err != nil {
@@ -700,12 +701,132 @@ func TestCopyOnVerifyHandsOnExactlyTheVerifiedBytes(t *testing.T) {
 	}
 	got, _ := os.ReadFile(filepath.Join(sealed.Dir, commentPath))
 	if !bytes.Equal(got, orig) {
-		t.Fatal("the sandbox copy holds bytes written after verification")
+		t.Fatal("the sandbox copy holds bytes written to the host tree after the copy")
 	}
 	if now, _ := os.ReadFile(host); bytes.Equal(now, orig) {
 		t.Fatal("the writer did not run: the test proves nothing")
 	}
 	gone(t, filepath.Join(sealed.Dir, "records", "late.md"))
+}
+
+// The copy itself is what is verified: a change to it before it is sealed (a writer that
+// reached the copy, a faulty copy) fails the seal with the host-tree error types, and no copy
+// remains. Both modes: ownership (the sandbox copy) and bind mount (the private copy).
+func TestSealVerifiesTheCopyNotTheHostTree(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		check  func(t *testing.T, err error)
+	}{
+		{"child", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, commentPath)
+			b, _ := os.ReadFile(p)
+			b[len(b)-2] ^= 1
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, err error) {
+			var ve *verify.Error
+			if !errors.As(err, &ve) || ve.Report.Violations[0].Rule != verify.RuleSHA256 || ve.Report.Violations[0].Path != commentPath {
+				t.Fatalf("want a verify.Error with sha256_mismatch at %s, got %v", commentPath, err)
+			}
+		}},
+		{"extra file", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "records", "late.md"), []byte("late\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, err error) {
+			var ve *verify.Error
+			if !errors.As(err, &ve) || ve.Report.Violations[0].Rule != verify.RuleExtraFile {
+				t.Fatalf("want a verify.Error with extra_file, got %v", err)
+			}
+		}},
+		{"index", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "index.json")
+			b, _ := os.ReadFile(p)
+			if err := os.WriteFile(p, bytes.Replace(b, []byte(`"gaps":[{`), []byte(`"gaps":[ {`), 1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, err error) {
+			var ime *stage.IndexMismatchError
+			if !errors.As(err, &ime) || ime.OnDisk == ime.Retained {
+				t.Fatalf("want IndexMismatchError, got %v", err)
+			}
+		}},
+	} {
+		for _, so := range []stage.SealOptions{{Mode: stage.ModeOwnership, AgentUID: nobody, AgentGID: nobody}, {Mode: stage.ModeBindMount}} {
+			t.Run(tc.name+"/"+string(so.Mode), func(t *testing.T) {
+				st := create(t, testOpts(t))
+				var copied string
+				st.SetAfterCopy(func(dir string) { copied = dir; tc.tamper(t, dir) })
+				_, err := st.Seal(context.Background(), so)
+				var ie *stage.ImmutabilityError
+				if errors.As(err, &ie) {
+					t.Skipf("mode %s unavailable here: %v", so.Mode, err)
+				}
+				tc.check(t, err)
+				gone(t, st.SandboxDir, copied)
+				// The host tree is untouched, so a second seal (not tampered) succeeds.
+				st.SetAfterCopy(nil)
+				sealed, err := st.Seal(context.Background(), so)
+				if err != nil {
+					t.Fatalf("seal after a rejected copy: %v", err)
+				}
+				if sealed.Files == 0 {
+					t.Fatal("no files sealed")
+				}
+				st.Cleanup()
+			})
+		}
+	}
+}
+
+// A symlink, special file or hard link anywhere the tree is read is refused by the copy, not
+// followed or reproduced: the same *verify.Error rule verification of the host tree reports.
+func TestSealRefusesLinksAndSpecialFilesInTheHostTree(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, rule string
+		plant            func(p string) error
+	}{
+		{"symlinked record", commentPath, verify.RuleSymlink, func(p string) error { os.Remove(p); return os.Symlink(outside, p) }},
+		{"symlinked directory", "records", verify.RuleSymlink, func(p string) error {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Dir(outside), p)
+		}},
+		{"fifo", "records/x.md", verify.RuleSpecialFile, func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"hard link", commentPath, verify.RuleHardLink, func(p string) error { return os.Link(p, p+".link") }},
+		// A name with a terminal escape and a newline is reported escaped, never raw.
+		{"escaped name", "records/\x1b[31m\nok.md", verify.RuleSymlink, func(p string) error { return os.Symlink(outside, p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := create(t, testOpts(t))
+			if err := tc.plant(filepath.Join(st.HostDir, tc.path)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeBindMount})
+			var ve *verify.Error
+			if !errors.As(err, &ve) || ve.Report.Violations[0].Rule != tc.rule {
+				t.Fatalf("want a verify.Error with %s, got %v", tc.rule, err)
+			}
+			p := ve.Report.Violations[0].Path
+			if p != tc.path && !strings.HasPrefix(p, "records/") {
+				t.Fatalf("violation at %s, want %s", p, tc.path)
+			}
+			for i := 0; i < len(p); i++ {
+				if p[i] < 0x20 || p[i] > 0x7e {
+					t.Fatalf("violation path %q is not escaped", p)
+				}
+			}
+			gone(t, st.SandboxDir, filepath.Join(st.StateDirOf(), "tree"))
+		})
+	}
 }
 
 // A concurrent writer racing the seal: either verification fails, or the copy holds exactly

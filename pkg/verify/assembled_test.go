@@ -39,7 +39,7 @@ func assembleAndVerify(t *testing.T, acq *acquisition.Acquisition, prof acquisit
 	if err := tree.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	snap, rep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
+	snap, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,9 @@ func (s *Snapshot) Sums() treefs.Sums { return maps.Clone(s.sums) }
 // link, special file or foreign directory anywhere, the same bounds), but the files are
 // hashed and dropped rather than held, and no document is parsed or schema-validated again:
 // every verdict of Load is a function of the tree's bytes, and these are byte for byte the
-// bytes that already passed, so they pass again. Staging uses it for the copies it writes
-// itself (the host tree after writing it, the agent-facing copy after sealing it); a tree
-// anyone else may have touched is verified by Load.
+// bytes that already passed, so they pass again. Staging uses it for the host tree it has just
+// written itself (stage.Create, stage.Build); a tree anyone else may have touched is verified
+// by Load or Check (stage.Seal verifies the sealed agent-facing copy with Check).
 //
 // The report lists every difference (index_digest_mismatch, missing_file, extra_file,
 // sha256_mismatch, and the walk's violations); the error is non-nil only when the tree could

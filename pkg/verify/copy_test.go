@@ -16,7 +16,7 @@ import (
 func TestCheckCopyFindsEveryDifference(t *testing.T) {
 	ctx := context.Background()
 	src := verifytest.Write(t, verifytest.Demo)
-	snap, rep, err := verify.Load(ctx, src, verify.Options{})
+	snap, rep, err := verify.LoadChecked(t, ctx, src, verify.Options{})
 	if err != nil || snap == nil {
 		t.Fatal(err, rep.Violations)
 	}

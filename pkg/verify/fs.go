@@ -45,6 +45,8 @@ type fileData struct {
 	data []byte
 	sum  [sha256.Size]byte
 	size int64
+	// facts is set (and data nil) for a file Check summarizes instead of holding.
+	facts *textFacts
 }
 
 type walker struct {
@@ -59,6 +61,9 @@ type walker struct {
 	count int
 	// hashOnly keeps each file's digest instead of its bytes (read buffers reused).
 	hashOnly bool
+	// summarize keeps, for the record files and check logs (summarized), their digest and
+	// textFacts instead of their bytes (Check); every other file is held.
+	summarize bool
 	// pending are files opened and checked, in walk order, whose bytes are read on every core
 	// when the batch is flushed (see flush).
 	pending      []pendingRead
@@ -82,6 +87,8 @@ type pendingRead struct {
 	sum  [sha256.Size]byte
 	n    int64 // bytes read; -1: nothing read ahead
 	err  error
+	// facts of a summarized file read ahead to its end.
+	facts *textFacts
 }
 
 // A batch is flushed at these bounds, so the bytes read ahead of the in-order accounting stay
@@ -112,7 +119,12 @@ func descendable(rel string) bool {
 // error with violations means the tree was read but is unacceptable; an error means the root
 // itself could not be opened.
 func walkTree(root string, opts Options, hashOnly bool) (*walker, error) {
-	w := &walker{opts: opts, dirs: map[string]bool{}, hashOnly: hashOnly}
+	return walkTreeMode(root, opts, hashOnly, false)
+}
+
+// walkTreeMode is walkTree, with summarize (Check) set.
+func walkTreeMode(root string, opts Options, hashOnly, summarize bool) (*walker, error) {
+	w := &walker{opts: opts, dirs: map[string]bool{}, hashOnly: hashOnly, summarize: summarize}
 	var st unix.Stat_t
 	if err := unix.Lstat(root, &st); err != nil {
 		return nil, fmt.Errorf("context root: %w", err)
@@ -279,7 +291,7 @@ func (w *walker) flush() {
 			return // a violation, or a size changed since the listing: read in order
 		}
 		var buf []byte
-		if w.hashOnly {
+		if hashOnly := w.dropsBytes(r.p); hashOnly {
 			bp := scratchPool.Get().(*[]byte)
 			defer scratchPool.Put(bp)
 			buf = (*bp)[:0]
@@ -289,15 +301,18 @@ func (w *walker) flush() {
 		}
 		buf, r.err = readBoundedInto(r.f, buf, r.size, r.size)
 		r.n = int64(len(buf))
-		switch {
-		case !w.hashOnly || r.n > r.size:
-			// Kept: the data, or (hashOnly) bytes that more may follow.
+		switch drop := w.dropsBytes(r.p); {
+		case !drop || r.n > r.size:
+			// Kept: the data, or (hashOnly, summarized) bytes that more may follow.
 			r.data = buf
-			if w.hashOnly {
+			if drop {
 				r.data = append([]byte(nil), buf...)
 			}
 		default:
 			r.sum = sha256.Sum256(buf)
+			if w.summarize {
+				r.facts = textFactsOf(buf, true)
+			}
 		}
 		if r.n <= r.size {
 			r.f.Close() // at its end (or failed): nothing more to read
@@ -308,6 +323,21 @@ func (w *walker) flush() {
 		w.account(&batch[i])
 		batch[i] = pendingRead{}
 	}
+}
+
+// dropsBytes reports whether the walk keeps only a digest (and, summarizing, the textFacts)
+// of the file at p rather than its bytes.
+func (w *walker) dropsBytes(p string) bool { return w.hashOnly || w.summarize && summarized(p) }
+
+// summarized reports whether Check summarizes the file at p: a record file or a check log by
+// path. Their bytes are only ever hashed and checked as text (textFacts), and they are almost
+// all of a tree's bytes; every other file (JSON documents, order files, index.json) is held.
+func summarized(p string) bool {
+	switch role, _ := RoleForPath(p); role {
+	case "entity_record", "record", "check_log":
+		return true
+	}
+	return false
 }
 
 // scratchPool holds the read buffers of hashOnly walks, one per concurrent read.
@@ -353,12 +383,15 @@ func (w *walker) account(r *pendingRead) {
 		return
 	}
 	w.total += r.n
-	if w.hashOnly {
-		sum := r.sum
+	if w.dropsBytes(p) {
+		sum, facts := r.sum, r.facts
 		if data != nil {
 			sum = sha256.Sum256(data)
+			if w.summarize {
+				facts = textFactsOf(data, true)
+			}
 		}
-		w.read = append(w.read, walkedFile{p, fileData{sum: sum, size: r.n}})
+		w.read = append(w.read, walkedFile{p, fileData{sum: sum, size: r.n, facts: facts}})
 		return
 	}
 	w.read = append(w.read, walkedFile{p, fileData{data: data, size: r.n}})
@@ -391,3 +424,9 @@ func readOn(f *os.File, buf []byte, limit int64) ([]byte, error) {
 		}
 	}
 }
+
+// TreeDirectory reports whether rel (slash-separated, relative to the tree root) is a
+// directory the v1 tree may contain: the only directories verification enters. A copy of a
+// tree that is verified afterwards (stage.Seal) descends exactly these, so it refuses exactly
+// the symlinks and special files verification would see.
+func TreeDirectory(rel string) bool { return descendable(rel) }

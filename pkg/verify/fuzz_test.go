@@ -69,7 +69,7 @@ func FuzzIndex(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "index.json"), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		snap, rep, err := Load(context.Background(), dir, Options{Bundle: bundle})
+		snap, rep, err := LoadChecked(t, context.Background(), dir, Options{Bundle: bundle})
 		if err != nil {
 			t.Fatal(err)
 		}

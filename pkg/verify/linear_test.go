@@ -126,7 +126,7 @@ func TestBoundsAreAppliedInWalkOrder(t *testing.T) {
 			sum += f.size
 		}
 	}
-	_, rep, err := Load(context.Background(), dir, Options{MaxTotalBytes: maxTotal, MaxFiles: maxFiles})
+	_, rep, err := LoadChecked(t, context.Background(), dir, Options{MaxTotalBytes: maxTotal, MaxFiles: maxFiles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
@@ -18,7 +16,11 @@ import (
 
 // checker holds the files read from disk (index.json excluded) and accumulates violations.
 type checker struct {
-	files  map[string][]byte
+	files map[string][]byte
+	// summ holds the summarized files (Check): digest, size and textFacts instead of bytes.
+	summ map[string]fileData
+	// dir is the tree's root, for the few summarized files read again (holdNeeded).
+	dir    string
 	dirs   map[string]bool
 	bundle *schema.Bundle
 	viol   []Violation
@@ -111,6 +113,7 @@ func (c *checker) check(idx []byte) {
 	}
 	c.man = man
 	c.manifestFiles()
+	c.holdNeeded()
 	c.collection()
 	docs := c.documents()
 	c.records()
@@ -181,19 +184,23 @@ func (c *checker) pathRole(f *ManifestFile) {
 // fileBytes checks that one manifest file is present with its size and SHA-256; an intact
 // file is recorded in c.intact.
 func (c *checker) fileBytes(f *ManifestFile) {
-	data, ok := c.files[f.Path]
-	if !ok {
+	var size int64
+	var sum [sha256.Size]byte
+	if data, ok := c.files[f.Path]; ok {
+		size, sum = int64(len(data)), sha256.Sum256(data)
+	} else if s, ok := c.summ[f.Path]; ok {
+		size, sum = s.size, s.sum
+	} else {
 		if !c.hasViolationAt(f.Path) {
 			c.add(f.Path, RuleMissingFile, "listed in the manifest but not present")
 		}
 		return
 	}
 	good := true
-	if int64(len(data)) != f.Bytes {
-		c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", len(data), f.Bytes))
+	if size != f.Bytes {
+		c.add(f.Path, RuleBytes, fmt.Sprintf("%d bytes on disk, manifest says %d", size, f.Bytes))
 		good = false
 	}
-	sum := sha256.Sum256(data)
 	var hexSum [2 * sha256.Size]byte
 	hex.Encode(hexSum[:], sum[:])
 	if string(hexSum[:]) != f.SHA256 {
@@ -208,8 +215,11 @@ func (c *checker) fileBytes(f *ManifestFile) {
 
 // unlisted reports the files and directories on disk that no manifest path accounts for.
 func (c *checker) unlisted() {
-	paths := make([]string, 0, len(c.files))
+	paths := make([]string, 0, len(c.files)+len(c.summ))
 	for p := range c.files {
+		paths = append(paths, p)
+	}
+	for p := range c.summ {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
@@ -327,7 +337,7 @@ func (c *checker) documents() *docs {
 		switch f.Role {
 		case "check_log", "thread_order", "timeline_view", "unresolved_review_view", "review_view":
 			if c.intact[f.Path] {
-				c.textRules(f.Path, c.files[f.Path], f.Role == "check_log")
+				c.textRules(f.Path, c.textFactsAt(f.Path), f.Role == "check_log")
 			}
 		}
 	}
@@ -336,15 +346,15 @@ func (c *checker) documents() *docs {
 
 // textRules: UTF-8, no byte-order mark, LF line endings; logs and bodies end in exactly one LF
 // when non-empty.
-func (c *checker) textRules(p string, b []byte, singleTrailingLF bool) {
+func (c *checker) textRules(p string, t *textFacts, singleTrailingLF bool) {
 	switch {
-	case !utf8.Valid(b):
+	case !t.valid:
 		c.add(p, RuleTextEncoding, "text must be valid UTF-8")
-	case bytes.HasPrefix(b, []byte("\xef\xbb\xbf")):
+	case t.bom:
 		c.add(p, RuleTextEncoding, "text must not start with a byte-order mark")
-	case bytes.IndexByte(b, '\r') >= 0:
+	case t.cr:
 		c.add(p, RuleTextEncoding, "text must use LF line endings")
-	case singleTrailingLF && len(b) > 0 && (!bytes.HasSuffix(b, []byte("\n")) || bytes.HasSuffix(b, []byte("\n\n"))):
+	case singleTrailingLF && t.size > 0 && !t.endsOneLF(t.size):
 		c.add(p, RuleTextEncoding, "non-empty text must end with exactly one LF")
 	}
 }
@@ -446,23 +456,18 @@ func (c *checker) recordFile(r ManifestRecord) {
 	if !c.intact[r.ContentPath] {
 		return
 	}
-	b := c.files[r.ContentPath]
-	if !utf8.Valid(b) || bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) || bytes.IndexByte(b, '\r') >= 0 {
+	t := c.textFactsAt(r.ContentPath)
+	if !t.valid || t.bom || t.cr {
 		c.add(r.ContentPath, RuleTextEncoding, "records are UTF-8 with LF line endings and no byte-order mark")
 		return
 	}
 	// The four header lines and the blank line, as strings.SplitN(string(b), "\n", 6) would
-	// split them, without copying the body into a string.
-	var parts [5]string
-	rest := b
-	for i := range parts {
-		nl := bytes.IndexByte(rest, '\n')
-		if nl < 0 {
-			c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
-			return
-		}
-		parts[i], rest = string(rest[:nl]), rest[nl+1:]
+	// split them (textFactsOf), without copying the body into a string.
+	if t.nLines < 5 {
+		c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
+		return
 	}
+	parts := t.lines
 	if parts[4] != "" {
 		c.add(r.ContentPath, RuleRecordHeader, "four header lines and a blank line are required")
 		return
@@ -501,7 +506,7 @@ func (c *checker) recordFile(r ManifestRecord) {
 			c.add(r.ContentPath, RuleRecordHeader, f.name+" does not match the manifest record")
 		}
 	}
-	if body := rest; len(body) > 0 && (!bytes.HasSuffix(body, []byte("\n")) || bytes.HasSuffix(body, []byte("\n\n"))) {
+	if body := t.size - t.headLen; body > 0 && !t.endsOneLF(body) {
 		c.add(r.ContentPath, RuleTextEncoding, "a non-empty body must end with exactly one LF")
 	}
 }

@@ -12,6 +12,10 @@
 // a *Snapshot holding exactly the verified bytes, so later consumers (staging, prompt
 // assembly) never re-read the file system and hand on only bytes that were checked.
 //
+// Check (and Dir) apply exactly the same rules and return the same Report in bounded memory:
+// the record files and check logs are hashed and reduced to the facts the rules read of them
+// as they are read, not held (see Check).
+//
 // With Options.IndexSHA256 (the digest retained by the assembler outside the tree) the on-disk
 // index.json must match it before anything else is trusted; without it the tree is only
 // self-consistent, which is what a standalone `forgectx verify DIR` can check.
@@ -164,6 +168,13 @@ func newViolation(p, rule, detail string) Violation {
 	return Violation{Path: cleanText(p), Rule: rule, Detail: cleanText(detail)}
 }
 
+// NewViolation is a violation built as verification builds its own: path and detail escaped
+// to printable ASCII and bounded. Staging's copy (stage.Seal) reports the entries it refuses
+// with it.
+func NewViolation(p, rule, detail string) Violation {
+	return Violation{Path: cleanText(p), Rule: rule, Detail: cleanText(detail)}
+}
+
 func cleanText(s string) string {
 	plain := true
 	for i := 0; i < len(s); i++ {
@@ -242,15 +253,21 @@ func (s *Snapshot) File(p string) ([]byte, bool) {
 // Dir verifies the tree at dir and returns the report. The error is non-nil only when the tree
 // could not be examined at all (the root is missing or unreadable, or ctx ended); a tree that
 // fails a rule returns a report with violations and a nil error.
+//
+// It is Check: the tree's bytes are not held.
 func Dir(ctx context.Context, dir string, opts Options) (Report, error) {
-	_, rep, err := Load(ctx, dir, opts)
-	return rep, err
+	return Check(ctx, dir, opts)
 }
 
 // Load verifies the tree at dir and, when it passes, returns the verified bytes. Each file is
 // read exactly once; the Snapshot holds those bytes. A failing tree returns a nil Snapshot, a
 // report listing every violation and a nil error.
 func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, error) {
+	return load(ctx, dir, opts, false)
+}
+
+// load is Load, or with summarize Check (which returns no Snapshot).
+func load(ctx context.Context, dir string, opts Options, summarize bool) (*Snapshot, Report, error) {
 	var rep Report
 	if opts.IndexSHA256 != "" && !isHex64(opts.IndexSHA256) {
 		return nil, rep, fmt.Errorf("verify: index-sha256 must be 64 lowercase hexadecimal digits")
@@ -266,19 +283,29 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	w, err := walkTree(dir, opts, false)
+	w, err := walkTreeMode(dir, opts, false, summarize)
 	if err != nil {
 		return nil, rep, fmt.Errorf("verify: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	c := &checker{files: make(map[string][]byte, len(w.read)), dirs: w.dirs, bundle: bundle}
-	for _, f := range w.read {
-		c.files[f.path] = f.data
-		rep.Files++
-		rep.Bytes += int64(len(f.data))
+	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir}
+	if summarize {
+		c.files, c.summ = map[string][]byte{}, make(map[string]fileData, len(w.read))
+	} else {
+		c.files = make(map[string][]byte, len(w.read))
 	}
+	for _, f := range w.read {
+		if f.facts != nil {
+			c.summ[f.path] = f.fileData
+		} else {
+			c.files[f.path] = f.data
+		}
+		rep.Files++
+		rep.Bytes += f.size
+	}
+	w.read = nil
 	for _, v := range w.viol {
 		c.addViolation(v)
 	}
@@ -305,7 +332,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, err
 		rep.Gaps = len(c.man.Gaps)
 		rep.Threads = c.threads
 	}
-	if !rep.OK() {
+	if !rep.OK() || summarize {
 		return nil, rep, nil
 	}
 	paths := make([]string, 0, len(c.files))

@@ -31,7 +31,7 @@ func TestStoredTreesVerify(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := verifytest.Write(t, name)
 			for _, digest := range []string{"", verifytest.IndexSHA256[name]} {
-				snap, rep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: digest})
+				snap, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{IndexSHA256: digest})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -436,7 +436,7 @@ func TestTamperIsCaught(t *testing.T) {
 			if tc.retained {
 				opts.IndexSHA256 = demoDigest
 			}
-			snap, rep, err := verify.Load(context.Background(), dir, opts)
+			snap, rep, err := verify.LoadChecked(t, context.Background(), dir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -622,7 +622,7 @@ func FuzzTreeFile(f *testing.F) {
 		tree[p] = data
 		verifytest.WriteFiles(t, dir, tree)
 		fixManifest(t, dir, nil)
-		snap, rep, err := verify.Load(context.Background(), dir, verify.Options{})
+		snap, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -641,7 +641,7 @@ func TestIndexHasItsOwnBound(t *testing.T) {
 	dir := verifytest.Write(t, verifytest.Demo)
 	idx := read(t, dir, "index.json")
 	small := int64(len(idx) - 1)
-	_, rep, err := verify.Load(context.Background(), dir, verify.Options{MaxIndexBytes: small})
+	_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{MaxIndexBytes: small})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +649,7 @@ func TestIndexHasItsOwnBound(t *testing.T) {
 		t.Fatalf("index.json one byte over its bound: %v", rep.Violations)
 	}
 	// A per-file bound below the index's size does not apply to the index.
-	_, rep, err = verify.Load(context.Background(), dir, verify.Options{MaxFileBytes: small, MaxIndexBytes: int64(len(idx))})
+	_, rep, err = verify.LoadChecked(t, context.Background(), dir, verify.Options{MaxFileBytes: small, MaxIndexBytes: int64(len(idx))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -431,9 +431,9 @@ func BenchmarkStage(b *testing.B) {
 // read, as pipeline does; `forgectx run` sizes it by the acquisition's live heap, within a few
 // percent of the file) acquisition.Read of the file, stage.Build with snapshot.AssembleTo
 // writing the host tree (ReleaseBodies), the limit restored as the run's snapshot phase ends,
-// then, under stage.SealMemoryLimit as the run's verify phase, Seal in ownership mode (verify
-// the host tree into memory, write the agent's copy from those bytes, make it immutable,
-// check the copy by digest) and Cleanup. peak-rss-MB covers
+// then, under the same limit as the run's verify phase, Seal in ownership mode (compare the
+// host index with the retained digest, copy the host tree file by file into the agent's copy,
+// make it immutable, verify the sealed copy with verify.Check) and Cleanup. peak-rss-MB covers
 // the whole op; build-peak-rss-MB is the peak up to the end of Build (the snapshot phase), so
 // a peak-rss-MB above it is Seal's. It needs root for the ownership seal.
 func BenchmarkRunStage(b *testing.B) {
@@ -471,10 +471,10 @@ func benchRunStage(b *testing.B, n int, inMemory bool) {
 }
 
 // seal is the verify phase of `forgectx run` (runner.verify): Seal under the soft memory limit
-// stage.SealMemoryLimit of the acquisition, then Cleanup.
+// snapshot.MemoryLimit of the acquisition (the snapshot phase's), then Cleanup.
 func seal(b *testing.B, c *corpus, st *stage.Stage, inMemory bool) {
 	if !inMemory && os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(stage.SealMemoryLimit(c.acqBytes)))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshot.MemoryLimit(c.acqBytes)))
 	}
 	if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: 65534, AgentGID: 65534}); err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -100,6 +101,11 @@ func Verify(t testing.TB, tree *snapshot.Tree) verify.Report {
 	rep, err := verify.Dir(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Dir is the bounded-memory verify.Check; Load, which holds the bytes, must report exactly
+	// the same on every tree a test builds.
+	if _, lrep, err := verify.Load(context.Background(), dir, verify.Options{IndexSHA256: tree.IndexSHA256}); err != nil || !reflect.DeepEqual(lrep, rep) {
+		t.Fatalf("verify.Load reports %+v (%v), verify.Dir (Check) %+v", lrep, err, rep)
 	}
 	if !rep.OK() {
 		for _, v := range rep.Violations {

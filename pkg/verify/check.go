@@ -1,0 +1,165 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"os"
+	"syscall"
+	"unicode/utf8"
+)
+
+// Check verifies the tree at dir exactly as Dir (and Load) do — the same rules, violations,
+// counts and IndexSHA256 — in bounded memory: the record files and check logs (by path, see
+// summarized), almost all of a tree's bytes, are not held. Each is hashed and reduced to its
+// textFacts (UTF-8 validity, byte-order mark, CR, the four header lines and the blank line,
+// how it ends) right after it is read, on the walker's cores, and its bytes are dropped; the
+// digest check and the text and record-header rules use only those. The JSON documents, order
+// files and index.json are held as Load holds them.
+//
+// A manifest that lists such a path with a role whose rules need the whole bytes (a JSON or
+// order role: already a role_mismatch), or a record whose header lines are longer than
+// maxFactsHead, has that one file read again and used only when its size and SHA-256 equal
+// those of the first read; otherwise the file is reported replaced_while_reading.
+//
+// The error is non-nil only when the tree could not be examined at all, as for Dir.
+func Check(ctx context.Context, dir string, opts Options) (Report, error) {
+	_, rep, err := load(ctx, dir, opts, true)
+	return rep, err
+}
+
+// maxFactsHead bounds the header bytes (the first five lines) textFacts keeps of a
+// summarized file; a v1 record header is a few hundred bytes.
+const maxFactsHead = 16 << 10
+
+// textFacts is what the text and record-header rules read of a file: recordFile and
+// textRules use only these, for held and summarized files alike, so both verdicts are one
+// function of the same facts.
+type textFacts struct {
+	size           int64
+	valid, bom, cr bool
+	// last2 holds the file's last two bytes (fewer when it is shorter).
+	last2 [2]byte
+	// lines are the first nLines (at most five) LF-terminated lines without their LF, and
+	// headLen the bytes they span with their LFs: kept only when nLines is 5.
+	lines   [5]string
+	nLines  int
+	headLen int64
+	// partial: the five header lines span more than maxFactsHead bytes and were not kept.
+	partial bool
+}
+
+// textFactsOf computes the facts of b; bounded keeps the header lines only up to
+// maxFactsHead bytes (Check's summaries), else always (held bytes).
+func textFactsOf(b []byte, bounded bool) *textFacts {
+	t := &textFacts{size: int64(len(b)), valid: utf8.Valid(b), bom: bytes.HasPrefix(b, []byte("\xef\xbb\xbf")), cr: bytes.IndexByte(b, '\r') >= 0}
+	copy(t.last2[:], b[max(len(b)-2, 0):])
+	rest := b
+	var ends [5]int
+	for t.nLines < 5 {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			break
+		}
+		t.headLen += int64(nl) + 1
+		ends[t.nLines] = int(t.headLen) - 1
+		t.nLines++
+		rest = rest[nl+1:]
+	}
+	if t.nLines < 5 {
+		return t
+	}
+	if bounded && t.headLen > maxFactsHead {
+		t.partial = true
+		return t
+	}
+	head := string(b[:t.headLen]) // one allocation for the five lines
+	start := 0
+	for i, e := range ends {
+		t.lines[i], start = head[start:e], e+1
+	}
+	return t
+}
+
+// endsOneLF reports whether the last n bytes of the file (n ≥ 1; its body, or all of it) end
+// with exactly one LF: a last LF not preceded by another within those n bytes.
+func (t *textFacts) endsOneLF(n int64) bool {
+	l := len(t.last2)
+	if t.size < 2 {
+		l = int(t.size)
+	}
+	last := t.last2[:l]
+	if len(last) == 0 || last[len(last)-1] != '\n' {
+		return false
+	}
+	return !(n >= 2 && len(last) == 2 && last[0] == '\n')
+}
+
+// rereadFile reads p below dir again (no symlink leaving dir followed, no special file
+// opened) and returns its bytes when they are exactly the ones first read (size and SHA-256).
+func rereadFile(dir, p string, want fileData) ([]byte, bool) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, false
+	}
+	defer root.Close()
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := readBoundedInto(f, nil, want.size, want.size)
+	if err != nil || int64(len(b)) != want.size || sha256.Sum256(b) != want.sum {
+		return nil, false
+	}
+	return b, true
+}
+
+// holdNeeded reads again, before the rules run, the intact summarized files whose rules need
+// their bytes (see Check).
+func (c *checker) holdNeeded() {
+	if len(c.summ) == 0 {
+		return
+	}
+	for _, f := range c.man.Files {
+		s, ok := c.summ[f.Path]
+		if !ok || !c.intact[f.Path] {
+			continue
+		}
+		_, isJSON := schemaForRole[f.Role]
+		switch {
+		case isJSON, isOrderRole(f.Role), s.facts == nil, s.facts.partial:
+		default:
+			continue
+		}
+		b, ok := rereadFile(c.dir, f.Path, s)
+		if !ok {
+			c.add(f.Path, RuleReplaced, "file changed while the tree was verified")
+			delete(c.intact, f.Path)
+			delete(c.sums, f.Path)
+			continue
+		}
+		delete(c.summ, f.Path)
+		c.files[f.Path] = b
+	}
+}
+
+func isOrderRole(role string) bool {
+	switch role {
+	case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
+		return true
+	}
+	return false
+}
+
+// textFactsAt returns the facts of a file read (held or summarized).
+func (c *checker) textFactsAt(p string) *textFacts {
+	if b, ok := c.files[p]; ok {
+		return textFactsOf(b, false)
+	}
+	return c.summ[p].facts
+}
