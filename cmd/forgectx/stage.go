@@ -169,17 +169,16 @@ func stageScavenge(ctx context.Context, e *env, base stage.Options) error {
 	return nil
 }
 
+// stageCreate copies --from into a new stage's host tree and verifies the copy
+// (stage.CreateFromDir), so a tree of any size is staged without being held in memory.
 func stageCreate(ctx context.Context, e *env, o stageOptions, base stage.Options) error {
-	snap, rep, err := verify.Load(ctx, o.From, verify.Options{IndexSHA256: o.IndexSHA256})
+	st, err := stage.CreateFromDir(ctx, base, o.From, o.IndexSHA256)
 	if err != nil {
-		return fmt.Errorf("stage create: %w", err)
-	}
-	if !rep.OK() {
-		_ = rep.WriteText(e.Stderr)
-		return &exitError{Code: exitFailed, Err: fmt.Errorf("stage create: %s does not verify: %d violation(s)", o.From, len(rep.Violations))}
-	}
-	st, err := stage.Create(ctx, base, snap, snap.IndexSHA256)
-	if err != nil {
+		var verr *verify.Error
+		if errors.As(err, &verr) {
+			_ = verr.Report.WriteText(e.Stderr)
+			return &exitError{Code: exitFailed, Err: fmt.Errorf("stage create: %s does not verify: %d violation(s)", o.From, len(verr.Report.Violations))}
+		}
 		return err
 	}
 	fmt.Fprintf(e.Stdout, "id=%s\nhost_dir=%s\nsandbox_dir=%s\nindex_sha256=%s\n", st.ID, st.HostDir, st.SandboxDir, st.IndexSHA256)

@@ -233,6 +233,36 @@ func Create(ctx context.Context, opts Options, src Source, indexSHA256 string) (
 	})
 }
 
+// CreateFromDir stages the tree at src, a directory anyone may have written (`forgectx stage
+// create --from`), without holding it in memory: the builder copies src into the host
+// directory file by file exactly as Seal copies the host tree (no symlink, hard link or
+// special file followed or copied; bounded), then verifies the copy itself with verify.Check
+// — the host directory is private (0700) and written only by this process, so the bytes
+// verified are the bytes staged — and the digest retained is the copy's root index digest,
+// which must equal indexSHA256 when that is given. A copy that does not verify fails with a
+// *verify.Error carrying its report, and nothing is left behind.
+func CreateFromDir(ctx context.Context, opts Options, src, indexSHA256 string) (*Stage, error) {
+	if indexSHA256 != "" {
+		if err := checkDigest(indexSHA256); err != nil {
+			return nil, err
+		}
+	}
+	return Build(ctx, opts, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
+		sums, err := copyTreeSums(ctx, src, dir, true)
+		if err != nil {
+			return "", nil, fmt.Errorf("copy the --from tree: %w", err)
+		}
+		rep, err := verify.Check(ctx, dir, verify.Options{IndexSHA256: indexSHA256})
+		if err != nil {
+			return "", nil, err
+		}
+		if !rep.OK() {
+			return "", nil, &verify.Error{Report: rep}
+		}
+		return rep.IndexSHA256, sums, nil
+	})
+}
+
 // checkDigest applies the rule of a retained root index digest.
 func checkDigest(indexSHA256 string) error {
 	if len(indexSHA256) != 64 || !canon.IsLowerHex(indexSHA256) {
