@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-
-	"github.com/forgectx/forgectx/pkg/internal/parallel"
 )
 
 // MaxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
@@ -279,16 +277,8 @@ func nonSpaceAfter(r io.Reader) (bool, error) {
 	}
 }
 
-// listBatch is how many list elements decodeList decodes together on every core.
-const listBatch = 512
-
-// decodeList decodes a JSON array (or null, which leaves the list nil as encoding/json would).
-//
-// The stream is read one element at a time (the scan that finds each element's end and every
-// syntax error), and the elements are decoded into their Go values in batches on every core,
-// pipelined: while the workers decode one batch the next is read. The result and every error
-// are those of decoding the elements one by one in order: a batch's decode failure at a lower
-// index outranks a later read failure, and within a batch the lowest failing index wins.
+// decodeList decodes a JSON array (or null, which leaves the list nil as encoding/json would)
+// one element at a time.
 func decodeList[T any](dec *json.Decoder, name string) ([]T, error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -301,62 +291,17 @@ func decodeList[T any](dec *json.Decoder, name string) ([]T, error) {
 		return nil, fmt.Errorf("%s: must be an array", name)
 	}
 	out := []T{}
-	var inflight chan error
-	wait := func() error {
-		if inflight == nil {
-			return nil
+	for dec.More() {
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", name, len(out), err)
 		}
-		err := <-inflight
-		inflight = nil
-		return err
-	}
-	var bufs [2][]json.RawMessage
-	for k := 0; ; k++ {
-		batch := bufs[k%2][:0]
-		var rerr error
-		for len(batch) < listBatch && dec.More() {
-			var raw json.RawMessage
-			if rerr = dec.Decode(&raw); rerr != nil {
-				break
-			}
-			batch = append(batch, raw)
-		}
-		bufs[k%2] = batch
-		// The previous batch is decoded before out grows again (its workers write into it).
-		if err := wait(); err != nil {
-			return nil, err
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", name, len(out)+len(batch), rerr)
-		}
-		if len(batch) == 0 {
-			break
-		}
-		base := len(out)
-		out = append(out, make([]T, len(batch))...)
-		dst := out[base:]
-		inflight = make(chan error, 1)
-		go func() {
-			inflight <- parallel.Each(len(batch), func(i int) error {
-				if err := decodeStrict(batch[i], &dst[i]); err != nil {
-					return fmt.Errorf("%s[%d]: %w", name, base+i, err)
-				}
-				return nil
-			})
-		}()
+		out = append(out, v)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// decodeStrict decodes one JSON value into v with unknown fields refused, as the document's
-// decoder does.
-func decodeStrict(raw []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	return d.Decode(v)
 }
 
 // Write encodes a as indented JSON (the interchange form; not canonical bytes).
