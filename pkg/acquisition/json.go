@@ -81,10 +81,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // readStream decodes the document from rs (positioned at start) without holding it whole.
 func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
-	keys := newBackgroundKeys()
+	var keys keyScanner
 	cr := &countingReader{r: io.LimitReader(rs, MaxDocumentBytes+1)}
-	a, err := decodeDocument(io.TeeReader(cr, keys))
-	keysErr := keys.wait()
+	a, err := decodeDocument(io.TeeReader(cr, &keys))
 	switch {
 	case cr.err != nil:
 		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
@@ -100,46 +99,10 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 			return nil, rerr
 		}
 		return nil, decodeFailure(data, err)
-	case keysErr != nil:
-		return nil, fmt.Errorf("acquisition: %w", keysErr)
+	case keys.err != nil:
+		return nil, fmt.Errorf("acquisition: %w", keys.err)
 	}
 	return a, nil
-}
-
-// backgroundKeys is a keyScanner on a goroutine of its own: Write hands it a copy of each
-// piece the decoder reads, so the member-name check of a large document runs beside the
-// decode instead of in turn with it. The scanner sees exactly the bytes, in order, that a
-// keyScanner written to directly would; wait returns its verdict once every piece is scanned.
-type backgroundKeys struct {
-	pieces chan []byte
-	done   chan struct{}
-	k      keyScanner
-}
-
-func newBackgroundKeys() *backgroundKeys {
-	b := &backgroundKeys{pieces: make(chan []byte, 64), done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		for p := range b.pieces {
-			b.k.Write(p)
-		}
-	}()
-	return b
-}
-
-// Write never fails: a violation is reported by wait.
-func (b *backgroundKeys) Write(p []byte) (int, error) {
-	if len(p) > 0 {
-		b.pieces <- bytes.Clone(p)
-	}
-	return len(p), nil
-}
-
-// wait stops the scanner after the last piece and returns the first violation; call it once.
-func (b *backgroundKeys) wait() error {
-	close(b.pieces)
-	<-b.done
-	return b.k.err
 }
 
 // readDocument reads at most MaxDocumentBytes (one more byte detects a larger document).
