@@ -2,10 +2,8 @@ package stage
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -40,48 +38,34 @@ import (
 // Whatever the copy holds is verified afterwards (Seal): this walk only has to never follow
 // a link and stay bounded.
 func copyTree(ctx context.Context, src, dst string) error {
-	_, err := copyTreeSums(ctx, src, dst, false)
-	return err
-}
-
-// copyTreeSums is copyTree that, when sums is set, also returns the SHA-256 of every file it
-// copied except the root index.json, hashed from the bytes it wrote (the form stage.Build's
-// builders return).
-func copyTreeSums(ctx context.Context, src, dst string, sums bool) (treefs.Sums, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(src, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return fmt.Errorf("%s: %w", src, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return nil, refused(".", verify.RuleSymlink, "the context root is a symlink")
+		return refused(".", verify.RuleSymlink, "the context root is a symlink")
 	}
 	fd, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, unix.ELOOP):
-			return nil, refused(".", verify.RuleSymlink, "the context root changed to a symlink while opening it")
+			return refused(".", verify.RuleSymlink, "the context root changed to a symlink while opening it")
 		case errors.Is(err, unix.ENOTDIR):
-			return nil, refused(".", verify.RuleNotDirectory, "the context root is not a directory")
+			return refused(".", verify.RuleNotDirectory, "the context root is not a directory")
 		}
-		return nil, fmt.Errorf("open %s: %w", src, err)
+		return fmt.Errorf("open %s: %w", src, err)
 	}
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("create %s: %w", dst, err)
+		return fmt.Errorf("create %s: %w", dst, err)
 	}
 	dfd, err := unix.Open(dst, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("open %s: %w", dst, err)
+		return fmt.Errorf("open %s: %w", dst, err)
 	}
 	c := &copier{ctx: ctx, buf: make([]byte, 256<<10)}
-	if sums {
-		c.sums, c.hash = treefs.Sums{}, sha256.New()
-	}
-	if err := c.dir(fd, dfd, "."); err != nil {
-		return nil, err
-	}
-	return c.sums, nil
+	return c.dir(fd, dfd, ".")
 }
 
 type copier struct {
@@ -89,9 +73,6 @@ type copier struct {
 	buf   []byte
 	files int
 	total int64
-	// sums, when not nil, receives each copied file's SHA-256 (hash is the reused hasher).
-	sums treefs.Sums
-	hash hash.Hash
 }
 
 // refused is the error for an entry the copy must not follow or reproduce.
@@ -196,19 +177,12 @@ func (c *copier) file(dirfd, dstfd int, name, p string, lst *unix.Stat_t) error 
 	if err != nil {
 		return fmt.Errorf("create %s: %w", p, err)
 	}
-	if c.hash != nil {
-		c.hash.Reset()
-	}
 	err = c.copyFile(out, fd, limit)
 	if cerr := unix.Close(out); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", p, err)
-	}
-	if c.sums != nil && p != "index.json" {
-		var sum [sha256.Size]byte
-		c.sums[p] = [sha256.Size]byte(c.hash.Sum(sum[:0]))
 	}
 	return nil
 }
@@ -228,9 +202,6 @@ func (c *copier) copyFile(out, in int, limit int64) error {
 		}
 		limit -= int64(n)
 		c.total += int64(n)
-		if c.hash != nil {
-			c.hash.Write(c.buf[:n])
-		}
 		for w := c.buf[:n]; len(w) > 0; {
 			m, err := unix.Write(out, w)
 			if errors.Is(err, unix.EINTR) {

@@ -248,11 +248,10 @@ func CreateFromDir(ctx context.Context, opts Options, src, indexSHA256 string) (
 		}
 	}
 	return Build(ctx, opts, func(ctx context.Context, dir string) (string, treefs.Sums, error) {
-		sums, err := copyTreeSums(ctx, src, dir, true)
-		if err != nil {
+		if err := copyTree(ctx, src, dir); err != nil {
 			return "", nil, fmt.Errorf("copy the --from tree: %w", err)
 		}
-		rep, err := verify.Check(ctx, dir, verify.Options{IndexSHA256: indexSHA256})
+		rep, sums, err := verify.CheckSums(ctx, dir, verify.Options{IndexSHA256: indexSHA256})
 		if err != nil {
 			return "", nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // Check verifies the tree at dir exactly as Dir (and Load) do — the same rules, violations,
@@ -26,6 +28,18 @@ import (
 func Check(ctx context.Context, dir string, opts Options) (Report, error) {
 	_, rep, err := load(ctx, dir, opts, true)
 	return rep, err
+}
+
+// CheckSums is Check that also returns, for a tree that passes, the SHA-256 of every file but
+// the root index.json: the digests the verification computed when it compared each file with
+// its manifest entry (the form stage.Build's builders return), not a second hash of the tree.
+// They are nil when the tree does not pass.
+func CheckSums(ctx context.Context, dir string, opts Options) (Report, treefs.Sums, error) {
+	snap, rep, err := load(ctx, dir, opts, true)
+	if snap == nil {
+		return rep, nil, err
+	}
+	return rep, snap.sums, err
 }
 
 // maxFactsHead bounds the header bytes (the first five lines) textFacts keeps of a

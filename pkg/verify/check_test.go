@@ -150,3 +150,33 @@ func TestCheckEqualsLoadOnPathAndRoleMutations(t *testing.T) {
 		}
 	}
 }
+
+// CheckSums returns, for a tree that passes, exactly the digests Load's Snapshot.Sums gives
+// (every file but index.json), and none for a tree that fails.
+func TestCheckSumsAreLoadsSums(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	opts := verify.Options{IndexSHA256: verifytest.IndexSHA256[verifytest.Demo]}
+	snap, _, err := verify.Load(context.Background(), dir, opts)
+	if err != nil || snap == nil {
+		t.Fatal(err)
+	}
+	rep, sums, err := verify.CheckSums(context.Background(), dir, opts)
+	want := snap.Sums()
+	if err != nil || !rep.OK() || len(sums) != len(want) || len(want) < 5 {
+		t.Fatalf("%v %v: %d sums, want %d", err, rep.Violations, len(sums), len(want))
+	}
+	for p, s := range want {
+		if sums[p] != s {
+			t.Fatalf("%s: digest differs from Load's", p)
+		}
+	}
+	if _, ok := sums["index.json"]; ok {
+		t.Fatal("the root index is among the sums")
+	}
+	if err := os.WriteFile(filepath.Join(dir, entityPath), []byte("changed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rep, sums, err := verify.CheckSums(context.Background(), dir, opts); err != nil || rep.OK() || sums != nil {
+		t.Fatalf("a failing tree: ok=%v, %d sums, %v", rep.OK(), len(sums), err)
+	}
+}

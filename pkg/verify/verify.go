@@ -332,8 +332,12 @@ func load(ctx context.Context, dir string, opts Options, summarize bool) (*Snaps
 		rep.Gaps = len(c.man.Gaps)
 		rep.Threads = c.threads
 	}
-	if !rep.OK() || summarize {
+	if !rep.OK() {
 		return nil, rep, nil
+	}
+	if summarize {
+		// Nothing of the files is held: only the digests, for CheckSums.
+		return &Snapshot{IndexSHA256: rep.IndexSHA256, sums: c.sums}, rep, nil
 	}
 	paths := make([]string, 0, len(c.files))
 	for p := range c.files {
