@@ -3,9 +3,6 @@ package verify
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"os"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/treefs"
@@ -26,7 +23,7 @@ import (
 //
 // The error is non-nil only when the tree could not be examined at all, as for Dir.
 func Check(ctx context.Context, dir string, opts Options) (Report, error) {
-	_, rep, err := load(ctx, dir, opts, true)
+	_, rep, err := load(ctx, dir, opts, modeCheck)
 	return rep, err
 }
 
@@ -35,7 +32,7 @@ func Check(ctx context.Context, dir string, opts Options) (Report, error) {
 // its manifest entry (the form stage.Build's builders return), not a second hash of the tree.
 // They are nil when the tree does not pass.
 func CheckSums(ctx context.Context, dir string, opts Options) (Report, treefs.Sums, error) {
-	snap, rep, err := load(ctx, dir, opts, true)
+	snap, rep, err := load(ctx, dir, opts, modeCheck)
 	if snap == nil {
 		return rep, nil, err
 	}
@@ -109,30 +106,6 @@ func (t *textFacts) endsOneLF(n int64) bool {
 	return !(n >= 2 && len(last) == 2 && last[0] == '\n')
 }
 
-// rereadFile reads p below dir again (no symlink leaving dir followed, no special file
-// opened) and returns its bytes when they are exactly the ones first read (size and SHA-256).
-func rereadFile(dir, p string, want fileData) ([]byte, bool) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, false
-	}
-	defer root.Close()
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	b, err := readBoundedInto(f, nil, want.size, want.size)
-	if err != nil || int64(len(b)) != want.size || sha256.Sum256(b) != want.sum {
-		return nil, false
-	}
-	return b, true
-}
-
 // holdNeeded reads again, before the rules run, the intact summarized files whose rules need
 // their bytes (see Check).
 func (c *checker) holdNeeded() {
@@ -150,8 +123,8 @@ func (c *checker) holdNeeded() {
 		default:
 			continue
 		}
-		b, ok := rereadFile(c.dir, f.Path, s)
-		if !ok {
+		b, why := rereadVerified(c.dir, f.Path, s.size, s.sum)
+		if why != "" {
 			c.add(f.Path, RuleReplaced, "file changed while the tree was verified")
 			delete(c.intact, f.Path)
 			delete(c.sums, f.Path)

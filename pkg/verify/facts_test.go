@@ -81,42 +81,63 @@ func TestTextFactsMatchTheByteRules(t *testing.T) {
 	try(long)
 }
 
-// A summarized file read again is used only when it is exactly the file first read: changed
-// bytes, a symlink or a FIFO in its place are refused (and a FIFO does not block).
-func TestRereadFileOnlyReturnsTheBytesFirstRead(t *testing.T) {
+// A file read again (a summarized file Check needs whole, a file a snapshot from Open serves)
+// is used only when it is exactly the file verified: changed, grown or shrunk bytes, a symlink,
+// a hard link or a FIFO in its place, a directory on its path swapped for a symlink to a copy,
+// or a missing file are refused with the reason (and a FIFO does not block).
+func TestRereadVerifiedOnlyReturnsTheBytesFirstRead(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "records"), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	p := "records/a.md"
 	orig := []byte("body\n")
-	if err := os.WriteFile(filepath.Join(dir, p), orig, 0o600); err != nil {
+	reset := func() {
+		os.RemoveAll(filepath.Join(dir, "records"))
+		if err := os.Mkdir(filepath.Join(dir, "records"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), orig, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reset()
+	sum, size := sha256.Sum256(orig), int64(len(orig))
+	if b, why := rereadVerified(dir, p, size, sum); why != "" || !bytes.Equal(b, orig) {
+		t.Fatalf("unchanged file: %q %q", b, why)
+	}
+	copyDir := filepath.Join(dir, "copy")
+	if err := os.MkdirAll(copyDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	want := fileData{sum: sha256.Sum256(orig), size: int64(len(orig))}
-	if b, ok := rereadFile(dir, p, want); !ok || !bytes.Equal(b, orig) {
-		t.Fatalf("unchanged file: %q %v", b, ok)
+	if err := os.WriteFile(filepath.Join(copyDir, "a.md"), orig, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	for name, swap := range map[string]func(full string) error{
 		"same size, other bytes": func(full string) error { return os.WriteFile(full, []byte("Body\n"), 0o600) },
 		"grown":                  func(full string) error { return os.WriteFile(full, append(orig, 'x'), 0o600) },
+		"shrunk":                 func(full string) error { return os.WriteFile(full, orig[:2], 0o600) },
+		"missing":                func(full string) error { return os.Remove(full) },
 		"symlink to the same bytes": func(full string) error {
-			other := filepath.Join(dir, "same")
-			if err := os.WriteFile(other, orig, 0o600); err != nil {
-				return err
-			}
 			os.Remove(full)
-			return os.Symlink(other, full)
+			return os.Symlink(filepath.Join(copyDir, "a.md"), full)
+		},
+		"hard link": func(full string) error { return os.Link(full, filepath.Join(dir, "records", "b.md")) },
+		"directory swapped for a symlink to a copy": func(string) error {
+			os.RemoveAll(filepath.Join(dir, "records"))
+			return os.Symlink(copyDir, filepath.Join(dir, "records"))
 		},
 		"fifo": func(full string) error { os.Remove(full); return syscall.Mkfifo(full, 0o600) },
 	} {
-		full := filepath.Join(dir, p)
-		os.Remove(full)
-		if err := swap(full); err != nil {
+		reset()
+		if err := swap(filepath.Join(dir, p)); err != nil {
 			t.Fatal(err)
 		}
-		if b, ok := rereadFile(dir, p, want); ok {
+		if b, why := rereadVerified(dir, p, size, sum); why == "" || b != nil {
 			t.Errorf("%s: reread returned %q", name, b)
+		}
+	}
+	reset()
+	for _, bad := range []string{"../a.md", "records//a.md", "./records/a.md", ""} {
+		if _, why := rereadVerified(dir, bad, size, sum); why != "not a tree path" {
+			t.Errorf("%q: %q", bad, why)
 		}
 	}
 }

@@ -235,19 +235,21 @@ type Snapshot struct {
 	files    map[string][]byte
 	paths    []string
 	sums     treefs.Sums // of files, computed by the digest check
+	// dir and unheld are set for a snapshot from Open: the tree it was verified from, and the
+	// verified size of every file whose bytes are not held but read again from dir (ReadFile).
+	dir    string
+	unheld map[string]int64
 }
 
 // Paths lists every file path of the tree except index.json, sorted.
 func (s *Snapshot) Paths() []string { return append([]string(nil), s.paths...) }
 
-// File returns the verified bytes of a path ("index.json" included). The slice must not be
-// modified.
+// File returns the verified bytes of a path ("index.json" included), as ReadFile does: false
+// when p is not a file of the tree or (a snapshot from Open) no longer holds the verified
+// bytes. The slice must not be modified.
 func (s *Snapshot) File(p string) ([]byte, bool) {
-	if p == "index.json" {
-		return s.Index, true
-	}
-	b, ok := s.files[p]
-	return b, ok
+	b, err := s.ReadFile(p)
+	return b, err == nil
 }
 
 // Dir verifies the tree at dir and returns the report. The error is non-nil only when the tree
@@ -263,11 +265,21 @@ func Dir(ctx context.Context, dir string, opts Options) (Report, error) {
 // read exactly once; the Snapshot holds those bytes. A failing tree returns a nil Snapshot, a
 // report listing every violation and a nil error.
 func Load(ctx context.Context, dir string, opts Options) (*Snapshot, Report, error) {
-	return load(ctx, dir, opts, false)
+	return load(ctx, dir, opts, modeLoad)
 }
 
-// load is Load, or with summarize Check (which returns no Snapshot).
-func load(ctx context.Context, dir string, opts Options, summarize bool) (*Snapshot, Report, error) {
+// loadMode is what load keeps of a tree that passes.
+type loadMode int
+
+const (
+	modeLoad  loadMode = iota // every file's bytes (Load)
+	modeCheck                 // only the digests (Check, CheckSums): record files and logs summarized
+	modeOpen                  // as modeCheck, plus the held documents and the manifest (Open)
+)
+
+// load is Load, Check (which returns a Snapshot of digests only) or Open.
+func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapshot, Report, error) {
+	summarize := mode != modeLoad
 	var rep Report
 	if opts.IndexSHA256 != "" && !isHex64(opts.IndexSHA256) {
 		return nil, rep, fmt.Errorf("verify: index-sha256 must be 64 lowercase hexadecimal digits")
@@ -335,16 +347,26 @@ func load(ctx context.Context, dir string, opts Options, summarize bool) (*Snaps
 	if !rep.OK() {
 		return nil, rep, nil
 	}
-	if summarize {
+	if mode == modeCheck {
 		// Nothing of the files is held: only the digests, for CheckSums.
 		return &Snapshot{IndexSHA256: rep.IndexSHA256, sums: c.sums}, rep, nil
 	}
-	paths := make([]string, 0, len(c.files))
-	for p := range c.files {
+	// A tree that passed has exactly the manifest's paths, each with its digest.
+	paths := make([]string, 0, len(c.sums))
+	for p := range c.sums {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	return &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}, rep, nil
+	snap := &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}
+	if mode == modeOpen {
+		snap.dir, snap.unheld = dir, make(map[string]int64, len(c.summ))
+		for _, f := range c.man.Files {
+			if _, held := c.files[f.Path]; !held {
+				snap.unheld[f.Path] = f.Bytes
+			}
+		}
+	}
+	return snap, rep, nil
 }
 
 func sortViolations(v []Violation) []Violation {
