@@ -47,8 +47,10 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
 		return err
 	}
-	// The tree is verified first and rendered from exactly the verified bytes.
-	snap, rep, err := verify.Load(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
+	// The tree is verified first and rendered from exactly the verified bytes: verify.Open
+	// holds the documents and reads each record file again, verified, when its block is
+	// rendered, so the tree's bytes are never all held.
+	snap, rep, err := verify.Open(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
 	if err != nil {
 		return fmt.Errorf("prompt %s: %w", o.Dir, err)
 	}

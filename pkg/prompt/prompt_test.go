@@ -1,14 +1,18 @@
 package prompt
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -355,20 +359,12 @@ func FuzzExtract(f *testing.F) {
 func TestEveryViewRendersItsOrderFile(t *testing.T) {
 	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
 		snap := load(t, name)
-		views := []string{ViewTimeline, ViewUnresolvedReview}
-		for _, p := range snap.Paths() {
-			if k, ok := strings.CutPrefix(p, "threads/"); ok {
-				views = append(views, "threads/"+strings.TrimSuffix(k, ".order"))
-			}
-			if k, ok := strings.CutPrefix(p, "views/reviews/"); ok {
-				views = append(views, "reviews/"+strings.TrimSuffix(k, ".order"))
-			}
-		}
-		if len(views) < 6 {
-			t.Fatalf("%s: only %d views", name, len(views))
+		vs := views(snap)
+		if len(vs) < 6 {
+			t.Fatalf("%s: only %d views", name, len(vs))
 		}
 		var tail []string
-		for _, v := range views {
+		for _, v := range vs {
 			blocks, err := Render(snap, Options{View: v})
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, v, err)
@@ -404,19 +400,11 @@ func TestEveryViewRendersItsOrderFile(t *testing.T) {
 func TestStreamingEqualsRenderThenWrite(t *testing.T) {
 	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
 		snap := load(t, name)
-		views := []string{ViewTimeline, ViewUnresolvedReview}
-		for _, p := range snap.Paths() {
-			if v, ok := strings.CutPrefix(p, "views/reviews/"); ok {
-				views = append(views, "reviews/"+strings.TrimSuffix(v, ".order"))
-			}
-			if v, ok := strings.CutPrefix(p, "threads/"); ok {
-				views = append(views, "threads/"+strings.TrimSuffix(v, ".order"))
-			}
+		vs := views(snap)
+		if len(vs) < 4 {
+			t.Fatalf("%s: only %d views", name, len(vs))
 		}
-		if len(views) < 4 {
-			t.Fatalf("%s: only %d views", name, len(views))
-		}
-		for _, v := range views {
+		for _, v := range vs {
 			blocks, err := Render(snap, Options{View: v})
 			if err != nil {
 				t.Fatal(err)
@@ -447,4 +435,119 @@ func TestStreamingEqualsRenderThenWrite(t *testing.T) {
 	if empty.Len() != 0 {
 		t.Fatal("an absent view wrote output before failing")
 	}
+}
+
+// views lists every view of a snapshot: the two fixed ones, every review view and thread.
+func views(snap *verify.Snapshot) []string {
+	out := []string{ViewTimeline, ViewUnresolvedReview}
+	for _, p := range snap.Paths() {
+		if v, ok := strings.CutPrefix(p, "views/reviews/"); ok {
+			out = append(out, "reviews/"+strings.TrimSuffix(v, ".order"))
+		}
+		if v, ok := strings.CutPrefix(p, "threads/"); ok {
+			out = append(out, "threads/"+strings.TrimSuffix(v, ".order"))
+		}
+	}
+	return out
+}
+
+// Rendering from verify.Open (record files read again, verified, as `forgectx prompt` does)
+// writes exactly the bytes rendering from verify.Load writes, for every view of both stored
+// trees, in both formats.
+func TestOpenSnapshotRendersLoadsBytes(t *testing.T) {
+	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
+		held := load(t, name)
+		dir := verifytest.Write(t, name)
+		opened, rep, err := verify.Open(context.Background(), dir, verify.Options{IndexSHA256: verifytest.IndexSHA256[name]})
+		if err != nil || opened == nil {
+			t.Fatalf("open %s: %v %v", name, err, rep.Violations)
+		}
+		vs := views(held)
+		if len(vs) < 4 {
+			t.Fatalf("%s: only %d views", name, len(vs))
+		}
+		for _, v := range vs {
+			for _, stream := range []func(io.Writer, *verify.Snapshot, Options) (int, error){StreamJSON, StreamText} {
+				var want, got bytes.Buffer
+				wn, werr := stream(&want, held, Options{View: v})
+				gn, gerr := stream(&got, opened, Options{View: v})
+				if werr != nil || gerr != nil || wn != gn || !bytes.Equal(want.Bytes(), got.Bytes()) {
+					t.Fatalf("%s %s: from Open %d blocks (%v), from Load %d (%v)", name, v, gn, gerr, wn, werr)
+				}
+			}
+		}
+	}
+}
+
+// A record file changed between verification and its block stops the rendering there: the
+// error wraps verify.ErrChanged, names the path, says to discard the partial output, and the
+// changed bytes appear nowhere in it.
+func TestChangedRecordStopsTheRendering(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.DemoReply)
+	snap, rep, err := verify.Open(context.Background(), dir, verify.Options{IndexSHA256: verifytest.IndexSHA256[verifytest.DemoReply]})
+	if err != nil || snap == nil {
+		t.Fatalf("open: %v %v", err, rep.Violations)
+	}
+	order, _ := snap.File("views/timeline.order")
+	lines := strings.Split(strings.TrimSuffix(string(order), "\n"), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("timeline of %d records", len(lines))
+	}
+	victim := lines[2]
+	const marker = "CHANGED-AFTER-VERIFICATION"
+	if err := os.WriteFile(filepath.Join(dir, victim), []byte(marker+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	n, err := StreamJSON(&out, snap, Options{View: ViewTimeline})
+	if !errors.Is(err, verify.ErrChanged) || n != 2 || !strings.Contains(err.Error(), victim) || !strings.Contains(err.Error(), "discard") {
+		t.Fatalf("after %d blocks: %v", n, err)
+	}
+	if strings.Contains(out.String(), marker) || strings.Contains(err.Error(), marker) {
+		t.Fatal("the changed bytes were rendered")
+	}
+	if _, err := Render(snap, Options{View: ViewTimeline}); !errors.Is(err, verify.ErrChanged) {
+		t.Fatalf("Render: %v", err)
+	}
+}
+
+// The streamed JSON string of any bytes, given in any parts and escaped in pieces of any size
+// (cut points moved to character starts), is exactly what encoding/json writes for the whole
+// string: invalid UTF-8, U+2028/U+2029, control characters and multi-byte characters cut by
+// the piece size included.
+func FuzzJSONStringWriter(f *testing.F) {
+	for _, seed := range []string{"", "plain", "é\u2028\u2029\x00\x1f\"\\<>&", "\xff\xfe\xc3", "日本語テキスト", "\xe6\x97", "a\xf0\x9f\x98\x80b", "\x80\x80\x80\x80\x80"} {
+		f.Add([]byte(seed), uint8(3), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split, piece uint8) {
+		var whole bytes.Buffer
+		enc := json.NewEncoder(&whole)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(string(data)); err != nil {
+			t.Fatal(err)
+		}
+		want := whole.Bytes()[1 : whole.Len()-2]
+		var got bytes.Buffer
+		bw := bufio.NewWriter(&got)
+		js := newJSONStringWriter(bw)
+		js.piece = int(piece%8) + 1
+		// Parts cut where the caller cuts them: at a character start, as a block's ASCII head
+		// and tail meet its content.
+		at := min(int(split), len(data))
+		for at > 0 && at < len(data) && !utf8.RuneStart(data[at]) {
+			at--
+		}
+		if err := js.write(data[:at]); err != nil {
+			t.Fatal(err)
+		}
+		if err := js.write(data[at:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("pieces of %d: %q, want %q", js.piece, got.Bytes(), want)
+		}
+	})
 }
