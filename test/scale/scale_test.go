@@ -409,6 +409,7 @@ func benchStage(b *testing.B, create func(stage.Options, *corpus) (*stage.Stage,
 		}
 		o := stage.Options{Base: base, StateDir: filepath.Join(base, "state"), WorkDir: base, Getenv: func(string) string { return "" }}
 		var cpu time.Duration
+		var phase [3]time.Duration // create, seal, cleanup
 		var rss float64
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -424,6 +425,7 @@ func benchStage(b *testing.B, create func(stage.Options, *corpus) (*stage.Stage,
 			resetPeak(b)
 			cpu0 := cpuTime()
 			b.StartTimer()
+			t0 := time.Now()
 			var st *stage.Stage
 			var err error
 			if create != nil {
@@ -435,18 +437,26 @@ func benchStage(b *testing.B, create func(stage.Options, *corpus) (*stage.Stage,
 			if err != nil {
 				b.Fatal(err)
 			}
+			t1 := time.Now()
 			if _, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeOwnership, AgentUID: 65534, AgentGID: 65534}); err != nil {
 				b.Fatal(err)
 			}
+			t2 := time.Now()
 			if err := st.Cleanup(); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
+			t3 := time.Now()
+			phase[0], phase[1], phase[2] = phase[0]+t1.Sub(t0), phase[1]+t2.Sub(t1), phase[2]+t3.Sub(t2)
 			cpu += cpuTime() - cpu0
 			rss = max(rss, peakRSS(b))
 		}
 		b.ReportMetric(rss/mib, "peak-rss-MB")
 		b.ReportMetric(float64((cpu / time.Duration(b.N)).Milliseconds()), "cpu-ms")
+		// Wall time per phase: which one grows faster than the tree.
+		for i, name := range []string{"create-ms", "seal-ms", "cleanup-ms"} {
+			b.ReportMetric(float64((phase[i] / time.Duration(b.N)).Milliseconds()), name)
+		}
 	})
 }
 
