@@ -9,12 +9,15 @@
 // each file's size and SHA-256, media type and role by path, record keys, record paths and
 // record header layout, order and view files, thread key sets, actor rows and array orders.
 // Every violation is reported as a (path, rule) pair; a tree with no violation is returned as
-// a *Snapshot holding exactly the verified bytes, so later consumers (staging, prompt
-// assembly) never re-read the file system and hand on only bytes that were checked.
+// a *Snapshot holding exactly the verified bytes, so its consumers (staging from memory, the
+// review evidence server) never re-read the file system and hand on only bytes that were
+// checked.
 //
 // Check (and Dir) apply exactly the same rules and return the same Report in bounded memory:
 // the record files and check logs are hashed and reduced to the facts the rules read of them
-// as they are read, not held (see Check).
+// as they are read, not held (see Check). Open is Check returning a Snapshot that reads those
+// files again when asked for and hands them on only when they are still the verified bytes
+// (see Open), so prompt rendering needs neither the whole tree in memory nor unverified bytes.
 //
 // With Options.IndexSHA256 (the digest retained by the assembler outside the tree) the on-disk
 // index.json must match it before anything else is trusted; without it the tree is only
@@ -225,7 +228,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("snapshot verification failed: %d violation(s), first %s", len(e.Report.Violations), e.Report.Violations[0])
 }
 
-// Snapshot is a verified tree held in memory: the exact bytes that passed verification.
+// Snapshot is a verified tree: the exact bytes that passed verification, all held in memory
+// (Load), or the documents, order files and index held and every other file read again on
+// demand and served only while it still has its verified size and SHA-256 (Open).
 type Snapshot struct {
 	// Index is the root index.json bytes and IndexSHA256 their digest.
 	Index       []byte

@@ -10,7 +10,7 @@ import (
 )
 
 // WriteDir writes exactly the verified bytes (see ReadFile) to a new directory dir (which must
-// // not exist; its parent must) with directory mode 0700 and file mode 0600. Every file is
+// not exist; its parent must) with directory mode 0700 and file mode 0600. Every file is
 // created with O_EXCL through an os.Root opened on dir (treefs.Writer), so nothing
 // pre-existing is reused or followed.
 // index.json is written last: a reader that sees it sees a complete tree.
