@@ -43,7 +43,7 @@ func LoadChecked(t testing.TB, ctx context.Context, dir string, opts Options) (*
 // file bytes.
 func SameSnapshot(t testing.TB, want, got *Snapshot) {
 	t.Helper()
-	if !bytes.Equal(want.Index, got.Index) || want.IndexSHA256 != got.IndexSHA256 || !reflect.DeepEqual(want.Manifest, got.Manifest) {
+	if want.IndexSHA256 != got.IndexSHA256 || !reflect.DeepEqual(want.Manifest, got.Manifest) {
 		t.Fatal("the snapshots differ in their index or manifest")
 	}
 	if !slices.Equal(want.Paths(), got.Paths()) || !maps.Equal(want.Sums(), got.Sums()) {

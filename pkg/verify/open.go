@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -23,9 +24,9 @@ var ErrNotInSnapshot = errors.New("not a file of the verified snapshot")
 
 // Open verifies the tree at dir exactly as Check does — the same rules, violations and Report,
 // in bounded memory — and, when it passes, returns a Snapshot of it that holds what Check
-// holds: the root index, the manifest, the JSON documents and the order files. The record
-// files and check logs, almost all of a tree's bytes, are not held: ReadFile (and File,
-// WriteDir) reads each again from dir when it is asked for and hands it on only when its size
+// holds when its rules run: the manifest, the JSON documents and the order files. The record
+// files, check logs and the root index.json, almost all of a tree's bytes, are not held:
+// ReadFile (and File, WriteDir) reads each again from dir when it is asked for and hands it on only when its size
 // and SHA-256 are the ones verified, opening every path component without following a
 // symlink, so a consumer of the snapshot still only ever sees verified bytes. A file changed
 // since is refused (ErrChanged), never served.
@@ -51,16 +52,25 @@ func (s *Snapshot) Has(p string) bool {
 // SHA-256 equal those verified. The error wraps ErrNotInSnapshot or ErrChanged and names the
 // path and what differs, never content. The slice must not be modified.
 func (s *Snapshot) ReadFile(p string) ([]byte, error) {
-	if p == "index.json" {
+	var size int64
+	var sum [sha256.Size]byte
+	switch b, held := s.files[p]; {
+	case p == "index.json" && s.Index != nil:
 		return s.Index, nil
-	}
-	if b, ok := s.files[p]; ok {
+	case p == "index.json" && s.dir != "":
+		size = s.indexSize
+		if _, err := hex.Decode(sum[:], []byte(s.IndexSHA256)); err != nil {
+			return nil, fmt.Errorf("verify: index.json: %w (no verified digest)", ErrChanged)
+		}
+	case held:
 		return b, nil
-	}
-	size, unheld := s.unheld[p]
-	sum, ok := s.sums[p]
-	if !ok || !unheld {
-		return nil, fmt.Errorf("verify: %s: %w", cleanText(p), ErrNotInSnapshot)
+	default:
+		var unheld, ok bool
+		size, unheld = s.unheld[p]
+		sum, ok = s.sums[p]
+		if !ok || !unheld {
+			return nil, fmt.Errorf("verify: %s: %w", cleanText(p), ErrNotInSnapshot)
+		}
 	}
 	b, why := rereadVerified(s.dir, p, size, sum)
 	if why != "" {

@@ -13,9 +13,10 @@ import (
 )
 
 // A snapshot from Open serves a record file only while the tree still holds its verified
-// bytes: one changed after verification is refused with ErrChanged and its path (File says
-// false, WriteDir fails and writes no index.json), while the held documents are the bytes
-// verified whatever the disk now says, and an unchanged file is still served.
+// bytes: one changed after verification (a record, the index) is refused with ErrChanged and
+// its path (File says false, WriteDir fails and writes no index.json), while the held
+// documents are the bytes verified whatever the disk now says, and an unchanged file is still
+// served.
 func TestOpenRefusesAFileChangedAfterVerification(t *testing.T) {
 	dir := verifytest.Write(t, verifytest.Demo)
 	digest := verifytest.IndexSHA256[verifytest.Demo]
@@ -61,6 +62,16 @@ func TestOpenRefusesAFileChangedAfterVerification(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(out, "index.json")); !os.IsNotExist(err) {
 		t.Fatalf("WriteDir of a changed tree wrote index.json: %v", err)
+	}
+	// The index is not held either: read again, it must be the verified one.
+	if b, err := snap.ReadFile("index.json"); err != nil || string(b) != string(files["index.json"]) {
+		t.Fatalf("index.json: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), append([]byte(" "), files["index.json"]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.ReadFile("index.json"); !errors.Is(err, verify.ErrChanged) || !strings.Contains(err.Error(), "index.json") {
+		t.Fatalf("changed index: %v", err)
 	}
 	// Put back, the file is served again: the check is of the bytes, not a latch.
 	if err := os.WriteFile(filepath.Join(dir, entityPath), files[entityPath], 0o600); err != nil {

@@ -232,7 +232,9 @@ func (e *Error) Error() string {
 // (Load), or the documents, order files and index held and every other file read again on
 // demand and served only while it still has its verified size and SHA-256 (Open).
 type Snapshot struct {
-	// Index is the root index.json bytes and IndexSHA256 their digest.
+	// Index is the root index.json bytes and IndexSHA256 their digest. A snapshot from Open
+	// does not hold the index (Index is nil): ReadFile("index.json") reads it again, checked
+	// against IndexSHA256.
 	Index       []byte
 	IndexSHA256 string
 	// Manifest is the decoded index.
@@ -240,10 +242,12 @@ type Snapshot struct {
 	files    map[string][]byte
 	paths    []string
 	sums     treefs.Sums // of files, computed by the digest check
-	// dir and unheld are set for a snapshot from Open: the tree it was verified from, and the
-	// verified size of every file whose bytes are not held but read again from dir (ReadFile).
-	dir    string
-	unheld map[string]int64
+	// dir, indexSize and unheld are set for a snapshot from Open: the tree it was verified
+	// from, the size of its index.json, and the verified size of every other file whose bytes
+	// are not held but read again from dir (ReadFile).
+	dir       string
+	indexSize int64
+	unheld    map[string]int64
 }
 
 // Paths lists every file path of the tree except index.json, sorted.
@@ -331,6 +335,13 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 		rep.IndexSHA256 = canon.SHA256Hex(idx)
 		delete(c.files, "index.json")
 	}
+	// Only Load keeps the index bytes (the largest document: 77 MB at 100k records). Check and
+	// Open let them go once the manifest is decoded from them, so they are not held while the
+	// rules run; Open reads index.json again, verified, when it is asked for.
+	kept, indexSize := idx, int64(len(idx))
+	if mode != modeLoad {
+		kept = nil
+	}
 	switch {
 	case !haveIndex:
 		if !c.hasViolationAt("index.json") && !c.hasViolationAt(".") {
@@ -362,9 +373,9 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	snap := &Snapshot{Index: idx, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}
+	snap := &Snapshot{Index: kept, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}
 	if mode == modeOpen {
-		snap.dir, snap.unheld = dir, make(map[string]int64, len(c.summ))
+		snap.dir, snap.indexSize, snap.unheld = dir, indexSize, make(map[string]int64, len(c.summ))
 		for _, f := range c.man.Files {
 			if _, held := c.files[f.Path]; !held {
 				snap.unheld[f.Path] = f.Bytes

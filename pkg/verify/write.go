@@ -41,7 +41,11 @@ func (s *Snapshot) WriteDir(dir string) (err error) {
 			return fmt.Errorf("verify: %w", err)
 		}
 	}
-	if err := w.Put("index.json", s.Index); err != nil {
+	idx, err := s.ReadFile("index.json")
+	if err != nil {
+		return err
+	}
+	if err := w.Put("index.json", idx); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
 	return nil
