@@ -13,8 +13,8 @@ import (
 // summarized), almost all of a tree's bytes, are not held. Each is hashed and reduced to its
 // textFacts (UTF-8 validity, byte-order mark, CR, the four header lines and the blank line,
 // how it ends) right after it is read, on the walker's cores, and its bytes are dropped; the
-// digest check and the text and record-header rules use only those. The JSON documents, order
-// files and index.json are held as Load holds them.
+// digest check and the text and record-header rules use only those. The JSON documents and
+// order files are held as Load holds them; index.json only until the manifest is decoded.
 //
 // A manifest that lists such a path with a role whose rules need the whole bytes (a JSON or
 // order role: already a role_mismatch), or a record whose header lines are longer than
