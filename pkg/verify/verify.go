@@ -367,13 +367,7 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 		// Nothing of the files is held: only the digests, for CheckSums.
 		return &Snapshot{IndexSHA256: rep.IndexSHA256, sums: c.sums}, rep, nil
 	}
-	// A tree that passed has exactly the manifest's paths, each with its digest.
-	paths := make([]string, 0, len(c.sums))
-	for p := range c.sums {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	snap := &Snapshot{Index: kept, IndexSHA256: rep.IndexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}
+	snap := c.snapshot(kept, rep.IndexSHA256)
 	if mode == modeOpen {
 		snap.dir, snap.indexSize, snap.unheld = dir, indexSize, make(map[string]int64, len(c.summ))
 		for _, f := range c.man.Files {
@@ -383,6 +377,17 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 		}
 	}
 	return snap, rep, nil
+}
+
+// snapshot is the Snapshot of a tree that passed, holding the files c holds.
+func (c *checker) snapshot(index []byte, indexSHA256 string) *Snapshot {
+	// A tree that passed has exactly the manifest's paths, each with its digest.
+	paths := make([]string, 0, len(c.sums))
+	for p := range c.sums {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return &Snapshot{Index: index, IndexSHA256: indexSHA256, Manifest: c.man, files: c.files, paths: paths, sums: c.sums}
 }
 
 func sortViolations(v []Violation) []Violation {
