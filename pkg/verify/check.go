@@ -114,7 +114,7 @@ func (c *checker) holdNeeded() {
 	}
 	for _, f := range c.man.Files {
 		s, ok := c.summ[f.Path]
-		if !ok || !c.intact[f.Path] {
+		if !ok || !c.intact(f.Path) {
 			continue
 		}
 		_, isJSON := schemaForRole[f.Role]
@@ -126,7 +126,6 @@ func (c *checker) holdNeeded() {
 		b, why := rereadVerified(c.dir, f.Path, s.size, s.sum)
 		if why != "" {
 			c.add(f.Path, RuleReplaced, "file changed while the tree was verified")
-			delete(c.intact, f.Path)
 			delete(c.sums, f.Path)
 			continue
 		}

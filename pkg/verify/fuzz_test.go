@@ -2,12 +2,14 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
+	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
 // FuzzRecordFile feeds arbitrary record-file bytes to the header/body checks: they must never
@@ -20,7 +22,7 @@ func FuzzRecordFile(f *testing.F) {
 	author := "U_1"
 	rec := ManifestRecord{Kind: "comment", ID: "IC_1", RecordKey: "k", ContentPath: "records/x.md", AuthorID: &author, CreatedAt: "2026-09-01T10:12:00.000000000Z"}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c := &checker{files: map[string][]byte{rec.ContentPath: b}, intact: map[string]bool{rec.ContentPath: true},
+		c := &checker{files: map[string][]byte{rec.ContentPath: b}, sums: treefs.Sums{rec.ContentPath: sha256.Sum256(b)},
 			byPath: map[string]*ManifestFile{rec.ContentPath: {Path: rec.ContentPath, Role: "comment_record"}}}
 		c.recordFile(rec)
 		if len(c.viol) == 0 {

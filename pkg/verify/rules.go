@@ -27,13 +27,10 @@ type checker struct {
 
 	man     *Manifest
 	threads int
-	// intact lists manifest paths whose bytes matched their manifest digest: only those are
-	// parsed further, so a tampered file is reported once (as a digest mismatch) rather than
-	// as a cascade of content errors.
-	intact map[string]bool
 	// byPath maps a manifest path to its entry.
 	byPath map[string]*ManifestFile
-	// sums holds the SHA-256 of every intact file (Snapshot.Sums).
+	// sums holds the SHA-256 of every intact file — a manifest path whose bytes matched its
+	// manifest size and digest (see intact) — for Snapshot.Sums.
 	sums treefs.Sums
 	// violAt holds the (cleaned) paths that already carry a violation: a set, so asking is
 	// constant time however many violations a hostile tree produces.
@@ -55,6 +52,14 @@ func (c *checker) addViolation(v Violation) {
 // hasViolationAt compares p with the recorded (escaped) violation paths, as a scan of the
 // violations would.
 func (c *checker) hasViolationAt(p string) bool { return c.violAt[p] }
+
+// intact reports whether the manifest path p had exactly its manifest size and digest: only
+// intact files are parsed further, so a tampered file is reported once (as a digest mismatch)
+// rather than as a cascade of content errors.
+func (c *checker) intact(p string) bool {
+	_, ok := c.sums[p]
+	return ok
+}
 
 // singletons are the files every v1 tree contains.
 var singletons = []string{
@@ -138,7 +143,7 @@ func supportedFilter(v string) bool {
 // type by path.
 func (c *checker) manifestFiles() {
 	n := len(c.man.Files)
-	c.intact, c.byPath, c.sums = make(map[string]bool, n), make(map[string]*ManifestFile, n), make(treefs.Sums, n)
+	c.byPath, c.sums = make(map[string]*ManifestFile, n), make(treefs.Sums, n)
 	for i := range c.man.Files {
 		f := &c.man.Files[i]
 		if i > 0 {
@@ -182,7 +187,7 @@ func (c *checker) pathRole(f *ManifestFile) {
 }
 
 // fileBytes checks that one manifest file is present with its size and SHA-256; an intact
-// file is recorded in c.intact.
+// file's digest is recorded in c.sums.
 func (c *checker) fileBytes(f *ManifestFile) {
 	var size int64
 	var sum [sha256.Size]byte
@@ -208,7 +213,6 @@ func (c *checker) fileBytes(f *ManifestFile) {
 		good = false
 	}
 	if good {
-		c.intact[f.Path] = true
 		c.sums[f.Path] = sum
 	}
 }
@@ -277,7 +281,7 @@ func (c *checker) documents() *docs {
 	// then report and decode in manifest order.
 	var jobs []int
 	for i, f := range c.man.Files {
-		if _, isJSON := schemaForRole[f.Role]; isJSON && c.intact[f.Path] {
+		if _, isJSON := schemaForRole[f.Role]; isJSON && c.intact(f.Path) {
 			jobs = append(jobs, i)
 		}
 	}
@@ -336,7 +340,7 @@ func (c *checker) documents() *docs {
 	for _, f := range c.man.Files {
 		switch f.Role {
 		case "check_log", "thread_order", "timeline_view", "unresolved_review_view", "review_view":
-			if c.intact[f.Path] {
+			if c.intact(f.Path) {
 				c.textRules(f.Path, c.textFactsAt(f.Path), f.Role == "check_log")
 			}
 		}
@@ -453,7 +457,7 @@ func (c *checker) recordFile(r ManifestRecord) {
 		return
 	}
 	c.fileRole(r.ContentPath, role)
-	if !c.intact[r.ContentPath] {
+	if !c.intact(r.ContentPath) {
 		return
 	}
 	t := c.textFactsAt(r.ContentPath)
@@ -656,7 +660,7 @@ func (o *orderCheck) timeline() {
 	for _, f := range c.man.Files {
 		switch f.Role {
 		case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
-			if c.intact[f.Path] {
+			if c.intact(f.Path) {
 				o.orderLines[f.Path] = c.parseOrder(f.Path, content)
 			}
 		}
