@@ -234,28 +234,39 @@ func (w *walker) readFile(dirfd int, name, p string, lst *unix.Stat_t) {
 	}
 }
 
+// openRegularAt opens name below the directory dirfd without following a symlink (a FIFO
+// does not block, a terminal does not become the controlling one) and checks on the open
+// descriptor that it is a regular file. On failure f is nil and rule and detail are the
+// violation. Both the walk and a verified re-read (rereadVerified) open files with it.
+func openRegularAt(dirfd int, name, p string) (f *os.File, st unix.Stat_t, rule, detail string) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, st, RuleSymlink, "file changed to a symlink while opening it"
+		}
+		return nil, st, RuleUnreadable, "file cannot be opened"
+	}
+	f = os.NewFile(uintptr(fd), p)
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, st, RuleUnreadable, "opened file cannot be inspected"
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, st, RuleSpecialFile, "file changed type while opening it"
+	}
+	return f, st, "", ""
+}
+
 // open opens a pending file without following a symlink and checks the open descriptor
 // against the listing (still regular, same device and inode, one link, within the bound).
 func (r *pendingRead) open() {
-	fd, err := unix.Openat(r.dirfd, r.name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			r.violate(RuleSymlink, "file changed to a symlink while opening it")
-		} else {
-			r.violate(RuleUnreadable, "file cannot be opened")
-		}
-		return
-	}
-	f := os.NewFile(uintptr(fd), r.p)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		r.violate(RuleUnreadable, "opened file cannot be inspected")
+	f, st, rule, detail := openRegularAt(r.dirfd, r.name, r.p)
+	if f == nil {
+		r.violate(rule, detail)
 		return
 	}
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		r.violate(RuleSpecialFile, "file changed type while opening it")
 	case st.Dev != r.lst.Dev || st.Ino != r.lst.Ino:
 		r.violate(RuleReplaced, "file was replaced while opening it")
 	case st.Nlink > 1:

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -82,9 +80,9 @@ func (s *Snapshot) ReadFile(p string) ([]byte, error) {
 // rereadVerified reads the file p (slash-separated, relative) below dir again and returns its
 // bytes when they are exactly size bytes with SHA-256 sum; otherwise why, a fixed description
 // of the difference. As the walker reads a tree: the root opened O_DIRECTORY|O_NOFOLLOW, every
-// directory component entered with openat(O_DIRECTORY|O_NOFOLLOW), the file opened
-// O_NOFOLLOW|O_NONBLOCK and checked on its descriptor (a regular file with one link), and at
-// most size+1 bytes read, so a file that grew is bounded and detected.
+// directory component entered with openat(O_DIRECTORY|O_NOFOLLOW), the file opened as the walk
+// opens it (openRegularAt) and required to have one link, and at most size+1 bytes read, so a
+// file that grew is bounded and detected.
 func rereadVerified(dir, p string, size int64, sum [sha256.Size]byte) ([]byte, string) {
 	comps := strings.Split(p, "/")
 	for _, c := range comps {
@@ -104,17 +102,12 @@ func rereadVerified(dir, p string, size int64, sum [sha256.Size]byte) ([]byte, s
 		}
 		fd = next
 	}
-	ffd, err := unix.Openat(fd, comps[len(comps)-1], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, st, _, detail := openRegularAt(fd, comps[len(comps)-1], p)
 	unix.Close(fd)
-	if err != nil {
-		return nil, "missing, a symlink, or unreadable"
+	if f == nil {
+		return nil, detail
 	}
-	f := os.NewFile(uintptr(ffd), filepath.Base(p))
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(ffd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, "not a regular file"
-	}
 	if st.Nlink != 1 {
 		return nil, "a hard link"
 	}
