@@ -134,6 +134,7 @@ func (c *checker) holdNeeded() {
 	}
 }
 
+// isOrderRole reports whether a manifest role is one of an order or view file.
 func isOrderRole(role string) bool {
 	switch role {
 	case "thread_order", "timeline_view", "unresolved_review_view", "review_view":

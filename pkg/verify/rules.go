@@ -338,11 +338,8 @@ func (c *checker) documents() *docs {
 		}
 	}
 	for _, f := range c.man.Files {
-		switch f.Role {
-		case "check_log", "thread_order", "timeline_view", "unresolved_review_view", "review_view":
-			if c.intact(f.Path) {
-				c.textRules(f.Path, c.textFactsAt(f.Path), f.Role == "check_log")
-			}
+		if (f.Role == "check_log" || isOrderRole(f.Role)) && c.intact(f.Path) {
+			c.textRules(f.Path, c.textFactsAt(f.Path), f.Role == "check_log")
 		}
 	}
 	return d
@@ -658,11 +655,8 @@ func (o *orderCheck) timeline() {
 	sort.Strings(timeline)
 	o.orderLines = map[string][]string{}
 	for _, f := range c.man.Files {
-		switch f.Role {
-		case "thread_order", "timeline_view", "unresolved_review_view", "review_view":
-			if c.intact(f.Path) {
-				o.orderLines[f.Path] = c.parseOrder(f.Path, content)
-			}
+		if isOrderRole(f.Role) && c.intact(f.Path) {
+			o.orderLines[f.Path] = c.parseOrder(f.Path, content)
 		}
 	}
 	if lines, ok := o.orderLines["views/timeline.order"]; ok && !equalLines(lines, timeline) {
