@@ -103,10 +103,13 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 	if err := checkOutDir(dir); err != nil {
 		return nil, err
 	}
-	parent, base := filepath.Split(filepath.Clean(dir))
-	if parent == "" {
-		parent = "."
+	// Absolute, so that "." or "out/.." names a real parent and base: the staging directory
+	// goes beside dir, never inside it.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: tree directory: %w", err)
 	}
+	parent, base := filepath.Split(dir)
 	tmp, err := os.MkdirTemp(parent, "."+base+".assembling-")
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: staging directory: %w", err)

@@ -112,6 +112,32 @@ func (c cancelWhenStaged) Err() error {
 // were streamed leaves neither the tree directory nor its staging directory; an existing empty
 // directory stays as it was; a non-empty or symlinked directory is refused before anything
 // is written.
+// The working directory itself (`forgectx snapshot --out .`), empty, is a valid tree
+// directory: the staging directory goes beside it, not inside it, and the tree ends up there.
+func TestAssembleToTheWorkingDirectory(t *testing.T) {
+	acq, cfg := demo(t)
+	want := assemble(t, clone(t, acq), cfg)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	tree, err := snapshot.AssembleTo(context.Background(), acq, cfg, ".")
+	if err != nil {
+		t.Fatalf("AssembleTo(.): %v", err)
+	}
+	if tree.IndexSHA256 != want.IndexSHA256 {
+		t.Fatalf("index %s, want %s", tree.IndexSHA256, want.IndexSHA256)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "index.json")); !bytes.Equal(got, want.Index) {
+		t.Fatal("the tree's index.json is not in the directory")
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Fatalf("%d entries beside the tree, want only the tree", len(ents))
+	}
+}
+
 func TestAssembleToLeavesNothingOnFailure(t *testing.T) {
 	acq, cfg := demo(t)
 	for _, existing := range []bool{false, true} {
