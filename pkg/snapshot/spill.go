@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/snapshot/schema"
@@ -24,9 +23,9 @@ type spillWriter struct {
 	w     *treefs.Writer
 	queue chan File
 	done  chan struct{}
-
-	mu  sync.Mutex
-	err error // the first write failure; reported when the tree is finished
+	// err is the first write failure, reported when the tree is finished. Only the writer
+	// goroutine sets it, before it closes done; flush reads it after done.
+	err error
 }
 
 // spillQueue bounds what is handed to the writer and not yet written: at most this many
@@ -39,25 +38,17 @@ func newSpillWriter(w *treefs.Writer) *spillWriter {
 	go func() {
 		defer close(s.done)
 		for f := range s.queue {
-			if s.failed() {
+			if s.err != nil {
 				continue // drain: nothing more is written after a failure
 			}
 			// A repeated path (fs.ErrExist) is not a write failure: both entries stay in
 			// the tree's file list, and finish's duplicate-path check aborts the assembly.
 			if err := s.w.Put(f.Path, f.Data); err != nil && !errors.Is(err, fs.ErrExist) {
-				s.mu.Lock()
 				s.err = err
-				s.mu.Unlock()
 			}
 		}
 	}()
 	return s
-}
-
-func (s *spillWriter) failed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err != nil
 }
 
 // flush waits until every queued file is written and returns the first write failure. After
@@ -68,8 +59,6 @@ func (s *spillWriter) flush() error {
 		<-s.done
 		s.queue = nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.err
 }
 
@@ -78,10 +67,10 @@ func (s *spillWriter) put(path string, data []byte) error { return s.w.Put(path,
 
 // spill hands a file no later step reads (one without a schema: record files, check logs,
 // order views) to the staging directory's writer and returns it without its bytes (only its
-// size and digest, sum); it keeps the file in memory when the writer has already failed
-// (finish reports that failure).
+// size and digest, sum). After a write failure the writer drops what it is handed, and
+// finish reports the failure, so the tree is never used.
 func (a *asm) spill(path string, data []byte, sum [32]byte) File {
-	if a.out == nil || a.out.queue == nil || a.out.failed() || schema.ForPath(path) != "" {
+	if a.out == nil || a.out.queue == nil || schema.ForPath(path) != "" {
 		return File{Path: path, Data: data}
 	}
 	a.out.queue <- File{Path: path, Data: data}
