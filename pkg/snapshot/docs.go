@@ -167,9 +167,5 @@ type checkJSON struct {
 
 // nullable renders a required nullable string: JSON null when unavailable.
 func nullable(s *string) json.RawMessage {
-	if s == nil {
-		return json.RawMessage("null")
-	}
-	b, _ := json.Marshal(*s)
-	return b
+	return appendNullable(nil, s) // RFC 8785 bytes, so the direct row encoders copy them as they are
 }

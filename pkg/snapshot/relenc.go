@@ -1,35 +1,17 @@
 package snapshot
 
 import (
-	"encoding/json"
 	"strconv"
 
-	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/pkg/internal/parallel"
 )
 
 // The rows of relations/reviews.json and state/threads.json are written straight to RFC 8785
 // bytes, as the index items are (index.go): members in byte order (every key is ASCII, so byte
 // order is UTF-16 order), omitempty members left out exactly where encoding/json leaves them
-// out, nil slices as null. TestDirectRelationEncodersEqualJCS proves every encoder equal to
+// out, nil slices as null, and the json.RawMessage members (null or a string, see nullable)
+// copied as they are, since nullable already writes them in canonical form. TestDirectRelationEncodersEqualJCS proves every encoder equal to
 // canon.JSON over encoding/json, the form they replace, for every member present or absent.
-
-// appendRawMember appends a json.RawMessage member value in canonical form: the members that
-// use RawMessage hold null or a JSON string (nullable), written through appendString; any
-// other JSON goes through the canonical transform.
-func appendRawMember(b []byte, raw json.RawMessage) ([]byte, error) {
-	if string(raw) == "null" {
-		return append(b, "null"...), nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return appendString(b, s), nil
-	}
-	c, err := canon.Transform(raw)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, c...), nil
-}
 
 func appendMember(b []byte, first bool, key string) []byte {
 	if first {
@@ -57,20 +39,13 @@ func appendStrings(b []byte, list []string) []byte {
 }
 
 // appendCanonical appends the RFC 8785 bytes of a relations/reviews.json reviews[] row.
-func (r reviewRelJSON) appendCanonical(b []byte) ([]byte, error) {
-	var err error
+func (r reviewRelJSON) appendCanonical(b []byte) []byte {
 	first := true
 	if len(r.DismissedAt) > 0 {
-		b, first = appendMember(b, first, "dismissed_at"), false
-		if b, err = appendRawMember(b, r.DismissedAt); err != nil {
-			return nil, err
-		}
+		b, first = append(appendMember(b, first, "dismissed_at"), r.DismissedAt...), false
 	}
 	if len(r.DismissedByActorID) > 0 {
-		b, first = appendMember(b, first, "dismissed_by_actor_id"), false
-		if b, err = appendRawMember(b, r.DismissedByActorID); err != nil {
-			return nil, err
-		}
+		b, first = append(appendMember(b, first, "dismissed_by_actor_id"), r.DismissedByActorID...), false
 	}
 	b = appendString(appendMember(b, first, "id"), r.ID)
 	b = appendString(appendMember(b, false, "record_key"), r.RecordKey)
@@ -79,11 +54,11 @@ func (r reviewRelJSON) appendCanonical(b []byte) ([]byte, error) {
 	}
 	b = appendString(appendMember(b, false, "state"), r.State)
 	b = appendString(appendMember(b, false, "submitted_at"), r.SubmittedAt)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendCanonical appends the RFC 8785 bytes of a relations/reviews.json threads[] row.
-func (t threadRelJSON) appendCanonical(b []byte) ([]byte, error) {
+func (t threadRelJSON) appendCanonical(b []byte) []byte {
 	optString := func(b []byte, key, v string) []byte {
 		if v == "" {
 			return b
@@ -125,11 +100,11 @@ func (t threadRelJSON) appendCanonical(b []byte) ([]byte, error) {
 	b = optString(b, "side", t.Side)
 	b = optInt(b, "start_line", t.StartLine)
 	b = appendString(appendMember(b, false, "thread_key"), t.ThreadKey)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendCanonical appends the RFC 8785 bytes of a state/threads.json threads[] row.
-func (s threadStateJSON) appendCanonical(b []byte) ([]byte, error) {
+func (s threadStateJSON) appendCanonical(b []byte) []byte {
 	b = appendString(appendMember(b, true, "id"), s.ID)
 	if s.Minimized != nil {
 		b = strconv.AppendBool(appendMember(b, false, "minimized"), *s.Minimized)
@@ -137,26 +112,16 @@ func (s threadStateJSON) appendCanonical(b []byte) ([]byte, error) {
 	b = strconv.AppendBool(appendMember(b, false, "outdated"), s.Outdated)
 	b = strconv.AppendBool(appendMember(b, false, "resolved"), s.Resolved)
 	if len(s.ResolvedByActorID) > 0 {
-		var err error
-		if b, err = appendRawMember(appendMember(b, false, "resolved_by_actor_id"), s.ResolvedByActorID); err != nil {
-			return nil, err
-		}
+		b = append(appendMember(b, false, "resolved_by_actor_id"), s.ResolvedByActorID...)
 	}
 	b = appendString(appendMember(b, false, "thread_key"), s.ThreadKey)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // encodeItems returns each item's canonical bytes, encoded on every core (each item into its
-// own slot; the first failure in index order wins).
-func encodeItems[T any](items []T, enc func(T, []byte) ([]byte, error)) ([][]byte, error) {
+// own slot).
+func encodeItems[T any](items []T, enc func(T, []byte) []byte) [][]byte {
 	out := make([][]byte, len(items))
-	err := forEach(len(items), func(i int) error {
-		var err error
-		out[i], err = enc(items[i], nil)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	parallel.Do(len(items), func(i int) { out[i] = enc(items[i], nil) })
+	return out
 }

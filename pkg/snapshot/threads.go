@@ -255,14 +255,8 @@ func (a *asm) relationDocs() error {
 	if err != nil {
 		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
-	revItems, err := encodeItems(a.reviewOrder, reviewRelJSON.appendCanonical)
-	if err != nil {
-		return err
-	}
-	thrItems, err := encodeItems(a.threadRels, threadRelJSON.appendCanonical)
-	if err != nil {
-		return err
-	}
+	revItems := encodeItems(a.reviewOrder, reviewRelJSON.appendCanonical)
+	thrItems := encodeItems(a.threadRels, threadRelJSON.appendCanonical)
 	doc, err := arrayDocument(bundle, schema.Reviews, []arrayMember{{"reviews", revItems}, {"threads", thrItems}})
 	if err != nil {
 		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "relations/reviews.json does not validate against " + schema.Reviews, Err: err}
@@ -271,10 +265,7 @@ func (a *asm) relationDocs() error {
 	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
 	a.validated["relations/reviews.json"] = true
 
-	stItems, err := encodeItems(a.threadStates, threadStateJSON.appendCanonical)
-	if err != nil {
-		return err
-	}
+	stItems := encodeItems(a.threadStates, threadStateJSON.appendCanonical)
 	if doc, err = arrayDocument(bundle, schema.Threads, []arrayMember{{"threads", stItems}}); err != nil {
 		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "state/threads.json does not validate against " + schema.Threads, Err: err}
 	}
