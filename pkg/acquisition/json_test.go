@@ -200,7 +200,7 @@ func TestKeyScannerAnySplit(t *testing.T) {
 // element in document order is the one reported, whatever comes after it (a later syntax
 // error, another unknown field).
 func TestListDecodeKeepsOrderAndFirstError(t *testing.T) {
-	const listBatch = 512 // any length: the cases sit around multiples of it
+	const k = 512 // a list long enough that its bad elements sit far apart
 	comments := func(n int, bad map[int]string) string {
 		var b strings.Builder
 		b.WriteString(`{"acquisition_version":1,"comments":[`)
@@ -217,7 +217,7 @@ func TestListDecodeKeepsOrderAndFirstError(t *testing.T) {
 		b.WriteString(`]}`)
 		return b.String()
 	}
-	n := 3*listBatch + 7
+	n := 3*k + 7
 	doc := comments(n, nil)
 	got, err := Read(strings.NewReader(doc))
 	if err != nil {
@@ -230,18 +230,18 @@ func TestListDecodeKeepsOrderAndFirstError(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Comments) != n || !reflect.DeepEqual(got, &want) {
-		t.Fatalf("batched decode of %d comments differs from the whole-document decode", n)
+		t.Fatalf("the element-by-element decode of %d comments differs from the whole-document decode", n)
 	}
 	for _, c := range []struct {
 		bad  map[int]string
 		want string
 	}{
-		// a type error in the second batch outranks a syntax error in the third
-		{map[int]string{listBatch + 3: `{"id":7}`, 2*listBatch + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: json: cannot unmarshal number", listBatch+3)},
-		// an unknown field late in a batch outranks one earlier in a later batch
-		{map[int]string{listBatch - 1: `{"id":"x","nope":1}`, listBatch: `{"id":"y","nope":1}`}, fmt.Sprintf("comments[%d]: json: unknown field \"nope\"", listBatch-1)},
+		// a type error outranks a later syntax error
+		{map[int]string{k + 3: `{"id":7}`, 2*k + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: json: cannot unmarshal number", k+3)},
+		// an unknown field outranks a later one
+		{map[int]string{k - 1: `{"id":"x","nope":1}`, k: `{"id":"y","nope":1}`}, fmt.Sprintf("comments[%d]: json: unknown field \"nope\"", k-1)},
 		// a syntax error with no earlier bad element is reported at its own index
-		{map[int]string{2*listBatch + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: invalid character", 2*listBatch+1)},
+		{map[int]string{2*k + 1: `{"id":}`}, fmt.Sprintf("comments[%d]: invalid character", 2*k+1)},
 	} {
 		for _, r := range []func(string) io.Reader{
 			func(s string) io.Reader { return strings.NewReader(s) },
