@@ -78,8 +78,9 @@ type File struct {
 	Path string
 	Data []byte
 
-	// A file AssembleTo already wrote to its staging directory keeps only its size and
-	// digest (Data is nil).
+	// sum is the SHA-256 of the bytes, computed once when the file is added (the manifest's
+	// digest; Tree.Sums). A file AssembleTo already wrote to its staging directory keeps only
+	// its size and digest (Data is nil).
 	spilled bool
 	size    int
 	sum     [32]byte

@@ -71,7 +71,7 @@ func (s *spillWriter) put(path string, data []byte) error { return s.w.Put(path,
 // finish reports the failure, so the tree is never used.
 func (a *asm) spill(path string, data []byte, sum [32]byte) File {
 	if a.out == nil || a.out.queue == nil || schema.ForPath(path) != "" {
-		return File{Path: path, Data: data}
+		return File{Path: path, Data: data, sum: sum}
 	}
 	a.out.queue <- File{Path: path, Data: data}
 	return File{Path: path, size: len(data), sum: sum, spilled: true}

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,11 +14,7 @@ import (
 func (t *Tree) Sums() treefs.Sums {
 	sums := make(treefs.Sums, len(t.Files))
 	for _, f := range t.Files {
-		if f.spilled {
-			sums[f.Path] = f.sum
-		} else {
-			sums[f.Path] = sha256.Sum256(f.Data)
-		}
+		sums[f.Path] = f.sum // computed once, by addFile, for the manifest
 	}
 	return sums
 }
