@@ -190,14 +190,7 @@ type indexWriter struct {
 
 func (w *indexWriter) render(out []byte, f0, f1, r0, r1 int) ([]byte, error) {
 	for m, k := range indexMembers {
-		if m == 0 {
-			out = append(out, '{')
-		} else {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, k...)
-		out = append(out, '"', ':')
+		out = appendMember(out, m == 0, k)
 		switch k {
 		case "files":
 			out = append(out, '[')
@@ -415,14 +408,7 @@ type arrayMember struct {
 func arrayDocument(b *schema.Bundle, name string, members []arrayMember) ([]byte, error) {
 	render := func(out []byte, start, end int) []byte {
 		for m, mem := range members {
-			if m == 0 {
-				out = append(out, '{')
-			} else {
-				out = append(out, ',')
-			}
-			out = append(out, '"')
-			out = append(out, mem.key...)
-			out = append(out, '"', ':', '[')
+			out = append(appendMember(out, m == 0, mem.key), '[')
 			for i := min(start, len(mem.items)); i < min(end, len(mem.items)); i++ {
 				if i > start {
 					out = append(out, ',')

@@ -13,6 +13,8 @@ import (
 // copied as they are, since nullable already writes them in canonical form. TestDirectRelationEncodersEqualJCS proves every encoder equal to
 // canon.JSON over encoding/json, the form they replace, for every member present or absent.
 
+// appendMember opens an object member: '{' before the first, ',' before any other, then the
+// key (ASCII, needing no escape) and ':'.
 func appendMember(b []byte, first bool, key string) []byte {
 	if first {
 		b = append(b, '{')
