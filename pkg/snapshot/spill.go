@@ -52,7 +52,8 @@ func newSpillWriter(w *treefs.Writer) *spillWriter {
 }
 
 // flush waits until every queued file is written and returns the first write failure. After
-// it the queue is closed: later files go through put directly (finish's documents, the index).
+// it the queue is closed and the writer goroutine gone: later files (finish's documents, the
+// index) are written through the treefs.Writer directly.
 func (s *spillWriter) flush() error {
 	if s.queue != nil {
 		close(s.queue)
@@ -61,9 +62,6 @@ func (s *spillWriter) flush() error {
 	}
 	return s.err
 }
-
-// put writes one file synchronously; only after flush.
-func (s *spillWriter) put(path string, data []byte) error { return s.w.Put(path, data) }
 
 // spill hands a file no later step reads (one without a schema: record files, check logs,
 // order views) to the staging directory's writer and returns it without its bytes (only its
@@ -124,12 +122,12 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 	}
 	for _, f := range t.Files {
 		if !f.spilled {
-			if err := w.put(f.Path, f.Data); err != nil {
+			if err := tw.Put(f.Path, f.Data); err != nil {
 				return nil, fmt.Errorf("snapshot: %w", err)
 			}
 		}
 	}
-	if err := w.put("index.json", t.Index); err != nil {
+	if err := tw.Put("index.json", t.Index); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	if err := tw.Close(); err != nil {
