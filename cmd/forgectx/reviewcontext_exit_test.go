@@ -32,23 +32,50 @@ const (
 
 var rcFixtures = filepath.Join("..", "..", "pkg", "reviewctx", "testdata", "gitlab")
 
-// reviewRunBinaries builds forgectx and the stand-in engine into a test directory a root
-// run's engine identity can execute from.
+var (
+	rcBuildOnce   sync.Once
+	rcFctx, rcEng string
+	rcBuildErr    error
+)
+
+// TestMain removes the binaries reviewRunBinaries built (they outlive any one test).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rcFctx != "" {
+		os.RemoveAll(filepath.Dir(rcFctx))
+	}
+	os.Exit(code)
+}
+
+// reviewRunBinaries builds forgectx and the stand-in engine once per test binary (both
+// exit-table cells use them), into a directory a root run's engine identity can execute from.
 func reviewRunBinaries(t *testing.T) (string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
+	rcBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "forgectx-exit-bin-")
+		if err != nil {
+			rcBuildErr = err
+			return
 		}
-	}
-	fctx, eng := filepath.Join(dir, "forgectx"), filepath.Join(dir, "engine")
-	for _, b := range [][2]string{{fctx, "."}, {eng, "../../pkg/reviewrun/testdata/engine"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
+		// Set before anything can fail, so TestMain removes the directory.
+		rcFctx, rcEng = filepath.Join(dir, "forgectx"), filepath.Join(dir, "engine")
+		// As root the engine runs as reviewrun.DefaultEngineID: it must reach the binaries.
+		// The parent is os.TempDir(), shared and already traversable, so it is left as is.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			rcBuildErr = err
+			return
 		}
+		for _, b := range [][2]string{{rcFctx, "."}, {rcEng, "../../pkg/reviewrun/testdata/engine"}} {
+			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+				rcBuildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+				return
+			}
+		}
+	})
+	if rcBuildErr != nil {
+		t.Fatal(rcBuildErr)
 	}
-	return fctx, eng
+	return rcFctx, rcEng
 }
 
 // reviewRunFake is the fake GitLab of one cell (context mode off, protected target): every

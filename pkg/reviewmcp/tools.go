@@ -316,9 +316,16 @@ func (s *server) coverageCall(raw json.RawMessage) (func(*Usage), any, error) {
 		// admission that cut or withheld text: a truncated or rejected record (a rejected
 		// one has no content at all), and for a literal query a modified (redacted) one,
 		// whose replaced text can hide a match — absence is then not provable
-		r := map[string]string{"truncated": "admission_truncated", "rejected": "admission_rejected"}[it.Filter]
-		if q != nil && it.Filter == "modified" {
-			r = "admission_modified"
+		var r string
+		switch it.Filter {
+		case "truncated":
+			r = "admission_truncated"
+		case "rejected":
+			r = "admission_rejected"
+		case "modified":
+			if q != nil {
+				r = "admission_modified"
+			}
 		}
 		if r != "" && !contains(reasons, r) {
 			reasons = append(reasons, r)

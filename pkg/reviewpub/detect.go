@@ -3,6 +3,7 @@ package reviewpub
 import (
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -157,7 +158,7 @@ func (d *detector) check(v string, c fieldClass) []hit {
 	forms := []string{v}
 	stripped := stripFormat(decoded)
 	for _, f := range []string{decoded, stripped, foldDigits(stripped), percentDecode(stripped)} {
-		if !contains(forms, f) {
+		if !slices.Contains(forms, f) {
 			forms = append(forms, f)
 		}
 	}
@@ -393,15 +394,6 @@ func (d *detector) hasWhole(n []rune) bool {
 	}
 	for _, w := range d.whole {
 		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -420,7 +420,6 @@ func (r *runner) runEngine(ctx context.Context) error {
 	r.o.Log.Info().Int("exit_code", r.engine.ExitCode).Bool("timed_out", r.engine.TimedOut).Bool("stopped", r.engine.Stopped).Msg("review-context run: engine ended")
 	// The usage file is session state: read it now, before cleanup removes it.
 	r.usage, r.usageErr = reviewmcp.ReadUsage(r.s.usagePath())
-	r.failState = FailEngine
 	switch {
 	case r.engine.Err != nil:
 		return fmt.Errorf("reviewrun: engine did not start: %w", r.engine.Err)

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+
+	"github.com/forgectx/forgectx/pkg/snapshot"
 )
 
 // heapLive is the runtime metric acquisitionBytes sizes the acquisition by.
@@ -30,14 +32,14 @@ func (r *runner) acquisitionBytes() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// memoryLimit sets the soft memory limit limit(r.acqBytes) unless no acquisition size is
-// known (r.acqBytes is 0), and returns the limit set (0: none) and the function restoring
-// the previous one.
-func (r *runner) memoryLimit(limit func(int64) int64) (int64, func()) {
+// memoryLimit sets the soft memory limit snapshot.MemoryLimit(r.acqBytes) unless no
+// acquisition size is known (r.acqBytes is 0), and returns the limit set (0: none) and the
+// function restoring the previous one.
+func (r *runner) memoryLimit() (int64, func()) {
 	if r.acqBytes <= 0 {
 		return 0, func() {}
 	}
-	l := limit(r.acqBytes)
+	l := snapshot.MemoryLimit(r.acqBytes)
 	prev := debug.SetMemoryLimit(l)
 	return l, func() { debug.SetMemoryLimit(prev) }
 }

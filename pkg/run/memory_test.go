@@ -18,18 +18,16 @@ func TestPhaseMemoryLimits(t *testing.T) {
 	if r.acqBytes = r.acquisitionBytes(); r.acqBytes < 64<<20 {
 		t.Fatalf("acquisition sized %d bytes with 64 MiB held", r.acqBytes)
 	}
-	for _, f := range []func(int64) int64{snapshot.MemoryLimit} {
-		limit, restore := r.memoryLimit(f)
-		if limit != f(r.acqBytes) {
-			t.Fatalf("limit %d, want %d", limit, f(r.acqBytes))
-		}
-		if got := debug.SetMemoryLimit(-1); got != limit {
-			t.Fatalf("memory limit in force %d, reported %d", got, limit)
-		}
-		restore()
-		if got := debug.SetMemoryLimit(-1); got != prev {
-			t.Fatalf("limit not restored: %d, was %d", got, prev)
-		}
+	limit, restore := r.memoryLimit()
+	if limit != snapshot.MemoryLimit(r.acqBytes) {
+		t.Fatalf("limit %d, want %d", limit, snapshot.MemoryLimit(r.acqBytes))
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Fatalf("memory limit in force %d, reported %d", got, limit)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Fatalf("limit not restored: %d, was %d", got, prev)
 	}
 	held[len(held)-1] = 1 // live until here
 
@@ -42,7 +40,7 @@ func TestPhaseMemoryLimits(t *testing.T) {
 	if r.acqBytes = r.acquisitionBytes(); r.acqBytes != 0 {
 		t.Fatalf("GOMEMLIMIT set, yet the acquisition was sized for a limit (%d)", r.acqBytes)
 	}
-	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
+	limit, restore = r.memoryLimit()
 	restore()
 	if limit != 0 || debug.SetMemoryLimit(-1) != prev {
 		t.Fatalf("GOMEMLIMIT set, yet a limit of %d was applied", limit)

@@ -144,7 +144,7 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 		return outcome{StatusFailure, "reading the entity from the forge failed"}, true
 	}
 	r.acqBytes = r.acquisitionBytes()
-	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
+	limit, restore := r.memoryLimit()
 	defer restore()
 	var (
 		sum    snapshot.Summary
@@ -276,7 +276,7 @@ func (r *runner) relay(_, _ context.Context) (outcome, bool) {
 // logs as digests and text facts), so the verify phase runs under the snapshot phase's bound,
 // snapshot.MemoryLimit of the acquisition (docs/snapshot.md "Scale").
 func (r *runner) verify(parent, ctx context.Context) (outcome, bool) {
-	limit, restore := r.memoryLimit(snapshot.MemoryLimit)
+	limit, restore := r.memoryLimit()
 	defer restore()
 	sealed, err := r.st.Seal(ctx, stage.SealOptions{Mode: r.o.Immutability, AgentUID: r.o.AgentUID, AgentGID: r.o.AgentGID})
 	if err != nil {
