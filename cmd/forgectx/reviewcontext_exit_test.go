@@ -91,7 +91,7 @@ func reviewRunFake(t *testing.T, script string) (string, func() []string) {
 	}
 	f.ExpectCassette(c)
 	if script == "clean" {
-		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")), httpfake.JSON(200, rcFixture(t, "user_bot")))
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, rcFixture(t, "user_bot")))
 		f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
 		f.Expect("GET", rcProjectPath+"/merge_requests/7/discussions?page=1&per_page=100", rcList(rcFixture(t, "discussions_page1")))
 	} else {

@@ -354,7 +354,7 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage([]byte("[]")))
 		return
 	}
-	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")), httpfake.JSON(200, fixture(t, "user_bot")))
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
 	f.Expect("GET", e2eP+"/merge_requests/7", httpfake.JSON(200, mr))
 	last := fixture(t, "discussions_page1")
 	if len(sc.pages) > 2 {

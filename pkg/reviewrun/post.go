@@ -66,11 +66,15 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 	if err != nil {
 		return err
 	}
-	u, _, err := ps.api.Users.CurrentUser(gl.WithContext(ctx))
-	if err != nil || u.ID <= 0 {
+	// The commenter's own identity, which it caches: the summary note's lookup (sticky,
+	// FindComments) then asks the forge for the current user no second time.
+	me, ok := ps.cm.(interface{ Self(context.Context) (int64, error) })
+	if !ok {
 		return fmt.Errorf("reviewrun: posting: current user unavailable")
 	}
-	ps.self = u.ID
+	if ps.self, err = me.Self(ctx); err != nil || ps.self <= 0 {
+		return fmt.Errorf("reviewrun: posting: current user unavailable")
+	}
 	mr, _, err := ps.api.MergeRequests.GetMergeRequest(ps.pid, ps.iid, nil, gl.WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("reviewrun: posting: merge request unavailable")
