@@ -272,7 +272,7 @@ var rules = []rule{
 	mkRule(cExfiltration, []string{"run", "execute", "exec"},
 		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
-		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc"),
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc", "netcat"),
 	gapRule(cExfiltration, []string{"curl", "wget"},
 		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
