@@ -274,7 +274,7 @@ var rules = []rule{
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
 		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc", "netcat"),
 	gapRule(cExfiltration, []string{"curl", "wget"},
-		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
+		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs(append([]string{"$", "`"}, filesWords...)...),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
 		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("curl", "wget", "nc"),
 
