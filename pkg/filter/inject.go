@@ -474,9 +474,6 @@ func (s *injScan) segEnd(i int) int {
 // hasNeeds reports whether every one of the rule's need groups has a word that occurs
 // (lower-cased) within [i, end), a range the current block covers.
 func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
-	if needsOff {
-		return true
-	}
 	for _, g := range groups {
 		if !s.hasNeed(g, i, end) {
 			return false
@@ -484,10 +481,6 @@ func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
 	}
 	return true
 }
-
-// needsOff, set only by a test, turns every need check into a pass: the scan's findings
-// must not change (every need group is a necessary condition of its rule's pattern).
-var needsOff bool
 
 // hasNeed reports whether one of the need words occurs (lower-cased) within [i, end), a range
 // the current block covers. The first call in a block records the one-byte words of the whole
