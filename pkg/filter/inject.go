@@ -272,9 +272,9 @@ var rules = []rule{
 	mkRule(cExfiltration, []string{"run", "execute", "exec"},
 		`(?:run|execute|exec)(?: the command)? (?:env|printenv|set|export -p|cat /proc/self/environ|cat \.env)(?: command)? (?:and|then|,|;) (?:then )?(?:paste|post|include|share|send|add|put|write|reply with|copy|comment|upload|attach|leave)\b`).when(nextIs("env", "printenv", "set", "export", "cat", "the command")),
 	mkRule(cExfiltration, []string{"printenv", "env", "set", "export", "proc"},
-		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc"),
+		`(?:printenv|env|set|export -p|proc/self/environ)\s*\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("|").needs("curl", "wget", "nc", "netcat"),
 	gapRule(cExfiltration, []string{"curl", "wget"},
-		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs("$", "`", "ssh", "id_", "aws", "netrc", "credentials", "docker", "npmrc", "pypirc", "shadow", "kube", "environ", "hosts.yml"),
+		`\b(?:curl|wget)\b[^\n]{0,200}(?:(?:\$\(|\x60)\s*(?:printenv|env)\b|`+files+`|(?:\s-d|--data[a-z-]*|\s-f|--form|\?[^\s]*=)\s*["']?[^\s]*\$\{?[a-z_]*(?:token|secret|password|_key)\b)`).needs(append([]string{"$", "`"}, filesWords...)...),
 	gapRule(cExfiltration, []string{"cat", "base64", "tar", "zip", "type"},
 		`\b(?:cat|base64|tar|zip|type)\b[^\n|]{0,80}`+files+`[^\n]{0,120}\|\s*(?:curl|wget|nc|ncat|netcat)\b`).needs("curl", "wget", "nc"),
 
@@ -474,9 +474,6 @@ func (s *injScan) segEnd(i int) int {
 // hasNeeds reports whether every one of the rule's need groups has a word that occurs
 // (lower-cased) within [i, end), a range the current block covers.
 func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
-	if needsOff {
-		return true
-	}
 	for _, g := range groups {
 		if !s.hasNeed(g, i, end) {
 			return false
@@ -484,10 +481,6 @@ func (s *injScan) hasNeeds(groups [][]int, i, end int) bool {
 	}
 	return true
 }
-
-// needsOff, set only by a test, turns every need check into a pass: the scan's findings
-// must not change (every need group is a necessary condition of its rule's pattern).
-var needsOff bool
 
 // hasNeed reports whether one of the need words occurs (lower-cased) within [i, end), a range
 // the current block covers. The first call in a block records the one-byte words of the whole
