@@ -93,6 +93,10 @@ func runEngine(ctx context.Context, sp engineSpec) engineRun {
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	procgroup.Set(cmd)
 	procgroup.KillWhenLeaderExits(cmd)
+	if cmd.Err != nil {
+		// The engine was not found: report that, not a failed check of a path that is not one.
+		return engineRun{ExitCode: -1, Err: cmd.Err}
+	}
 	if sp.cred != nil {
 		// A set-ID or file-capability binary would hand back what the credential drops.
 		if err := stage.CheckAgentExecutable(cmd.Path); err != nil {

@@ -68,7 +68,9 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 	}
 	// The commenter's own identity, which it caches: the summary note's lookup (sticky,
 	// FindComments) then asks the forge for the current user no second time.
-	me, ok := ps.cm.(interface{ Self(context.Context) (int64, error) })
+	me, ok := ps.cm.(interface {
+		Self(context.Context) (int64, error)
+	})
 	if !ok {
 		return fmt.Errorf("reviewrun: posting: current user unavailable")
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -101,5 +102,17 @@ func TestRunEngineRefusesAPrivilegedEngine(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the refused engine kept running")
+	}
+}
+
+// An engine that is not on PATH is reported as not found, with or without a credential to
+// drop to (before, the credential's executable check reported a stat of the bare name).
+func TestRunEngineReportsAMissingEngine(t *testing.T) {
+	for _, cred := range []*syscall.Credential{nil, {Uid: 65534, Gid: 65534, Groups: []uint32{}}} {
+		r := runEngine(context.Background(), engineSpec{argv: []string{"forgectx-no-such-engine"}, env: []string{"PATH=/usr/bin:/bin"},
+			dir: "/", stdout: io.Discard, stderr: io.Discard, timeout: 10 * time.Second, grace: time.Second, cred: cred})
+		if !errors.Is(r.Err, exec.ErrNotFound) || r.ExitCode != -1 {
+			t.Fatalf("cred %v: got %+v, want exec.ErrNotFound", cred != nil, r)
+		}
 	}
 }
