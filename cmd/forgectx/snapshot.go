@@ -105,8 +105,12 @@ func snapshotRun(ctx context.Context, e *env, o snapshotOptions) error {
 	// An acquisition file of known size sets the soft memory limit of the assembly (restored
 	// afterwards) unless the operator chose one with GOMEMLIMIT.
 	var memLimit int64
-	if fi, err := os.Stat(o.FromAcquisition); err == nil && o.FromAcquisition != "-" && fi.Mode().IsRegular() && e.Getenv("GOMEMLIMIT") == "" {
-		memLimit = snapshot.MemoryLimit(fi.Size())
+	if o.FromAcquisition != "" && o.FromAcquisition != "-" && e.Getenv("GOMEMLIMIT") == "" {
+		if fi, err := os.Stat(o.FromAcquisition); err == nil && fi.Mode().IsRegular() {
+			memLimit = snapshot.MemoryLimit(fi.Size())
+		}
+	}
+	if memLimit > 0 {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memLimit))
 	}
 	if o.FromAcquisition == "" {

@@ -21,11 +21,14 @@ import (
 
 // GitLabOptions configure the GitLab edge.
 type GitLabOptions struct {
-	APIURL     string       // REST base, e.g. https://gitlab.example.com/api/v4
-	Token      string       // never logged
-	TokenEnv   string       // the variable that held Token (CI_JOB_TOKEN selects JOB-TOKEN)
-	HTTPClient *http.Client // nil: a pooled client with a 60 s per-request timeout
-	RetryMax   int          // retries after the first attempt (0: the adapter default; <0: none)
+	APIURL   string // REST base, e.g. https://gitlab.example.com/api/v4
+	Token    string // never logged
+	TokenEnv string // the variable that held Token (CI_JOB_TOKEN selects JOB-TOKEN)
+	// HTTPClient supplies only its Transport (tests point it at a fake); the provider's own
+	// client (60 s per-request timeout, its redirect policy) is used around it. nil: the
+	// pooled default transport.
+	HTTPClient *http.Client
+	RetryMax   int // retries after the first attempt (0: the adapter default; <0: none)
 	// PerPage is the list page size (default 100, GitLab's maximum); tests lower it to
 	// exercise pagination bounds.
 	PerPage int64
