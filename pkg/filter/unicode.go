@@ -400,10 +400,9 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 			out = append(out, a)
 			c[cNFKC]++
 			rest = rest[sz:]
-		} else if m, strip := compatForm(rest); m != "" && (len(rest) == 3 || quickStart(rest[3:])) {
+		} else if m := compatForm(rest); m != "" && (len(rest) == 3 || quickStart(rest[3:])) {
 			out = append(out, m...)
 			c[cNFKC]++
-			dirty = dirty || strip
 			rest = rest[3:]
 		} else if m := voicedKana(rest); m != "" && (len(rest) == 6 || quickStart(rest[6:])) {
 			out = append(out, m...)
@@ -444,24 +443,22 @@ func nfkcRest(out, rest []byte, c *counts) (_ []byte, dirty bool) {
 
 // compatRanges are the blocks of compatibility characters a hostile text is made of
 // (half-width katakana and Hangul, full-width forms, enclosed alphanumerics, CJK symbols):
-// compatTable holds, per rune of them, its NFKC form when it changes and the rune is a starter
-// with a boundary before it, and compatStrip whether that form holds something stripUnsafe
-// removes.
+// compatTable holds, per rune of them, its NFKC form when it changes, the rune is a starter
+// with a boundary before it (by its NFKC properties), and the form holds nothing stripUnsafe
+// would remove (none in these blocks does; one that did would take the general path, which
+// strips again).
 var (
 	compatRanges = [...][2]rune{{0xFF00, 0xFFF0}, {0x2460, 0x2500}, {0x3000, 0x3100}}
 	compatTable  [len(compatRanges)][]string
-	compatStrip  [len(compatRanges)][]bool
 )
 
 func init() {
 	for k, rg := range compatRanges {
 		compatTable[k] = make([]string, rg[1]-rg[0])
-		compatStrip[k] = make([]bool, rg[1]-rg[0])
 		for r := rg[0]; r < rg[1]; r++ {
 			b := utf8.AppendRune(nil, r)
-			if f := norm.NFKC.String(string(b)); f != string(b) && quickStart(b) {
+			if f := norm.NFKC.String(string(b)); f != string(b) && quickStartProps(b) && !needsStrip([]byte(f)) {
 				compatTable[k][r-rg[0]] = f
-				compatStrip[k][r-rg[0]] = needsStrip([]byte(f))
 			}
 		}
 	}
@@ -500,24 +497,23 @@ func compatChanged(b []byte) bool {
 	if _, sz := wideASCII(b); sz > 0 {
 		return true
 	}
-	m, _ := compatForm(b)
-	return m != ""
+	return compatForm(b) != ""
 }
 
 // compatForm returns the NFKC form of the rune at b[0] (a three-byte one) from compatTable
-// when it has one there, and whether that form must be stripped again; "" otherwise. A
-// caller uses it only when the rune is alone in its segment.
-func compatForm(b []byte) (string, bool) {
+// when it has one there; "" otherwise. A caller uses it only when the rune is alone in its
+// segment.
+func compatForm(b []byte) string {
 	if len(b) < 3 || b[0]&0xF0 != 0xE0 {
-		return "", false
+		return ""
 	}
 	r := rune(b[0]&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F)
 	for k, rg := range compatRanges {
 		if r >= rg[0] && r < rg[1] {
-			return compatTable[k][r-rg[0]], compatStrip[k][r-rg[0]]
+			return compatTable[k][r-rg[0]]
 		}
 	}
-	return "", false
+	return ""
 }
 
 // wideASCII returns the ASCII byte NFKC maps the rune at b[0] to when it is a full-width form
