@@ -2,6 +2,7 @@ package filter
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -46,13 +47,10 @@ func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
 // appendLowerASCII appends src to dst with ASCII upper case folded to lower case (other bytes
 // unchanged). Callers pass a stack buffer as dst so key classification allocates nothing.
 func appendLowerASCII(dst, src []byte) []byte {
-	for _, c := range src {
-		if isUpper(c) {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
+	n := len(dst)
+	dst = slices.Grow(dst, len(src))
+	lowerInto(dst[n:n], src) // into dst's spare capacity, which holds src
+	return dst[:n+len(src)]
 }
 
 // hasAnySuffix reports whether s ends with one of suffixes.
