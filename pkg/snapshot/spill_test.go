@@ -108,10 +108,6 @@ func (c cancelWhenStaged) Err() error {
 	return nil
 }
 
-// Nothing is written before the whole tree is valid: an assembly aborted after record files
-// were streamed leaves neither the tree directory nor its staging directory; an existing empty
-// directory stays as it was; a non-empty or symlinked directory is refused before anything
-// is written.
 // The working directory itself (`forgectx snapshot --out .`), empty, is a valid tree
 // directory: the staging directory goes beside it, not inside it, and the tree ends up there.
 func TestAssembleToTheWorkingDirectory(t *testing.T) {
@@ -138,6 +134,10 @@ func TestAssembleToTheWorkingDirectory(t *testing.T) {
 	}
 }
 
+// Nothing is written before the whole tree is valid: an assembly aborted after record files
+// were streamed leaves neither the tree directory nor its staging directory; an existing empty
+// directory stays as it was; a non-empty or symlinked directory is refused before anything
+// is written.
 func TestAssembleToLeavesNothingOnFailure(t *testing.T) {
 	acq, cfg := demo(t)
 	for _, existing := range []bool{false, true} {
