@@ -209,7 +209,7 @@ func checkFinished(t *testing.T, f *fakeForge, out map[string]string, skip bool,
 
 // TestForgejoExampleRunsAsCopied: examples/forgejo as its README says — forgectx.yml as the
 // workflow, the harness and scripts in .forgejo/forgectx/ — run as Forgejo's runner runs the
-// action in the example's root Debian container: FORGEJO_ACTIONS and the GITHUB_* compatibility
+// action in the example's root Node.js (Debian) container: FORGEJO_ACTIONS and the GITHUB_* compatibility
 // variables, the issues event payload (its labels decide the pre-script), the repository admin's
 // token from a secret (identity found with GET /user) and the example's agent-uid/agent-gid.
 func TestForgejoExampleRunsAsCopied(t *testing.T) {
