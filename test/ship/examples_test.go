@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/harness"
 )
 
@@ -215,7 +216,7 @@ func checkFinished(t *testing.T, f *fakeForge, out map[string]string, skip bool,
 func TestForgejoExampleRunsAsCopied(t *testing.T) {
 	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	if os.Geteuid() != 0 {
-		t.Skip("SKIP: the Forgejo example runs its job as root in a container (agent-uid 65534); this test needs root")
+		testnotice.Skip(t, "Forgejo example run (non-root)", "the Forgejo example runs its job as root in a container (agent-uid 65534); this test needs root")
 	}
 	step := exampleForgectxStep(t, "examples/forgejo/forgectx.yml")
 	for _, c := range []struct {
