@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
 // helpPaths is every command and subcommand that has its own flag set. Top-level commands come
@@ -84,5 +89,35 @@ func TestRunHelpNamesEachForgesDefaults(t *testing.T) {
 				t.Errorf("run --help: -%s does not mention %q: %q", flag, w, usage[flag])
 			}
 		}
+	}
+}
+
+// A root run without --agent-uid is refused before anything is posted (exit 2), and
+// docs/troubleshooting.md lists that exact message with its fix: a first run as root (sudo, a
+// root container) meets it before any other.
+func TestTroubleshootingListsTheRootWithoutAgentUIDMessage(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testnotice.Skip(t, "run as root (non-root)", "the message is given only when forgectx runs as root")
+	}
+	var out, errb bytes.Buffer
+	args := []string{"run", "--replay", "../../examples/replay/github-issue", "--harness", "../../examples/harness/triage.yml",
+		"--repo", "octo-org/Hello-World", "--number", "7", "--kind", "work_item", "--comment-author", "github-actions[bot]"}
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(string) string { return "" }, func() []string { return nil })
+	const prefix = "forgectx: run: configuration: "
+	msg := ""
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			msg = strings.TrimPrefix(l, prefix)
+		}
+	}
+	if code != exitUsage || msg == "" || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 with one configuration line and nothing posted", code, out.String(), errb.String())
+	}
+	doc, err := os.ReadFile("../../docs/troubleshooting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "| `"+msg+"`") {
+		t.Errorf("docs/troubleshooting.md does not list %q", msg)
 	}
 }
