@@ -37,7 +37,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Replay, "replay", "", "try the whole job offline: read the forge from this cassette directory (docs/cassettes.md) and print the comments it would post to stdout, one JSON object a line")
 	fs.StringVar(&o.DotenvPath, "dotenv", "", "also write the decision as a GitLab dotenv report to this file")
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default: GitHub $GITHUB_SHA; GitLab CI $CI_COMMIT_SHA; Forgejo Actions the pull request's head)")
-	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace")
+	fs.StringVar(&o.TreeDir, "tree-dir", "", "where the host tree and the agent's read-only copy are created (default $RUNNER_TEMP, else the OS temporary directory); outside the workspace. A copy the agent could replace there (a directory it owns or may write) goes to the OS temporary directory instead")
 	fs.StringVar(&o.StateDir, "state-dir", "", "host-private stage state holding the retained index digest (default $RUNNER_TEMP/forgectx-stage)")
 	fs.Func("artifacts-dir", "a retained run-output or artifact directory (uploaded after the job) that no snapshot tree or state may be placed in; repeatable", func(v string) error {
 		if v == "" {
