@@ -127,6 +127,18 @@ func TestReleaseWorkflowChecksVersionFirst(t *testing.T) {
 	}
 }
 
+// TestGitLabReleaseChecksVersionFirst: the catalog release's binaries job (X.Y.Z tags) checks
+// the tag against VERSION before it builds.
+func TestGitLabReleaseChecksVersionFirst(t *testing.T) {
+	var p map[string]any
+	must(t, yaml.Unmarshal([]byte(readFile(t, filepath.Join(root, ".gitlab-ci.yml"))), &p))
+	job, _ := p["binaries"].(map[string]any)
+	script, _ := job["script"].([]any)
+	if len(script) < 2 || script[0] != `bash scripts/check-version.sh "v$CI_COMMIT_TAG"` || !strings.Contains(fmt.Sprint(script[1]), "scripts/release-build.sh") {
+		t.Fatalf(".gitlab-ci.yml binaries script = %q, want check-version.sh with the tag before release-build.sh", script)
+	}
+}
+
 // TestReleaseArchiveShipsLicense: every release archive holds the binary, the Apache-2.0
 // LICENSE and the README (release-build.sh fails rather than ship an archive without the
 // licence), and the README names the licence.
