@@ -151,7 +151,6 @@ func checkInclude(t *testing.T, e includeEntry, version string) (form string, pr
 	return form, problems
 }
 
-
 // TestSelfManagedGitLabIncludes: the component path $CI_SERVER_FQDN/forgectx/forgectx/… resolves
 // only where forgectx is hosted at that path, so docs/ship.md documents both ways for a
 // self-managed instance — a mirrored project's component, and the template included as a file
