@@ -41,12 +41,12 @@ while IFS= read -r f; do files+=("$f"); done < <(find docs examples templates -t
 for p in "${patterns[@]}"; do
   while IFS=: read -r f line match; do
     [ -n "$match" ] || continue
-    for v in $(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$match"); do
+    while read -r v; do
       if [ "v$v" != "$version" ]; then
         echo "check-version.sh: $f:$line: '$match' names v$v, not the VERSION file's $version" >&2
         fail=1
       fi
-    done
+    done < <(grep -oE '[0-9]+\.[0-9]+\.[0-9]+' <<<"$match")
   done < <(grep -HnoE -- "$p" "${files[@]}" || true)
 done
 exit "$fail"
