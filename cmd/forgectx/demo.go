@@ -24,7 +24,7 @@ type demoOptions struct {
 func runDemo(ctx context.Context, e *env, args []string) error {
 	var o demoOptions
 	fs := newFlagSet(e, "demo", "demo [--out DIR]")
-	fs.StringVar(&o.Out, "out", "", "directory to write the tree into (created; must be empty); default: a fresh temporary directory")
+	fs.StringVar(&o.Out, "out", "", "directory to write the tree into and keep (created; must be empty); default: a temporary directory, removed before exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,8 +47,18 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	e.Log.Info().Str("index_sha256", res.Tree.IndexSHA256).Int("files", res.Tree.Summary.Files).Msg("demo snapshot written")
 	if err := res.Tree.Summary.WriteText(e.Stdout); err != nil {
+		_ = res.Close()
 		return err
 	}
-	fmt.Fprintf(e.Stdout, "tree: %s\n", res.Dir)
+	if !res.Temporary {
+		fmt.Fprintf(e.Stdout, "tree: %s\n", res.Dir)
+		return nil
+	}
+	// Without --out the tree only backs the summary: a first try must leave nothing in the
+	// temporary directory.
+	if err := res.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Stdout, "tree: removed (it was written to a temporary directory; --out DIR keeps it)\n")
 	return nil
 }

@@ -34,23 +34,21 @@ func TestDemoWritesTreeAndPrintsReadableSummary(t *testing.T) {
 	}
 }
 
-func TestDemoDefaultsToAFreshTemporaryDirectory(t *testing.T) {
+// Without --out the tree goes to a fresh temporary directory that is removed before the
+// command exits: `go run ./cmd/forgectx demo`, the README's first command, leaves no
+// forgectx-demo-* directory behind.
+func TestDemoWithoutOutLeavesNothingBehind(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	code, stdout, stderr := runCLI(t, nil, "", "--log-level", "disabled", "demo")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	i := strings.LastIndex(stdout, "tree: ")
-	if i < 0 {
-		t.Fatalf("no tree path:\n%s", stdout)
+	if !strings.Contains(stdout, "index.json sha256: ") || !strings.HasSuffix(stdout, "tree: removed (it was written to a temporary directory; --out DIR keeps it)\n") {
+		t.Errorf("summary does not end by saying the temporary tree was removed:\n%s", stdout)
 	}
-	dir := strings.TrimSpace(stdout[i+len("tree: "):])
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	fi, err := os.Stat(dir)
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("tree dir %s: %v", dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "views", "timeline.order")); err != nil {
-		t.Fatal(err)
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Fatalf("the temporary directory holds %v after demo (%v), want nothing", ents, err)
 	}
 }
 

@@ -36,7 +36,7 @@ func mcpCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.PolicyDigest, "policy-digest", "", "enriched: the policy digest every handle must be bound to")
 	fs.StringVar(&o.StoreSHA256, "store-sha256", "", "enriched: SHA-256 of the committed store file (optional)")
 	fs.StringVar(&o.Usage, "usage", "", "usage file, replaced atomically (0600) after every tool call")
-	fs.StringVar(&o.Relay, "relay", "", "pipe stdio to the MCP server a root `review-context run` serves on this Unix socket (alone: no other flag)")
+	fs.StringVar(&o.Relay, "relay", "", "pipe stdio to the MCP server that a root review-context run serves on the Unix `SOCKET` (@name: abstract; alone: no other flag)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

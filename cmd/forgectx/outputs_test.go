@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
 // mkNullDevice makes the test's own character device 1:3 at path (never a system device), or
@@ -16,10 +19,10 @@ import (
 func mkNullDevice(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot mknod a character device; the device-node case is untested here")
+		testnotice.Skip(t, "device-node cases (non-root)", "not root: cannot mknod a character device")
 	}
 	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
-		t.Skipf("mknod not permitted (%v); the device-node case is untested", err)
+		testnotice.Skip(t, "device-node cases (non-root)", fmt.Sprintf("mknod not permitted: %v", err))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/forge/cassette"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
@@ -201,7 +202,7 @@ func (f *forgeReplay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Exit 0 through the CLI: a run the pre-script skips (exit 78) and a run whose agent succeeds.
 func TestRunExit0SkipAndProceed(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the proceed case seals the agent's copy with a read-only bind mount or ownership, which need root")
+		testnotice.Skip(t, "run proceed case (non-root)", "sealing the agent's copy (read-only bind mount or ownership) needs root")
 	}
 	c, err := ghscenario.Build(ghscenario.Issue())
 	if err != nil {

@@ -2,12 +2,14 @@ package cirelay
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
@@ -278,10 +280,10 @@ func TestRelayValidatesBothTargetsFirst(t *testing.T) {
 func mkNullNode(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot mknod a character device; the device-node case is untested here")
+		testnotice.Skip(t, "device-node cases (non-root)", "not root: cannot mknod a character device")
 	}
 	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
-		t.Skipf("mknod not permitted (%v); the device-node case is untested", err)
+		testnotice.Skip(t, "device-node cases (non-root)", fmt.Sprintf("mknod not permitted: %v", err))
 	}
 }
 

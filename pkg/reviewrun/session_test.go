@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/harness"
 	"github.com/forgectx/forgectx/pkg/reviewmcp"
 )
@@ -61,7 +62,7 @@ func TestEngineIdentity(t *testing.T) {
 // (which refuses the empty configuration — it was served).
 func TestRelayRefusesOtherPeers(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (the peer must differ from the engine identity)")
+		testnotice.Skip(t, "engine-identity tests (non-root)", "needs root (the peer must differ from the engine identity)")
 	}
 	for _, tc := range []struct {
 		uid    uint32
@@ -90,7 +91,7 @@ func TestRelayRefusesOtherPeers(t *testing.T) {
 // holds UID 0 is killed and the start is an error, before it can finish its work.
 func TestRunEngineRefusesAPrivilegedEngine(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		testnotice.Skip(t, "engine-identity tests (non-root)", "needs root to run the engine as another user")
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
 	r := runEngine(context.Background(), engineSpec{argv: []string{"/bin/sh", "-c", "sleep 1; touch " + marker}, env: []string{"PATH=/usr/bin:/bin"},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
 // TestHardenProcessHidesEnvironFromSameUser: after HardenProcess the process is not dumpable,
@@ -31,7 +33,7 @@ func TestHardenProcessHidesEnvironFromSameUser(t *testing.T) {
 		os.Exit(0)
 	}
 	if os.Getuid() != 0 {
-		t.Skip("needs root to start the child as an unprivileged user")
+		testnotice.Skip(t, "non-dumpable test (non-root)", "needs root to start the child as an unprivileged user")
 	}
 	// The test binary sits in a 0700 build directory; the unprivileged child needs a copy it
 	// can execute.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
@@ -19,10 +20,10 @@ import (
 func mkCharDev(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot mknod a character device; the device-node case is untested here")
+		testnotice.Skip(t, "device-node cases (non-root)", "not root: cannot mknod a character device")
 	}
 	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, int(unixMkdev(1, 3))); err != nil {
-		t.Skipf("mknod not permitted here (%v); the device-node case is untested", err)
+		testnotice.Skip(t, "device-node cases (non-root)", fmt.Sprintf("mknod not permitted: %v", err))
 	}
 }
 
@@ -249,7 +250,7 @@ func TestStreamWritesThroughAFIFOWithAReader(t *testing.T) {
 
 func TestUnwritableParentIsRefusedBeforeWriting(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root can write into a mode-0500 directory; the unwritable-parent case needs a non-root user")
+		testnotice.Skip(t, "unwritable-parent case (root)", "root can write into a mode-0500 directory; the case needs a non-root user")
 	}
 	dir := filepath.Join(t.TempDir(), "ro")
 	if err := os.Mkdir(dir, 0o500); err != nil {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/snapshot/demo"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/verify"
@@ -233,7 +234,7 @@ func helperCleanupLocked() int {
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the ownership mode and the unprivileged-agent checks run as root (CI and the dev container do)")
+		testnotice.Skip(t, "ownership-mode and unprivileged-agent tests (non-root)", "needs root (CI and the dev container run as root)")
 	}
 }
 
@@ -627,7 +628,7 @@ func TestBindMountSeal(t *testing.T) {
 	sealed, err := st.Seal(context.Background(), stage.SealOptions{Mode: stage.ModeBindMount})
 	var ie *stage.ImmutabilityError
 	if errors.As(err, &ie) {
-		t.Skipf("read-only bind mounts are not available in this environment: %v", err)
+		testnotice.Skip(t, "bind-mount tests", fmt.Sprintf("read-only bind mounts are not available in this environment: %v", err))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/stage"
 	"github.com/forgectx/forgectx/pkg/status"
@@ -18,7 +19,7 @@ import (
 // checks every launched agent, for capabilities a binary grants back.)
 func TestRunPrivilegedAgentRefusedBeforePosting(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the agent would inherit forgectx's privileges")
+		testnotice.Skip(t, "unprivileged-agent tests (non-root)", "needs root: the agent would inherit forgectx's privileges")
 	}
 	w := newWorld(t, worldOpts{agentMode: "sleep"}) // no expectations: any forge request fails the test
 	o := w.options()
@@ -39,7 +40,7 @@ func TestRunPrivilegedAgentRefusedBeforePosting(t *testing.T) {
 // passes the check; the copy is a read-only mount it cannot write.
 func TestRunBindMountAgentRunsUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		testnotice.Skip(t, "unprivileged-agent tests (non-root)", "needs root to run the agent as another user")
 	}
 	w := newWorld(t, worldOpts{})
 	want := w.expectedIndex()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/run"
 	"github.com/forgectx/forgectx/pkg/status"
 )
@@ -167,7 +168,7 @@ func TestRunAgentTimeoutIsTimedOut(t *testing.T) {
 // unprivileged UID, so it cannot write the copy.
 func TestRunOwnershipModeAgentRunsUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("ownership mode needs forgectx to run as root")
+		testnotice.Skip(t, "unprivileged-agent tests (non-root)", "ownership mode needs forgectx to run as root")
 	}
 	w := newWorld(t, worldOpts{})
 	// The unprivileged agent must reach its script and its output directory.

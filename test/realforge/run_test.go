@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 
@@ -75,7 +76,7 @@ func byBot(cs []comment, bot *giteaserver.User, prefix string) []comment {
 func testRun(t *testing.T, sc *scenario) {
 	if os.Geteuid() != 0 {
 		// The agent's copy is made read-only by ownership or a bind mount; both need root.
-		t.Skip("realforge: forgectx run needs root here (read-only staging of the agent's copy)")
+		testnotice.Skip(t, "real-forge run tests (non-root)", "forgectx run needs root here (read-only staging of the agent's copy)")
 	}
 	dir := t.TempDir()
 	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {

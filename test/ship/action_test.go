@@ -401,6 +401,11 @@ func TestCompositeActionFromSource(t *testing.T) {
 				if _, err := os.Lstat(ctxDir); !os.IsNotExist(err) {
 					t.Errorf("context-dir %q still exists after the step (err %v)", ctxDir, err)
 				}
+				// Nothing here is the agent's to rename (a root-owned $RUNNER_TEMP under a sticky
+				// /tmp), so its copy stays in $RUNNER_TEMP (docs/ship.md, "What the action writes").
+				if rt := r.temp + string(filepath.Separator); os.Geteuid() == 0 && !strings.HasPrefix(ctxDir, rt) {
+					t.Errorf("context-dir %q is not under $RUNNER_TEMP %s", ctxDir, r.temp)
+				}
 				// The step's shell ran as the agent's user with FORGECTX_TOKEN in its
 				// environment; it must have exec'd forgectx (through sudo or not), so
 				// forgectx is the agent's only ancestor below the runner (this test).

@@ -2,6 +2,7 @@ package ship
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -41,18 +43,18 @@ func buildah(t testing.TB, timeout time.Duration, args ...string) (string, int) 
 func ciImage(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("buildah"); err != nil {
-		t.Skip("SKIP: buildah is not installed (Debian: apt-get install -y buildah; .ci/run installs it when it runs as root)")
+		testnotice.Skip(t, "container image tests (buildah)", "buildah is not installed (Debian: apt-get install -y buildah; .ci/run installs it when it runs as root)")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("SKIP: buildah with vfs storage and chroot isolation needs root here (rootless needs subuid mappings)")
+		testnotice.Skip(t, "container image tests (buildah)", "buildah with vfs storage and chroot isolation needs root here (rootless needs subuid mappings)")
 	}
 	for _, p := range []string{"/bin/busybox", "/usr/bin/bash", "/usr/bin/git"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("SKIP: %s is missing: the ci image is staged from Debian's busybox-static, bash and git (.ci/run installs busybox-static)", p)
+			testnotice.Skip(t, "ci image tests (busybox-static)", fmt.Sprintf("%s is missing: the ci image is staged from Debian's busybox-static, bash and git (.ci/run installs busybox-static)", p))
 		}
 	}
 	if out, err := exec.Command("/bin/busybox", "--list").CombinedOutput(); err != nil || !strings.Contains(string(out), "\nsh\n") {
-		t.Skipf("SKIP: /bin/busybox is not a full busybox (install busybox-static): %v", err)
+		testnotice.Skip(t, "ci image tests (busybox-static)", fmt.Sprintf("/bin/busybox is not a full busybox (install busybox-static): %v", err))
 	}
 	ciImageOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "forgectx-ship-ci-")

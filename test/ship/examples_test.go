@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/harness"
 )
 
@@ -209,13 +210,13 @@ func checkFinished(t *testing.T, f *fakeForge, out map[string]string, skip bool,
 
 // TestForgejoExampleRunsAsCopied: examples/forgejo as its README says — forgectx.yml as the
 // workflow, the harness and scripts in .forgejo/forgectx/ — run as Forgejo's runner runs the
-// action in the example's root Debian container: FORGEJO_ACTIONS and the GITHUB_* compatibility
+// action in the example's root Node.js (Debian) container: FORGEJO_ACTIONS and the GITHUB_* compatibility
 // variables, the issues event payload (its labels decide the pre-script), the repository admin's
 // token from a secret (identity found with GET /user) and the example's agent-uid/agent-gid.
 func TestForgejoExampleRunsAsCopied(t *testing.T) {
 	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	if os.Geteuid() != 0 {
-		t.Skip("SKIP: the Forgejo example runs its job as root in a container (agent-uid 65534); this test needs root")
+		testnotice.Skip(t, "Forgejo example run (non-root)", "the Forgejo example runs its job as root in a container (agent-uid 65534); this test needs root")
 	}
 	step := exampleForgectxStep(t, "examples/forgejo/forgectx.yml")
 	for _, c := range []struct {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
 // gitlabCILocalVersion is the newest gitlab-ci-local that runs on the machine's Node.js 20
@@ -29,16 +31,16 @@ func gitlabCILocal(t *testing.T) string {
 	bin := filepath.Join(dir, "node_modules", ".bin", "gitlab-ci-local")
 	if _, err := os.Stat(bin); err != nil {
 		if _, err := exec.LookPath("npm"); err != nil {
-			t.Skip("SKIP: gitlab-ci-local is not installed and npm is not available to install it")
+			testnotice.Skip(t, "GitLab component tests (gitlab-ci-local)", "gitlab-ci-local is not installed and npm is not available to install it")
 		}
 		must(t, os.MkdirAll(dir, 0o755))
 		out, code := runCmd(t, 5*time.Minute, dir, nil, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "gitlab-ci-local@"+gitlabCILocalVersion)
 		if code != 0 {
-			t.Skipf("SKIP: npm install gitlab-ci-local@%s failed (registry unreachable?):\n%s", gitlabCILocalVersion, out)
+			testnotice.Skip(t, "GitLab component tests (gitlab-ci-local)", fmt.Sprintf("npm install gitlab-ci-local@%s failed (registry unreachable?):\n%s", gitlabCILocalVersion, out))
 		}
 	}
 	if out, code := runCmd(t, time.Minute, dir, nil, bin, "--version"); code != 0 || strings.TrimSpace(out) != gitlabCILocalVersion {
-		t.Skipf("SKIP: gitlab-ci-local does not start on this Node.js (exit %d): %s", code, firstLine(out))
+		testnotice.Skip(t, "GitLab component tests (gitlab-ci-local)", fmt.Sprintf("gitlab-ci-local does not start on this Node.js (exit %d): %s", code, firstLine(out)))
 	}
 	return bin
 }
@@ -76,7 +78,7 @@ func TestGitLabComponentJobUnderGitLabCILocal(t *testing.T) {
 	t.Parallel()                                         // subprocess-bound: runs beside the other slow ship tests
 	for _, b := range []string{"git", "bash", "rsync"} { // gitlab-ci-local copies with rsync
 		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("SKIP: %s is not installed", b)
+			testnotice.Skip(t, "GitLab component tests (gitlab-ci-local)", b+" is not installed (gitlab-ci-local copies the project with it)")
 		}
 	}
 	gcl := gitlabCILocal(t)
@@ -231,7 +233,7 @@ func TestGitLabPipelinesValidate(t *testing.T) {
 	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	for _, b := range []string{"git", "bash", "rsync"} {
 		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("SKIP: %s is not installed", b)
+			testnotice.Skip(t, "GitLab component tests (gitlab-ci-local)", b+" is not installed (gitlab-ci-local copies the project with it)")
 		}
 	}
 	gcl := gitlabCILocal(t)

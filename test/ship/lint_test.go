@@ -1,6 +1,7 @@
 package ship
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgectx/forgectx/internal/testnotice"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -53,12 +55,12 @@ func actionlint(t *testing.T) string {
 	}
 	out, code := runCmd(t, 8*time.Minute, root, nil, "go", "install", "github.com/rhysd/actionlint/cmd/actionlint@"+actionlintVersion)
 	if code != 0 {
-		t.Skipf("SKIP: actionlint %s is not installed and go install failed (module proxy unreachable?):\n%s", actionlintVersion, out)
+		testnotice.Skip(t, "workflow lint (actionlint)", fmt.Sprintf("actionlint %s is not installed and go install failed (module proxy unreachable?):\n%s", actionlintVersion, out))
 	}
 	if p := tool("", "actionlint"); p != "" {
 		return p
 	}
-	t.Skip("SKIP: actionlint was installed but is not in GOPATH/bin")
+	testnotice.Skip(t, "workflow lint (actionlint)", "actionlint was installed but is not in GOPATH/bin")
 	return ""
 }
 
@@ -123,7 +125,7 @@ func TestShellcheckWrapperScripts(t *testing.T) {
 	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
-		t.Skip("SKIP: shellcheck is not installed (Debian: apt-get install -y shellcheck; .ci/run installs it when it runs as root)")
+		testnotice.Skip(t, "wrapper script lint (shellcheck)", "shellcheck is not installed (Debian: apt-get install -y shellcheck; .ci/run installs it when it runs as root)")
 	}
 	dir := t.TempDir()
 	type script struct{ name, shell, body string }

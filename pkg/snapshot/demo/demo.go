@@ -56,7 +56,7 @@ func Inputs() (*acquisition.Acquisition, acquisition.Profile, []snapshot.BotIden
 // Options configure Run.
 type Options struct {
 	// Out is the directory to write the tree into (created if missing, must be empty). Empty
-	// means a fresh private temporary directory.
+	// means a fresh private temporary directory, which Result.Close removes.
 	Out string
 }
 
@@ -64,6 +64,21 @@ type Options struct {
 type Result struct {
 	Tree *snapshot.Tree
 	Dir  string
+	// Temporary is true when Dir is the fresh temporary directory Run made (Options.Out was
+	// empty): the caller removes it with Close once it no longer needs the tree.
+	Temporary bool
+}
+
+// Close removes Dir when Run made it (Temporary), so a demo run without an output directory
+// leaves nothing behind; a caller-chosen Out is kept.
+func (r *Result) Close() error {
+	if r == nil || !r.Temporary {
+		return nil
+	}
+	if err := os.RemoveAll(r.Dir); err != nil {
+		return fmt.Errorf("demo: remove temporary tree: %w", err)
+	}
+	return nil
 }
 
 // Run assembles the embedded conversation and writes the tree.
@@ -76,14 +91,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := o.Out
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "forgectx-demo-"); err != nil {
+	res := &Result{Tree: tree, Dir: o.Out}
+	if res.Dir == "" {
+		if res.Dir, err = os.MkdirTemp("", "forgectx-demo-"); err != nil {
 			return nil, fmt.Errorf("demo: temporary directory: %w", err)
 		}
+		res.Temporary = true
 	}
-	if err := tree.WriteDir(dir); err != nil {
+	if err := tree.WriteDir(res.Dir); err != nil {
+		// A half-written temporary tree is nobody's: remove it (a caller's Out is left as is).
+		_ = res.Close()
 		return nil, err
 	}
-	return &Result{Tree: tree, Dir: dir}, nil
+	return res, nil
 }

@@ -35,6 +35,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
 // Version is the pinned Gitea release (scripts/gitea.sh builds the same one by default).
@@ -114,7 +116,7 @@ func Binary() string {
 func Require(t testing.TB) string {
 	t.Helper()
 	if runtime.GOOS != "linux" {
-		t.Skip("realforge: the Gitea test server is run on Linux only")
+		testnotice.Skip(t, "real-forge tests (Gitea server)", "the Gitea test server is run on Linux only")
 	}
 	b := Binary()
 	if b != "" {
@@ -124,7 +126,7 @@ func Require(t testing.TB) string {
 	if os.Getenv("FORGECTX_REALFORGE") == "1" {
 		t.Fatal(msg)
 	}
-	t.Skip(msg)
+	testnotice.Skip(t, "real-forge tests (Gitea server)", msg)
 	return ""
 }
 
