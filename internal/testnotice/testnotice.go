@@ -10,7 +10,7 @@
 //	forgectx test notice: <package>: <group> skipped: <reason>
 //
 // to the stderr of the process that started the test binary — `go test` itself, whose stderr is
-// the terminal or the CI log — when that stream is a terminal or a pipe (Linux, through
+// the terminal or the CI log — when that stream is a pipe or a terminal (/dev/pts, /dev/tty; never another device) (Linux, through
 // /proc/<ppid>/fd/2). A regular file is not written to, as `go test` writes it at its own
 // offset and would overwrite the line; then, and off Linux, the line goes to the test binary's
 // stderr, which `go test -v` shows. A cached package result replays without the line (nothing
@@ -82,7 +82,7 @@ func pkgOf(testing.TB) string {
 func parentStderr() (io.Writer, func()) {
 	p := fmt.Sprintf("/proc/%d/fd/2", os.Getppid())
 	fi, err := os.Stat(p)
-	if err != nil || fi.Mode().IsRegular() || fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) == 0 {
+	if err != nil || !(fi.Mode()&os.ModeNamedPipe != 0 || isTerminal(p, fi)) {
 		return os.Stderr, func() {}
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
@@ -90,6 +90,17 @@ func parentStderr() (io.Writer, func()) {
 		return os.Stderr, func() {}
 	}
 	return f, func() { _ = f.Close() }
+}
+
+// isTerminal reports whether the stream behind the /proc fd link p is a terminal: a character
+// device that is a pseudo-terminal or a console. Any other device (/dev/null included) is never
+// opened, so a test writes to no device but the terminal `go test` itself prints to.
+func isTerminal(p string, fi os.FileInfo) bool {
+	if fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	target, err := os.Readlink(p)
+	return err == nil && (strings.HasPrefix(target, "/dev/pts/") || strings.HasPrefix(target, "/dev/tty"))
 }
 
 // oneLine keeps the notice to one line.
