@@ -5,6 +5,7 @@ import (
 	"context"
 	"unicode/utf8"
 
+	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
@@ -58,12 +59,19 @@ type textFacts struct {
 	headLen int64
 	// partial: the five header lines span more than maxFactsHead bytes and were not kept.
 	partial bool
+	// floorAt is the byte offset of the first rune in a Unicode floor class (filter.IndexFloor),
+	// -1 when there is none, and floorCode its finding code: found in the same read as the
+	// rest, so the floor rule costs no second pass over the file.
+	floorAt   int64
+	floorCode string
 }
 
 // textFactsOf computes the facts of b; bounded keeps the header lines only up to
 // maxFactsHead bytes (Check's summaries), else always (held bytes).
 func textFactsOf(b []byte, bounded bool) *textFacts {
 	t := &textFacts{size: int64(len(b)), valid: utf8.Valid(b), bom: bytes.HasPrefix(b, []byte("\xef\xbb\xbf")), cr: bytes.IndexByte(b, '\r') >= 0}
+	at, code := filter.IndexFloor(b)
+	t.floorAt, t.floorCode = int64(at), code
 	copy(t.last2[:], b[max(len(b)-2, 0):])
 	rest := b
 	var ends [5]int

@@ -120,6 +120,13 @@ type Options struct {
 	MaxFiles      int
 	// Bundle validates the JSON documents; nil means the project's embedded v1 bundle.
 	Bundle *schema.Bundle
+	// ProducerCheck is the conformance check of a tree from any v1 producer (`forgectx verify
+	// --producer-check`): every rule applies except that filter_version may be any non-empty
+	// string, since another producer's filter has its own version. The Unicode floor and the
+	// bounds are the same for every filter version; what a particular filter version strips
+	// beyond the floor is not checked. A consumer (staging, prompt) never sets it: it must
+	// refuse a filter version it does not implement.
+	ProducerCheck bool
 }
 
 func (o Options) maxFileBytes() int64 {
@@ -311,7 +318,7 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir}
+	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir, producerCheck: opts.ProducerCheck}
 	if summarize {
 		c.files, c.summ = map[string][]byte{}, make(map[string]fileData, len(w.read))
 	} else {

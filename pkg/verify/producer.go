@@ -1,0 +1,335 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/forgectx/forgectx/pkg/filter"
+)
+
+// Producer rule codes: the producer MUSTs of entity-context-snapshot v1 that can be checked
+// from a tree alone, beyond its byte and layout contract (docs/consumer.md, "Producer rules").
+// Each names one rule, so a third-party producer's CI learns exactly which MUST it broke.
+const (
+	// RuleUnicodeFloor: a record file, check log or JSON document holds a rune of a portable
+	// Unicode floor class (tag characters, zero-width characters and U+FEFF, bidirectional
+	// controls, variation selectors, interlinear annotations), which every filter version
+	// strips from bodies, logs and display strings (spec "Canonical bytes").
+	RuleUnicodeFloor = "unicode_floor"
+	// RuleRecordBytes: a record body (the bytes after the header's blank line) is longer than
+	// collection.json's bounds.max_record_bytes.
+	RuleRecordBytes = "record_bytes_bound"
+	// RuleLogBytes: a check log is longer than bounds.max_log_bytes.
+	RuleLogBytes = "log_bytes_bound"
+	// RuleStringBytes: a source-derived display string or structural value is longer than
+	// bounds.max_metadata_string_bytes (display strings are bounded to it; a structural value
+	// beyond it is invalid and never emitted).
+	RuleStringBytes = "metadata_string_bound"
+	// RuleLabels: entity metadata holds more labels than bounds.max_labels.
+	RuleLabels = "labels_bound"
+	// RuleEmptyLabel: an entity label is empty (empty optional display values are dropped).
+	RuleEmptyLabel = "empty_label"
+	// RuleRecordCount: a source has more records than bounds.max_records_per_source.
+	RuleRecordCount = "record_count_bound"
+	// RuleHeadSHA: check metadata documents name more than one head_sha (the producer retains
+	// only checks of the one head revision captured at collection start).
+	RuleHeadSHA = "check_head_sha"
+	// RuleReviewTime: a review relationship row's submitted_at differs from its review
+	// record's created_at (both are the canonical submission time).
+	RuleReviewTime = "review_submitted_at"
+	// RuleRejectedGap: rejected records of a scope outnumber the counts of that scope's
+	// unusable gaps (a rejected source adds an unusable gap for its scope).
+	RuleRejectedGap = "rejected_record_gap"
+	// RuleLogGap: a retained check whose log collection.json selects has no log_path, and the
+	// check_logs scope's unusable gaps do not account for it.
+	RuleLogGap = "check_log_gap"
+	// RuleFilterStatus: a filter summary says modified but reports no finding, or unchanged
+	// but reports findings.
+	RuleFilterStatus = "filter_status"
+	// RuleGeneratedFilter: a generated document (collection, thread state, order or view
+	// file) carries filter findings; generated documents do not invent findings.
+	RuleGeneratedFilter = "generated_filter"
+)
+
+// floorViolation reports the first floor rune of a file found at offset at (≥ 0).
+func (c *checker) floorViolation(p string, at int64, code string) {
+	c.add(p, RuleUnicodeFloor, fmt.Sprintf("a %s character at byte offset %d; every v1 filter strips the Unicode floor classes from bodies, logs and display strings", code, at))
+}
+
+// floorJSON scans a JSON document's bytes for floor runes. RFC 8785 writes every such rune
+// as itself (it escapes only controls, quotation mark and backslash), so in a canonical
+// document — anything else is already not_canonical_json — a floor rune in any string is
+// in the bytes.
+func (c *checker) floorJSON(p string, b []byte) {
+	if at, code := filter.IndexFloor(b); at >= 0 {
+		c.floorViolation(p, int64(at), code)
+	}
+}
+
+// bodyBound checks a record body's size against max_record_bytes.
+func (c *checker) bodyBound(p string, body int64) {
+	if c.coll != nil && body > c.coll.Bounds.MaxRecordBytes {
+		c.add(p, RuleRecordBytes, fmt.Sprintf("body is %d bytes, over collection.json bounds.max_record_bytes %d", body, c.coll.Bounds.MaxRecordBytes))
+	}
+}
+
+// logRules checks a check log's floor runes and size.
+func (c *checker) logRules(p string, t *textFacts) {
+	if t.floorAt >= 0 {
+		c.floorViolation(p, t.floorAt, t.floorCode)
+	}
+	if c.coll != nil && t.size > c.coll.Bounds.MaxLogBytes {
+		c.add(p, RuleLogBytes, fmt.Sprintf("log is %d bytes, over collection.json bounds.max_log_bytes %d", t.size, c.coll.Bounds.MaxLogBytes))
+	}
+}
+
+// producer checks the cross-document producer rules that need collection.json's bounds or
+// several documents at once. Each rule is a single pass over arrays already decoded.
+func (c *checker) producer(d *docs) {
+	if d.collection != nil {
+		c.stringBounds(d)
+		c.labels(d.entity, d.collection.Bounds.MaxLabels)
+		c.recordCounts(d)
+		c.logGaps(d)
+	}
+	c.headSHA(d)
+	c.reviewTimes(d)
+	c.rejectedGaps()
+	c.filterSummaries()
+}
+
+// stringBounds: every display string (record and entity author logins, entity title and
+// labels, actor logins, check names, agent names) and every source-derived structural value
+// (source host, repository and repository ID, entity, record, actor, review, thread, check
+// and run IDs, review thread paths) fits max_metadata_string_bytes.
+func (c *checker) stringBounds(d *docs) {
+	lim := d.collection.Bounds.MaxMetadataStringBytes
+	check := func(p, field, v string) {
+		if int64(len(v)) > lim {
+			c.add(p, RuleStringBytes, fmt.Sprintf("%s is %d bytes, over collection.json bounds.max_metadata_string_bytes %d", field, len(v), lim))
+		}
+	}
+	opt := func(p, field string, v *string) {
+		if v != nil {
+			check(p, field, *v)
+		}
+	}
+	m := c.man
+	check("index.json", "source.host", m.Source.Host)
+	check("index.json", "source.repository", m.Source.Repository)
+	check("index.json", "source.repository_id", m.Source.RepositoryID)
+	check("index.json", "entity.id", m.Entity.ID)
+	for i := range m.Records {
+		r := &m.Records[i]
+		check("index.json", fmt.Sprintf("records[%d].id", i), r.ID)
+		opt("index.json", fmt.Sprintf("records[%d].author_id", i), r.AuthorID)
+		opt("index.json", fmt.Sprintf("records[%d].author", i), r.Author)
+	}
+	if e := d.entity; e != nil {
+		const p = "entity/metadata.json"
+		check(p, "id", e.ID)
+		opt(p, "author_id", e.AuthorID)
+		opt(p, "author", e.Author)
+		check(p, "title", e.Title)
+		for i, l := range e.Labels {
+			check(p, fmt.Sprintf("labels[%d]", i), l)
+		}
+	}
+	if d.actors != nil {
+		for i, a := range d.actors.Actors {
+			check("state/actors.json", fmt.Sprintf("actors[%d].id", i), a.ID)
+			opt("state/actors.json", fmt.Sprintf("actors[%d].login", i), a.Login)
+		}
+	}
+	for _, p := range checkPaths(d.checks) {
+		check(p, "id", d.checks[p].ID)
+		check(p, "name", d.checks[p].Name)
+	}
+	if d.runs != nil {
+		for i, r := range d.runs.Runs {
+			check("history/agent-runs.json", fmt.Sprintf("runs[%d].id", i), r.ID)
+			check("history/agent-runs.json", fmt.Sprintf("runs[%d].agent", i), r.Agent)
+		}
+	}
+	if d.reviews != nil {
+		for i, rv := range d.reviews.Reviews {
+			check("relations/reviews.json", fmt.Sprintf("reviews[%d].id", i), rv.ID)
+		}
+		for i, t := range d.reviews.Threads {
+			check("relations/reviews.json", fmt.Sprintf("threads[%d].id", i), t.ID)
+			check("relations/reviews.json", fmt.Sprintf("threads[%d].review_id", i), t.ReviewID)
+			check("relations/reviews.json", fmt.Sprintf("threads[%d].path", i), t.Path)
+		}
+	}
+	if d.threads != nil {
+		for i, t := range d.threads.Threads {
+			check("state/threads.json", fmt.Sprintf("threads[%d].id", i), t.ID)
+		}
+	}
+}
+
+// labels: at most max_labels labels, none empty.
+func (c *checker) labels(e *entityDoc, maxLabels int64) {
+	if e == nil {
+		return
+	}
+	if int64(len(e.Labels)) > maxLabels {
+		c.add("entity/metadata.json", RuleLabels, fmt.Sprintf("%d labels, over collection.json bounds.max_labels %d", len(e.Labels), maxLabels))
+	}
+	for i, l := range e.Labels {
+		if l == "" {
+			c.add("entity/metadata.json", RuleEmptyLabel, fmt.Sprintf("labels[%d] is empty; empty labels are dropped", i))
+		}
+	}
+}
+
+// recordCounts: no source has more records than max_records_per_source. Rejected records
+// count: selection keeps at most that many before filtering rejects any.
+func (c *checker) recordCounts(d *docs) {
+	lim := d.collection.Bounds.MaxRecordsPerSource
+	n := map[string]int64{}
+	for _, r := range c.man.Records {
+		if src := sourceOfKind[r.Kind]; src != "entity" {
+			n[src]++
+		}
+	}
+	if d.runs != nil {
+		n["agent_runs"] = int64(len(d.runs.Runs))
+	}
+	for _, src := range []string{"agent_runs", "checks", "comments", "reviews"} {
+		if n[src] > lim {
+			p := "index.json"
+			if src == "agent_runs" {
+				p = "history/agent-runs.json"
+			}
+			c.add(p, RuleRecordCount, fmt.Sprintf("%d %s records, over collection.json bounds.max_records_per_source %d", n[src], src, lim))
+		}
+	}
+}
+
+// headSHA: every check metadata document names the same head_sha.
+func (c *checker) headSHA(d *docs) {
+	paths := checkPaths(d.checks)
+	for _, p := range paths[min(1, len(paths)):] {
+		if d.checks[p].HeadSHA != d.checks[paths[0]].HeadSHA {
+			c.add(p, RuleHeadSHA, "head_sha differs from "+paths[0]+"'s; only checks of the one head revision captured at collection start are retained")
+		}
+	}
+}
+
+// reviewTimes: each review row's submitted_at is its review record's created_at.
+func (c *checker) reviewTimes(d *docs) {
+	if d.reviews == nil {
+		return
+	}
+	created := map[string]string{}
+	for _, r := range c.man.Records {
+		if r.Kind == "review" {
+			created[r.RecordKey] = r.CreatedAt
+		}
+	}
+	for i, rv := range d.reviews.Reviews {
+		if t, ok := created[rv.RecordKey]; ok && t != rv.SubmittedAt {
+			c.add("relations/reviews.json", RuleReviewTime, fmt.Sprintf("reviews[%d].submitted_at differs from its review record's created_at (both are the submission time)", i))
+		}
+	}
+}
+
+// unusableGaps sums the counts of a scope's unusable gaps.
+func (c *checker) unusableGaps(scope string) int {
+	n := 0
+	for _, g := range c.man.Gaps {
+		if g.Scope == scope && g.Usability == "unusable" {
+			n += g.Count
+		}
+	}
+	return n
+}
+
+// scopeOfKind maps a non-entity record kind to its gap scope.
+var scopeOfKind = map[string]string{"comment": "comments", "review": "reviews", "check": "checks"}
+
+// rejectedGaps: each rejected record is counted in an unusable gap of its scope.
+func (c *checker) rejectedGaps() {
+	rejected := map[string]int{}
+	for _, r := range c.man.Records {
+		if sc := scopeOfKind[r.Kind]; sc != "" && r.Filter.Status == "rejected" {
+			rejected[sc]++
+		}
+	}
+	for _, sc := range []string{"checks", "comments", "reviews"} {
+		if n, have := rejected[sc], c.unusableGaps(sc); n > have {
+			c.add("index.json", RuleRejectedGap, fmt.Sprintf("%d rejected %s records but the scope's unusable gaps count %d; a rejected source adds an unusable gap for its scope", n, sc, have))
+		}
+	}
+}
+
+// logGaps: a retained check whose log is selected has a log_path, or an unusable check_logs
+// gap counts it.
+func (c *checker) logGaps(d *docs) {
+	coll := d.collection
+	if coll.CheckLogSelection == "none" || !contains(coll.IncludedSources, "check_logs") {
+		return
+	}
+	missing := 0
+	for _, r := range c.man.Records {
+		cd := d.checks[r.MetadataPath]
+		if r.Kind != "check" || cd == nil || r.LogPath != "" {
+			continue
+		}
+		if coll.CheckLogSelection == "all" || failedConclusion[cd.Conclusion] {
+			missing++
+		}
+	}
+	if have := c.unusableGaps("check_logs"); missing > have {
+		c.add("index.json", RuleLogGap, fmt.Sprintf("%d retained checks whose log is selected have no log_path but the check_logs scope's unusable gaps count %d", missing, have))
+	}
+}
+
+// generatedRole: roles of documents the producer generates rather than filters.
+func generatedRole(role string) bool { return role == "collection" || role == "thread_state" || isOrderRole(role) }
+
+// filterSummaries: a modified summary reports at least one finding and an unchanged one
+// none; generated documents carry no findings.
+func (c *checker) filterSummaries() {
+	c.filterStatus("index.json", "filter", c.man.Filter)
+	for i, f := range c.man.Files {
+		if f.Filter == nil {
+			continue
+		}
+		c.filterStatus("index.json", fmt.Sprintf("files[%d].filter", i), *f.Filter)
+		if generatedRole(f.Role) && len(f.Filter.Findings) > 0 {
+			c.add(f.Path, RuleGeneratedFilter, "a generated "+f.Role+" file carries filter findings; generated documents do not invent findings")
+		}
+	}
+	for i, r := range c.man.Records {
+		c.filterStatus("index.json", fmt.Sprintf("records[%d].filter", i), r.Filter)
+	}
+}
+
+func (c *checker) filterStatus(p, field string, f Filter) {
+	switch {
+	case f.Status == "modified" && len(f.Findings) == 0:
+		c.add(p, RuleFilterStatus, field+" is modified but reports no finding; every replacement and redaction is a finding")
+	case f.Status == "unchanged" && len(f.Findings) > 0:
+		c.add(p, RuleFilterStatus, field+" is unchanged but reports findings; a finding is a replacement or redaction")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func checkPaths(m map[string]*checkDoc) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
