@@ -38,7 +38,8 @@ const (
 	// record's created_at (both are the canonical submission time).
 	RuleReviewTime = "review_submitted_at"
 	// RuleRejectedGap: rejected records of a scope outnumber the counts of that scope's
-	// unusable gaps (a rejected source adds an unusable gap for its scope).
+	// unsafe_content, invalid_metadata and source_too_large gaps (a rejected source adds such
+	// an unusable gap for its scope).
 	RuleRejectedGap = "rejected_record_gap"
 	// RuleLogGap: a retained check whose log collection.json selects has no log_path, and the
 	// check_logs scope's unusable gaps do not account for it.
@@ -207,12 +208,25 @@ func (c *checker) recordCounts(d *docs) {
 	}
 }
 
-// headSHA: every check metadata document names the same head_sha.
+// headSHA: every check metadata document names the same head_sha. The checks that differ
+// from the most common head (on a tie, the head of the first check by path) are reported, so
+// one stray check is named rather than all the others.
 func (c *checker) headSHA(d *docs) {
 	paths := checkPaths(d.checks)
-	for _, p := range paths[min(1, len(paths)):] {
-		if d.checks[p].HeadSHA != d.checks[paths[0]].HeadSHA {
-			c.add(p, RuleHeadSHA, "head_sha differs from "+paths[0]+"'s; only checks of the one head revision captured at collection start are retained")
+	if len(paths) < 2 {
+		return
+	}
+	n := map[string]int{}
+	head := d.checks[paths[0]].HeadSHA
+	for _, p := range paths {
+		h := d.checks[p].HeadSHA
+		if n[h]++; n[h] > n[head] {
+			head = h
+		}
+	}
+	for _, p := range paths {
+		if d.checks[p].HeadSHA != head {
+			c.add(p, RuleHeadSHA, fmt.Sprintf("head_sha differs from the %d other check(s)' %s; only checks of the one head revision captured at collection start are retained", n[head], head))
 		}
 	}
 }
@@ -235,16 +249,23 @@ func (c *checker) reviewTimes(d *docs) {
 	}
 }
 
-// unusableGaps sums the counts of a scope's unusable gaps.
-func (c *checker) unusableGaps(scope string) int {
+// unusableGaps sums the counts of a scope's unusable gaps, of the given codes only when codes
+// is not nil.
+func (c *checker) unusableGaps(scope string, codes map[string]bool) int {
 	n := 0
 	for _, g := range c.man.Gaps {
-		if g.Scope == scope && g.Usability == "unusable" {
+		if g.Scope == scope && g.Usability == "unusable" && (codes == nil || codes[g.Code]) {
 			n += g.Count
 		}
 	}
 	return n
 }
+
+// rejectionGap lists the gap codes a rejected record goes with: unsafe content (the filter
+// rejected it), invalid metadata (an unsafe or empty check name) or a source over
+// max_source_bytes. Other unusable gaps (authorization_failed, fetch_failed) count sources
+// that have no record at all, so they cannot account for a rejected one.
+var rejectionGap = map[string]bool{"unsafe_content": true, "invalid_metadata": true, "source_too_large": true}
 
 // scopeOfKind maps a non-entity record kind to its gap scope.
 var scopeOfKind = map[string]string{"comment": "comments", "review": "reviews", "check": "checks"}
@@ -258,8 +279,8 @@ func (c *checker) rejectedGaps() {
 		}
 	}
 	for _, sc := range []string{"checks", "comments", "reviews"} {
-		if n, have := rejected[sc], c.unusableGaps(sc); n > have {
-			c.add("index.json", RuleRejectedGap, fmt.Sprintf("%d rejected %s records but the scope's unusable gaps count %d; a rejected source adds an unusable gap for its scope", n, sc, have))
+		if n, have := rejected[sc], c.unusableGaps(sc, rejectionGap); n > have {
+			c.add("index.json", RuleRejectedGap, fmt.Sprintf("%d rejected %s records but the scope's unsafe_content, invalid_metadata and source_too_large gaps count %d; a rejected source adds such a gap for its scope", n, sc, have))
 		}
 	}
 }
@@ -281,13 +302,15 @@ func (c *checker) logGaps(d *docs) {
 			missing++
 		}
 	}
-	if have := c.unusableGaps("check_logs"); missing > have {
+	if have := c.unusableGaps("check_logs", nil); missing > have {
 		c.add("index.json", RuleLogGap, fmt.Sprintf("%d retained checks whose log is selected have no log_path but the check_logs scope's unusable gaps count %d", missing, have))
 	}
 }
 
 // generatedRole: roles of documents the producer generates rather than filters.
-func generatedRole(role string) bool { return role == "collection" || role == "thread_state" || isOrderRole(role) }
+func generatedRole(role string) bool {
+	return role == "collection" || role == "thread_state" || isOrderRole(role)
+}
 
 // filterSummaries: a modified summary reports at least one finding and an unchanged one
 // none; generated documents carry no findings.

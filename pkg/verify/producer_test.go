@@ -1,0 +1,265 @@
+package verify_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/pkg/verify/verifytest"
+)
+
+// More paths of the stored demo tree the producer-rule cases use.
+const (
+	lintCheck   = "checks/378a1fcb8708f20cf83dd4eac6abcad3789203b668dec28fbbd3ff8621c2fdaf" // skipped, no log
+	failedLog   = failedCheck + "/log.txt"
+	redactedRec = 6 // records[6]: a comment whose filter is modified with a redaction finding
+)
+
+// insertBody returns a record file with s inserted at the start of its body (after the
+// header's blank line).
+func insertBody(t *testing.T, b []byte, s string) []byte {
+	t.Helper()
+	i := bytes.Index(b, []byte("\n\n"))
+	if i < 0 {
+		t.Fatal("record without a blank line")
+	}
+	return append(append(append([]byte{}, b[:i+2]...), s...), b[i+2:]...)
+}
+
+// indexRecords returns the decoded index's records array (fixManifest's mutate argument).
+func indexRecords(m map[string]any) []any { return m["records"].([]any) }
+
+// dropFileEntry removes path p from the decoded index's files[].
+func dropFileEntry(m map[string]any, p string) {
+	var keep []any
+	for _, f := range m["files"].([]any) {
+		if f.(map[string]any)["path"] != p {
+			keep = append(keep, f)
+		}
+	}
+	m["files"] = keep
+}
+
+// recordWith returns the decoded index record whose member k has value v.
+func recordWith(t *testing.T, m map[string]any, k, v string) map[string]any {
+	t.Helper()
+	for _, r := range indexRecords(m) {
+		if r := r.(map[string]any); r[k] == v {
+			return r
+		}
+	}
+	t.Fatalf("no record with %s %s", k, v)
+	return nil
+}
+
+// TestProducerRulesTamperedTrees is the producer conformance table: for every producer rule
+// checkable from the tree alone (docs/consumer.md, "Producer rules"), the demo tree edited to
+// break only that rule — every digest, the collection profile and canonical JSON forms kept
+// consistent, so nothing but the rule can catch it — is rejected with exactly that rule's
+// code, without the retained index digest (a third-party producer's tree has none), by Load,
+// Check and Open alike (LoadChecked), in the default and the producer-check mode.
+func TestProducerRulesTamperedTrees(t *testing.T) {
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		path   string
+		rule   string
+	}{
+		{"zero-width space in a comment body", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, insertBody(t, read(t, dir, commentPath), "\u200b"))
+		}, commentPath, verify.RuleUnicodeFloor},
+		{"byte-order mark inside a review body", func(t *testing.T, dir string) {
+			write(t, dir, reviewPath, insertBody(t, read(t, dir, reviewPath), "a\ufeffb "))
+		}, reviewPath, verify.RuleUnicodeFloor},
+		{"bidirectional override in a check log", func(t *testing.T, dir string) {
+			write(t, dir, failedLog, append([]byte("\u202e"), read(t, dir, failedLog)...))
+		}, failedLog, verify.RuleUnicodeFloor},
+		{"tag character in the entity title", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["title"] = v["title"].(string) + "\U000E0041" })
+		}, "entity/metadata.json", verify.RuleUnicodeFloor},
+		{"variation selector in an entity label", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) {
+				l := v["labels"].([]any)
+				l[len(l)-1] = l[len(l)-1].(string) + "\ufe0f" // stays last in byte order
+			})
+		}, "entity/metadata.json", verify.RuleUnicodeFloor},
+		{"isolate control in an actor login", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) {
+				a := v["actors"].([]any)[0].(map[string]any)
+				a["login"] = a["login"].(string) + "\u2066"
+			})
+		}, "state/actors.json", verify.RuleUnicodeFloor},
+		{"interlinear annotation in a record author login", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				r := indexRecords(m)[1].(map[string]any)
+				r["author"] = r["author"].(string) + "\ufff9"
+			})
+		}, "index.json", verify.RuleUnicodeFloor},
+		{"zero-width joiner in a check name", func(t *testing.T, dir string) {
+			editJSON(t, dir, lintCheck+"/metadata.json", func(v map[string]any) { v["name"] = "li\u200dnt" })
+		}, lintCheck + "/metadata.json", verify.RuleUnicodeFloor},
+		{"zero-width non-joiner in an agent name", func(t *testing.T, dir string) {
+			editJSON(t, dir, "history/agent-runs.json", func(v map[string]any) {
+				v["runs"].([]any)[0].(map[string]any)["agent"] = "review\u200cassistant"
+			})
+		}, "history/agent-runs.json", verify.RuleUnicodeFloor},
+		{"record body over max_record_bytes", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, insertBody(t, read(t, dir, commentPath), strings.Repeat("long line of text\n", 4000)))
+		}, commentPath, verify.RuleRecordBytes},
+		{"check log over max_log_bytes", func(t *testing.T, dir string) {
+			write(t, dir, failedLog, append([]byte(strings.Repeat("step output\n", 1500)), read(t, dir, failedLog)...))
+		}, failedLog, verify.RuleLogBytes},
+		{"entity title over max_metadata_string_bytes", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["title"] = strings.Repeat("retry ", 50) })
+		}, "entity/metadata.json", verify.RuleStringBytes},
+		{"actor login over max_metadata_string_bytes", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) {
+				v["actors"].([]any)[0].(map[string]any)["login"] = strings.Repeat("a", 257)
+			})
+		}, "state/actors.json", verify.RuleStringBytes},
+		{"check name over max_metadata_string_bytes", func(t *testing.T, dir string) {
+			editJSON(t, dir, lintCheck+"/metadata.json", func(v map[string]any) { v["name"] = strings.Repeat("lint-", 52) })
+		}, lintCheck + "/metadata.json", verify.RuleStringBytes},
+		{"more labels than max_labels", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) {
+				var l []string
+				for i := 0; i < 11; i++ {
+					l = append(l, "label-"+string(rune('a'+i)))
+				}
+				sort.Strings(l)
+				var a []any
+				for _, s := range l {
+					a = append(a, s)
+				}
+				v["labels"] = a
+			})
+		}, "entity/metadata.json", verify.RuleLabels},
+		{"an empty label", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["labels"] = append([]any{""}, v["labels"].([]any)...) })
+		}, "entity/metadata.json", verify.RuleEmptyLabel},
+		{"more records of a source than max_records_per_source", func(t *testing.T, dir string) {
+			editJSON(t, dir, "collection.json", func(v map[string]any) {
+				v["bounds"].(map[string]any)["max_records_per_source"] = 8 // the demo retains 9 comments
+			})
+		}, "index.json", verify.RuleRecordCount},
+		{"two head revisions across checks", func(t *testing.T, dir string) {
+			editJSON(t, dir, lintCheck+"/metadata.json", func(v map[string]any) { v["head_sha"] = strings.Repeat("0a", 20) })
+		}, lintCheck + "/metadata.json", verify.RuleHeadSHA},
+		{"review submitted_at other than its record's created_at", func(t *testing.T, dir string) {
+			editJSON(t, dir, "relations/reviews.json", func(v map[string]any) {
+				rv := v["reviews"].([]any)
+				rv[len(rv)-1].(map[string]any)["submitted_at"] = "2026-09-03T16:10:00.000000001Z" // stays last
+			})
+		}, "relations/reviews.json", verify.RuleReviewTime},
+		{"rejected check without a gap", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(filepath.Join(dir, lintCheck)); err != nil {
+				t.Fatal(err)
+			}
+			fixManifest(t, dir, func(m map[string]any) {
+				dropFileEntry(m, lintCheck+"/metadata.json")
+				r := recordWith(t, m, "metadata_path", lintCheck+"/metadata.json")
+				delete(r, "metadata_path")
+				r["filter"] = map[string]any{"status": "rejected", "findings": []any{}}
+			})
+		}, "index.json", verify.RuleRejectedGap},
+		{"selected log of a failed check missing without a gap", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, failedLog)); err != nil {
+				t.Fatal(err)
+			}
+			fixManifest(t, dir, func(m map[string]any) {
+				dropFileEntry(m, failedLog)
+				delete(recordWith(t, m, "log_path", failedLog), "log_path")
+			})
+		}, "index.json", verify.RuleLogGap},
+		{"modified filter summary without findings", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				indexRecords(m)[1].(map[string]any)["filter"] = map[string]any{"status": "modified", "findings": []any{}}
+			})
+		}, "index.json", verify.RuleFilterStatus},
+		{"unchanged filter summary with findings", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				indexRecords(m)[redactedRec].(map[string]any)["filter"].(map[string]any)["status"] = "unchanged"
+			})
+		}, "index.json", verify.RuleFilterStatus},
+		{"generated collection.json with invented findings", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == "collection.json" {
+						f["filter"] = map[string]any{"status": "modified", "findings": []any{map[string]any{"code": "unicode.zero-width", "count": 1}}}
+					}
+				}
+			})
+		}, "collection.json", verify.RuleGeneratedFilter},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := verifytest.Write(t, verifytest.Demo)
+			tc.tamper(t, dir)
+			fixManifest(t, dir, nil)
+			for _, producer := range []bool{false, true} {
+				snap, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: producer})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.OK() || snap != nil {
+					t.Fatalf("producer-check=%v: tampered tree verified", producer)
+				}
+				if !hasViolation(rep, tc.path, tc.rule) {
+					t.Errorf("producer-check=%v: want %s: %s, got %v", producer, tc.path, tc.rule, rep.Violations)
+				}
+				for _, v := range rep.Violations {
+					if v.Rule != tc.rule {
+						t.Errorf("producer-check=%v: the tree breaks another rule too: %v", producer, v)
+					}
+					if !strings.Contains(v.Detail, "max_") && v.Rule != verify.RuleUnicodeFloor && v.Detail == "" {
+						t.Errorf("violation without a description: %v", v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The untampered stored trees pass every producer rule in both modes (no false positive on
+// the assembler's own output; TestAssembledTreesVerify covers every fixture scenario).
+func TestProducerRulesAcceptTheAssemblersTrees(t *testing.T) {
+	for _, name := range []string{verifytest.Demo, verifytest.DemoReply} {
+		dir := verifytest.Write(t, name)
+		_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+		if err != nil || !rep.OK() {
+			t.Fatalf("%s: %v %v", name, err, rep.Violations)
+		}
+	}
+}
+
+// A third-party producer has its own filter_version: the default (consumer) mode refuses it
+// and stops, the producer-check mode accepts any non-empty version and still applies every
+// other rule.
+func TestProducerCheckAcceptsAnyFilterVersion(t *testing.T) {
+	dir := verifytest.Write(t, verifytest.Demo)
+	fixManifest(t, dir, func(m map[string]any) { m["filter_version"] = "acme-filter-2.0" })
+	_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{})
+	if err != nil || len(rep.Violations) != 1 || rep.Violations[0].Rule != verify.RuleFilterVersion {
+		t.Fatalf("default mode: want exactly unsupported_filter_version, got %v %v", err, rep.Violations)
+	}
+	_, rep, err = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("producer-check: %v %v", err, rep.Violations)
+	}
+	write(t, dir, commentPath, insertBody(t, read(t, dir, commentPath), "\u2069"))
+	fixManifest(t, dir, nil)
+	_, rep, err = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+	if err != nil || len(rep.Violations) != 1 || !hasViolation(rep, commentPath, verify.RuleUnicodeFloor) {
+		t.Fatalf("producer-check with a floor rune: want exactly unicode_floor, got %v %v", err, rep.Violations)
+	}
+	fixManifest(t, dir, func(m map[string]any) { m["filter_version"] = "" })
+	_, rep, _ = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+	if !hasViolation(rep, "index.json", verify.RuleSchemaInvalid) {
+		t.Fatalf("producer-check with an empty filter_version: %v", rep.Violations)
+	}
+}
