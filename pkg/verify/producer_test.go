@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
@@ -262,4 +263,85 @@ func TestProducerCheckAcceptsAnyFilterVersion(t *testing.T) {
 	if !hasViolation(rep, "index.json", verify.RuleSchemaInvalid) {
 		t.Fatalf("producer-check with an empty filter_version: %v", rep.Violations)
 	}
+}
+
+// floorRune is the spec's portable Unicode floor ("Canonical bytes"), written out here
+// independently of pkg/filter so the fuzz targets below have their own oracle.
+func floorRune(r rune) bool {
+	return r >= 0xE0000 && r <= 0xE007F || r >= 0x200B && r <= 0x200D || r == 0xFEFF ||
+		r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 ||
+		r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r >= 0xFFF9 && r <= 0xFFFB
+}
+
+func hasFloorRune(b []byte) bool {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if n > 1 && floorRune(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// FuzzRecordBodyProducerRules puts arbitrary bytes in the body of a demo comment (digests
+// fixed, a max_record_bytes of 64 so the bound is reachable): verification never fails to
+// run, reports unicode_floor exactly when the bytes hold a floor rune and record_bytes_bound
+// exactly when the body is longer than 64 bytes.
+func FuzzRecordBodyProducerRules(f *testing.F) {
+	f.Add([]byte("plain text\n"))
+	f.Add([]byte("a\u200bb\n"))
+	f.Add([]byte(strings.Repeat("x", 70) + "\n"))
+	f.Add([]byte("\xf3\xa0\x80\x81\xe2\x80\n"))
+	f.Add([]byte{})
+	base := verifytest.Files(f, verifytest.Demo)
+	head := base[commentPath][:bytes.Index(base[commentPath], []byte("\n\n"))+2]
+	f.Fuzz(func(t *testing.T, body []byte) {
+		dir := filepath.Join(t.TempDir(), "ctx")
+		verifytest.WriteFiles(t, dir, base)
+		editJSON(t, dir, "collection.json", func(v map[string]any) { v["bounds"].(map[string]any)["max_record_bytes"] = 64 })
+		write(t, dir, commentPath, append(append([]byte{}, head...), body...))
+		fixManifest(t, dir, nil)
+		_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hasViolation(rep, commentPath, verify.RuleUnicodeFloor), hasFloorRune(body); got != want {
+			t.Fatalf("unicode_floor reported %v, body holds a floor rune %v: %v", got, want, rep.Violations)
+		}
+		// Other demo records are longer than 64 bytes too; this one is judged on its own.
+		if got, want := hasViolation(rep, commentPath, verify.RuleRecordBytes), len(body) > 64; got != want {
+			t.Fatalf("record_bytes_bound reported %v for a %d-byte body: %v", got, len(body), rep.Violations)
+		}
+	})
+}
+
+// FuzzDisplayStringProducerRules puts an arbitrary string in the entity title: verification
+// reports unicode_floor on entity/metadata.json exactly when the title holds a floor rune and
+// metadata_string_bound exactly when it is longer than the demo's 256-byte bound.
+func FuzzDisplayStringProducerRules(f *testing.F) {
+	f.Add("a title")
+	f.Add("a\u2067title")
+	f.Add(strings.Repeat("ü", 129))
+	f.Add("\U000E007F")
+	base := verifytest.Files(f, verifytest.Demo)
+	f.Fuzz(func(t *testing.T, title string) {
+		if title == "" || !utf8.ValidString(title) {
+			t.Skip("the schema requires a non-empty title; JSON holds valid UTF-8 only")
+		}
+		dir := filepath.Join(t.TempDir(), "ctx")
+		verifytest.WriteFiles(t, dir, base)
+		editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["title"] = title })
+		fixManifest(t, dir, nil)
+		_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hasViolation(rep, "entity/metadata.json", verify.RuleUnicodeFloor), hasFloorRune([]byte(title)); got != want {
+			t.Fatalf("unicode_floor reported %v, title holds a floor rune %v: %v", got, want, rep.Violations)
+		}
+		if got, want := hasViolation(rep, "entity/metadata.json", verify.RuleStringBytes), len(title) > 256; got != want {
+			t.Fatalf("metadata_string_bound reported %v for a %d-byte title: %v", got, len(title), rep.Violations)
+		}
+	})
 }

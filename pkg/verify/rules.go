@@ -475,6 +475,10 @@ func (c *checker) recordFile(r ManifestRecord) {
 	if t.floorAt >= 0 {
 		c.floorViolation(r.ContentPath, t.floorAt, t.floorCode)
 	}
+	if t.nLines == 5 && !t.partial && t.lines[4] == "" {
+		// The body is what follows the header's blank line, however it is encoded.
+		c.bodyBound(r.ContentPath, t.size-t.headLen)
+	}
 	if !t.valid || t.bom || t.cr {
 		c.add(r.ContentPath, RuleTextEncoding, "records are UTF-8 with LF line endings and no byte-order mark")
 		return
@@ -524,11 +528,9 @@ func (c *checker) recordFile(r ManifestRecord) {
 			c.add(r.ContentPath, RuleRecordHeader, f.name+" does not match the manifest record")
 		}
 	}
-	body := t.size - t.headLen
-	if body > 0 && !t.endsOneLF(body) {
+	if body := t.size - t.headLen; body > 0 && !t.endsOneLF(body) {
 		c.add(r.ContentPath, RuleTextEncoding, "a non-empty body must end with exactly one LF")
 	}
-	c.bodyBound(r.ContentPath, body)
 }
 
 func (c *checker) entityMetadata(d *docs) {
