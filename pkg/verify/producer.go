@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
+	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
 )
 
@@ -47,6 +49,20 @@ const (
 	// RuleFilterStatus: a filter summary says modified but reports no finding, or unchanged
 	// but reports findings.
 	RuleFilterStatus = "filter_status"
+	// RuleForgeID: an ID in a child document (actor, review, dismisser, thread, resolver,
+	// check, run) is outside its forge's mapping: GitHub node IDs ^[A-Za-z0-9][A-Za-z0-9_=-]*$,
+	// GitLab and Forgejo numeric IDs ^[1-9][0-9]*$, GitLab discussion (thread) IDs
+	// ^[A-Za-z0-9][A-Za-z0-9._:-]*$. The index schema checks its own IDs by forge; the child
+	// schemas do not carry the forge, so the producer must.
+	RuleForgeID = "forge_id_mapping"
+	// RuleProfileBound: a profile_bound gap of a record source whose record count is not
+	// max_records_per_source, or of the entity scope whose label count is not max_labels or
+	// whose entity metadata filter status is not truncated (a bound that drops records keeps
+	// exactly the bound; dropping labels truncates the entity metadata).
+	RuleProfileBound = "profile_bound_gap"
+	// RuleGitLabReview: a GitLab tree with formal review records or review rows; GitLab has no
+	// formal v1 review records (approvals have no immutable record IDs).
+	RuleGitLabReview = "gitlab_review"
 	// RuleGeneratedFilter: a generated document (collection, thread state, order or view
 	// file) carries filter findings; generated documents do not invent findings.
 	RuleGeneratedFilter = "generated_filter"
@@ -92,7 +108,9 @@ func (c *checker) producer(d *docs) {
 		c.labels(d.entity, d.collection.Bounds.MaxLabels)
 		c.recordCounts(d)
 		c.logGaps(d)
+		c.profileBounds(d)
 	}
+	c.forgeIDs(d)
 	c.headSHA(d)
 	c.reviewTimes(d)
 	c.rejectedGaps()
@@ -355,4 +373,163 @@ func checkPaths(m map[string]*checkDoc) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// idOK reports whether s is of the form [A-Za-z0-9][A-Za-z0-9<extra>]*.
+func idOK(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' {
+			continue
+		}
+		if i == 0 || !containsByte(extra, b) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func containsByte(s string, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+func numericID(s string) bool {
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// recordIDOK is the forge's record, actor, review, check and run ID mapping.
+func recordIDOK(forge, id string) bool {
+	if forge == "github" {
+		return idOK(id, "_=-")
+	}
+	return numericID(id)
+}
+
+// threadIDOK is the forge's thread ID mapping.
+func threadIDOK(forge, id string) bool {
+	switch forge {
+	case "github":
+		return idOK(id, "_=-")
+	case "gitlab":
+		return idOK(id, "._:-")
+	}
+	return numericID(id)
+}
+
+// forgeIDs checks the IDs of the child documents against the forge's mapping, and that a
+// thread's review_record_key derives from its review_id.
+func (c *checker) forgeIDs(d *docs) {
+	forge := c.man.Source.Forge
+	bad := func(p, field string) {
+		c.add(p, RuleForgeID, field+" is outside the "+forge+" ID mapping")
+	}
+	rec := func(p, field, id string) {
+		if !recordIDOK(forge, id) {
+			bad(p, field)
+		}
+	}
+	raw := func(p, field string, v json.RawMessage) {
+		var s *string
+		if len(v) > 0 && json.Unmarshal(v, &s) == nil && s != nil {
+			rec(p, field, *s)
+		}
+	}
+	if d.actors != nil {
+		for i, a := range d.actors.Actors {
+			rec("state/actors.json", fmt.Sprintf("actors[%d].id", i), a.ID)
+		}
+	}
+	for _, p := range checkPaths(d.checks) {
+		rec(p, "id", d.checks[p].ID)
+	}
+	if d.runs != nil {
+		for i, r := range d.runs.Runs {
+			rec("history/agent-runs.json", fmt.Sprintf("runs[%d].id", i), r.ID)
+		}
+	}
+	if d.reviews != nil {
+		const p = "relations/reviews.json"
+		for i, rv := range d.reviews.Reviews {
+			rec(p, fmt.Sprintf("reviews[%d].id", i), rv.ID)
+			raw(p, fmt.Sprintf("reviews[%d].dismissed_by_actor_id", i), rv.DismissedByActorID)
+		}
+		for i, t := range d.reviews.Threads {
+			if !threadIDOK(forge, t.ID) {
+				bad(p, fmt.Sprintf("threads[%d].id", i))
+			}
+			if t.ReviewID != "" {
+				rec(p, fmt.Sprintf("threads[%d].review_id", i), t.ReviewID)
+			}
+			if t.ReviewID != "" && t.ReviewRecordKey != "" && canon.RecordKey(forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindReview, t.ReviewID) != t.ReviewRecordKey {
+				c.add(p, RuleRecordKey, fmt.Sprintf("threads[%d].review_record_key does not derive from its review_id", i))
+			}
+		}
+	}
+	if d.threads != nil {
+		for i, t := range d.threads.Threads {
+			if !threadIDOK(forge, t.ID) {
+				bad("state/threads.json", fmt.Sprintf("threads[%d].id", i))
+			}
+			raw("state/threads.json", fmt.Sprintf("threads[%d].resolved_by_actor_id", i), t.ResolvedByActorID)
+		}
+	}
+	if forge == "gitlab" {
+		for _, r := range c.man.Records {
+			if r.Kind == "review" {
+				c.add("index.json", RuleGitLabReview, "a review record in a GitLab tree; GitLab discussion notes are comments")
+				break
+			}
+		}
+		if d.reviews != nil && len(d.reviews.Reviews) > 0 {
+			c.add("relations/reviews.json", RuleGitLabReview, "review rows in a GitLab tree; GitLab has no formal v1 review records")
+		}
+	}
+}
+
+// profileBounds: a profile_bound gap is what a bound leaves. max_records_per_source keeps
+// exactly the bound when it drops records; max_labels keeps exactly max_labels labels and
+// sets the entity metadata filter status to truncated.
+func (c *checker) profileBounds(d *docs) {
+	b := d.collection.Bounds
+	n := map[string]int64{}
+	for _, r := range c.man.Records {
+		if sc := scopeOfKind[r.Kind]; sc != "" {
+			n[sc]++
+		}
+	}
+	if d.runs != nil {
+		n["agent_runs"] = int64(len(d.runs.Runs))
+	}
+	for _, g := range c.man.Gaps {
+		if g.Code != "profile_bound" {
+			continue
+		}
+		switch g.Scope {
+		case "comments", "reviews", "checks", "agent_runs":
+			if n[g.Scope] != b.MaxRecordsPerSource {
+				c.add("index.json", RuleProfileBound, fmt.Sprintf("a %s profile_bound gap but %d records, not max_records_per_source %d", g.Scope, n[g.Scope], b.MaxRecordsPerSource))
+			}
+		case "entity":
+			f := c.byPath["entity/metadata.json"]
+			if d.entity != nil && int64(len(d.entity.Labels)) != b.MaxLabels {
+				c.add("index.json", RuleProfileBound, fmt.Sprintf("an entity profile_bound gap but %d labels, not max_labels %d", len(d.entity.Labels), b.MaxLabels))
+			}
+			if f != nil && (f.Filter == nil || f.Filter.Status != "truncated") {
+				c.add("index.json", RuleProfileBound, "an entity profile_bound gap (labels dropped) but the entity metadata filter status is not truncated")
+			}
+		}
+	}
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/snapshot"
 	"github.com/forgectx/forgectx/pkg/verify"
 	"github.com/forgectx/forgectx/pkg/verify/verifytest"
 )
@@ -187,6 +190,37 @@ func TestProducerRulesTamperedTrees(t *testing.T) {
 				indexRecords(m)[redactedRec].(map[string]any)["filter"].(map[string]any)["status"] = "unchanged"
 			})
 		}, "index.json", verify.RuleFilterStatus},
+		{"run id outside the GitHub node ID mapping", func(t *testing.T, dir string) {
+			editJSON(t, dir, "history/agent-runs.json", func(v map[string]any) {
+				v["runs"].([]any)[0].(map[string]any)["id"] = "IC_kwDOLxDemo01c0099.2" // a structural_id, not a node ID
+			})
+		}, "history/agent-runs.json", verify.RuleForgeID},
+		{"thread review_record_key not derived from its review_id", func(t *testing.T, dir string) {
+			editJSON(t, dir, "relations/reviews.json", func(v map[string]any) {
+				for _, th := range v["threads"].([]any) {
+					if th := th.(map[string]any); th["review_id"] != nil {
+						th["review_id"] = "PRR_kwDOLxDemo01v0009"
+						return
+					}
+				}
+				t.Fatal("no thread with a review_id")
+			})
+		}, "relations/reviews.json", verify.RuleRecordKey},
+		{"profile_bound gap of a source the bound did not cut", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				m["gaps"] = append(m["gaps"].([]any), map[string]any{"scope": "reviews", "code": "profile_bound", "usability": "partial", "count": 1})
+			})
+		}, "index.json", verify.RuleProfileBound},
+		{"entity profile_bound gap with fewer labels than max_labels", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				m["gaps"] = append(m["gaps"].([]any), map[string]any{"scope": "entity", "code": "profile_bound", "usability": "partial", "count": 1}) // after "comments"
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == "entity/metadata.json" {
+						f["filter"].(map[string]any)["status"] = "truncated"
+					}
+				}
+			})
+		}, "index.json", verify.RuleProfileBound},
 		{"generated collection.json with invented findings", func(t *testing.T, dir string) {
 			fixManifest(t, dir, func(m map[string]any) {
 				for _, f := range m["files"].([]any) {
@@ -344,4 +378,48 @@ func FuzzDisplayStringProducerRules(f *testing.F) {
 			t.Fatalf("metadata_string_bound reported %v for a %d-byte title: %v", got, len(title), rep.Violations)
 		}
 	})
+}
+
+// GitLab has no formal v1 review records: a GitLab change proposal whose tree carries one is
+// rejected with gitlab_review (and nothing else). The tree is the assembler's own output for
+// an acquisition no GitLab adapter produces (a review on a GitLab merge request): the
+// assembler stages what it is given, verify is where the forge rule is enforced.
+func TestGitLabTreeWithAReviewIsRejected(t *testing.T) {
+	f, err := os.Open("../../test/fixtures/acquisition/work-item/acquisition.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	acq, err := acquisition.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acq.Source.Forge != "gitlab" {
+		t.Fatalf("fixture forge %q", acq.Source.Forge)
+	}
+	acq.Entity.Kind = "change_proposal"
+	acq.Entity.HeadSHA = strings.Repeat("ab", 20)
+	acq.Reviews = []acquisition.Review{{ID: "7001", Author: acq.Comments[0].Author, State: "approved", SubmittedAt: "2026-05-04T11:00:00Z", Body: "Looks good.\n"}}
+	prof := acquisition.Profile{EntityKind: "change_proposal", IncludedSources: []string{"agent_runs", "comments", "entity", "reviews"}, RecordSelection: "oldest", CheckLogSelection: "none",
+		Bounds: acquisition.Bounds{MaxRecordsPerSource: 100, MaxSourceBytes: 1 << 20, MaxRecordBytes: 1 << 16, MaxLogBytes: 1 << 14, MaxMetadataStringBytes: 256, MaxLabels: 20}}
+	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: prof, Category: "observation", Filter: filter.New(nil)})
+	if err != nil {
+		t.Fatalf("assemble: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "ctx")
+	if err := tree.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasViolation(rep, "index.json", verify.RuleGitLabReview) || !hasViolation(rep, "relations/reviews.json", verify.RuleGitLabReview) {
+		t.Fatalf("want gitlab_review on index.json and relations/reviews.json, got %v", rep.Violations)
+	}
+	for _, v := range rep.Violations {
+		if v.Rule != verify.RuleGitLabReview {
+			t.Errorf("the tree breaks another rule too: %v", v)
+		}
+	}
 }
