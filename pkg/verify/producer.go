@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/forgectx/forgectx/pkg/canon"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -123,66 +124,66 @@ func (c *checker) producer(d *docs) {
 // and run IDs, review thread paths) fits max_metadata_string_bytes.
 func (c *checker) stringBounds(d *docs) {
 	lim := d.collection.Bounds.MaxMetadataStringBytes
-	check := func(p, field, v string) {
+	check := func(p string, field fieldRef, v string) {
 		if int64(len(v)) > lim {
 			c.add(p, RuleStringBytes, fmt.Sprintf("%s is %d bytes, over collection.json bounds.max_metadata_string_bytes %d", field, len(v), lim))
 		}
 	}
-	opt := func(p, field string, v *string) {
+	opt := func(p string, field fieldRef, v *string) {
 		if v != nil {
 			check(p, field, *v)
 		}
 	}
 	m := c.man
-	check("index.json", "source.host", m.Source.Host)
-	check("index.json", "source.repository", m.Source.Repository)
-	check("index.json", "source.repository_id", m.Source.RepositoryID)
-	check("index.json", "entity.id", m.Entity.ID)
+	check("index.json", name("source.host"), m.Source.Host)
+	check("index.json", name("source.repository"), m.Source.Repository)
+	check("index.json", name("source.repository_id"), m.Source.RepositoryID)
+	check("index.json", name("entity.id"), m.Entity.ID)
 	for i := range m.Records {
 		r := &m.Records[i]
-		check("index.json", fmt.Sprintf("records[%d].id", i), r.ID)
-		opt("index.json", fmt.Sprintf("records[%d].author_id", i), r.AuthorID)
-		opt("index.json", fmt.Sprintf("records[%d].author", i), r.Author)
+		check("index.json", at("records", i, "id"), r.ID)
+		opt("index.json", at("records", i, "author_id"), r.AuthorID)
+		opt("index.json", at("records", i, "author"), r.Author)
 	}
 	if e := d.entity; e != nil {
 		const p = "entity/metadata.json"
-		check(p, "id", e.ID)
-		opt(p, "author_id", e.AuthorID)
-		opt(p, "author", e.Author)
-		check(p, "title", e.Title)
+		check(p, name("id"), e.ID)
+		opt(p, name("author_id"), e.AuthorID)
+		opt(p, name("author"), e.Author)
+		check(p, name("title"), e.Title)
 		for i, l := range e.Labels {
-			check(p, fmt.Sprintf("labels[%d]", i), l)
+			check(p, at("labels", i, ""), l)
 		}
 	}
 	if d.actors != nil {
 		for i, a := range d.actors.Actors {
-			check("state/actors.json", fmt.Sprintf("actors[%d].id", i), a.ID)
-			opt("state/actors.json", fmt.Sprintf("actors[%d].login", i), a.Login)
+			check("state/actors.json", at("actors", i, "id"), a.ID)
+			opt("state/actors.json", at("actors", i, "login"), a.Login)
 		}
 	}
 	for _, p := range checkPaths(d.checks) {
-		check(p, "id", d.checks[p].ID)
-		check(p, "name", d.checks[p].Name)
+		check(p, name("id"), d.checks[p].ID)
+		check(p, name("name"), d.checks[p].Name)
 	}
 	if d.runs != nil {
 		for i, r := range d.runs.Runs {
-			check("history/agent-runs.json", fmt.Sprintf("runs[%d].id", i), r.ID)
-			check("history/agent-runs.json", fmt.Sprintf("runs[%d].agent", i), r.Agent)
+			check("history/agent-runs.json", at("runs", i, "id"), r.ID)
+			check("history/agent-runs.json", at("runs", i, "agent"), r.Agent)
 		}
 	}
 	if d.reviews != nil {
 		for i, rv := range d.reviews.Reviews {
-			check("relations/reviews.json", fmt.Sprintf("reviews[%d].id", i), rv.ID)
+			check("relations/reviews.json", at("reviews", i, "id"), rv.ID)
 		}
 		for i, t := range d.reviews.Threads {
-			check("relations/reviews.json", fmt.Sprintf("threads[%d].id", i), t.ID)
-			check("relations/reviews.json", fmt.Sprintf("threads[%d].review_id", i), t.ReviewID)
-			check("relations/reviews.json", fmt.Sprintf("threads[%d].path", i), t.Path)
+			check("relations/reviews.json", at("threads", i, "id"), t.ID)
+			check("relations/reviews.json", at("threads", i, "review_id"), t.ReviewID)
+			check("relations/reviews.json", at("threads", i, "path"), t.Path)
 		}
 	}
 	if d.threads != nil {
 		for i, t := range d.threads.Threads {
-			check("state/threads.json", fmt.Sprintf("threads[%d].id", i), t.ID)
+			check("state/threads.json", at("threads", i, "id"), t.ID)
 		}
 	}
 }
@@ -333,27 +334,27 @@ func generatedRole(role string) bool {
 // filterSummaries: a modified summary reports at least one finding and an unchanged one
 // none; generated documents carry no findings.
 func (c *checker) filterSummaries() {
-	c.filterStatus("index.json", "filter", c.man.Filter)
+	c.filterStatus("index.json", name("filter"), c.man.Filter)
 	for i, f := range c.man.Files {
 		if f.Filter == nil {
 			continue
 		}
-		c.filterStatus("index.json", fmt.Sprintf("files[%d].filter", i), *f.Filter)
+		c.filterStatus("index.json", at("files", i, "filter"), *f.Filter)
 		if generatedRole(f.Role) && len(f.Filter.Findings) > 0 {
 			c.add(f.Path, RuleGeneratedFilter, "a generated "+f.Role+" file carries filter findings; generated documents do not invent findings")
 		}
 	}
 	for i, r := range c.man.Records {
-		c.filterStatus("index.json", fmt.Sprintf("records[%d].filter", i), r.Filter)
+		c.filterStatus("index.json", at("records", i, "filter"), r.Filter)
 	}
 }
 
-func (c *checker) filterStatus(p, field string, f Filter) {
+func (c *checker) filterStatus(p string, field fieldRef, f Filter) {
 	switch {
 	case f.Status == "modified" && len(f.Findings) == 0:
-		c.add(p, RuleFilterStatus, field+" is modified but reports no finding; every replacement and redaction is a finding")
+		c.add(p, RuleFilterStatus, field.String()+" is modified but reports no finding; every replacement and redaction is a finding")
 	case f.Status == "unchanged" && len(f.Findings) > 0:
-		c.add(p, RuleFilterStatus, field+" is unchanged but reports findings; a finding is a replacement or redaction")
+		c.add(p, RuleFilterStatus, field.String()+" is unchanged but reports findings; a finding is a replacement or redaction")
 	}
 }
 
@@ -433,15 +434,15 @@ func threadIDOK(forge, id string) bool {
 // thread's review_record_key derives from its review_id.
 func (c *checker) forgeIDs(d *docs) {
 	forge := c.man.Source.Forge
-	bad := func(p, field string) {
-		c.add(p, RuleForgeID, field+" is outside the "+forge+" ID mapping")
+	bad := func(p string, field fieldRef) {
+		c.add(p, RuleForgeID, field.String()+" is outside the "+forge+" ID mapping")
 	}
-	rec := func(p, field, id string) {
+	rec := func(p string, field fieldRef, id string) {
 		if !recordIDOK(forge, id) {
 			bad(p, field)
 		}
 	}
-	raw := func(p, field string, v json.RawMessage) {
+	raw := func(p string, field fieldRef, v json.RawMessage) {
 		var s *string
 		if len(v) > 0 && json.Unmarshal(v, &s) == nil && s != nil {
 			rec(p, field, *s)
@@ -449,29 +450,29 @@ func (c *checker) forgeIDs(d *docs) {
 	}
 	if d.actors != nil {
 		for i, a := range d.actors.Actors {
-			rec("state/actors.json", fmt.Sprintf("actors[%d].id", i), a.ID)
+			rec("state/actors.json", at("actors", i, "id"), a.ID)
 		}
 	}
 	for _, p := range checkPaths(d.checks) {
-		rec(p, "id", d.checks[p].ID)
+		rec(p, name("id"), d.checks[p].ID)
 	}
 	if d.runs != nil {
 		for i, r := range d.runs.Runs {
-			rec("history/agent-runs.json", fmt.Sprintf("runs[%d].id", i), r.ID)
+			rec("history/agent-runs.json", at("runs", i, "id"), r.ID)
 		}
 	}
 	if d.reviews != nil {
 		const p = "relations/reviews.json"
 		for i, rv := range d.reviews.Reviews {
-			rec(p, fmt.Sprintf("reviews[%d].id", i), rv.ID)
-			raw(p, fmt.Sprintf("reviews[%d].dismissed_by_actor_id", i), rv.DismissedByActorID)
+			rec(p, at("reviews", i, "id"), rv.ID)
+			raw(p, at("reviews", i, "dismissed_by_actor_id"), rv.DismissedByActorID)
 		}
 		for i, t := range d.reviews.Threads {
 			if !threadIDOK(forge, t.ID) {
-				bad(p, fmt.Sprintf("threads[%d].id", i))
+				bad(p, at("threads", i, "id"))
 			}
 			if t.ReviewID != "" {
-				rec(p, fmt.Sprintf("threads[%d].review_id", i), t.ReviewID)
+				rec(p, at("threads", i, "review_id"), t.ReviewID)
 			}
 			if t.ReviewID != "" && t.ReviewRecordKey != "" && canon.RecordKey(forge, c.man.Source.Host, c.man.Source.RepositoryID, canon.KindReview, t.ReviewID) != t.ReviewRecordKey {
 				c.add(p, RuleRecordKey, fmt.Sprintf("threads[%d].review_record_key does not derive from its review_id", i))
@@ -481,9 +482,9 @@ func (c *checker) forgeIDs(d *docs) {
 	if d.threads != nil {
 		for i, t := range d.threads.Threads {
 			if !threadIDOK(forge, t.ID) {
-				bad("state/threads.json", fmt.Sprintf("threads[%d].id", i))
+				bad("state/threads.json", at("threads", i, "id"))
 			}
-			raw("state/threads.json", fmt.Sprintf("threads[%d].resolved_by_actor_id", i), t.ResolvedByActorID)
+			raw("state/threads.json", at("threads", i, "resolved_by_actor_id"), t.ResolvedByActorID)
 		}
 	}
 	if forge == "gitlab" {
@@ -532,4 +533,29 @@ func (c *checker) profileBounds(d *docs) {
 			}
 		}
 	}
+}
+
+// fieldRef names a JSON member in a violation, formatted only when a violation is reported
+// (the rules visit every record of a 100k-record index).
+type fieldRef struct {
+	arr    string // array member name, "" for a plain member
+	i      int
+	member string
+}
+
+// at is member of item i of array arr ("" member: the item itself).
+func at(arr string, i int, member string) fieldRef { return fieldRef{arr: arr, i: i, member: member} }
+
+// name is a plain member path.
+func name(member string) fieldRef { return fieldRef{member: member} }
+
+func (f fieldRef) String() string {
+	if f.arr == "" {
+		return f.member
+	}
+	s := f.arr + "[" + strconv.Itoa(f.i) + "]"
+	if f.member != "" {
+		s += "." + f.member
+	}
+	return s
 }

@@ -8,6 +8,11 @@
 // v1 schema bundle (pkg/snapshot/schema) and its RFC 8785 bytes, the exact manifest path set,
 // each file's size and SHA-256, media type and role by path, record keys, record paths and
 // record header layout, order and view files, thread key sets, actor rows and array orders.
+// It also checks the producer rules a tree shows by itself (producer.go): no Unicode floor
+// rune in any body, log or display string, collection.json's byte and count bounds, one check
+// head revision, gaps that account for rejected records and missing logs, consistent filter
+// summaries, forge ID mappings in the child documents. Options.ProducerCheck makes this the
+// conformance check of another producer's tree (any filter_version).
 // Every violation is reported as a (path, rule) pair; a tree with no violation is returned as
 // a *Snapshot holding exactly the verified bytes, so its consumers (staging from memory, the
 // review evidence server) never re-read the file system and hand on only bytes that were
