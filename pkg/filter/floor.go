@@ -49,3 +49,42 @@ func IndexFloor(b []byte) (int, string) {
 	}
 	return -1, ""
 }
+
+// IndexStripped returns the byte offset of the first rune of b that this filter version's
+// Unicode safety step removes, and its finding code; -1 and "" when there is none. That is
+// the floor classes (FloorCode) and the extras this version strips as well: NUL, the other C0
+// controls but TAB, LF and CR, DEL, C1 controls, terminal escapes, LRM/RLM/ALM, the word
+// joiner and every other format (Cf) character — the same classification the pipeline uses
+// (asciiNeedsWork, classifyRune). A CR (line endings are normalised, not stripped) and invalid
+// UTF-8 (replaced) are not reported. The output of this filter version never holds such a
+// rune, so a text that does was not produced by it.
+func IndexStripped(b []byte) (int, string) {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if i+8 <= len(b) && plainASCII8(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+				continue
+			}
+			if asciiNeedsWork[c] && c != '\r' {
+				switch c {
+				case 0:
+					return i, codeNames[cNUL]
+				case 0x1b:
+					return i, codeNames[cTerminalEscape]
+				}
+				return i, codeNames[cControl]
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if n > 1 {
+			if k := classifyRune(r); k != 0xff {
+				return i, codeNames[k]
+			}
+		}
+		i += n
+	}
+	return -1, ""
+}

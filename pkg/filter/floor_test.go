@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"context"
 	"testing"
 	"unicode/utf8"
 )
@@ -86,4 +87,57 @@ func FuzzIndexFloor(f *testing.F) {
 			t.Fatalf("IndexFloor = %d %q, decode loop = %d %q", at, code, want, wantCode)
 		}
 	})
+}
+
+// IndexStripped finds exactly the runes the Unicode safety step strips: the first rune
+// stripUnsafe removes or replaces, CR and invalid UTF-8 aside.
+func FuzzIndexStripped(f *testing.F) {
+	f.Add([]byte("plain\ttext\n"))
+	f.Add([]byte("a\x00b"))
+	f.Add([]byte("\x1b[31mred"))
+	f.Add([]byte("x\u200ey\u2060z\u00ad"))
+	f.Add([]byte("\r\n\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := -1
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			if n == 1 && r < utf8.RuneSelf && asciiNeedsWork[b[i]] && b[i] != '\r' || n > 1 && classifyRune(r) != 0xff {
+				want = i
+				break
+			}
+			i += n
+		}
+		at, code := IndexStripped(b)
+		if at != want {
+			t.Fatalf("IndexStripped = %d, decode loop = %d", at, want)
+		}
+		if at >= 0 && code == "" {
+			t.Fatalf("no code for the rune at %d", at)
+		}
+		// Nothing IndexStripped reports survives the filter's own Unicode safety step.
+		var c counts
+		if out := unicodeSafety(b, &c); func() bool { i, _ := IndexStripped(out); return i >= 0 }() {
+			t.Fatalf("the Unicode safety step leaves a rune IndexStripped reports: %q", out)
+		}
+	})
+}
+
+// The pipeline's own output never holds a rune IndexStripped reports (so verify's check of
+// this filter version's trees cannot reject what the filter emits), on every role.
+func TestFilterOutputHasNothingStripped(t *testing.T) {
+	p := New(nil)
+	for _, in := range []string{
+		"plain", "a\x00b\x01c\x7f\u0085d", "\x1b]0;title\x07x\x1b[31mred\x1b[0m", "\u200e\u200f\u061c\u2060\u00ad\ufeffx",
+		"\U000E0041\u202e\u2066\ufe0f\ufffa", "ｆｕｌｌ　ｗｉｄｔｈ", "e\u0301\u0308", "\u2474\u33a1\ufb01", "line\r\nline\rline\n",
+	} {
+		for _, role := range []Role{RoleBody, RoleLog, RoleDisplay} {
+			res, err := p.Apply(context.Background(), []byte(in), Options{Role: role})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if at, code := IndexStripped(res.Output); at >= 0 {
+				t.Errorf("%s output of %+q holds %s at %d: %+q", role, in, code, at, res.Output)
+			}
+		}
+	}
 }

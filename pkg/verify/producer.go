@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -19,6 +20,12 @@ const (
 	// controls, variation selectors, interlinear annotations), which every filter version
 	// strips from bodies, logs and display strings (spec "Canonical bytes").
 	RuleUnicodeFloor = "unicode_floor"
+	// RuleUnicodeStripped: a tree of this build's filter_version holds, in a record file, a
+	// check log or a JSON document's strings, a character that version's Unicode safety step
+	// strips beyond the floor (NUL and other controls, terminal escapes, LRM/RLM/ALM, the word
+	// joiner, other format characters): that filter did not emit it. Not checked for another
+	// filter version (--producer-check), whose extras are its own.
+	RuleUnicodeStripped = "unicode_stripped"
 	// RuleRecordBytes: a record body (the bytes after the header's blank line) is longer than
 	// collection.json's bounds.max_record_bytes.
 	RuleRecordBytes = "record_bytes_bound"
@@ -74,14 +81,70 @@ func (c *checker) floorViolation(p string, at int64, code string) {
 	c.add(p, RuleUnicodeFloor, fmt.Sprintf("a %s character at byte offset %d; every v1 filter strips the Unicode floor classes from bodies, logs and display strings", code, at))
 }
 
-// floorJSON scans a JSON document's bytes for floor runes. RFC 8785 writes every such rune
-// as itself (it escapes only controls, quotation mark and backslash), so in a canonical
-// document — anything else is already not_canonical_json — a floor rune in any string is
-// in the bytes.
-func (c *checker) floorJSON(p string, b []byte) {
-	if at, code := filter.IndexFloor(b); at >= 0 {
-		c.floorViolation(p, int64(at), code)
+// strippedViolation reports the first rune this build's filter strips beyond the floor.
+func (c *checker) strippedViolation(p string, at int64, code string) {
+	c.add(p, RuleUnicodeStripped, fmt.Sprintf("a %s character at byte offset %d; filter_version %s strips it", code, at, filter.Version))
+}
+
+// textUnicode applies the floor rule and, for a tree of this build's filter version, the
+// stripped-character rule to a record file or log.
+func (c *checker) textUnicode(p string, t *textFacts) {
+	if t.floorAt >= 0 {
+		c.floorViolation(p, t.floorAt, t.floorCode)
+	} else if c.shipped && t.strippedAt >= 0 {
+		c.strippedViolation(p, t.strippedAt, t.strippedCode)
 	}
+}
+
+// floorJSON scans a JSON document's bytes for floor runes and, for a tree of this build's
+// filter version, for the other characters it strips. RFC 8785 writes every non-ASCII rune
+// and DEL as itself and escapes only controls (\b, \t, \n, \f, \r, else \u00XX), quotation
+// mark and backslash, so in a canonical document — anything else is already
+// not_canonical_json — such a rune in any string is in the bytes, and a stripped control is
+// a \b, \f or \u escape.
+func (c *checker) floorJSON(p string, b []byte) {
+	if !c.shipped {
+		if at, code := filter.IndexFloor(b); at >= 0 {
+			c.floorViolation(p, int64(at), code)
+		}
+		return
+	}
+	at, code := filter.IndexStripped(b)
+	if at >= 0 && !floorCodes[code] {
+		if f, fc := filter.IndexFloor(b[at:]); f >= 0 {
+			c.floorViolation(p, int64(at+f), fc)
+			return
+		}
+	}
+	if e := escapedControl(b); e >= 0 && (at < 0 || e < at) {
+		at, code = e, "unicode.control"
+	}
+	switch {
+	case at < 0:
+	case floorCodes[code]:
+		c.floorViolation(p, int64(at), code)
+	default:
+		c.strippedViolation(p, int64(at), code)
+	}
+}
+
+// escapedControl returns the offset of the first JSON escape of a control character the
+// filter strips (\b, \f, or a \u escape, which canonical JSON uses only for controls without
+// a short form), or -1. TAB, LF and CR (\t, \n, \r) are not reported.
+func escapedControl(b []byte) int {
+	for i := 0; i+1 < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return -1
+		}
+		i += j
+		switch b[i+1] {
+		case 'b', 'f', 'u':
+			return i
+		}
+		i += 2 // \\, \", \/, \t, \n, \r
+	}
+	return -1
 }
 
 // bodyBound checks a record body's size against max_record_bytes.
@@ -91,11 +154,9 @@ func (c *checker) bodyBound(p string, body int64) {
 	}
 }
 
-// logRules checks a check log's floor runes and size.
+// logRules checks a check log's characters and size.
 func (c *checker) logRules(p string, t *textFacts) {
-	if t.floorAt >= 0 {
-		c.floorViolation(p, t.floorAt, t.floorCode)
-	}
+	c.textUnicode(p, t)
 	if c.coll != nil && t.size > c.coll.Bounds.MaxLogBytes {
 		c.add(p, RuleLogBytes, fmt.Sprintf("log is %d bytes, over collection.json bounds.max_log_bytes %d", t.size, c.coll.Bounds.MaxLogBytes))
 	}

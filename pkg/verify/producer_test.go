@@ -112,6 +112,21 @@ func TestProducerRulesTamperedTrees(t *testing.T) {
 				v["runs"].([]any)[0].(map[string]any)["agent"] = "review\u200cassistant"
 			})
 		}, "history/agent-runs.json", verify.RuleUnicodeFloor},
+		{"NUL in a comment body (this build's filter strips it)", func(t *testing.T, dir string) {
+			write(t, dir, commentPath, insertBody(t, read(t, dir, commentPath), "a\x00b "))
+		}, commentPath, verify.RuleUnicodeStripped},
+		{"terminal escape in a check log", func(t *testing.T, dir string) {
+			write(t, dir, failedLog, append([]byte("\x1b[31mred\x1b[0m "), read(t, dir, failedLog)...))
+		}, failedLog, verify.RuleUnicodeStripped},
+		{"left-to-right mark in the entity title", func(t *testing.T, dir string) {
+			editJSON(t, dir, "entity/metadata.json", func(v map[string]any) { v["title"] = "\u200e" + v["title"].(string) })
+		}, "entity/metadata.json", verify.RuleUnicodeStripped},
+		{"control character in an actor login (a JSON escape)", func(t *testing.T, dir string) {
+			editJSON(t, dir, "state/actors.json", func(v map[string]any) {
+				a := v["actors"].([]any)[0].(map[string]any)
+				a["login"] = a["login"].(string) + "\x01"
+			})
+		}, "state/actors.json", verify.RuleUnicodeStripped},
 		{"record body over max_record_bytes", func(t *testing.T, dir string) {
 			write(t, dir, commentPath, insertBody(t, read(t, dir, commentPath), strings.Repeat("long line of text\n", 4000)))
 		}, commentPath, verify.RuleRecordBytes},
@@ -291,6 +306,14 @@ func TestProducerCheckAcceptsAnyFilterVersion(t *testing.T) {
 	_, rep, err = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
 	if err != nil || len(rep.Violations) != 1 || !hasViolation(rep, commentPath, verify.RuleUnicodeFloor) {
 		t.Fatalf("producer-check with a floor rune: want exactly unicode_floor, got %v %v", err, rep.Violations)
+	}
+	// What this build's filter strips beyond the floor is not judged under another filter
+	// version: a NUL passes, the floor rune above still does not.
+	write(t, dir, reviewPath, insertBody(t, read(t, dir, reviewPath), "\x00"))
+	fixManifest(t, dir, nil)
+	_, rep, err = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
+	if err != nil || len(rep.Violations) != 1 || !hasViolation(rep, commentPath, verify.RuleUnicodeFloor) {
+		t.Fatalf("producer-check, foreign version, NUL and a floor rune: want exactly unicode_floor, got %v %v", err, rep.Violations)
 	}
 	fixManifest(t, dir, func(m map[string]any) { m["filter_version"] = "" })
 	_, rep, _ = verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})

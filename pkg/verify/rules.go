@@ -26,6 +26,9 @@ type checker struct {
 	viol   []Violation
 	// producerCheck accepts any filter_version (Options.ProducerCheck).
 	producerCheck bool
+	// shipped: the tree's filter_version is this build's, so what its Unicode safety step
+	// strips beyond the floor must be absent too.
+	shipped bool
 	// coll is collection.json when it passed its schema: its bounds bind bodies and logs.
 	coll *collectionDoc
 
@@ -102,6 +105,7 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
+	c.shipped = supportedFilter(fv)
 	parts, split := splitIndex(probe)
 	for _, v := range indexViolations(c.bundle, idx, parts, split) {
 		c.addViolation(v)
@@ -472,9 +476,7 @@ func (c *checker) recordFile(r ManifestRecord) {
 		return
 	}
 	t := c.textFactsAt(r.ContentPath)
-	if t.floorAt >= 0 {
-		c.floorViolation(r.ContentPath, t.floorAt, t.floorCode)
-	}
+	c.textUnicode(r.ContentPath, t)
 	if t.nLines == 5 && !t.partial && t.lines[4] == "" {
 		// The body is what follows the header's blank line, however it is encoded.
 		c.bodyBound(r.ContentPath, t.size-t.headLen)
