@@ -491,8 +491,9 @@ func threadIDOK(forge, id string) bool {
 	return numericID(id)
 }
 
-// forgeIDs checks the IDs of the child documents against the forge's mapping, and that a
-// thread's review_record_key derives from its review_id.
+// forgeIDs checks the IDs of the child documents against the forge's mapping, that a
+// thread's review_record_key derives from its review_id, and (gitlabReviews) that a GitLab
+// tree has no formal reviews.
 func (c *checker) forgeIDs(d *docs) {
 	forge := c.man.Source.Forge
 	bad := func(p string, field fieldRef) {
@@ -548,7 +549,12 @@ func (c *checker) forgeIDs(d *docs) {
 			raw("state/threads.json", at("threads", i, "resolved_by_actor_id"), t.ResolvedByActorID)
 		}
 	}
-	if forge == "gitlab" {
+	c.gitlabReviews(d)
+}
+
+// gitlabReviews: a GitLab tree has no formal review records or rows.
+func (c *checker) gitlabReviews(d *docs) {
+	if c.man.Source.Forge == "gitlab" {
 		for _, r := range c.man.Records {
 			if r.Kind == "review" {
 				c.add("index.json", RuleGitLabReview, "a review record in a GitLab tree; GitLab discussion notes are comments")
