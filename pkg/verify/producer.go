@@ -71,6 +71,10 @@ const (
 	// RuleGitLabReview: a GitLab tree with formal review records or review rows; GitLab has no
 	// formal v1 review records (approvals have no immutable record IDs).
 	RuleGitLabReview = "gitlab_review"
+	// RuleFilterSummary: a record's filter summary and its file's manifest entry summary
+	// differ; both summarize the same emitted bytes (a comment, review or entity body, or a
+	// check's metadata document).
+	RuleFilterSummary = "filter_summary_mismatch"
 	// RuleGeneratedFilter: a generated document (collection, thread state, order or view
 	// file) carries filter findings; generated documents do not invent findings.
 	RuleGeneratedFilter = "generated_filter"
@@ -177,6 +181,26 @@ func (c *checker) producer(d *docs) {
 	c.reviewTimes(d)
 	c.rejectedGaps()
 	c.filterSummaries()
+	c.threadReviews(d)
+}
+
+// threadReviews: a relationship thread's review_record_key names a review record of the
+// manifest (dangling record keys are forbidden).
+func (c *checker) threadReviews(d *docs) {
+	if d.reviews == nil {
+		return
+	}
+	reviews := map[string]bool{}
+	for _, r := range c.man.Records {
+		if r.Kind == "review" {
+			reviews[r.RecordKey] = true
+		}
+	}
+	for i, t := range d.reviews.Threads {
+		if t.ReviewRecordKey != "" && !reviews[t.ReviewRecordKey] {
+			c.add("relations/reviews.json", RuleRelations, fmt.Sprintf("threads[%d].review_record_key names no review record", i))
+		}
+	}
 }
 
 // stringBounds: every display string (record and entity author logins, entity title and
@@ -407,7 +431,24 @@ func (c *checker) filterSummaries() {
 	}
 	for i, r := range c.man.Records {
 		c.filterStatus("index.json", at("records", i, "filter"), r.Filter)
+		for _, p := range [2]string{r.ContentPath, r.MetadataPath} {
+			if f := c.byPath[p]; p != "" && f != nil && f.Filter != nil && !sameFilter(*f.Filter, r.Filter) {
+				c.add(p, RuleFilterSummary, fmt.Sprintf("the files[] filter differs from records[%d].filter; both summarize these bytes", i))
+			}
+		}
 	}
+}
+
+func sameFilter(a, b Filter) bool {
+	if a.Status != b.Status || len(a.Findings) != len(b.Findings) {
+		return false
+	}
+	for i := range a.Findings {
+		if a.Findings[i] != b.Findings[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checker) filterStatus(p string, field fieldRef, f Filter) {

@@ -35,6 +35,18 @@ func insertBody(t *testing.T, b []byte, s string) []byte {
 	return append(append(append([]byte{}, b[:i+2]...), s...), b[i+2:]...)
 }
 
+// setRecordFilter sets the filter summary of records[i] and of its file's files[] entry (both
+// summarize the same bytes: filter_summary_mismatch otherwise).
+func setRecordFilter(m map[string]any, i int, f map[string]any) {
+	r := indexRecords(m)[i].(map[string]any)
+	r["filter"] = f
+	for _, e := range m["files"].([]any) {
+		if e := e.(map[string]any); e["path"] == r["content_path"] && e["filter"] != nil {
+			e["filter"] = f
+		}
+	}
+}
+
 // indexRecords returns the decoded index's records array (fixManifest's mutate argument).
 func indexRecords(m map[string]any) []any { return m["records"].([]any) }
 
@@ -197,12 +209,13 @@ func TestProducerRulesTamperedTrees(t *testing.T) {
 		}, "index.json", verify.RuleLogGap},
 		{"modified filter summary without findings", func(t *testing.T, dir string) {
 			fixManifest(t, dir, func(m map[string]any) {
-				indexRecords(m)[1].(map[string]any)["filter"] = map[string]any{"status": "modified", "findings": []any{}}
+				setRecordFilter(m, 1, map[string]any{"status": "modified", "findings": []any{}})
 			})
 		}, "index.json", verify.RuleFilterStatus},
 		{"unchanged filter summary with findings", func(t *testing.T, dir string) {
 			fixManifest(t, dir, func(m map[string]any) {
-				indexRecords(m)[redactedRec].(map[string]any)["filter"].(map[string]any)["status"] = "unchanged"
+				f := indexRecords(m)[redactedRec].(map[string]any)["filter"].(map[string]any)
+				setRecordFilter(m, redactedRec, map[string]any{"status": "unchanged", "findings": f["findings"]})
 			})
 		}, "index.json", verify.RuleFilterStatus},
 		{"run id outside the GitHub node ID mapping", func(t *testing.T, dir string) {
@@ -236,6 +249,31 @@ func TestProducerRulesTamperedTrees(t *testing.T) {
 				}
 			})
 		}, "index.json", verify.RuleProfileBound},
+		{"thread review_record_key naming no review record", func(t *testing.T, dir string) {
+			editJSON(t, dir, "relations/reviews.json", func(v map[string]any) {
+				for _, th := range v["threads"].([]any) {
+					if th := th.(map[string]any); th["id"] == "PRRT_kwDOLxDemo01t0002" {
+						delete(th, "review_id") // only the key is left, naming nothing
+						th["review_record_key"] = strings.Repeat("ab", 32)
+						return
+					}
+				}
+				t.Fatal("no thread PRRT_kwDOLxDemo01t0002")
+			})
+			// The dismissed review it belonged to now has no thread: its view is the review alone.
+			const view = "views/reviews/b91570fdb584e19ebd765f43ee44337a8146f0f6417b3ea5a718a54eac15572c.order"
+			b := read(t, dir, view)
+			write(t, dir, view, b[:bytes.IndexByte(b, '\n')+1])
+		}, "relations/reviews.json", verify.RuleRelations},
+		{"record filter and file filter disagree", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == commentPath {
+						f["filter"] = map[string]any{"status": "modified", "findings": []any{map[string]any{"code": "redact.github-token", "count": 1}}}
+					}
+				}
+			})
+		}, commentPath, verify.RuleFilterSummary},
 		{"generated collection.json with invented findings", func(t *testing.T, dir string) {
 			fixManifest(t, dir, func(m map[string]any) {
 				for _, f := range m["files"].([]any) {
