@@ -3,8 +3,10 @@ package verify_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -482,5 +484,184 @@ func TestGitLabTreeWithAReviewIsRejected(t *testing.T) {
 		if v.Rule != verify.RuleGitLabReview {
 			t.Errorf("the tree breaks another rule too: %v", v)
 		}
+	}
+}
+
+// swapLines swaps lines i and j (0-based) of an LF-terminated order file.
+func swapLines(t *testing.T, dir, p string, i, j int) {
+	t.Helper()
+	lines := strings.SplitAfter(string(read(t, dir, p)), "\n")
+	lines[i], lines[j] = lines[j], lines[i]
+	write(t, dir, p, []byte(strings.Join(lines, "")))
+}
+
+// replaceEverywhere replaces old by new in index.json and every order and view file.
+func replaceEverywhere(t *testing.T, dir, old, new string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !(strings.HasSuffix(p, ".order") || filepath.Base(p) == "index.json") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, bytes.ReplaceAll(b, []byte(old), []byte(new)), 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLayoutRulesTamperedTrees completes the conformance table for the byte and layout rules
+// that had no tampered tree of their own: each tree breaks only that rule (besides the
+// co-violations a rule implies, listed in also), without the retained digest. fix: rewrite
+// the manifest digests after the tamper (false when the tamper is the manifest's own bytes).
+func TestLayoutRulesTamperedTrees(t *testing.T) {
+	const (
+		timeline   = "views/timeline.order"
+		reviewView = "views/reviews/747c6a20e927dabb3cd048dc7b6b4085738246ea08aa632102025aaf1cabf9ea.order"
+		entityPath = "records/00000000T000000000000000Z-35dc9e19e157e6e6d3f01cabd6e35b0f4fee7870a8325bd04efa02c5c98e7b8c.md"
+	)
+	stray := "checks/" + strings.Repeat("f", 64) + "/metadata.json"
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, dir string)
+		fix    bool
+		path   string
+		rule   string
+		also   []string
+	}{
+		{"index.json is not an object", func(t *testing.T, dir string) {
+			write(t, dir, "index.json", []byte("[]"))
+		}, false, "index.json", verify.RuleIndexInvalid, nil},
+		{"files[] size wrong, digest right", func(t *testing.T, dir string) {
+			editJSON(t, dir, "index.json", func(m map[string]any) {
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == commentPath {
+						f["bytes"] = json.Number("1")
+					}
+				}
+			})
+		}, false, commentPath, verify.RuleBytes, nil},
+		{"collection_profile is not the digest of collection.json", func(t *testing.T, dir string) {
+			editJSON(t, dir, "index.json", func(m map[string]any) { m["collection_profile"] = strings.Repeat("0", 64) })
+		}, false, "index.json", verify.RuleCollection, nil},
+		{"a comment record file with the review role", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == commentPath {
+						f["role"] = "review_record"
+					}
+				}
+			})
+		}, true, commentPath, verify.RuleRole, nil},
+		{"files[] lists a path twice", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				files := m["files"].([]any)
+				var out []any
+				for _, f := range files {
+					out = append(out, f)
+					if f.(map[string]any)["path"] == commentPath {
+						out = append(out, f)
+					}
+				}
+				m["files"] = out
+			})
+		}, true, "index.json", verify.RuleDuplicatePath, nil},
+		{"a singleton view is not listed", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "views/unresolved-review.order")); err != nil {
+				t.Fatal(err)
+			}
+			fixManifest(t, dir, func(m map[string]any) { dropFileEntry(m, "views/unresolved-review.order") })
+		}, true, "views/unresolved-review.order", verify.RuleRequiredFile, nil},
+		{"a record key twice", func(t *testing.T, dir string) {
+			fixManifest(t, dir, func(m map[string]any) {
+				r := recordWith(t, m, "metadata_path", lintCheck+"/metadata.json")
+				var out []any
+				for _, x := range indexRecords(m) {
+					out = append(out, x)
+					if x.(map[string]any)["record_key"] == r["record_key"] {
+						out = append(out, x)
+					}
+				}
+				m["records"] = out
+			})
+		}, true, "index.json", verify.RuleDuplicateRecord, []string{verify.RuleArrayOrder}}, // an equal neighbour breaks the strict order too
+		{"the entity record has no content file", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, entityPath)); err != nil {
+				t.Fatal(err)
+			}
+			b := read(t, dir, timeline)
+			write(t, dir, timeline, b[bytes.IndexByte(b, '\n')+1:])
+			fixManifest(t, dir, func(m map[string]any) {
+				dropFileEntry(m, entityPath)
+				r := recordWith(t, m, "content_path", entityPath)
+				delete(r, "content_path")
+				r["filter"] = map[string]any{"status": "rejected", "findings": []any{}}
+			})
+		}, true, "index.json", verify.RuleEntityRecord, nil},
+		{"a content path with another order key", func(t *testing.T, dir string) {
+			moved := strings.Replace(commentPath, "000000000Z", "000000001Z", 1)
+			write(t, dir, moved, read(t, dir, commentPath))
+			if err := os.Remove(filepath.Join(dir, commentPath)); err != nil {
+				t.Fatal(err)
+			}
+			replaceEverywhere(t, dir, commentPath, moved)
+		}, true, strings.Replace(commentPath, "000000000Z", "000000001Z", 1), verify.RuleRecordPath, nil},
+		{"a check metadata file no record references", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(stray)), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, stray, read(t, dir, lintCheck+"/metadata.json"))
+			fixManifest(t, dir, func(m map[string]any) {
+				var lint map[string]any
+				for _, f := range m["files"].([]any) {
+					if f := f.(map[string]any); f["path"] == lintCheck+"/metadata.json" {
+						lint = f
+					}
+				}
+				c := map[string]any{}
+				for k, v := range lint {
+					c[k] = v
+				}
+				c["path"] = stray
+				m["files"] = append(m["files"].([]any), c) // files[] stays sorted by path: sorted below
+				files := m["files"].([]any)
+				sort.Slice(files, func(i, j int) bool {
+					return files[i].(map[string]any)["path"].(string) < files[j].(map[string]any)["path"].(string)
+				})
+			})
+		}, true, stray, verify.RuleOrphanFile, nil},
+		{"timeline out of chronological order", func(t *testing.T, dir string) {
+			swapLines(t, dir, timeline, 1, 2)
+		}, true, timeline, verify.RuleTimeline, nil},
+		{"review view out of its threads' order", func(t *testing.T, dir string) {
+			swapLines(t, dir, reviewView, 1, 2)
+		}, true, reviewView, verify.RuleReviewView, nil},
+		{"check metadata created_at differs from its record", func(t *testing.T, dir string) {
+			editJSON(t, dir, lintCheck+"/metadata.json", func(v map[string]any) { v["created_at"] = "2026-09-03T14:00:00.000000000Z" })
+		}, true, lintCheck + "/metadata.json", verify.RuleCheckMetadata, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := verifytest.Write(t, verifytest.Demo)
+			tc.tamper(t, dir)
+			if tc.fix {
+				fixManifest(t, dir, nil)
+			}
+			_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hasViolation(rep, tc.path, tc.rule) {
+				t.Fatalf("want %s: %s, got %v", tc.path, tc.rule, rep.Violations)
+			}
+			for _, v := range rep.Violations {
+				if v.Rule != tc.rule && !slices.Contains(tc.also, v.Rule) {
+					t.Errorf("the tree breaks another rule too: %v", v)
+				}
+			}
+		})
 	}
 }
