@@ -23,13 +23,16 @@ type verifyOptions struct {
 	Dir         string
 	IndexSHA256 string
 	Format      string
+	// ProducerCheck accepts a tree of any filter_version (verify.Options.ProducerCheck).
+	ProducerCheck bool
 }
 
 func runVerifyCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "verify", "verify DIR [--index-sha256 HEX] [--format text|json]")
+	fs := newFlagSet(e, "verify", "verify DIR [--index-sha256 HEX] [--producer-check] [--format text|json]")
 	var o verifyOptions
 	fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json; the on-disk index must match it")
 	fs.StringVar(&o.Format, "format", "text", "output format: text or json")
+	fs.BoolVar(&o.ProducerCheck, "producer-check", false, "conformance check of another v1 producer's tree: every rule, any filter_version")
 	pos, err := parseWithPositionals(fs, args)
 	if err != nil {
 		return err
@@ -44,7 +47,7 @@ func runVerifyCmd(ctx context.Context, e *env, args []string) error {
 	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
 		return err
 	}
-	rep, err := verify.Dir(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256})
+	rep, err := verify.Dir(ctx, o.Dir, verify.Options{IndexSHA256: o.IndexSHA256, ProducerCheck: o.ProducerCheck})
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", o.Dir, err)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forgectx/forgectx/pkg/canon"
 )
 
 // demoTree writes the `forgectx demo` tree and returns its directory and the digest of its
@@ -70,5 +73,80 @@ func TestVerifyCLIUsage(t *testing.T) {
 		if code, _, _ := runCLI(t, nil, "", "verify", t.TempDir(), "--index-sha256", bad); code != exitUsage {
 			t.Errorf("malformed digest %q: exit %d, want %d", bad, code, exitUsage)
 		}
+	}
+}
+
+// rewriteIndex edits the tree's decoded index.json, then rewrites every files[] size and
+// digest from disk and the index canonically: a tree as another producer would write it.
+func rewriteIndex(t *testing.T, dir string, mutate func(m map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	mutate(m)
+	for _, f := range m["files"].([]any) {
+		e := f.(map[string]any)
+		b, err := os.ReadFile(filepath.Join(dir, e["path"].(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e["bytes"], e["sha256"] = len(b), canon.SHA256Hex(b)
+	}
+	out, err := canon.JSON(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyProducerCheckCLI is the documented producer-conformance example
+// (docs/consumer.md, "Producer rules"): a tree from `snapshot --from-acquisition` passes
+// `verify --producer-check`; the same tree under another producer's filter_version is refused
+// by the default (consumer) mode only; a zero-width space left in a comment body is refused by
+// both, with its rule code.
+func TestVerifyProducerCheckCLI(t *testing.T) {
+	fx := "../../test/fixtures/acquisition/change-proposal/"
+	dir := filepath.Join(t.TempDir(), "ctx")
+	if code, _, errOut := runCLI(t, nil, "", "snapshot", "--from-acquisition", fx+"acquisition.json", "--profile", fx+"profile.json",
+		"--category", "observation", "--bots", fx+"bots.json", "--out", dir); code != exitOK {
+		t.Fatalf("snapshot: exit %d: %s", code, errOut)
+	}
+	if code, out, errOut := runCLI(t, nil, "", "verify", "--producer-check", dir); code != exitOK || !strings.HasPrefix(out, "ok files=") {
+		t.Fatalf("producer-check of an assembled tree: exit %d\n%s%s", code, out, errOut)
+	}
+	rewriteIndex(t, dir, func(m map[string]any) { m["filter_version"] = "acme-filter-2.0" })
+	if code, out, _ := runCLI(t, nil, "", "verify", dir); code != exitFailed || !strings.HasPrefix(out, "index.json: unsupported_filter_version: ") {
+		t.Fatalf("default mode, foreign filter_version: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := runCLI(t, nil, "", "verify", dir, "--producer-check"); code != exitOK {
+		t.Fatalf("producer-check, foreign filter_version: exit %d\n%s%s", code, out, errOut)
+	}
+	const comment = "records/20260901T101200000000000Z-a91e751b2dfb1023c38cfa127324fca5a42377ffee15c3db69f68545949f6b74.md"
+	b, err := os.ReadFile(filepath.Join(dir, comment))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("\n\n")) + 2
+	b = append(append(append([]byte{}, b[:i]...), "\u200b"...), b[i:]...)
+	if err := os.WriteFile(filepath.Join(dir, comment), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rewriteIndex(t, dir, func(map[string]any) {})
+	code, out, errOut := runCLI(t, nil, "", "verify", "--producer-check", "--format", "json", dir)
+	var rep struct {
+		Violations []struct{ Path, Rule string } `json:"violations"`
+	}
+	if code != exitFailed || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Violations) != 1 ||
+		rep.Violations[0].Path != comment || rep.Violations[0].Rule != "unicode_floor" {
+		t.Fatalf("producer-check, floor rune in a body: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"unicode/utf8"
 
+	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/treefs"
 )
 
@@ -58,12 +59,46 @@ type textFacts struct {
 	headLen int64
 	// partial: the five header lines span more than maxFactsHead bytes and were not kept.
 	partial bool
+	// floorAt is the byte offset of the first rune in a Unicode floor class (filter.IndexFloor),
+	// -1 when there is none, and floorCode its finding code: found in the same read as the
+	// rest, so the floor rule costs no second pass over the file.
+	floorAt   int64
+	floorCode string
+	// strippedAt and strippedCode are the same for the first rune this build's filter version
+	// strips (filter.IndexStripped: the floor and the shipped extras).
+	strippedAt   int64
+	strippedCode string
 }
+
+// floorCodes are the finding codes of the floor classes (filter.FloorCode's codes).
+var floorCodes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range []rune{0xE0000, 0x200B, 0x202A, 0xFE00, 0xFFF9} {
+		code, _ := filter.FloorCode(r)
+		m[code] = true
+	}
+	return m
+}()
 
 // textFactsOf computes the facts of b; bounded keeps the header lines only up to
 // maxFactsHead bytes (Check's summaries), else always (held bytes).
 func textFactsOf(b []byte, bounded bool) *textFacts {
 	t := &textFacts{size: int64(len(b)), valid: utf8.Valid(b), bom: bytes.HasPrefix(b, []byte("\xef\xbb\xbf")), cr: bytes.IndexByte(b, '\r') >= 0}
+	// One scan finds the first rune this build's filter strips; only when that rune is not a
+	// floor rune is the rest scanned for the floor (a foreign filter version is judged on the
+	// floor alone).
+	at, code := filter.IndexStripped(b)
+	t.strippedAt, t.strippedCode = int64(at), code
+	t.floorAt, t.floorCode = -1, ""
+	switch {
+	case at < 0:
+	case floorCodes[code]:
+		t.floorAt, t.floorCode = int64(at), code
+	default:
+		if f, fc := filter.IndexFloor(b[at:]); f >= 0 {
+			t.floorAt, t.floorCode = int64(at+f), fc
+		}
+	}
 	copy(t.last2[:], b[max(len(b)-2, 0):])
 	rest := b
 	var ends [5]int

@@ -64,8 +64,11 @@ type ManifestRecord struct {
 	MetadataPath string  `json:"metadata_path,omitempty"`
 	LogPath      string  `json:"log_path,omitempty"`
 	AuthorID     *string `json:"author_id"`
-	CreatedAt    string  `json:"created_at"`
-	Filter       Filter  `json:"filter"`
+	// Author is the record author's filtered login, a display string (null when unsafe or
+	// withheld; absent on check records).
+	Author    *string `json:"author"`
+	CreatedAt string  `json:"created_at"`
+	Filter    Filter  `json:"filter"`
 }
 
 // Gap is one gaps[] row.
@@ -80,12 +83,25 @@ type collectionDoc struct {
 	EntityKind        string   `json:"entity_kind"`
 	IncludedSources   []string `json:"included_sources"`
 	CheckLogSelection string   `json:"check_log_selection"`
+	Bounds            bounds   `json:"bounds"`
+}
+
+// bounds are collection.json's bounds; the schema requires every member.
+type bounds struct {
+	MaxRecordsPerSource    int64 `json:"max_records_per_source"`
+	MaxSourceBytes         int64 `json:"max_source_bytes"`
+	MaxRecordBytes         int64 `json:"max_record_bytes"`
+	MaxLogBytes            int64 `json:"max_log_bytes"`
+	MaxMetadataStringBytes int64 `json:"max_metadata_string_bytes"`
+	MaxLabels              int64 `json:"max_labels"`
 }
 
 type entityDoc struct {
 	Kind      string   `json:"kind"`
 	ID        string   `json:"id"`
 	AuthorID  *string  `json:"author_id"`
+	Author    *string  `json:"author"`
+	Title     string   `json:"title"`
 	CreatedAt string   `json:"created_at"`
 	Labels    []string `json:"labels"`
 }
@@ -110,6 +126,8 @@ type threadRel struct {
 	RecordKeys      []string   `json:"record_keys"`
 	Replies         []replyRel `json:"replies"`
 	ReviewRecordKey string     `json:"review_record_key"`
+	ReviewID        string     `json:"review_id"`
+	Path            string     `json:"path"`
 }
 
 type reviewsDoc struct {
@@ -131,7 +149,8 @@ type threadsDoc struct {
 
 type actorsDoc struct {
 	Actors []struct {
-		ID string `json:"id"`
+		ID    string  `json:"id"`
+		Login *string `json:"login"`
 	} `json:"actors"`
 }
 
@@ -142,12 +161,15 @@ type runsDoc struct {
 // runRow is what the array-order check reads of one history/agent-runs.json run.
 type runRow struct {
 	ID               string   `json:"id"`
+	Agent            string   `json:"agent"`
 	CompletedAt      string   `json:"completed_at"`
 	ResultRecordKeys []string `json:"result_record_keys"`
 }
 
 type checkDoc struct {
 	ID         string `json:"id"`
+	Name       string `json:"name"`
+	HeadSHA    string `json:"head_sha"`
 	CreatedAt  string `json:"created_at"`
 	Conclusion string `json:"conclusion"`
 }

@@ -24,6 +24,13 @@ type checker struct {
 	dirs   map[string]bool
 	bundle *schema.Bundle
 	viol   []Violation
+	// producerCheck accepts any filter_version (Options.ProducerCheck).
+	producerCheck bool
+	// shipped: the tree's filter_version is this build's, so what its Unicode safety step
+	// strips beyond the floor must be absent too.
+	shipped bool
+	// coll is collection.json when it passed its schema: its bounds bind bodies and logs.
+	coll *collectionDoc
 
 	man     *Manifest
 	threads int
@@ -89,7 +96,7 @@ func (c *checker) check(idx []byte) {
 		return
 	}
 	var fv string
-	if json.Unmarshal(probe["filter_version"], &fv) != nil || !supportedFilter(fv) {
+	if err := json.Unmarshal(probe["filter_version"], &fv); err != nil || !c.producerCheck && !supportedFilter(fv) {
 		// Naming the tree's version makes version skew (a tree from another forgectx build)
 		// obvious; the value is escaped and bounded like every violation text.
 		if len(fv) > 64 {
@@ -98,6 +105,7 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
 		return
 	}
+	c.shipped = supportedFilter(fv)
 	parts, split := splitIndex(probe)
 	for _, v := range indexViolations(c.bundle, idx, parts, split) {
 		c.addViolation(v)
@@ -117,6 +125,9 @@ func (c *checker) check(idx []byte) {
 		return
 	}
 	c.man = man
+	// Display strings in the index (record author logins) are bound by the Unicode floor;
+	// the canonical index holds every such rune as itself (see floorJSON).
+	c.floorJSON("index.json", idx)
 	c.manifestFiles()
 	c.holdNeeded()
 	c.collection()
@@ -128,6 +139,7 @@ func (c *checker) check(idx []byte) {
 	c.arrays(docs)
 	c.gaps()
 	c.sources(docs)
+	c.producer(docs)
 }
 
 func supportedFilter(v string) bool {
@@ -302,6 +314,7 @@ func (c *checker) documents() *docs {
 	for j, fi := range jobs {
 		f := c.man.Files[fi]
 		data := c.files[f.Path]
+		c.floorJSON(f.Path, data)
 		if len(found[j]) > 0 {
 			for _, v := range found[j] {
 				c.addViolation(v)
@@ -337,9 +350,14 @@ func (c *checker) documents() *docs {
 			c.add(f.Path, RuleSchemaInvalid, "document does not decode in its schema shape")
 		}
 	}
+	c.coll = d.collection
 	for _, f := range c.man.Files {
 		if (f.Role == "check_log" || isOrderRole(f.Role)) && c.intact(f.Path) {
-			c.textRules(f.Path, c.textFactsAt(f.Path), f.Role == "check_log")
+			t := c.textFactsAt(f.Path)
+			c.textRules(f.Path, t, f.Role == "check_log")
+			if f.Role == "check_log" {
+				c.logRules(f.Path, t)
+			}
 		}
 	}
 	return d
@@ -458,6 +476,11 @@ func (c *checker) recordFile(r ManifestRecord) {
 		return
 	}
 	t := c.textFactsAt(r.ContentPath)
+	c.textUnicode(r.ContentPath, t)
+	if t.nLines == 5 && !t.partial && t.lines[4] == "" {
+		// The body is what follows the header's blank line, however it is encoded.
+		c.bodyBound(r.ContentPath, t.size-t.headLen)
+	}
 	if !t.valid || t.bom || t.cr {
 		c.add(r.ContentPath, RuleTextEncoding, "records are UTF-8 with LF line endings and no byte-order mark")
 		return

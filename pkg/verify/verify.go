@@ -8,6 +8,11 @@
 // v1 schema bundle (pkg/snapshot/schema) and its RFC 8785 bytes, the exact manifest path set,
 // each file's size and SHA-256, media type and role by path, record keys, record paths and
 // record header layout, order and view files, thread key sets, actor rows and array orders.
+// It also checks the producer rules a tree shows by itself (producer.go): no Unicode floor
+// rune in any body, log or display string, collection.json's byte and count bounds, one check
+// head revision, gaps that account for rejected records and missing logs, consistent filter
+// summaries, forge ID mappings in the child documents. Options.ProducerCheck makes this the
+// conformance check of another producer's tree (any filter_version).
 // Every violation is reported as a (path, rule) pair; a tree with no violation is returned as
 // a *Snapshot holding exactly the verified bytes, so its consumers (staging from memory, the
 // review evidence server) never re-read the file system and hand on only bytes that were
@@ -120,6 +125,13 @@ type Options struct {
 	MaxFiles      int
 	// Bundle validates the JSON documents; nil means the project's embedded v1 bundle.
 	Bundle *schema.Bundle
+	// ProducerCheck is the conformance check of a tree from any v1 producer (`forgectx verify
+	// --producer-check`): every rule applies except that filter_version may be any non-empty
+	// string, since another producer's filter has its own version. The Unicode floor and the
+	// bounds are the same for every filter version; what a particular filter version strips
+	// beyond the floor is not checked. A consumer (staging, prompt) never sets it: it must
+	// refuse a filter version it does not implement.
+	ProducerCheck bool
 }
 
 func (o Options) maxFileBytes() int64 {
@@ -311,7 +323,7 @@ func load(ctx context.Context, dir string, opts Options, mode loadMode) (*Snapsh
 	if err := ctx.Err(); err != nil {
 		return nil, rep, err
 	}
-	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir}
+	c := &checker{dirs: w.dirs, bundle: bundle, dir: dir, producerCheck: opts.ProducerCheck}
 	if summarize {
 		c.files, c.summ = map[string][]byte{}, make(map[string]fileData, len(w.read))
 	} else {
