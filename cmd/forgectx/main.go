@@ -252,3 +252,16 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// inputErr is the usage error of an input file flag (pkg/inputfile): it names the flag, the
+// path and the rule — missing, unreadable, or not a regular file and what it is instead.
+func inputErr(flagName string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return usagef("%s %s: %v", flagName, pe.Path, pe.Err)
+	}
+	return usagef("%s: %v", flagName, err)
+}

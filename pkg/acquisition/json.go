@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // MaxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
@@ -24,13 +25,22 @@ const MaxDocumentBytes = 1 << 30
 // is never held whole besides what it decodes to; only when decoding fails is it read again,
 // whole, to find the error a whole-document check reports (a version error outranks whatever
 // this version's decoder tripped over, a member-name error a field the decoder could not
-// match). Other readers are read whole first, into a buffer sized from the file when r can
-// report its size. Both ways give the same result and the same errors.
+// match). Other readers (a pipe on stdin) are streamed the same way while a copy of what was
+// read goes to an unlinked temporary file, which only a failed decode reads back; so memory
+// holds one element at a time whatever the reader, the bound stops the read at
+// MaxDocumentBytes+1 bytes, and bytes that are not JSON fail at the first of them. When no
+// temporary file can be made, the reader is read whole first. All ways give the same result
+// and the same errors.
 func Read(r io.Reader) (*Acquisition, error) {
 	if rs, ok := r.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
 			return readStream(rs, start)
 		}
+	}
+	if spool, err := os.CreateTemp("", "forgectx-acquisition-*"); err == nil {
+		_ = os.Remove(spool.Name())
+		defer spool.Close()
+		return readSpooled(r, spool)
 	}
 	data, err := readDocument(r)
 	if err != nil {
@@ -99,6 +109,39 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 			return nil, rerr
 		}
 		return nil, decodeFailure(data, err)
+	case keys.err != nil:
+		return nil, fmt.Errorf("acquisition: %w", keys.err)
+	}
+	return a, nil
+}
+
+// readSpooled decodes the document from the unseekable r in one pass, copying what it reads to
+// spool: a syntax error is final at once (the whole document cannot be valid JSON, so no other
+// error outranks it); any other decode error reads the rest of r, still bounded, into spool and
+// ranks the error from there as readStream does.
+func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
+	var keys keyScanner
+	cr := &countingReader{r: io.LimitReader(r, MaxDocumentBytes+1)}
+	a, err := decodeDocument(io.TeeReader(io.TeeReader(cr, &keys), spool))
+	var syntax *json.SyntaxError
+	switch {
+	case cr.err != nil:
+		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
+	case cr.n > MaxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case err != nil && errors.As(err, &syntax):
+		return nil, err
+	case err != nil:
+		if _, cerr := io.Copy(spool, cr); cerr != nil {
+			return nil, fmt.Errorf("acquisition: read: %w", cerr)
+		}
+		if cr.n > MaxDocumentBytes {
+			return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+		}
+		if _, serr := spool.Seek(0, io.SeekStart); serr != nil {
+			return nil, fmt.Errorf("acquisition: read: %w", serr)
+		}
+		return readStream(spool, 0)
 	case keys.err != nil:
 		return nil, fmt.Errorf("acquisition: %w", keys.err)
 	}

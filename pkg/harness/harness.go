@@ -12,12 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forgectx/forgectx/pkg/inputfile"
 
 	"go.yaml.in/yaml/v3"
 
@@ -208,7 +209,7 @@ func (h *Harness) CheckAgentEnv(tokenEnv string) error {
 
 // Load reads and validates the harness file at path.
 func Load(path string) (*Harness, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
@@ -218,12 +219,12 @@ func Load(path string) (*Harness, error) {
 
 // Read decodes and validates a harness document.
 func Read(r io.Reader) (*Harness, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	data, err := io.ReadAll(inputfile.NewReader(r, "harness", MaxFileBytes))
+	if errors.Is(err, inputfile.ErrTooLarge) {
+		return nil, &Error{Field: "(file)", Rule: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: read: %w", err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, &Error{Field: "(file)", Rule: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
