@@ -83,9 +83,16 @@ func (x *exitError) Error() string {
 func (x *exitError) Unwrap() error { return x.Err }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Signals are taken before anything else: a SIGTERM or SIGINT at any point cancels the
+	// command (watchSignals), and the exit code is then 1 (run).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go watchSignals(sigs, cancel, done, os.Stderr, signalGrace, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ)
-	stop()
+	close(done)
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
@@ -140,8 +147,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "forgectx: %s\nRun 'forgectx --help' for usage.\n", red.String(err.Error()))
 		return exitUsage
 	}
-	e := &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Environ: environ, Log: log}
-	return exitCode(redactingWriter{w: stderr, r: red}, c.Name, c.Run(ctx, e, rest[1:]))
+	e := &env{Stdin: interruptible(ctx, stdin), Stdout: stdout, Stderr: stderr, Getenv: getenv, Environ: environ, Log: log}
+	code := exitCode(redactingWriter{w: stderr, r: red}, c.Name, c.Run(ctx, e, rest[1:]))
+	// A command interrupted by a signal never reports success, whatever it made of the
+	// cancellation (distill's fail-safe {} included): the documented code is 1.
+	if sig := interruptedBy(ctx); sig != nil && code == exitOK {
+		fmt.Fprintf(stderr, "forgectx %s: interrupted by %s\n", c.Name, signalName(sig))
+		code = exitFailed
+	}
+	return code
 }
 
 // exitCode maps a command's error to its exit code and prints it once. stderr is the
