@@ -207,7 +207,14 @@ func (h *Harness) CheckAgentEnv(tokenEnv string) error {
 	return nil
 }
 
-// Load reads and validates the harness file at path.
+// ValidAgentName reports whether name is a valid agent.name (the rule AgentNameRule states):
+// the name is a marker in status comments, so a flag that gives it is held to the same rule.
+func ValidAgentName(name string) bool { return agentName.MatchString(name) }
+
+// AgentNameRule is the agent name rule as error text.
+func AgentNameRule() string { return "must match " + agentName.String() }
+
+// Load reads and validates the harness file at path (an input file: pkg/inputfile).
 func Load(path string) (*Harness, error) {
 	f, err := inputfile.Open(path)
 	if err != nil {
