@@ -199,6 +199,20 @@ func probeVersion(data []byte) error {
 	return versionError(probe.Version)
 }
 
+// memberErr names the member (and the field inside it) of a wrong-typed value: encoding/json
+// names only the Go field, or nothing for a top-level value.
+func memberErr(member string, err error) error {
+	var te *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &te) {
+		return err
+	}
+	path := member
+	if te.Field != "" {
+		path += "." + te.Field
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
 // decodeDocument is the strict single-pass decode of the document r holds; it reads r to its
 // end (the trailing-data check).
 func decodeDocument(r io.Reader) (*Acquisition, error) {
@@ -221,18 +235,18 @@ func decodeDocument(r io.Reader) (*Acquisition, error) {
 		switch name {
 		case "acquisition_version":
 			version = nil
-			err = dec.Decode(&version)
+			err = memberErr(name, dec.Decode(&version))
 			if err == nil {
 				if verr := versionError(version); verr != nil {
 					return nil, verr
 				}
 			}
 		case "source":
-			err = dec.Decode(&a.Source)
+			err = memberErr(name, dec.Decode(&a.Source))
 		case "entity":
-			err = dec.Decode(&a.Entity)
+			err = memberErr(name, dec.Decode(&a.Entity))
 		case "outcomes":
-			err = dec.Decode(&a.Outcomes)
+			err = memberErr(name, dec.Decode(&a.Outcomes))
 		case "comments":
 			a.Comments, err = decodeList[Comment](dec, name)
 		case "reviews":
