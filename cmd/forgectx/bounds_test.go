@@ -33,3 +33,30 @@ func TestStatusReconcileOversizedResponseNamesTheBound(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 naming the 67108864-byte bound", code, stdout, stderr)
 	}
 }
+
+// endlessReader is stdin that never ends (a pipe from /dev/zero), counting what was read.
+type endlessReader struct{ n int64 }
+
+func (r *endlessReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	r.n += int64(len(p))
+	return len(p), nil
+}
+
+// An unbounded filter (--max-source-bytes 0) still stops reading stdin at its ceiling + 1
+// byte and fails naming it, instead of growing with the input.
+func TestFilterStdinCeiling(t *testing.T) {
+	defer func(v int64) { maxFilterInput = v }(maxFilterInput)
+	maxFilterInput = 4 << 20
+	src := &endlessReader{}
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"filter"}, src, &out, &errb, func(string) string { return "" }, func() []string { return nil })
+	if code != exitFailed || !strings.Contains(errb.String(), "stdin: larger than the 4194304-byte bound") {
+		t.Fatalf("exit %d, stderr %q; want exit 1 naming the bound", code, errb.String())
+	}
+	if src.n > 4<<20+1<<20 {
+		t.Fatalf("read %d bytes; want the read to stop within a chunk of the bound", src.n)
+	}
+}
