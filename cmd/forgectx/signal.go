@@ -100,7 +100,7 @@ func (ir *interruptibleReader) Read(p []byte) (int, error) {
 	}
 	if ir.pending == nil {
 		if err := ir.ctx.Err(); err != nil {
-			return 0, fmt.Errorf("reading stdin: %w", context.Cause(ir.ctx))
+			return 0, context.Cause(ir.ctx)
 		}
 		buf := make([]byte, len(p))
 		ch := make(chan readResult, 1)
@@ -121,6 +121,6 @@ func (ir *interruptibleReader) Read(p []byte) (int, error) {
 		ir.err = res.err
 		return n, nil
 	case <-ir.ctx.Done():
-		return 0, fmt.Errorf("reading stdin: %w", context.Cause(ir.ctx))
+		return 0, context.Cause(ir.ctx)
 	}
 }
