@@ -41,6 +41,7 @@ row() {
 TRY_STDIN=/dev/null
 TRY_MEM_KB=""
 TRY_SECRET=""
+SIG_ENV=()
 try() {
   local label="$1" want="$2" check=""; shift 2
   if [ "$1" != "--" ]; then check="$1"; shift; fi
@@ -326,6 +327,7 @@ try "\`run --harness\` a path holding the value of \$DEPLOY_TOKEN (redacted)" 2 
 try "\`stage cleanup --id\` the value of \$DEPLOY_TOKEN" 2 -- stage cleanup --id "$TRY_SECRET" --state-dir "$T/state"
 TRY_ENV=()
 TRY_SECRET=""
+SIG_ENV=()
 try "\`snapshot --secret-env\` not a variable name" 2 -- snapshot --from-acquisition - --profile "$profile" --category observation --out "$T/s-se" --secret-env 'my secret'
 try "an unknown flag holding an escape sequence (escaped, not sent to the terminal)" 2 -- version $'--x\e[31mred\e]0;title\a'
 
@@ -366,13 +368,13 @@ TRY_MEM_KB=""
 unset TRY_TIMEOUT
 
 # --- round 2: every command stops promptly on SIGTERM/SIGINT (item 2) ---
-# signal_blocked SIG LABEL ARGS...: start forgectx with stdin a pipe whose writer stays open
-# and silent, signal it after 0.3 s, and observe its exit code ("hang" if alive 15 s later,
-# "slow" if it took 2 s or more).
+# signal_blocked SIG LABEL ARGS...: start forgectx (with the variables of the SIG_ENV array)
+# with stdin a pipe whose writer stays open and silent, signal it after 0.3 s, and observe its
+# exit code ("hang" if alive 3 s later, "slow" if it took 2 s or more).
 signal_blocked() {
   local sig="$1" label="$2"; shift 2
   local pipe="$T/hold-$n"; mkfifo "$pipe"; exec 7<>"$pipe"
-  "$bin" --log-level error "$@" <"$pipe" >"$T/.out" 2>"$T/.err" &
+  env ${SIG_ENV[@]+"${SIG_ENV[@]}"} "$bin" --log-level error "$@" <"$pipe" >"$T/.out" 2>"$T/.err" &
   local pid=$! i=0 code
   sleep 0.3
   local s; s=$(date +%s%N); kill -"$sig" "$pid"
@@ -388,8 +390,11 @@ for sig in TERM INT; do
   signal_blocked "$sig" "SIG$sig to \`snapshot --from-acquisition -\` blocked on stdin" snapshot --from-acquisition - --profile "$profile" --category observation --out "$T/s-sig"
   signal_blocked "$sig" "SIG$sig to \`filter\` blocked on stdin" filter
   if [ -n "${FORGECTX_CAMPAIGN_API_SILENT:-}" ]; then
-    signal_blocked "$sig" "SIG$sig to \`status reconcile\` waiting on a silent forge" env GITHUB_TOKEN=campaign-token-value-0123456789 "$bin" status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_SILENT"
-    signal_blocked "$sig" "SIG$sig to \`review-context acquire\` waiting on a silent forge" env CI_JOB_TOKEN=campaign-token-value-0123456789 OCR_REVIEW_CONTEXT_MODE=metadata "$bin" review-context acquire --project 1 --mr 1 --api-url "$FORGECTX_CAMPAIGN_API_SILENT/api/v4"
+    SIG_ENV=(GITHUB_TOKEN=campaign-token-value-0123456789)
+    signal_blocked "$sig" "SIG$sig to \`status reconcile\` waiting on a silent forge" status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_SILENT"
+    SIG_ENV=(CI_JOB_TOKEN=campaign-token-value-0123456789 OCR_REVIEW_CONTEXT_MODE=metadata)
+    signal_blocked "$sig" "SIG$sig to \`review-context acquire\` waiting on a silent forge" review-context acquire --project 1 --mr 1 --store-dir "$T/store-sig" --api-url "$FORGECTX_CAMPAIGN_API_SILENT/api/v4"
+    SIG_ENV=()
   fi
 done
 [ -n "${FORGECTX_CAMPAIGN_API_SILENT:-}" ] || echo "campaign: FORGECTX_CAMPAIGN_API_SILENT unset: the silent-forge signal tries are skipped (the Go test sets it)" >&2
