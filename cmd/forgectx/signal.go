@@ -11,9 +11,11 @@ import (
 )
 
 // signalGrace is how long a command has, after SIGTERM or SIGINT cancelled its context, to
-// finish what it does on cancellation (run: stop the agent, post the cancelled status and the
-// receipt) before the process exits anyway. A second signal exits at once.
-const signalGrace = 10 * time.Second
+// finish what it does on cancellation (run: stop the agent within 3 s, post the cancelled
+// status and the receipt within FinishTimeout, 5 s) before the process exits anyway. Further
+// signals change nothing: GitHub Actions follows its SIGINT with a SIGTERM 7.5 s later, which
+// must not cut the status update short.
+const signalGrace = 15 * time.Second
 
 // interruptedError is the cancellation cause of the command context when a signal arrived.
 type interruptedError struct{ sig os.Signal }
@@ -40,8 +42,8 @@ func interruptedBy(ctx context.Context) os.Signal {
 }
 
 // watchSignals is the one signal rule of every command: the first signal cancels the command
-// context (with an *interruptedError cause); if the command is still running after grace, or
-// a second signal arrives, exit(1) ends the process. It returns when done is closed.
+// context (with an *interruptedError cause); if the command is still running after grace,
+// exit(1) ends the process. Later signals are absorbed. It returns when done is closed.
 func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, done <-chan struct{}, stderr io.Writer, grace time.Duration, exit func(int)) {
 	var first os.Signal
 	select {
@@ -52,15 +54,17 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, done <-
 	cancel(&interruptedError{sig: first})
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
-	select {
-	case <-done:
-		return
-	case s := <-sigs:
-		fmt.Fprintf(stderr, "forgectx: interrupted by %s, then %s: exiting now\n", signalName(first), signalName(s))
-	case <-timer.C:
-		fmt.Fprintf(stderr, "forgectx: interrupted by %s; the command did not stop within %s: exiting now\n", signalName(first), grace)
+	for {
+		select {
+		case <-done:
+			return
+		case <-sigs:
+		case <-timer.C:
+			fmt.Fprintf(stderr, "forgectx: interrupted by %s; the command did not stop within %s: exiting now\n", signalName(first), grace)
+			exit(exitFailed)
+			return
+		}
 	}
-	exit(exitFailed)
 }
 
 // interruptibleReader makes a blocking stream (stdin on a pipe or a terminal) give up when
