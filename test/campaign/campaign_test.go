@@ -5,12 +5,14 @@ package campaign
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,24 +22,58 @@ import (
 // one-line notice.
 var tools = []string{"bash", "timeout", "mkfifo", "head", "tr", "grep", "sed"}
 
-// build compiles cmd/forgectx into a temporary directory.
+// built is the one forgectx binary both tests use (built once: the build is most of the cost).
+var built struct {
+	once      sync.Once
+	bin, repo string
+	err       error
+	skip      string
+	dir       string
+}
+
+// build compiles cmd/forgectx into a temporary directory, once per test binary.
 func build(t *testing.T) (bin, repo string) {
 	t.Helper()
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	built.once.Do(func() {
+		repo, err := filepath.Abs("../..")
+		if err != nil {
+			built.err = err
+			return
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			built.skip = "campaign: no go command on PATH to build forgectx with: the hostile campaign is skipped"
+			return
+		}
+		if built.dir, err = os.MkdirTemp("", "forgectx-campaign-"); err != nil {
+			built.err = err
+			return
+		}
+		bin := filepath.Join(built.dir, "forgectx")
+		cmd := exec.Command(goBin, "build", "-buildvcs=false", "-o", bin, "./cmd/forgectx")
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.bin, built.repo = bin, repo
+	})
+	switch {
+	case built.skip != "":
+		t.Skip(built.skip)
+	case built.err != nil:
+		t.Fatal(built.err)
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("campaign: no go command on PATH to build forgectx with: the hostile campaign is skipped")
+	return built.bin, built.repo
+}
+
+// TestMain removes the shared build.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
-	bin = filepath.Join(t.TempDir(), "forgectx")
-	cmd := exec.Command(goBin, "build", "-buildvcs=false", "-o", bin, "./cmd/forgectx")
-	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin, repo
+	os.Exit(code)
 }
 
 // endlessListing answers every request with a JSON comment listing whose one body never
