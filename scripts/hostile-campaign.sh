@@ -32,12 +32,25 @@ row() {
 # try LABEL EXPECTED [CHECK] -- ARGS... : run forgectx (with the variables of the TRY_ENV array
 # exported), report the exit code and the error line
 # (or CHECK's output when CHECK is given and prints something).
+# Every try runs under `timeout` (TRY_TIMEOUT seconds, default 60: a hang is observed as 124),
+# with stdin TRY_STDIN (default /dev/null) and, when TRY_MEM_KB is set, a data-segment limit
+# (ulimit -d: the Go heap cannot grow past it, so a read that is not bounded while reading
+# dies "out of memory" instead of passing). The observed code becomes "leak" when stdout or
+# stderr carries TRY_SECRET (or its first 12 bytes), and "raw-escape" when stderr carries an
+# ESC byte.
+TRY_STDIN=/dev/null
+TRY_MEM_KB=""
+TRY_SECRET=""
+SIG_ENV=()
 try() {
   local label="$1" want="$2" check=""; shift 2
   if [ "$1" != "--" ]; then check="$1"; shift; fi
   shift
   local code note
-  env ${TRY_ENV[@]+"${TRY_ENV[@]}"} "$bin" --log-level error "$@" >"$T/.out" 2>"$T/.err" </dev/null; code=$?
+  ( if [ -n "$TRY_MEM_KB" ]; then ulimit -d "$TRY_MEM_KB"; fi
+    exec timeout -k 5 "${TRY_TIMEOUT:-60}" env ${TRY_ENV[@]+"${TRY_ENV[@]}"} "$bin" --log-level error "$@" ) >"$T/.out" 2>"$T/.err" <"$TRY_STDIN"; code=$?
+  if [ -n "$TRY_SECRET" ] && grep -qF -- "${TRY_SECRET:0:12}" "$T/.out" "$T/.err"; then code=leak; fi
+  if grep -q $'\x1b' "$T/.err"; then code=raw-escape; fi
   # the violation line (verify, prompt, stage print PATH: RULE: DETAIL on stdout or stderr),
   # else forgectx's one error line
   note="$(cat "$T/.out" "$T/.err" | grep -m1 -E '^[A-Za-z0-9/._-]+: [a-z_]+: ' | cut -c1-220)"
@@ -296,6 +309,113 @@ try "\`snapshot --profile\` a directory" 2 -- snapshot --from-acquisition - --pr
 try "\`forgectx nosuch\`" 2 -- nosuch
 try "\`forgectx --log-level loud version\`" 2 -- --log-level loud version
 try "\`version extra\`" 2 -- version extra
+
+# --- round 2: tokens never echoed (item 1) ---
+# Token shapes planted where a variable name or any value is expected; no stream may carry one.
+ghp="ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+TRY_SECRET="$ghp"
+try "\`snapshot --token-env\` given a GitHub token itself" 2 -- "${replay[@]}" --out "$T/s-tok" --token-env "$ghp"
+try "\`run --token-env\` given a GitHub token itself" 2 -- "${runr[@]}" --harness "$T/ok.yml" --token-env "$ghp"
+try "\`status reconcile --token-env\` given a GitHub token itself" 2 -- status reconcile --agent triage --number 7 --repo o/r --token-env "$ghp"
+try "\`review-context acquire --token-env\` given a GitHub token itself" 2 -- review-context acquire --api-url http://127.0.0.1:9/api/v4 --project 1 --mr 1 --token-env "$ghp"
+try "\`filter --secret-env\` given a GitHub token itself" 2 -- filter --secret-env "$ghp"
+try "\`run --repo\` a GitHub token (error line redacted)" 2 -- run --harness "$T/none.yml" --repo "$ghp"
+try "\`snapshot --profile\` a path holding a GitHub token (redacted)" 2 -- snapshot --from-acquisition - --profile "$T/$ghp" --category observation --out "$T/s-tok2"
+TRY_SECRET="plain-deploy-secret-4711-xyzzy"
+TRY_ENV=(DEPLOY_TOKEN="$TRY_SECRET")
+try "\`run --harness\` a path holding the value of \$DEPLOY_TOKEN (redacted)" 2 -- run --harness "$T/$TRY_SECRET"
+try "\`stage cleanup --id\` the value of \$DEPLOY_TOKEN" 2 -- stage cleanup --id "$TRY_SECRET" --state-dir "$T/state"
+TRY_ENV=()
+TRY_SECRET=""
+SIG_ENV=()
+try "\`snapshot --secret-env\` not a variable name" 2 -- snapshot --from-acquisition - --profile "$profile" --category observation --out "$T/s-se" --secret-env 'my secret'
+try "an unknown flag holding an escape sequence (escaped, not sent to the terminal)" 2 -- version $'--x\e[31mred\e]0;title\a'
+
+# --- round 2: input files non-blocking, regular, bounded while reading (items 2, 3) ---
+# FIFOs without a writer and character devices: refused at once (a hang would be 124).
+TRY_TIMEOUT=20
+for input in fifo zero; do
+  p="$T/fifo"; what="a FIFO without a writer"
+  if [ "$input" = zero ]; then p=/dev/zero; what="/dev/zero (read only)"; fi
+  try "\`distill --payload\` $what" 2 -- distill --payload "$p"
+  try "\`snapshot --from-acquisition\` $what" 2 -- snapshot --from-acquisition "$p" --profile "$profile" --category observation --out "$T/s-in"
+  try "\`snapshot --profile\` $what" 2 -- snapshot --from-acquisition - --profile "$p" --category observation --out "$T/s-in"
+  try "\`snapshot --bots\` $what" 2 -- snapshot --from-acquisition - --profile "$profile" --bots "$p" --category observation --out "$T/s-in"
+  try "\`run --harness\` $what" 2 -- run --harness "$p"
+  try "\`status reconcile --harness\` $what" 2 -- status reconcile --harness "$p" --number 7 --repo o/r
+  try "\`review-context run --harness\` $what" 2 -- review-context run --harness "$p" --project 1 --mr 1 --api-url http://127.0.0.1:9/api/v4
+  try "\`review-context policy validate\` $what" 2 -- review-context policy validate "$p"
+done
+TRY_ENV=(GITHUB_EVENT_PATH="$T/fifo")
+try "\`distill\` with GITHUB_EVENT_PATH a FIFO (fail safe: {} and a warning, no hang)" 0 -- distill
+TRY_ENV=()
+# Memory: a 512 MiB data-segment limit; reading before bounding would die out of memory.
+TRY_MEM_KB=524288
+TRY_STDIN=/dev/zero
+try "\`snapshot --from-acquisition -\` with stdin /dev/zero, 512 MiB memory limit" 1 -- snapshot --from-acquisition - --profile "$profile" --category observation --out "$T/s-zero"
+try "\`distill --payload -\` with stdin /dev/zero, 512 MiB memory limit" 0 -- distill --payload -
+try "\`filter --max-source-bytes 1000\` with stdin /dev/zero, 512 MiB memory limit" 0 -- filter --max-source-bytes 1000 --report "$T/f-report.json"
+TRY_STDIN=/dev/null
+if [ -n "${FORGECTX_CAMPAIGN_API_BIG:-}" ]; then
+  TRY_MEM_KB=786432
+  TRY_ENV=(GITHUB_TOKEN=campaign-token-value-0123456789)
+  try "\`status reconcile\` against an endless comment listing (bound named, 768 MiB memory limit)" 1 -- status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_BIG"
+  TRY_ENV=()
+else
+  echo "campaign: FORGECTX_CAMPAIGN_API_BIG unset: the endless-response try is skipped (the Go test sets it)" >&2
+fi
+TRY_MEM_KB=""
+unset TRY_TIMEOUT
+
+# --- round 2: every command stops promptly on SIGTERM/SIGINT (item 2) ---
+# signal_blocked SIG LABEL ARGS...: start forgectx (with the variables of the SIG_ENV array)
+# with stdin a pipe whose writer stays open and silent, signal it after 0.3 s, and observe its
+# exit code ("hang" if alive 3 s later, "slow" if it took 2 s or more).
+signal_blocked() {
+  local sig="$1" label="$2"; shift 2
+  local pipe="$T/hold-$n"; mkfifo "$pipe"; exec 7<>"$pipe"
+  env ${SIG_ENV[@]+"${SIG_ENV[@]}"} "$bin" --log-level error "$@" <"$pipe" >"$T/.out" 2>"$T/.err" &
+  local pid=$! i=0 code
+  sleep 0.3
+  local s; s=$(date +%s%N); kill -"$sig" "$pid"
+  while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.02; i=$((i + 1)); done
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid"; code=hang; else wait "$pid"; code=$?; fi
+  local ms=$(( ($(date +%s%N) - s) / 1000000 ))
+  [ "$code" = 1 ] && [ "$ms" -ge 2000 ] && code=slow
+  exec 7>&-
+  row "$label" 1 "$code" "\`stopped $ms ms after SIG$sig; $(grep -m1 '^forgectx' "$T/.err" | cut -c1-160)\`"
+}
+for sig in TERM INT; do
+  signal_blocked "$sig" "SIG$sig to \`distill --payload -\` blocked on stdin" distill --payload -
+  signal_blocked "$sig" "SIG$sig to \`snapshot --from-acquisition -\` blocked on stdin" snapshot --from-acquisition - --profile "$profile" --category observation --out "$T/s-sig"
+  signal_blocked "$sig" "SIG$sig to \`filter\` blocked on stdin" filter
+  if [ -n "${FORGECTX_CAMPAIGN_API_SILENT:-}" ]; then
+    SIG_ENV=(GITHUB_TOKEN=campaign-token-value-0123456789)
+    signal_blocked "$sig" "SIG$sig to \`status reconcile\` waiting on a silent forge" status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_SILENT"
+    SIG_ENV=(CI_JOB_TOKEN=campaign-token-value-0123456789 OCR_REVIEW_CONTEXT_MODE=metadata)
+    signal_blocked "$sig" "SIG$sig to \`review-context acquire\` waiting on a silent forge" review-context acquire --project 1 --mr 1 --store-dir "$T/store-sig" --api-url "$FORGECTX_CAMPAIGN_API_SILENT/api/v4"
+    SIG_ENV=()
+  fi
+done
+[ -n "${FORGECTX_CAMPAIGN_API_SILENT:-}" ] || echo "campaign: FORGECTX_CAMPAIGN_API_SILENT unset: the silent-forge signal tries are skipped (the Go test sets it)" >&2
+
+# --- round 2: every flag checked before any request or credential read (items 4, 5) ---
+try "\`review-context acquire\` with its token variable unset (no request sent)" 2 -- review-context acquire --api-url http://127.0.0.1:9/api/v4 --project 1 --mr 1 --token-env FORGECTX_CAMPAIGN_UNSET
+TRY_ENV=(CI_JOB_TOKEN=campaign-token-value-0123456789 OCR_REVIEW_CONTEXT_MODE=enriched)
+try "\`review-context acquire --expected-head abc\` (before any request)" 2 -- review-context acquire --api-url http://127.0.0.1:9/api/v4 --project 1 --mr 1 --store-dir "$T/store" --expected-head abc
+try "\`review-context acquire --store-dir\` a regular file (before any request)" 2 -- review-context acquire --api-url http://127.0.0.1:9/api/v4 --project 1 --mr 1 --store-dir "$T/passwd"
+TRY_ENV=()
+try "\`status reconcile --agent\` with \`--harness\`" 2 -- status reconcile --agent triage --harness "$T/ok.yml" --number 7 --repo o/r
+try "\`status reconcile --agent\` an invalid name" 2 -- status reconcile --agent 'bad name!' --number 7 --repo o/r
+
+# --- round 2: errors name the field and the rule (item 6) ---
+printf '{"acquisition_version":1,"source":{"forge":5}}' > "$T/acq-type.json"
+try "\`snapshot --from-acquisition\` with a number for source.forge (names the field)" 1 -- snapshot --from-acquisition "$T/acq-type.json" --profile "$profile" --category observation --out "$T/s-type"
+try "\`stage scavenge --state-dir\` a regular file (says so)" 1 -- stage scavenge --state-dir "$T/passwd"
+head -c 200000 /dev/zero | tr '\0' '#' > "$T/policy-big.yml"
+try "\`review-context policy validate\` a 200 kB file (names the bound, no made-up size)" 2 -- review-context policy validate "$T/policy-big.yml"
+try "\`stage create --owner-pid 99999999999\`" 2 -- stage create --from "$T/tree" --state-dir "$T/state" --base "$T" --owner-pid 99999999999
+try "\`stage create --owner-pid -1\`" 2 -- stage create --from "$T/tree" --state-dir "$T/state" --base "$T" --owner-pid -1
 
 echo
 echo "$n tries, $fails unexpected."

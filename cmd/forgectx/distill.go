@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
+
+	"github.com/forgectx/forgectx/pkg/inputfile"
 
 	"github.com/forgectx/forgectx/pkg/distill"
 	"github.com/forgectx/forgectx/pkg/filter"
@@ -95,26 +95,12 @@ func runDistill(e *env, o distillOptions) error {
 	return nil
 }
 
-// checkPayloadFlag rejects a --payload file that does not exist, is a directory or cannot be
-// opened. "-" (stdin) and an unset flag pass.
+// checkPayloadFlag rejects a --payload file that does not exist, cannot be opened or is not
+// a regular file (a directory, a FIFO, a device: pkg/inputfile). "-" (stdin) and an unset flag
+// pass.
 func checkPayloadFlag(path string) error {
 	if path == "" || path == "-" {
 		return nil
 	}
-	fi, err := os.Stat(path)
-	if err == nil && fi.IsDir() {
-		return usagef("--payload %s: is a directory, not a webhook payload file", path)
-	}
-	if err == nil {
-		var f *os.File
-		if f, err = os.Open(path); err == nil {
-			f.Close()
-			return nil
-		}
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return usagef("--payload %s: %v", path, err)
+	return inputErr("--payload", inputfile.Check(path))
 }

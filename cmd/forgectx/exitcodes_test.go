@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/forge/httpfake"
@@ -176,6 +177,14 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 		},
 		"distill": {
 			0: cli(map[string]string{"GITHUB_EVENT_PATH": filepath.Join(dir, "missing.json")}, "", "distill"),
+			1: func(t *testing.T) (int, string) {
+				// SIGTERM arrived while the payload was read from stdin
+				ctx, cancel := context.WithCancelCause(context.Background())
+				cancel(&interruptedError{sig: syscall.SIGTERM})
+				var out, errb bytes.Buffer
+				code := run(ctx, []string{"distill", "--payload", "-"}, strings.NewReader("{}"), &out, &errb, func(string) string { return "" }, func() []string { return nil })
+				return code, errb.String()
+			},
 			2: cli(nil, "", "distill", "--payload", filepath.Join(dir, "missing.json")),
 		},
 		"filter": {

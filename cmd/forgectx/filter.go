@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/safeout"
 )
@@ -67,14 +69,20 @@ func init() {
 	})
 }
 
+// maxFilterInput is the ceiling of an unbounded filter's stdin (1 GiB, the acquisition
+// document bound).
+var maxFilterInput int64 = 1 << 30 // a variable only so that a test can lower it
+
 // runFilter reads stdin (at most max-source-bytes+1 bytes when bounded), applies the pipeline,
 // writes the emitted bytes to stdout and the report. Exit 0 for every status; an aborted
 // pipeline is an error (exit 1).
 func runFilter(ctx context.Context, e *env, o filterOptions) error {
-	in := e.Stdin
+	// Unbounded (--max-source-bytes 0) still has a ceiling: the read fails at
+	// maxFilterInput+1 bytes, naming it, instead of growing with an endless stdin.
+	in := io.Reader(inputfile.NewReader(e.Stdin, "stdin", maxFilterInput))
 	if o.MaxSourceBytes > 0 {
 		// one byte over the bound is enough to know it is too large; never read the rest
-		in = io.LimitReader(in, int64(o.MaxSourceBytes)+1)
+		in = io.LimitReader(e.Stdin, int64(o.MaxSourceBytes)+1)
 	}
 	src, err := readInput(e.Stdin, in, o.MaxSourceBytes)
 	if err != nil {

@@ -83,9 +83,16 @@ func (x *exitError) Error() string {
 func (x *exitError) Unwrap() error { return x.Err }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Signals are taken before anything else: a SIGTERM or SIGINT at any point cancels the
+	// command (watchSignals), and the exit code is then 1 (run).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go watchSignals(sigs, cancel, done, os.Stderr, signalGrace, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, os.Environ)
-	stop()
+	close(done)
+	signal.Stop(sigs)
 	os.Exit(code)
 }
 
@@ -98,8 +105,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	logLevel := global.String("log-level", "info", "log level: trace, debug, info, warn, error, disabled")
 	help := global.Bool("help", false, "list the commands")
 	global.BoolVar(help, "h", false, "list the commands")
+	red := newRedactor(environ)
 	if err := global.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "forgectx: %v\nRun 'forgectx --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "forgectx: %s\nRun 'forgectx --help' for usage.\n", red.String(err.Error()))
 		return exitUsage
 	}
 	rest := global.Args()
@@ -123,25 +131,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		c, ok := commands[rest[1]]
 		if !ok {
-			fmt.Fprintf(stderr, "forgectx help: unknown command %q\nRun 'forgectx --help' for usage.\n", rest[1])
+			fmt.Fprintf(stderr, "forgectx help: unknown command %s\nRun 'forgectx --help' for usage.\n", red.String(fmt.Sprintf("%q", rest[1])))
 			return exitUsage
 		}
 		return run(ctx, []string{c.Name, "--help"}, stdin, stdout, stderr, getenv, environ)
 	}
 	c, ok := commands[rest[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "forgectx: unknown command %q\nRun 'forgectx --help' for usage.\n", rest[0])
+		fmt.Fprintf(stderr, "forgectx: unknown command %s\nRun 'forgectx --help' for usage.\n", red.String(fmt.Sprintf("%q", rest[0])))
 		return exitUsage
 	}
-	log, err := logging.New(stderr, *logFormat, *logLevel)
+	// Every log event passes the same redaction as the error line below.
+	log, err := logging.New(redactingWriter{w: stderr, r: red}, *logFormat, *logLevel)
 	if err != nil {
-		fmt.Fprintf(stderr, "forgectx: %v\nRun 'forgectx --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "forgectx: %s\nRun 'forgectx --help' for usage.\n", red.String(err.Error()))
 		return exitUsage
 	}
-	e := &env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Environ: environ, Log: log}
-	return exitCode(stderr, c.Name, c.Run(ctx, e, rest[1:]))
+	e := &env{Stdin: interruptible(ctx, stdin), Stdout: stdout, Stderr: stderr, Getenv: getenv, Environ: environ, Log: log}
+	code := exitCode(redactingWriter{w: stderr, r: red}, c.Name, c.Run(ctx, e, rest[1:]))
+	// A command interrupted by a signal never reports success, whatever it made of the
+	// cancellation (distill's fail-safe {} included): the documented code is 1.
+	if sig := interruptedBy(ctx); sig != nil && code == exitOK {
+		fmt.Fprintf(stderr, "forgectx %s: interrupted by %s\n", c.Name, signalName(sig))
+		code = exitFailed
+	}
+	return code
 }
 
+// exitCode maps a command's error to its exit code and prints it once. stderr is the
+// redacting writer of run: no token shape, secret variable value or control character of an
+// error message reaches the terminal.
 func exitCode(stderr io.Writer, name string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -218,7 +237,28 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return usagef("%s", strings.TrimSpace(err.Error()))
 	}
-	return nil
+	return checkEnvNameFlags(fs)
+}
+
+// checkEnvNameFlags applies checkEnvName to every set flag of envNameFlags (each element of a
+// repeatable one), so that no command reads a variable a malformed name would select.
+func checkEnvNameFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil || !envNameFlags[f.Name] {
+			return
+		}
+		vals := []string{f.Value.String()}
+		if l, ok := f.Value.(*stringList); ok {
+			vals = *l
+		}
+		for _, v := range vals {
+			if err = checkEnvName(f.Name, v); err != nil {
+				return
+			}
+		}
+	})
+	return err
 }
 
 // stringList is the one repeatable string flag type (--secret-env, --artifacts-dir, …).
@@ -226,3 +266,16 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// inputErr is the usage error of an input file flag (pkg/inputfile): it names the flag, the
+// path and the rule — missing, unreadable, or not a regular file and what it is instead.
+func inputErr(flagName string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return usagef("%s %s: %v", flagName, pe.Path, pe.Err)
+	}
+	return usagef("%s: %v", flagName, err)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,9 @@ func runReviewContextPolicyValidate(_ context.Context, e *env, o reviewContextPo
 	fmt.Fprintf(e.Stdout, "version: %s\ndigest: sha256:%s\nsources: %s\n", p.SchemaVersion, p.Digest, strings.Join(p.Sources(), " "))
 	return nil
 }
+
+// gitObjectID is a full SHA-1 or SHA-256 Git object ID.
+var gitObjectID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // reviewContextNow is the acquisition clock (age bounds, store expiry); tests pin it.
 var reviewContextNow = time.Now
@@ -142,6 +146,16 @@ func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
 	if err := o.check(e); err != nil {
 		return err
 	}
+	// Every flag is checked before the first request: a malformed head or an unusable store
+	// directory is exit 2 now, not after the acquisition's retries.
+	if o.ExpectedHead != "" && !gitObjectID.MatchString(o.ExpectedHead) {
+		return usagef("--expected-head: must be a 40- or 64-digit lowercase hexadecimal commit SHA")
+	}
+	if o.StoreDir != "" {
+		if err := reviewctx.CheckStoreDir(o.StoreDir); err != nil {
+			return usagef("--store-dir %s: %v", o.StoreDir, err)
+		}
+	}
 	return runReviewContextAcquire(ctx, e, o)
 }
 
@@ -172,6 +186,16 @@ func runReviewContextAcquire(ctx context.Context, e *env, o reviewContextAcquire
 		return usagef("--store-dir: required when %s is %s", reviewctx.EnvMode, mode)
 	}
 	adapters, adaptersSet := lookupEnv(e, reviewctx.EnvAdaptersJSON)
+	if adaptersSet {
+		if _, err := reviewctx.ParseAdapters(adapters); err != nil {
+			return &exitError{Code: exitUsage, Err: err}
+		}
+	}
+	// The credential is read last, once every flag and selector has passed; an acquisition
+	// never goes out without it.
+	if e.Getenv(o.TokenEnv) == "" {
+		return usagef("--token-env %s: the environment variable is unset or empty", o.TokenEnv)
+	}
 	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: o.APIURL, Token: e.Getenv(o.TokenEnv), TokenEnv: o.TokenEnv}, o.Project, o.MR, reviewContextNow)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}

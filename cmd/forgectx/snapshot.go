@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/filter"
 	"github.com/forgectx/forgectx/pkg/snapshot"
@@ -180,9 +182,9 @@ func (o snapshotOptions) configs() (acquisition.Profile, []snapshot.BotIdentity,
 // the flag, the field and the rule.
 func readConfig[T any](path, flagName string, read func(io.Reader) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
-		return zero, usagef("%s: %v", flagName, err)
+		return zero, inputErr(flagName, err)
 	}
 	defer f.Close()
 	v, err := read(f)
@@ -192,12 +194,14 @@ func readConfig[T any](path, flagName string, read func(io.Reader) (T, error)) (
 	return v, nil
 }
 
+// readAcquisition reads the acquisition from a regular file or stdin ("-"); either is read
+// through acquisition.MaxDocumentBytes while reading (acquisition.Read).
 func readAcquisition(e *env, path string) (*acquisition.Acquisition, error) {
 	var r io.Reader = e.Stdin
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := inputfile.Open(path)
 		if err != nil {
-			return nil, usagef("--from-acquisition: %v", err)
+			return nil, inputErr("--from-acquisition", err)
 		}
 		defer f.Close()
 		r = f

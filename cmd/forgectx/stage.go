@@ -19,6 +19,9 @@ func init() {
 	})
 }
 
+// maxPID is Linux's PID_MAX_LIMIT on 64-bit systems: no process ID is larger.
+const maxPID = 1 << 22
+
 const stageSynopsis = `stage create --from DIR [--index-sha256 HEX] [--base DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--owner-pid PID]
        forgectx stage verify-copy --id ID [--mode auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID] [--state-dir DIR]
        forgectx stage cleanup --id ID [--state-dir DIR]
@@ -97,8 +100,8 @@ func stageCreateCmd(ctx context.Context, e *env, o stageOptions, base stage.Opti
 	if o.IndexSHA256, err = digestFlag(o.IndexSHA256); err != nil {
 		return err
 	}
-	if o.OwnerPID < 0 {
-		return usagef("--owner-pid must be a process ID")
+	if o.OwnerPID < 0 || o.OwnerPID > maxPID {
+		return usagef("--owner-pid: must be a process ID, 1 to %d (0 or unset: the calling process)", maxPID)
 	}
 	if o.OwnerPID == 0 {
 		o.OwnerPID = os.Getppid()

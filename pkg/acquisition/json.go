@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // MaxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
@@ -24,13 +25,22 @@ const MaxDocumentBytes = 1 << 30
 // is never held whole besides what it decodes to; only when decoding fails is it read again,
 // whole, to find the error a whole-document check reports (a version error outranks whatever
 // this version's decoder tripped over, a member-name error a field the decoder could not
-// match). Other readers are read whole first, into a buffer sized from the file when r can
-// report its size. Both ways give the same result and the same errors.
+// match). Other readers (a pipe on stdin) are streamed the same way while a copy of what was
+// read goes to an unlinked temporary file, which only a failed decode reads back; so memory
+// holds one element at a time whatever the reader, the bound stops the read at
+// MaxDocumentBytes+1 bytes, and bytes that are not JSON fail at the first of them. When no
+// temporary file can be made, the reader is read whole first. All ways give the same result
+// and the same errors.
 func Read(r io.Reader) (*Acquisition, error) {
 	if rs, ok := r.(io.ReadSeeker); ok {
 		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
 			return readStream(rs, start)
 		}
+	}
+	if spool, err := os.CreateTemp("", "forgectx-acquisition-*"); err == nil {
+		_ = os.Remove(spool.Name())
+		defer spool.Close()
+		return readSpooled(r, spool)
 	}
 	data, err := readDocument(r)
 	if err != nil {
@@ -105,6 +115,39 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 	return a, nil
 }
 
+// readSpooled decodes the document from the unseekable r in one pass, copying what it reads to
+// spool: a syntax error is final at once (the whole document cannot be valid JSON, so no other
+// error outranks it); any other decode error reads the rest of r, still bounded, into spool and
+// ranks the error from there as readStream does.
+func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
+	var keys keyScanner
+	cr := &countingReader{r: io.LimitReader(r, MaxDocumentBytes+1)}
+	a, err := decodeDocument(io.TeeReader(io.TeeReader(cr, &keys), spool))
+	var syntax *json.SyntaxError
+	switch {
+	case cr.err != nil:
+		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
+	case cr.n > MaxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case err != nil && errors.As(err, &syntax):
+		return nil, err
+	case err != nil:
+		if _, cerr := io.Copy(spool, cr); cerr != nil {
+			return nil, fmt.Errorf("acquisition: read: %w", cerr)
+		}
+		if cr.n > MaxDocumentBytes {
+			return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+		}
+		if _, serr := spool.Seek(0, io.SeekStart); serr != nil {
+			return nil, fmt.Errorf("acquisition: read: %w", serr)
+		}
+		return readStream(spool, 0)
+	case keys.err != nil:
+		return nil, fmt.Errorf("acquisition: %w", keys.err)
+	}
+	return a, nil
+}
+
 // readDocument reads at most MaxDocumentBytes (one more byte detects a larger document).
 func readDocument(r io.Reader) ([]byte, error) {
 	size := int64(bytes.MinRead)
@@ -156,6 +199,20 @@ func probeVersion(data []byte) error {
 	return versionError(probe.Version)
 }
 
+// memberErr names the member (and the field inside it) of a wrong-typed value: encoding/json
+// names only the Go field, or nothing for a top-level value.
+func memberErr(member string, err error) error {
+	var te *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &te) {
+		return err
+	}
+	path := member
+	if te.Field != "" {
+		path += "." + te.Field
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
 // decodeDocument is the strict single-pass decode of the document r holds; it reads r to its
 // end (the trailing-data check).
 func decodeDocument(r io.Reader) (*Acquisition, error) {
@@ -178,18 +235,18 @@ func decodeDocument(r io.Reader) (*Acquisition, error) {
 		switch name {
 		case "acquisition_version":
 			version = nil
-			err = dec.Decode(&version)
+			err = memberErr(name, dec.Decode(&version))
 			if err == nil {
 				if verr := versionError(version); verr != nil {
 					return nil, verr
 				}
 			}
 		case "source":
-			err = dec.Decode(&a.Source)
+			err = memberErr(name, dec.Decode(&a.Source))
 		case "entity":
-			err = dec.Decode(&a.Entity)
+			err = memberErr(name, dec.Decode(&a.Entity))
 		case "outcomes":
-			err = dec.Decode(&a.Outcomes)
+			err = memberErr(name, dec.Decode(&a.Outcomes))
 		case "comments":
 			a.Comments, err = decodeList[Comment](dec, name)
 		case "reviews":

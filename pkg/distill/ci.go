@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/forgectx/forgectx/pkg/inputfile"
 )
 
 // Warning codes for the CI input (see Report.Warning).
@@ -102,7 +104,7 @@ func readPayload(src string, stdin io.Reader, limit int) ([]byte, error) {
 		}
 		r = stdin
 	} else {
-		f, err := os.Open(src)
+		f, err := inputfile.Open(src)
 		if err != nil {
 			return nil, bare(err)
 		}

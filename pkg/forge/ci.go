@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/forgectx/forgectx/pkg/canon"
 )
 
@@ -36,9 +38,10 @@ func CIReceiptID(prefix, runID, attempt string) string {
 	return prefix + "-" + runID + "-" + attempt
 }
 
-// ReadEvent reads a CI event payload file, bounded by MaxEventBytes.
+// ReadEvent reads a CI event payload file: a regular file (pkg/inputfile), read up to
+// MaxEventBytes.
 func ReadEvent(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

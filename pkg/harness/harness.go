@@ -12,12 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forgectx/forgectx/pkg/inputfile"
 
 	"go.yaml.in/yaml/v3"
 
@@ -206,9 +207,16 @@ func (h *Harness) CheckAgentEnv(tokenEnv string) error {
 	return nil
 }
 
-// Load reads and validates the harness file at path.
+// ValidAgentName reports whether name is a valid agent.name (the rule AgentNameRule states):
+// the name is a marker in status comments, so a flag that gives it is held to the same rule.
+func ValidAgentName(name string) bool { return agentName.MatchString(name) }
+
+// AgentNameRule is the agent name rule as error text.
+func AgentNameRule() string { return "must match " + agentName.String() }
+
+// Load reads and validates the harness file at path (an input file: pkg/inputfile).
 func Load(path string) (*Harness, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
@@ -218,12 +226,12 @@ func Load(path string) (*Harness, error) {
 
 // Read decodes and validates a harness document.
 func Read(r io.Reader) (*Harness, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
+	data, err := io.ReadAll(inputfile.NewReader(r, "harness", MaxFileBytes))
+	if errors.Is(err, inputfile.ErrTooLarge) {
+		return nil, &Error{Field: "(file)", Rule: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: read: %w", err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, &Error{Field: "(file)", Rule: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/forgectx/forgectx/pkg/canon"
 )
 
@@ -154,7 +156,8 @@ func policyErr(err error) error { return fmt.Errorf("%w: %w", ErrPolicy, err) }
 // field path ($.forge_discussions.max_threads) and the rule. It never panics on input.
 func ParsePolicy(b []byte) (*Policy, error) {
 	if len(b) > MaxPolicyBytes {
-		return nil, policyErr(fmt.Errorf("$: policy is %d bytes, over the %d-byte (64 KiB) bound", len(b), MaxPolicyBytes))
+		// b may be a bounded read (MaxPolicyBytes+1 bytes): its length is not the file's size.
+		return nil, policyErr(fmt.Errorf("$: policy is over the %d-byte (64 KiB) bound", MaxPolicyBytes))
 	}
 	root, err := parseStrict(b)
 	if err != nil {
@@ -560,13 +563,18 @@ func ReadPolicyFile(name string) (*Policy, error) {
 		return nil, policyErr(fmt.Errorf("$: %v", err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, policyErr(errors.New("$: policy must be a regular file (not a symlink, directory or device)"))
+		return nil, policyErr(fmt.Errorf("$: policy must be a regular file, not %s", inputfile.Kind(fi.Mode())))
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// Non-blocking and re-checked on the descriptor: a path swapped for a FIFO after the
+	// Lstat neither blocks the open nor is read.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, policyErr(fmt.Errorf("$: %v", err))
 	}
 	defer f.Close()
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, policyErr(errors.New("$: policy must be a regular file (it changed while being opened)"))
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
 	if err != nil {
 		return nil, policyErr(fmt.Errorf("$: read: %v", err))

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/forgectx/forgectx/pkg/canon"
 )
 
@@ -314,7 +316,7 @@ func checkDir(dir string) error {
 		return storeErr("directory: %v", err)
 	}
 	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-		return storeErr("directory: must be a real directory, not a symlink")
+		return storeErr("directory: is %s; must be a real directory", inputfile.Kind(fi.Mode()))
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok || int(st.Uid) != os.Getuid() {
@@ -324,6 +326,23 @@ func checkDir(dir string) error {
 		return storeErr("directory: mode %04o, must be 0700", fi.Mode().Perm())
 	}
 	return nil
+}
+
+// CheckStoreDir is the configuration check of a store directory, made before any request: an
+// existing one must pass the rules CommitStore applies (a real directory owned by this user,
+// mode 0700); a missing one needs an existing parent directory to be created in.
+func CheckStoreDir(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		parent, perr := os.Stat(filepath.Dir(dir))
+		if perr != nil {
+			return storeErr("directory: parent: %v", perr)
+		}
+		if !parent.IsDir() {
+			return storeErr("directory: parent is %s, not a directory", inputfile.Kind(parent.Mode()))
+		}
+		return nil
+	}
+	return checkDir(dir)
 }
 
 // CommitStore validates s and writes it atomically into dir (created 0700 when missing):

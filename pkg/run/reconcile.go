@@ -125,6 +125,12 @@ func resolveReconcile(o *ReconcileOptions) (*reconciler, error) {
 	}
 	getenv := o.Getenv
 	agent := o.Agent
+	switch {
+	case agent != "" && o.HarnessPath != "":
+		return nil, &ConfigError{Field: "--agent, --harness", Rule: "mutually exclusive: give the agent name or the harness that holds it"}
+	case agent != "" && !harness.ValidAgentName(agent):
+		return nil, &ConfigError{Field: "--agent", Rule: harness.AgentNameRule()}
+	}
 	if agent == "" && o.HarnessPath != "" {
 		h, err := harness.Load(o.HarnessPath)
 		if err != nil {
@@ -151,18 +157,20 @@ func resolveReconcile(o *ReconcileOptions) (*reconciler, error) {
 	if job.Ref.Number < 1 {
 		return nil, &ConfigError{Field: "--number", Rule: "required: a positive issue, pull request or merge request number"}
 	}
-	tokenEnv := forge.FirstOf(o.TokenEnv, job.TokenEnv)
-	token := getenv(tokenEnv)
-	if token == "" {
-		return nil, &ConfigError{Field: "--token-env " + tokenEnv, Rule: "the environment variable is unset or empty"}
-	}
-	rc := &reconciler{agent: agent, ref: job.Ref, pipe: filter.New([]string{token})}
+	rc := &reconciler{agent: agent, ref: job.Ref}
 	if o.CurrentRun {
 		if job.RunURL == "" {
 			return nil, &ConfigError{Field: "--current-run", Rule: "needs this job's CI run ($GITHUB_RUN_ID, CI_JOB_URL, FORGEJO_RUN_ID)"}
 		}
 		rc.current = job.RunURL
 	}
+	// The credential is read only once every flag has passed.
+	tokenEnv := forge.FirstOf(o.TokenEnv, job.TokenEnv)
+	token := getenv(tokenEnv)
+	if token == "" {
+		return nil, &ConfigError{Field: "--token-env " + tokenEnv, Rule: "the environment variable is unset or empty"}
+	}
+	rc.pipe = filter.New([]string{token})
 	kind := forge.FirstOf(o.Kind, job.Kind)
 	rc.conn, err = forge.Connect(p, forge.Options{APIURL: job.Ref.APIURL, Token: token, TokenEnv: tokenEnv, InsecureHTTP: o.InsecureHTTP, Log: o.Log,
 		CommentAuthor: job.CommentAuthor, CommentAuthorID: job.CommentAuthorID, Kind: kind, WithCommenter: true}, true)

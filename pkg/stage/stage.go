@@ -44,6 +44,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/forgectx/forgectx/pkg/inputfile"
+
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/pkg/canon"
@@ -450,7 +452,7 @@ func checkPrivateDir(dir string) error {
 		return fmt.Errorf("stage: state directory: %w", err)
 	}
 	if !fi.IsDir() {
-		return &PlacementError{Path: dir, Reason: "the state directory must be a real directory, not a symlink"}
+		return &PlacementError{Path: dir, Reason: "the state directory must be a real directory, not " + inputfile.Kind(fi.Mode())}
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return &PlacementError{Path: dir, Reason: fmt.Sprintf("the state directory must be private (mode 0700), found %04o", fi.Mode().Perm())}

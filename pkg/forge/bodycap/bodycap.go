@@ -7,20 +7,47 @@
 // decodes as a shorter valid one.
 package bodycap
 
-import "io"
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrTooLarge is matched (errors.Is) by every read past a Reader's limit, whichever adapter
+// sentinel it also carries: callers that only report a cause (retry.Cause) name the bound.
+var ErrTooLarge = errors.New("response body over its bound")
+
+// TooLargeError is the error of a read past the limit: it prints as the adapter's sentinel
+// and matches both that sentinel and ErrTooLarge.
+type TooLargeError struct {
+	Limit int64
+	Err   error
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("response body over the %d-byte bound", e.Limit)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the adapter's sentinel and ErrTooLarge.
+func (e *TooLargeError) Unwrap() []error { return []error{e.Err, ErrTooLarge} }
 
 // Reader is an io.ReadCloser that yields at most a fixed number of bytes of the wrapped body
 // and returns its error on any byte past them.
 type Reader struct {
 	rc      io.ReadCloser
 	left    int64
+	limit   int64
 	tooLong error
 }
 
 // New wraps rc so that reading more than limit bytes from it fails with tooLong (each adapter
-// passes its own sentinel, which its callers and tests match with errors.Is).
+// passes its own sentinel, which its callers and tests match with errors.Is, as they match
+// ErrTooLarge).
 func New(rc io.ReadCloser, limit int64, tooLong error) *Reader {
-	return &Reader{rc: rc, left: limit, tooLong: tooLong}
+	return &Reader{rc: rc, left: limit, limit: limit, tooLong: tooLong}
 }
 
 // Read reads from the wrapped body up to the remaining allowance. Once the allowance is used
@@ -31,7 +58,7 @@ func (b *Reader) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := b.rc.Read(one[:])
 		if n > 0 {
-			return 0, b.tooLong
+			return 0, &TooLargeError{Limit: b.limit, Err: b.tooLong}
 		}
 		return 0, err
 	}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/forgectx/forgectx/pkg/inputfile"
 
 	"github.com/forgectx/forgectx/pkg/acquisition"
 	"github.com/forgectx/forgectx/pkg/forge"
@@ -67,26 +67,7 @@ const maxTriggerPayload = 4 << 20
 // readTriggerPayload reads the TRIGGER_PAYLOAD file: a regular file, at most
 // maxTriggerPayload bytes.
 func readTriggerPayload(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTriggerPayload+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxTriggerPayload {
-		return nil, fmt.Errorf("larger than %d bytes", maxTriggerPayload)
-	}
-	return b, nil
+	return inputfile.ReadAll(path, nil, maxTriggerPayload)
 }
 
 // CIDefaultsWith is CIDefaults with the TRIGGER_PAYLOAD file reader supplied (tests pass the

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -25,6 +26,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
@@ -334,6 +337,7 @@ func Cause(err error) string {
 	var dns *net.DNSError
 	var cert x509.UnknownAuthorityError
 	var host x509.HostnameError
+	var tooLarge *bodycap.TooLargeError
 	switch {
 	case err == nil:
 		return ""
@@ -355,6 +359,8 @@ func Cause(err error) string {
 		return "timeout"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "connection closed mid-answer"
+	case errors.As(err, &tooLarge):
+		return fmt.Sprintf("response body over the %d-byte bound (reading stopped there)", tooLarge.Limit)
 	}
 	return "transport error"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/pkg/forge/bodycap"
 	"github.com/forgectx/forgectx/pkg/forge/retry"
 )
 
@@ -148,5 +150,13 @@ func TestBackoffRules(t *testing.T) {
 	}
 	if got := retry.Cause(errors.New("x")); got != "transport error" {
 		t.Errorf("Cause = %q", got)
+	}
+}
+
+// A body read past its bound is reported with the bound, not as a bare transport error.
+func TestCauseNamesABodyBound(t *testing.T) {
+	err := fmt.Errorf("list: %w", &bodycap.TooLargeError{Limit: 67108864, Err: errors.New("github: too large")})
+	if got := retry.Cause(err); got != "response body over the 67108864-byte bound (reading stopped there)" {
+		t.Fatalf("Cause = %q", got)
 	}
 }
