@@ -56,6 +56,14 @@ type PageRules struct {
 	TotalBinds bool
 }
 
+// TotalCountRules are the rules of a Gitea or Forgejo list: X-Total-Count, when sent, decides
+// (the listing pages on while the rows read fall short of it, with or without Link
+// rel="next", because the server clamps the page size and some lists send no Link at all),
+// an empty page short of the total is not the end, and without a total Link rel="next"
+// decides. Every reader of a Gitea or Forgejo list (the snapshot adapter, its commenter and
+// the rework gate) pages by these rules, so they cannot disagree on where a list ends.
+var TotalCountRules = PageRules{EmptyEnds: true, TotalEnds: true}
+
 // Pagination is what a paginated read knows at its end, so completeness accounting can be
 // built on it: pages read, the rows of each answer as it actually was, the provider's last
 // declared total, and whether a next page was declared but not followed.

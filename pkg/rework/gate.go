@@ -3,6 +3,7 @@ package rework
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -204,8 +205,7 @@ func evaluate(ctx context.Context, g *Getter, r *Receipt, t *Target, c *Contract
 	r.Captures = append(r.Captures, CaptureSummary{Complete: err2 == nil, RawInputSHA256: canon.SHA256Hex(b2)})
 	if err2 != nil {
 		pre = append(pre, blockingOf(err2, "second capture: "))
-	} else if !bytes.Equal(b1, b2) {
-		r.Drift = driftOf(s1, s2)
+	} else if r.Drift = driftOf(s1, s2); len(r.Drift) > 0 {
 		for _, res := range r.Drift {
 			pre = append(pre, Blocking{Reason: ReasonCaptureDrift, Subject: res, Rule: "the two captures differ"})
 		}
@@ -248,6 +248,9 @@ func finish(r *Receipt, t *Target, c *Contract, actorID int64, m *model, pre []B
 		}
 		return blocks[i].Subject < blocks[j].Subject
 	})
+	if blocks == nil {
+		blocks = []Blocking{} // a list in every receipt, never null
+	}
 	r.Decision.BlockingReasons = blocks
 }
 
@@ -261,7 +264,12 @@ func blockingOf(err error, prefix string) Blocking {
 	return Blocking{Reason: ReasonCaptureFailed, Subject: prefix + "capture", Rule: "the capture failed"}
 }
 
-// driftOf names the resources whose canonical bytes differ between the captures.
+// driftOf names the resources that differ between the captures, compared by content: each
+// review's inline rows as a set keyed by their native ID (Gitea serves them in no fixed order:
+// it iterates a map, so one unchanged review reads in a different order from one request to
+// the next), every other list in the order served (that order is the forge's, by creation or
+// ID, so a reordering there is a change). An edit, an addition or a removal of any row is
+// drift. The raw snapshot keeps the provider's order untouched: only the comparison sorts.
 func driftOf(a, b *Snapshot) []string {
 	pairs := []struct {
 		name string
@@ -271,7 +279,7 @@ func driftOf(a, b *Snapshot) []string {
 		{"pull_request", a.PullRequest, b.PullRequest}, {"source_issue", a.SourceIssue, b.SourceIssue},
 		{"source_issue_comments", a.SourceIssueComments, b.SourceIssueComments},
 		{"pr_issue_comments", a.PRIssueComments, b.PRIssueComments}, {"reviews", a.Reviews, b.Reviews},
-		{"inline", a.Inline, b.Inline}, {"provenance", a.Provenance, b.Provenance},
+		{"inline", inlineByID(a.Inline), inlineByID(b.Inline)}, {"provenance", a.Provenance, b.Provenance},
 	}
 	out := []string{}
 	for _, p := range pairs {
@@ -282,4 +290,54 @@ func driftOf(a, b *Snapshot) []string {
 		}
 	}
 	return out
+}
+
+// inlineByID returns a copy of the inline lists (in review row order) with each review's rows
+// sorted by native ID; rows without a readable ID (a capture refuses those) sort last, by
+// their canonical bytes. The input is not modified.
+func inlineByID(ls []InlineList) []InlineList {
+	out := make([]InlineList, len(ls))
+	for i, l := range ls {
+		type row struct {
+			id  int64
+			ok  bool
+			key []byte
+			v   any
+		}
+		rows := make([]row, len(l.Records))
+		for j, v := range l.Records {
+			id, ok := nativeID(v)
+			k, _ := canon.JSON(v)
+			rows[j] = row{id: id, ok: ok, key: k, v: v}
+		}
+		sort.SliceStable(rows, func(x, y int) bool {
+			if rows[x].ok != rows[y].ok {
+				return rows[x].ok
+			}
+			if rows[x].id != rows[y].id {
+				return rows[x].id < rows[y].id
+			}
+			return bytes.Compare(rows[x].key, rows[y].key) < 0
+		})
+		recs := make([]any, len(rows))
+		for j, r := range rows {
+			recs[j] = r.v
+		}
+		out[i] = InlineList{ReviewID: l.ReviewID, Records: recs}
+	}
+	return out
+}
+
+// nativeID reads a decoded row's integer "id" (decodeRow keeps numbers as json.Number).
+func nativeID(v any) (int64, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	n, ok := m["id"].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	id, err := n.Int64()
+	return id, err == nil
 }

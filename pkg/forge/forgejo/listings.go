@@ -76,7 +76,7 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 	for attempt := 0; attempt < 2; attempt++ {
 		var rows []T
 		var drift forge.DriftCheck
-		pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
+		pg, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
 			got, p, err := get(n)
 			if err != nil {
 				if r.ctx.Err() != nil {
