@@ -83,9 +83,12 @@ type world struct {
 	PRCommentsLit   string // "" means computed
 	PRReviewLit     string
 	IssueCommentLit string
+	// Requested are the pull request's requested reviewers.
+	Requested []fakeUser
 	// reads counts the captures registered for this world: Gitea serves a review's inline
-	// rows in no fixed order (it iterates a map), so every other capture serves them
-	// reversed, and no test depends on an order the real server does not keep.
+	// rows (1.25.5, 1.27.3) and a pull request's requested_reviewers (1.27.3) in no fixed
+	// order (it iterates a map), so every other capture serves them reversed, and no test
+	// depends on an order the real server does not keep.
 	reads int
 }
 
@@ -138,7 +141,14 @@ func lit(s string, n int) string {
 }
 
 func (w *world) pullJSON() string {
-	return fmt.Sprintf(`{"id":9009,"url":"http://localhost/acme/demo/pulls/9","number":9,"user":%s,"title":"Widget cache","body":"Fixes #7","labels":[],"milestone":null,"assignee":null,"assignees":null,"requested_reviewers":[],"requested_reviewers_teams":[],"state":%q,"draft":false,"is_locked":false,"comments":%s,"review_comments":%s,"additions":10,"deletions":2,"changed_files":1,"html_url":"http://localhost/acme/demo/pulls/9","diff_url":"http://localhost/acme/demo/pulls/9.diff","patch_url":"http://localhost/acme/demo/pulls/9.patch","mergeable":true,"merged":%t,"merged_at":null,"merge_commit_sha":null,"merged_by":null,"allow_maintainer_edit":false,"base":{"label":%q,"ref":%q,"sha":"1111111111111111111111111111111111111111","repo_id":77,"repo":null},"head":{"label":"issue-7","ref":"issue-7","sha":%q,"repo_id":77,"repo":null},"merge_base":"1111111111111111111111111111111111111111","due_date":null,"created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-21T10:00:00Z","closed_at":null,"pin_order":0}`,
+	var req []string
+	for _, u := range w.Requested {
+		req = append(req, u.json())
+	}
+	if w.reads%2 == 0 {
+		slices.Reverse(req)
+	}
+	return fmt.Sprintf(`{"id":9009,"url":"http://localhost/acme/demo/pulls/9","number":9,"user":%s,"title":"Widget cache","body":"Fixes #7","labels":[],"milestone":null,"assignee":null,"assignees":null,"requested_reviewers":[`+strings.Join(req, ",")+`],"requested_reviewers_teams":[],"state":%q,"draft":false,"is_locked":false,"comments":%s,"review_comments":%s,"additions":10,"deletions":2,"changed_files":1,"html_url":"http://localhost/acme/demo/pulls/9","diff_url":"http://localhost/acme/demo/pulls/9.diff","patch_url":"http://localhost/acme/demo/pulls/9.patch","mergeable":true,"merged":%t,"merged_at":null,"merge_commit_sha":null,"merged_by":null,"allow_maintainer_edit":false,"base":{"label":%q,"ref":%q,"sha":"1111111111111111111111111111111111111111","repo_id":77,"repo":null},"head":{"label":"issue-7","ref":"issue-7","sha":%q,"repo_id":77,"repo":null},"merge_base":"1111111111111111111111111111111111111111","due_date":null,"created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-21T10:00:00Z","closed_at":null,"pin_order":0}`,
 		w.PRAuthor.json(), w.PRState, lit(w.PRCommentsLit, len(w.PRComments)), lit(w.PRReviewLit, w.inlineTotal()), w.Merged, w.BaseRef, w.BaseRef, w.Head)
 }
 
@@ -221,6 +231,7 @@ func expectPages(f *httpfake.Server, path string, rows []string, link bool) {
 func expectCapture(f *httpfake.Server, w *world) {
 	const api = "/api/v1"
 	repo := "/repos/acme/demo"
+	w.reads++
 	f.Expect("GET", api+"/version", httpfake.JSON(200, `{"version":"`+w.Version+`"}`))
 	f.Expect("GET", api+repo, httpfake.JSON(200, w.repoJSON(f.URL+api)))
 	f.Expect("GET", api+repo+"/pulls/9", httpfake.JSON(200, w.pullJSON()))
@@ -238,7 +249,6 @@ func expectCapture(f *httpfake.Server, w *world) {
 	expectList(f, repo+"/issues/7/comments", ic)
 	expectList(f, repo+"/issues/9/comments", pc)
 	expectPages(f, repo+"/pulls/9/reviews", rv, false)
-	w.reads++
 	for _, r := range w.Reviews {
 		path := fmt.Sprintf("%s/pulls/9/reviews/%d/comments", repo, r.ID)
 		if r.InlineStatus != 0 {

@@ -267,16 +267,18 @@ func blockingOf(err error, prefix string) Blocking {
 // driftOf names the resources that differ between the captures, compared by content: each
 // review's inline rows as a set keyed by their native ID (Gitea serves them in no fixed order:
 // it iterates a map, so one unchanged review reads in a different order from one request to
-// the next), every other list in the order served (that order is the forge's, by creation or
-// ID, so a reordering there is a change). An edit, an addition or a removal of any row is
-// drift. The raw snapshot keeps the provider's order untouched: only the comparison sorts.
+// the next), and so the pull request's and the Source Issue's member sets (unorderedMembers:
+// Gitea 1.27.3 serves requested_reviewers in a different order on every read); every other
+// list in the order served (that order is the forge's, by creation or ID, so a reordering
+// there is a change). An edit, an addition or a removal of any row is drift. The raw snapshot
+// keeps the provider's order untouched: only the comparison sorts.
 func driftOf(a, b *Snapshot) []string {
 	pairs := []struct {
 		name string
 		x, y any
 	}{
 		{"version", a.Version, b.Version}, {"repository", a.Repository, b.Repository},
-		{"pull_request", a.PullRequest, b.PullRequest}, {"source_issue", a.SourceIssue, b.SourceIssue},
+		{"pull_request", setsByID(a.PullRequest), setsByID(b.PullRequest)}, {"source_issue", setsByID(a.SourceIssue), setsByID(b.SourceIssue)},
 		{"source_issue_comments", a.SourceIssueComments, b.SourceIssueComments},
 		{"pr_issue_comments", a.PRIssueComments, b.PRIssueComments}, {"reviews", a.Reviews, b.Reviews},
 		{"inline", inlineByID(a.Inline), inlineByID(b.Inline)}, {"provenance", a.Provenance, b.Provenance},
@@ -292,38 +294,67 @@ func driftOf(a, b *Snapshot) []string {
 	return out
 }
 
+// unorderedMembers are the arrays of a pull request or issue object that are sets of native
+// objects keyed by ID: who is asked to review, who is assigned, which labels. Their order is
+// not the forge's statement of anything.
+var unorderedMembers = []string{"requested_reviewers", "requested_reviewers_teams", "assignees", "labels"}
+
+// setsByID returns v (a decoded object) with each unorderedMembers array sorted by its rows'
+// native IDs (sortByID); v itself is not modified. Anything else is returned as it is.
+func setsByID(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = x
+	}
+	for _, k := range unorderedMembers {
+		if rows, ok := m[k].([]any); ok {
+			out[k] = sortByID(rows)
+		}
+	}
+	return out
+}
+
 // inlineByID returns a copy of the inline lists (in review row order) with each review's rows
-// sorted by native ID; rows without a readable ID (a capture refuses those) sort last, by
-// their canonical bytes. The input is not modified.
+// sorted by native ID (sortByID). The input is not modified.
 func inlineByID(ls []InlineList) []InlineList {
 	out := make([]InlineList, len(ls))
 	for i, l := range ls {
-		type row struct {
-			id  int64
-			ok  bool
-			key []byte
-			v   any
+		out[i] = InlineList{ReviewID: l.ReviewID, Records: sortByID(l.Records)}
+	}
+	return out
+}
+
+// sortByID returns a copy of rows sorted by native ID; rows without a readable ID (a capture
+// refuses those among inline rows) sort last, by their canonical bytes.
+func sortByID(rows []any) []any {
+	type row struct {
+		id  int64
+		ok  bool
+		key []byte
+		v   any
+	}
+	rs := make([]row, len(rows))
+	for j, v := range rows {
+		id, ok := nativeID(v)
+		k, _ := canon.JSON(v)
+		rs[j] = row{id: id, ok: ok, key: k, v: v}
+	}
+	sort.SliceStable(rs, func(x, y int) bool {
+		if rs[x].ok != rs[y].ok {
+			return rs[x].ok
 		}
-		rows := make([]row, len(l.Records))
-		for j, v := range l.Records {
-			id, ok := nativeID(v)
-			k, _ := canon.JSON(v)
-			rows[j] = row{id: id, ok: ok, key: k, v: v}
+		if rs[x].id != rs[y].id {
+			return rs[x].id < rs[y].id
 		}
-		sort.SliceStable(rows, func(x, y int) bool {
-			if rows[x].ok != rows[y].ok {
-				return rows[x].ok
-			}
-			if rows[x].id != rows[y].id {
-				return rows[x].id < rows[y].id
-			}
-			return bytes.Compare(rows[x].key, rows[y].key) < 0
-		})
-		recs := make([]any, len(rows))
-		for j, r := range rows {
-			recs[j] = r.v
-		}
-		out[i] = InlineList{ReviewID: l.ReviewID, Records: recs}
+		return bytes.Compare(rs[x].key, rs[y].key) < 0
+	})
+	out := make([]any, len(rs))
+	for j, r := range rs {
+		out[j] = r.v
 	}
 	return out
 }

@@ -87,6 +87,32 @@ func TestCaptureDriftInlineChangesAndMeaningfulReorderingStillBlock(t *testing.T
 	}
 }
 
+// Gitea 1.27.3 serves a pull request's requested_reviewers in another order on every read: an
+// unchanged set is no drift; a reviewer added or removed is.
+func TestCaptureDriftIgnoresTheOrderOfRequestedReviewers(t *testing.T) {
+	watchers := []fakeUser{{41, "w1"}, {42, "w2"}, {43, "w3"}}
+	w := inlineWorld()
+	w.Requested = watchers
+	res, rec := runWorld(t, w)
+	if res.Decision.Decision != DecisionRework || fmt.Sprint(rec["drift"]) != "[]" {
+		t.Fatalf("decision %s %v drift %v, want rework without drift", res.Decision.Decision, reasonsOf(res.Decision), rec["drift"])
+	}
+	raw := rec["raw_input_snapshot"].(map[string]any)["pull_request"].(map[string]any)["requested_reviewers"].([]any)
+	if first := fmt.Sprint(raw[0].(map[string]any)["id"]); first != "41" {
+		t.Errorf("raw snapshot requested_reviewers start with %s, want the first capture's order as served (41)", first)
+	}
+	w1, w2 := inlineWorld(), inlineWorld()
+	w1.Requested, w2.Requested = watchers, watchers[:2]
+	f := httpfake.New(t)
+	expectCapture(f, w1)
+	w2.reads = 1
+	expectCapture(f, w2)
+	res, rec = runGate(t, newRun(t, f, targetJSON(w1), contractJSON()))
+	if !hasReason(res.Decision, ReasonCaptureDrift) || fmt.Sprint(rec["drift"]) != "[pull_request]" {
+		t.Fatalf("a removed reviewer: decision %v drift %v, want capture_drift on pull_request", reasonsOf(res.Decision), rec["drift"])
+	}
+}
+
 // An inline row whose content changes between the captures is drift even when it also moves.
 func TestCaptureDriftInlineEditIsDrift(t *testing.T) {
 	w1, w2 := inlineWorld(), inlineWorld()

@@ -81,6 +81,29 @@ func (w *gateWorld) push(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	w.tg.Head = w.head(t)
+	w.settle(t)
+}
+
+// settle waits until the pull request reads the same twice in a row, 500 ms apart: after a
+// push Gitea re-checks mergeability in the background (1.27.3 flips mergeable and updated_at
+// a second or more later), which a gate run in between rightly reports as capture_drift.
+func (w *gateWorld) settle(t *testing.T) {
+	t.Helper()
+	path := fmt.Sprintf("/repos/%s/pulls/%d", w.repo.FullName(), w.pr)
+	var prev json.RawMessage
+	for i := 0; i < 60; i++ {
+		var cur json.RawMessage
+		w.srv.MustDo(t, w.owner.Token, "", "GET", path, nil, &cur)
+		if prev != nil && string(prev) == string(cur) {
+			return
+		}
+		if prev != nil {
+			t.Logf("the pull request changed while settling: %s", changedKeys(prev, cur))
+		}
+		prev = cur
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatal("the pull request kept changing for 30 s after the push")
 }
 
 // gate runs `forgectx rework input-gate` with token and returns its summary and receipt.
@@ -191,7 +214,7 @@ func TestReworkGateManyReviewRows(t *testing.T) {
 		}
 		t.Logf("%d review rows in %d pages; page 1: %v", rows, len(pages), pages[0])
 		if s.Decision != rework.DecisionNoOp || len(s.BlockingReasons) != 0 {
-			t.Fatalf("decision %s %v, want no_op", s.Decision, s.BlockingReasons)
+			t.Fatalf("decision %s %v (drift %v), want no_op", s.Decision, s.BlockingReasons, rec["drift"])
 		}
 		if rows <= rework.PageSize || len(pages) < 2 {
 			t.Fatalf("%d review rows in %d pages: the pull request must cross one page", rows, len(pages))
@@ -207,4 +230,19 @@ func TestReworkGateManyReviewRows(t *testing.T) {
 			t.Errorf("decision %s does not name the declared total", d)
 		}
 	})
+}
+
+// changedKeys names the top-level keys whose values differ between two JSON objects.
+func changedKeys(a, b json.RawMessage) []string {
+	var ma, mb map[string]json.RawMessage
+	_ = json.Unmarshal(a, &ma)
+	_ = json.Unmarshal(b, &mb)
+	var out []string
+	for k, v := range ma {
+		if string(mb[k]) != string(v) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
