@@ -227,8 +227,8 @@ var forgejoAliases = map[string]string{
 // cItemLabels is Requirement 2.2 on Gitea and Forgejo: their label events (action
 // label_updated, label_cleared) carry no label object, only the item's labels, so the excerpt
 // carries the names of the labels the item now has ("labels":["bug"]). label_cleared means the
-// item has none left: its excerpt carries [] (Gitea 1.25 sends the labels as they were before
-// the clearing in that payload, which are not the item's labels any more).
+// item has none left: its excerpt carries [] (Gitea 1.25 and 1.27 send the labels as they were
+// before the clearing in that payload, which are not the item's labels any more).
 var cItemLabels = container{out: "labels", scalar: true, actions: []string{"label_updated", "label_cleared"},
 	fields: []field{{out: "labels", kind: kindCustom, fn: currentLabels}}}
 
