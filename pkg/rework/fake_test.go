@@ -21,7 +21,11 @@ import (
 )
 
 // The fake world is shaped like Gitea 1.25's JSON (swagger: Repository, PullRequest, Issue,
-// Comment, PullReview, PullReviewComment) with the X-Total-Count and Link headers Gitea sends.
+// Comment, PullReview, PullReviewComment) and served as Gitea 1.25.5 and 1.27.3 serve it: an
+// issue's comments in one answer whatever page/limit say, with X-Total-Count and no Link; the
+// review list in pages of 50 with X-Total-Count and no Link; each review's inline rows in one
+// answer without pagination headers; inline rows and requested_reviewers in another order on
+// every other read.
 
 const (
 	tOwner   = "acme"
@@ -85,6 +89,9 @@ type world struct {
 	IssueCommentLit string
 	// Requested are the pull request's requested reviewers.
 	Requested []fakeUser
+	// LinkPagedComments serves the comment lists in pages of 50 with X-Total-Count and Link
+	// rel="next" (a server that pages them; Gitea answers them at once).
+	LinkPagedComments bool
 	// reads counts the captures registered for this world: Gitea serves a review's inline
 	// rows (1.25.5, 1.27.3) and a pull request's requested_reviewers (1.27.3) in no fixed
 	// order (it iterates a map), so every other capture serves them reversed, and no test
@@ -198,6 +205,13 @@ func withHeaders(r httpfake.Reply, kv ...string) httpfake.Reply {
 // expectList registers a paginated Gitea list: pages of 50 with X-Total-Count and Link.
 func expectList(f *httpfake.Server, path string, rows []string) { expectPages(f, path, rows, true) }
 
+// expectAtOnce registers a list Gitea answers at once, ignoring page and limit (an issue's
+// comments): every row on page 1 with X-Total-Count, no Link.
+func expectAtOnce(f *httpfake.Server, path string, rows []string) {
+	r := withHeaders(httpfake.JSON(200, "["+strings.Join(rows, ",")+"]"), "X-Total-Count", strconv.Itoa(len(rows)))
+	f.Expect("GET", fmt.Sprintf("/api/v1%s?limit=%d&page=1", path, PageSize), r)
+}
+
 // expectPages registers a paginated Gitea list: pages of 50 with X-Total-Count, and Link only
 // when link is set (Gitea's review list sends X-Total-Count and no Link).
 func expectPages(f *httpfake.Server, path string, rows []string, link bool) {
@@ -246,8 +260,12 @@ func expectCapture(f *httpfake.Server, w *world) {
 	for _, r := range w.Reviews {
 		rv = append(rv, r.json())
 	}
-	expectList(f, repo+"/issues/7/comments", ic)
-	expectList(f, repo+"/issues/9/comments", pc)
+	comments := expectAtOnce
+	if w.LinkPagedComments {
+		comments = expectList
+	}
+	comments(f, repo+"/issues/7/comments", ic)
+	comments(f, repo+"/issues/9/comments", pc)
 	expectPages(f, repo+"/pulls/9/reviews", rv, false)
 	for _, r := range w.Reviews {
 		path := fmt.Sprintf("%s/pulls/9/reviews/%d/comments", repo, r.ID)

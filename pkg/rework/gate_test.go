@@ -149,6 +149,7 @@ func TestCaptureDriftBlocks(t *testing.T) {
 func TestPaginationRules(t *testing.T) {
 	t.Run("CompletePaginationFollowsLinkAcrossPages", func(t *testing.T) {
 		w := reworkWorld()
+		w.LinkPagedComments = true
 		for i := 0; i < 120; i++ {
 			w.PRComments = append(w.PRComments, fmt.Sprintf("comment %d", i))
 		}

@@ -168,6 +168,26 @@ func TestReviewListPagedByTotalWithoutLink(t *testing.T) {
 	}
 }
 
+// Gitea answers an issue's comments at once whatever page and limit say: 120 comments in one
+// answer with X-Total-Count 120 are complete after page 1.
+func TestCommentListAnsweredAtOnce(t *testing.T) {
+	w := reworkWorld()
+	for i := 0; i < 119; i++ {
+		w.PRComments = append(w.PRComments, fmt.Sprintf("comment %d", i))
+	}
+	res, rec := runWorld(t, w)
+	if res.Decision.Decision != DecisionRework {
+		t.Fatalf("decision %s %v, want rework", res.Decision.Decision, reasonsOf(res.Decision))
+	}
+	for _, p := range rec["raw_input_snapshot"].(map[string]any)["provenance"].([]any) {
+		if p.(map[string]any)["resource"] == "pr_issue_comments" {
+			if pages := p.(map[string]any)["pages"].([]any); len(pages) != 1 || pages[0].(map[string]any)["rows"].(float64) != 120 {
+				t.Errorf("pr_issue_comments provenance %v, want one page of 120 rows", pages)
+			}
+		}
+	}
+}
+
 // Another user's pending review: counted in X-Total-Count, listed to nobody else. The walk
 // reads the empty page the total announces and blocks: the gate never decides around it.
 func TestReviewListPendingHiddenRowStillBlocks(t *testing.T) {
@@ -179,8 +199,8 @@ func TestReviewListPendingHiddenRowStillBlocks(t *testing.T) {
 	f.Expect("GET", api+repo, httpfake.JSON(200, w.repoJSON(f.URL+api)))
 	f.Expect("GET", api+repo+"/pulls/9", httpfake.JSON(200, w.pullJSON()))
 	f.Expect("GET", api+repo+"/issues/7", httpfake.JSON(200, w.issueJSON()))
-	expectList(f, repo+"/issues/7/comments", []string{commentJSON(5000, 7, w.IssueComments[0])})
-	expectList(f, repo+"/issues/9/comments", []string{commentJSON(6000, 9, w.PRComments[0])})
+	expectAtOnce(f, repo+"/issues/7/comments", []string{commentJSON(5000, 7, w.IssueComments[0])})
+	expectAtOnce(f, repo+"/issues/9/comments", []string{commentJSON(6000, 9, w.PRComments[0])})
 	var rv []string
 	for _, r := range w.Reviews {
 		rv = append(rv, r.json())
