@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Build (or reuse) the pinned Gitea server the real-forge tests (test/realforge) run against.
 #
-#   scripts/gitea.sh            # prints the binary's path on the last line of stdout
+#   scripts/gitea.sh [VERSION]  # prints the binary's path on the last line of stdout
+#
+# VERSION is any Gitea release the Go module proxy serves (1.25.5, 1.27.3); without it
+# $GITEA_VERSION, else 1.25.5 (the suite's default, test/realforge/giteaserver.DefaultVersion).
 #
 # Gitea is fetched from the Go module proxy (it is a Go module; nothing else is downloaded) and
 # built from source with CGO for sqlite. Its go.mod has replace directives, which `go build` only
@@ -20,7 +23,12 @@
 # instead of starting another one.
 set -euo pipefail
 
-GITEA_VERSION="${GITEA_VERSION:-1.25.5}"
+if [ $# -gt 1 ]; then echo "usage: scripts/gitea.sh [VERSION]" >&2; exit 2; fi
+GITEA_VERSION="${1:-${GITEA_VERSION:-1.25.5}}"
+GITEA_VERSION="${GITEA_VERSION#v}"
+case "$GITEA_VERSION" in
+  *[!0-9.]* | "" | .* | *. | *..*) echo "gitea.sh: VERSION must be a release like 1.27.3, not '$GITEA_VERSION'" >&2; exit 2 ;;
+esac
 cache="${FORGECTX_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/forgectx-test}/gitea"
 out="$cache/v$GITEA_VERSION"
 bin="$out/gitea"

@@ -226,16 +226,32 @@ func TestReworkPrescriptMapsDecisions(t *testing.T) {
 	}
 }
 
-// TestReworkExampleHarnessPrescript runs examples/rework/pre-rework.sh exactly as forgectx
-// run would (pkg/prescript, the protocol runner) with FORGECTX pointing at this test binary,
-// for the three decisions.
+// TestReworkExampleHarnessPrescript copies examples/rework into a fresh repository as its
+// README says (harness.yml as .forgejo/forgectx/rework.yml, pre-rework.sh beside it), loads the
+// copied harness and runs its pre_script command as given, from the repository's root, exactly
+// as forgectx run would (pkg/prescript, the protocol runner) with FORGECTX pointing at this test
+// binary, for the three decisions: the example names nothing outside what is copied.
 func TestReworkExampleHarnessPrescript(t *testing.T) {
 	requireBash(t)
-	h, err := harness.Load("../../examples/rework/harness.yml")
+	repo := t.TempDir()
+	dest := filepath.Join(repo, ".forgejo", "forgectx")
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for src, name := range map[string]string{"harness.yml": "rework.yml", "pre-rework.sh": "pre-rework.sh"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/rework", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dest, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := harness.Load(filepath.Join(dest, "rework.yml"))
 	if err != nil {
 		t.Fatalf("example harness: %v", err)
 	}
-	if h.PreScript == nil || len(h.PreScript.Command) != 2 || h.PreScript.Command[1] != "examples/rework/pre-rework.sh" {
+	if h.PreScript == nil || len(h.PreScript.Command) == 0 {
 		t.Fatalf("example harness pre_script %+v", h.PreScript)
 	}
 	exe, err := os.Executable()
@@ -263,7 +279,7 @@ func TestReworkExampleHarnessPrescript(t *testing.T) {
 				"REWORK_ACTOR_ID=11", "REWORK_OUTPUT=" + files.output,
 				"FORGEJO_API_URL=" + fake.URL + "/api/v1", "FORGEJO_TOKEN=tok-value",
 			}
-			d, err := prescript.Run(t.Context(), prescript.Options{RunDir: files.dir, Command: []string{"bash", "../../examples/rework/pre-rework.sh"}, Env: env})
+			d, err := prescript.Run(t.Context(), prescript.Options{RunDir: files.dir, Command: h.PreScript.Command, Dir: repo, Env: env})
 			if err != nil {
 				t.Fatalf("pre-script: %v", err)
 			}

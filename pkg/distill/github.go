@@ -1,6 +1,9 @@
 package distill
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // GitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver GitHub-shaped payloads under
 // GitHub's event names; the differences handled here are its review object ({type, content}
@@ -179,6 +182,8 @@ func githubRule(forge Forge, eventName string) (string, rule) {
 	name := event
 	if a, ok := githubAliases[name]; ok {
 		name = a
+	} else if a, ok := forgejoAliases[name]; ok && forge == Forgejo {
+		name = a
 	}
 	r, ok := githubRules[name]
 	if !ok {
@@ -192,14 +197,7 @@ func githubRule(forge Forge, eventName string) (string, rule) {
 			r.quietActions = commentQuietActions
 		}
 		if forge == Forgejo {
-			// Forgejo's review hooks carry review {type, content}; its review-comment hook
-			// may carry only that review object instead of a comment.
-			switch name {
-			case "pull_request_review":
-				r.containers = []container{cForgejoReview}
-			case "pull_request_review_comment":
-				r.containers = []container{cReviewComment, cForgejoReview}
-			}
+			r = forgejoRule(name, r)
 		}
 	}
 	r.action = rootAction
@@ -207,8 +205,88 @@ func githubRule(forge Forge, eventName string) (string, rule) {
 }
 
 var forgejoGeneric = rule{name: "generic", containers: []container{
-	cGenericComment, cForgejoReview, cGenericIssue, cGenericPull, cGenericLabel, cWorkflowRun, cCheckSuite, cCheckRun, cGenericStatus,
+	cGenericComment, cForgejoReview, cGenericIssue, cGenericPull, cGenericLabel, withUnlessCarried(cItemLabels, genericBeside),
+	cWorkflowRun, cCheckSuite, cCheckRun, cGenericStatus,
 }}
+
+// forgejoAliases are the other names Gitea and Forgejo give an event whose rule exists under
+// its Actions name: the webhook headers X-Gitea-Event-Type (issue_label, pull_request_label,
+// pull_request_review_approved, …) and X-Gitea-Event (pull_request_approved, …), which is what
+// a webhook receiver reads. pull_request_comment is both the Actions name of a pull request's
+// issue comment and the X-Gitea-Event of a comment-type review; its rule (forgejoRule) reads
+// whichever the payload holds.
+var forgejoAliases = map[string]string{
+	"issue_label":                  "issues",
+	"pull_request_label":           "pull_request",
+	"pull_request_review_approved": "pull_request_review",
+	"pull_request_review_rejected": "pull_request_review",
+	"pull_request_approved":        "pull_request_review",
+	"pull_request_rejected":        "pull_request_review",
+}
+
+// cItemLabels is Requirement 2.2 on Gitea and Forgejo: their label events (action
+// label_updated, label_cleared) carry no label object, only the item's labels, so the excerpt
+// carries the names of the labels the item now has ("labels":["bug"]). label_cleared means the
+// item has none left: its excerpt carries [] (Gitea 1.25 and 1.27 send the labels as they were
+// before the clearing in that payload, which are not the item's labels any more).
+var cItemLabels = container{out: "labels", scalar: true, actions: []string{"label_updated", "label_cleared"},
+	fields: []field{{out: "labels", kind: kindCustom, fn: currentLabels}}}
+
+// currentLabels lists the names of the pull request's (else the issue's) labels, in the
+// payload's order ([] after label_cleared). A missing item yields nothing, a wrong-typed list
+// is left out (OmitWrongType), and a label without a name is skipped.
+func currentLabels(st *state, _ map[string]any, at string) (value, bool) {
+	if a, _ := st.root["action"].(string); a == "label_cleared" {
+		return array{}, true
+	}
+	var list any
+	found := false
+	for _, k := range []string{"pull_request", "issue"} {
+		if item, ok := st.root[k].(map[string]any); ok {
+			list, found = item["labels"], true
+			break
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	if list == nil {
+		return array{}, true // Gitea sends null for an item without labels
+	}
+	ls, ok := list.([]any)
+	if !ok {
+		st.omit(at, OmitWrongType)
+		return nil, false
+	}
+	out := array{}
+	for i, l := range ls {
+		m, _ := l.(map[string]any)
+		name, _ := m["name"].(string)
+		if v, ok := st.text(kindDisplay, nil, name, at+"["+strconv.Itoa(i)+"]"); ok {
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+// forgejoRule adapts a named rule to Gitea's and Forgejo's payloads.
+func forgejoRule(name string, r rule) rule {
+	switch name {
+	case "pull_request_review":
+		// The review hooks carry review {type, content}.
+		r.containers = []container{cForgejoReview}
+	case "pull_request_review_comment":
+		// The review-comment hook may carry only that review object instead of a comment.
+		r.containers = []container{cReviewComment, cForgejoReview}
+	case "issue_comment":
+		// Under pull_request_comment a webhook receiver gets a comment-type review's
+		// pull request payload: the review, when there is no comment.
+		r.containers = []container{cIssueComment, withUnlessCarried(cForgejoReview, []string{"comment"})}
+	case "issues", "pull_request":
+		r.containers = append(append([]container{}, r.containers...), cItemLabels)
+	}
+	return r
+}
 
 // forgejoReviewState maps Forgejo's review hook types to GitHub's review states.
 func forgejoReviewState(s string) string {

@@ -56,6 +56,14 @@ type PageRules struct {
 	TotalBinds bool
 }
 
+// TotalCountRules are the rules of a Gitea or Forgejo list: X-Total-Count, when sent, decides
+// (the listing pages on while the rows read fall short of it, with or without Link
+// rel="next", because the server clamps the page size and some lists send no Link at all),
+// an empty page short of the total is not the end, and without a total Link rel="next"
+// decides. Every reader of a Gitea or Forgejo list (the snapshot adapter, its commenter and
+// the rework gate) pages by these rules, so they cannot disagree on where a list ends.
+var TotalCountRules = PageRules{EmptyEnds: true, TotalEnds: true}
+
 // Pagination is what a paginated read knows at its end, so completeness accounting can be
 // built on it: pages read, the rows of each answer as it actually was, the provider's last
 // declared total, and whether a next page was declared but not followed.
@@ -210,4 +218,32 @@ func (pg Pagination) Needed() int {
 		return max(1, pg.Pages)
 	}
 	return max(1, min(pg.Pages, (pg.Total+pg.Largest()-1)/pg.Largest()))
+}
+
+// NeededAt is Needed with the server's page size known to be at least size (another listing of
+// the same server served pages that large: a page size is the server's, not the listing's).
+// Needed alone counts at the largest page this listing served, which overstates what a perfect
+// run needs when every page of the listing was short (rows the server counts, pages and then
+// hides from the token): a perfect run at the server's page size reads the pages covering
+// the declared total and no more. Without a declared total every page read was needed.
+func (pg Pagination) NeededAt(size int) int {
+	size = max(size, pg.Largest())
+	if pg.Total < 0 || size == 0 {
+		return max(1, pg.Pages)
+	}
+	return max(1, min(pg.Pages, (pg.Total+size-1)/size))
+}
+
+// ServedPageSize is the largest page any of these listings served and then read on from: a
+// page the server followed with another was cut at its page size (or short of it by hidden
+// rows), so the largest such page is a lower bound of the server's page size. A listing read
+// in one answer says nothing (an endpoint that ignores paging answers everything at once).
+func ServedPageSize(lists []Pagination) int {
+	n := 0
+	for _, pg := range lists {
+		if pg.Pages+pg.Failed > 1 {
+			n = max(n, pg.Largest())
+		}
+	}
+	return n
 }

@@ -56,6 +56,23 @@ func TestPaginateRulesAndResult(t *testing.T) {
 	if n := (forge.Pagination{Pages: 3, RowsPerPage: []int{2, 2, 1}, Rows: 5, Total: 5}).Needed(); n != 3 {
 		t.Errorf("needed %d for 5 rows served 2 a page", n)
 	}
+	// At the server's page size (2, shown by another listing): 7 declared rows of which every
+	// page showed one need 4 requests, not the 7 read; a listing without a total needs every
+	// page; the served size is read only from listings that went past their first page.
+	short := forge.Pagination{Pages: 7, RowsPerPage: []int{1, 1, 1, 0, 0, 0, 0}, Rows: 3, Total: 7}
+	if n := short.NeededAt(2); n != 4 {
+		t.Errorf("needed %d at a served page size of 2, want 4", n)
+	}
+	if n := short.NeededAt(0); n != 7 {
+		t.Errorf("needed %d without a known page size, want 7", n)
+	}
+	if n := (forge.Pagination{Pages: 3, RowsPerPage: []int{1, 1, 1}, Rows: 3, Total: -1}).NeededAt(2); n != 3 {
+		t.Errorf("needed %d for a listing without a total, want 3", n)
+	}
+	lists := []forge.Pagination{{Pages: 1, RowsPerPage: []int{55}}, {Pages: 4, RowsPerPage: []int{2, 2, 2, 1}}, short}
+	if n := forge.ServedPageSize(lists); n != 2 {
+		t.Errorf("served page size %d, want 2 (the one-answer listing of 55 says nothing)", n)
+	}
 	// A next page that repeats is an error, not a loop.
 	_, err = forge.Paginate(0, forge.PageRules{}, func(int) (pg, error) { return pg{Rows: 1, HasNext: true, NextKey: "same", Total: -1}, nil })
 	if err == nil {

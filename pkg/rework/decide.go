@@ -193,6 +193,9 @@ type SourceIssueCommentCheck struct {
 // that order (the order of the reasons is the order of precedence).
 func bindings(t *Target, c *Contract, actorID int64, m *model) []Blocking {
 	b := &blocker{}
+	if name := ServerName(m.version); name != c.Provider {
+		b.add(ReasonProviderNameMismatch, "version", "GET /version reports a %s server; the contract's provider.name is %s", name, c.Provider)
+	}
 	if m.version != c.APIVersion {
 		b.add(ReasonProviderVersionMismatch, "version", "GET /version does not report the contract's provider.api_version")
 	}
@@ -200,6 +203,18 @@ func bindings(t *Target, c *Contract, actorID int64, m *model) []Blocking {
 	bindPull(b, t, actorID, &m.pull, &m.repo)
 	bindSourceIssue(b, t, &m.issue)
 	return b.out
+}
+
+// ServerName names the server behind a GET /version answer: "forgejo" when the version's
+// build metadata (after "+") names the Gitea version it is compatible with, as Forgejo reports
+// on this endpoint (11.0.1+gitea-1.22.0; 1.21.11+1-gitea-1.21.11 before Forgejo 7), else
+// "gitea" (Gitea reports its own version, 1.25.5, without that metadata). The two names are
+// the values provider.name allows.
+func ServerName(version string) string {
+	if _, meta, ok := strings.Cut(version, "+"); ok && strings.Contains(meta, "gitea-") {
+		return "forgejo"
+	}
+	return "gitea"
 }
 
 // blocker collects blocking reasons in the order they are found.

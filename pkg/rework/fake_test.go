@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,7 +21,11 @@ import (
 )
 
 // The fake world is shaped like Gitea 1.25's JSON (swagger: Repository, PullRequest, Issue,
-// Comment, PullReview, PullReviewComment) with the X-Total-Count and Link headers Gitea sends.
+// Comment, PullReview, PullReviewComment) and served as Gitea 1.25.5 and 1.27.3 serve it: an
+// issue's comments in one answer whatever page/limit say, with X-Total-Count and no Link; the
+// review list in pages of 50 with X-Total-Count and no Link; each review's inline rows in one
+// answer without pagination headers; inline rows and requested_reviewers in another order on
+// every other read.
 
 const (
 	tOwner   = "acme"
@@ -82,6 +87,16 @@ type world struct {
 	PRCommentsLit   string // "" means computed
 	PRReviewLit     string
 	IssueCommentLit string
+	// Requested are the pull request's requested reviewers.
+	Requested []fakeUser
+	// LinkPagedComments serves the comment lists in pages of 50 with X-Total-Count and Link
+	// rel="next" (a server that pages them; Gitea answers them at once).
+	LinkPagedComments bool
+	// reads counts the captures registered for this world: Gitea serves a review's inline
+	// rows (1.25.5, 1.27.3) and a pull request's requested_reviewers (1.27.3) in no fixed
+	// order (it iterates a map), so every other capture serves them reversed, and no test
+	// depends on an order the real server does not keep.
+	reads int
 }
 
 func baseWorld() *world {
@@ -133,7 +148,14 @@ func lit(s string, n int) string {
 }
 
 func (w *world) pullJSON() string {
-	return fmt.Sprintf(`{"id":9009,"url":"http://localhost/acme/demo/pulls/9","number":9,"user":%s,"title":"Widget cache","body":"Fixes #7","labels":[],"milestone":null,"assignee":null,"assignees":null,"requested_reviewers":[],"requested_reviewers_teams":[],"state":%q,"draft":false,"is_locked":false,"comments":%s,"review_comments":%s,"additions":10,"deletions":2,"changed_files":1,"html_url":"http://localhost/acme/demo/pulls/9","diff_url":"http://localhost/acme/demo/pulls/9.diff","patch_url":"http://localhost/acme/demo/pulls/9.patch","mergeable":true,"merged":%t,"merged_at":null,"merge_commit_sha":null,"merged_by":null,"allow_maintainer_edit":false,"base":{"label":%q,"ref":%q,"sha":"1111111111111111111111111111111111111111","repo_id":77,"repo":null},"head":{"label":"issue-7","ref":"issue-7","sha":%q,"repo_id":77,"repo":null},"merge_base":"1111111111111111111111111111111111111111","due_date":null,"created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-21T10:00:00Z","closed_at":null,"pin_order":0}`,
+	var req []string
+	for _, u := range w.Requested {
+		req = append(req, u.json())
+	}
+	if w.reads%2 == 0 {
+		slices.Reverse(req)
+	}
+	return fmt.Sprintf(`{"id":9009,"url":"http://localhost/acme/demo/pulls/9","number":9,"user":%s,"title":"Widget cache","body":"Fixes #7","labels":[],"milestone":null,"assignee":null,"assignees":null,"requested_reviewers":[`+strings.Join(req, ",")+`],"requested_reviewers_teams":[],"state":%q,"draft":false,"is_locked":false,"comments":%s,"review_comments":%s,"additions":10,"deletions":2,"changed_files":1,"html_url":"http://localhost/acme/demo/pulls/9","diff_url":"http://localhost/acme/demo/pulls/9.diff","patch_url":"http://localhost/acme/demo/pulls/9.patch","mergeable":true,"merged":%t,"merged_at":null,"merge_commit_sha":null,"merged_by":null,"allow_maintainer_edit":false,"base":{"label":%q,"ref":%q,"sha":"1111111111111111111111111111111111111111","repo_id":77,"repo":null},"head":{"label":"issue-7","ref":"issue-7","sha":%q,"repo_id":77,"repo":null},"merge_base":"1111111111111111111111111111111111111111","due_date":null,"created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-21T10:00:00Z","closed_at":null,"pin_order":0}`,
 		w.PRAuthor.json(), w.PRState, lit(w.PRCommentsLit, len(w.PRComments)), lit(w.PRReviewLit, w.inlineTotal()), w.Merged, w.BaseRef, w.BaseRef, w.Head)
 }
 
@@ -181,7 +203,18 @@ func withHeaders(r httpfake.Reply, kv ...string) httpfake.Reply {
 }
 
 // expectList registers a paginated Gitea list: pages of 50 with X-Total-Count and Link.
-func expectList(f *httpfake.Server, path string, rows []string) {
+func expectList(f *httpfake.Server, path string, rows []string) { expectPages(f, path, rows, true) }
+
+// expectAtOnce registers a list Gitea answers at once, ignoring page and limit (an issue's
+// comments): every row on page 1 with X-Total-Count, no Link.
+func expectAtOnce(f *httpfake.Server, path string, rows []string) {
+	r := withHeaders(httpfake.JSON(200, "["+strings.Join(rows, ",")+"]"), "X-Total-Count", strconv.Itoa(len(rows)))
+	f.Expect("GET", fmt.Sprintf("/api/v1%s?limit=%d&page=1", path, PageSize), r)
+}
+
+// expectPages registers a paginated Gitea list: pages of 50 with X-Total-Count, and Link only
+// when link is set (Gitea's review list sends X-Total-Count and no Link).
+func expectPages(f *httpfake.Server, path string, rows []string, link bool) {
 	const api = "/api/v1"
 	total := len(rows)
 	pages := (total + PageSize - 1) / PageSize
@@ -191,7 +224,7 @@ func expectList(f *httpfake.Server, path string, rows []string) {
 	for p := 1; p <= pages; p++ {
 		lo, hi := (p-1)*PageSize, min(p*PageSize, total)
 		r := withHeaders(httpfake.JSON(200, "["+strings.Join(rows[lo:hi], ",")+"]"), "X-Total-Count", strconv.Itoa(total))
-		if pages > 1 {
+		if pages > 1 && link {
 			var links []string
 			mk := func(n int, rel string) string {
 				return fmt.Sprintf(`<%s%s%s?limit=%d&page=%d>; rel=%q`, f.URL, api, path, PageSize, n, rel)
@@ -212,6 +245,7 @@ func expectList(f *httpfake.Server, path string, rows []string) {
 func expectCapture(f *httpfake.Server, w *world) {
 	const api = "/api/v1"
 	repo := "/repos/acme/demo"
+	w.reads++
 	f.Expect("GET", api+"/version", httpfake.JSON(200, `{"version":"`+w.Version+`"}`))
 	f.Expect("GET", api+repo, httpfake.JSON(200, w.repoJSON(f.URL+api)))
 	f.Expect("GET", api+repo+"/pulls/9", httpfake.JSON(200, w.pullJSON()))
@@ -226,9 +260,13 @@ func expectCapture(f *httpfake.Server, w *world) {
 	for _, r := range w.Reviews {
 		rv = append(rv, r.json())
 	}
-	expectList(f, repo+"/issues/7/comments", ic)
-	expectList(f, repo+"/issues/9/comments", pc)
-	expectList(f, repo+"/pulls/9/reviews", rv)
+	comments := expectAtOnce
+	if w.LinkPagedComments {
+		comments = expectList
+	}
+	comments(f, repo+"/issues/7/comments", ic)
+	comments(f, repo+"/issues/9/comments", pc)
+	expectPages(f, repo+"/pulls/9/reviews", rv, false)
 	for _, r := range w.Reviews {
 		path := fmt.Sprintf("%s/pulls/9/reviews/%d/comments", repo, r.ID)
 		if r.InlineStatus != 0 {
@@ -238,6 +276,9 @@ func expectCapture(f *httpfake.Server, w *world) {
 		var rows []string
 		for _, id := range r.Inline {
 			rows = append(rows, inlineJSON(id, r.ID, r.User, r.Commit))
+		}
+		if w.reads%2 == 0 {
+			slices.Reverse(rows)
 		}
 		// Gitea answers the per-review comments endpoint in one page, without pagination
 		// headers.

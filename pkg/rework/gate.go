@@ -3,6 +3,7 @@ package rework
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -204,8 +205,7 @@ func evaluate(ctx context.Context, g *Getter, r *Receipt, t *Target, c *Contract
 	r.Captures = append(r.Captures, CaptureSummary{Complete: err2 == nil, RawInputSHA256: canon.SHA256Hex(b2)})
 	if err2 != nil {
 		pre = append(pre, blockingOf(err2, "second capture: "))
-	} else if !bytes.Equal(b1, b2) {
-		r.Drift = driftOf(s1, s2)
+	} else if r.Drift = driftOf(s1, s2); len(r.Drift) > 0 {
 		for _, res := range r.Drift {
 			pre = append(pre, Blocking{Reason: ReasonCaptureDrift, Subject: res, Rule: "the two captures differ"})
 		}
@@ -248,6 +248,9 @@ func finish(r *Receipt, t *Target, c *Contract, actorID int64, m *model, pre []B
 		}
 		return blocks[i].Subject < blocks[j].Subject
 	})
+	if blocks == nil {
+		blocks = []Blocking{} // a list in every receipt, never null
+	}
 	r.Decision.BlockingReasons = blocks
 }
 
@@ -261,17 +264,24 @@ func blockingOf(err error, prefix string) Blocking {
 	return Blocking{Reason: ReasonCaptureFailed, Subject: prefix + "capture", Rule: "the capture failed"}
 }
 
-// driftOf names the resources whose canonical bytes differ between the captures.
+// driftOf names the resources that differ between the captures, compared by content: each
+// review's inline rows as a set keyed by their native ID (Gitea serves them in no fixed order:
+// it iterates a map, so one unchanged review reads in a different order from one request to
+// the next), and so the pull request's and the Source Issue's member sets (unorderedMembers:
+// Gitea 1.27.3 serves requested_reviewers in a different order on every read); every other
+// list in the order served (that order is the forge's, by creation or ID, so a reordering
+// there is a change). An edit, an addition or a removal of any row is drift. The raw snapshot
+// keeps the provider's order untouched: only the comparison sorts.
 func driftOf(a, b *Snapshot) []string {
 	pairs := []struct {
 		name string
 		x, y any
 	}{
 		{"version", a.Version, b.Version}, {"repository", a.Repository, b.Repository},
-		{"pull_request", a.PullRequest, b.PullRequest}, {"source_issue", a.SourceIssue, b.SourceIssue},
+		{"pull_request", setsByID(a.PullRequest), setsByID(b.PullRequest)}, {"source_issue", setsByID(a.SourceIssue), setsByID(b.SourceIssue)},
 		{"source_issue_comments", a.SourceIssueComments, b.SourceIssueComments},
 		{"pr_issue_comments", a.PRIssueComments, b.PRIssueComments}, {"reviews", a.Reviews, b.Reviews},
-		{"inline", a.Inline, b.Inline}, {"provenance", a.Provenance, b.Provenance},
+		{"inline", inlineByID(a.Inline), inlineByID(b.Inline)}, {"provenance", a.Provenance, b.Provenance},
 	}
 	out := []string{}
 	for _, p := range pairs {
@@ -282,4 +292,83 @@ func driftOf(a, b *Snapshot) []string {
 		}
 	}
 	return out
+}
+
+// unorderedMembers are the arrays of a pull request or issue object that are sets of native
+// objects keyed by ID: who is asked to review, who is assigned, which labels. Their order is
+// not the forge's statement of anything.
+var unorderedMembers = []string{"requested_reviewers", "requested_reviewers_teams", "assignees", "labels"}
+
+// setsByID returns v (a decoded object) with each unorderedMembers array sorted by its rows'
+// native IDs (sortByID); v itself is not modified. Anything else is returned as it is.
+func setsByID(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = x
+	}
+	for _, k := range unorderedMembers {
+		if rows, ok := m[k].([]any); ok {
+			out[k] = sortByID(rows)
+		}
+	}
+	return out
+}
+
+// inlineByID returns a copy of the inline lists (in review row order) with each review's rows
+// sorted by native ID (sortByID). The input is not modified.
+func inlineByID(ls []InlineList) []InlineList {
+	out := make([]InlineList, len(ls))
+	for i, l := range ls {
+		out[i] = InlineList{ReviewID: l.ReviewID, Records: sortByID(l.Records)}
+	}
+	return out
+}
+
+// sortByID returns a copy of rows sorted by native ID; rows without a readable ID (a capture
+// refuses those among inline rows) sort last, by their canonical bytes.
+func sortByID(rows []any) []any {
+	type row struct {
+		id  int64
+		ok  bool
+		key []byte
+		v   any
+	}
+	rs := make([]row, len(rows))
+	for j, v := range rows {
+		id, ok := nativeID(v)
+		k, _ := canon.JSON(v)
+		rs[j] = row{id: id, ok: ok, key: k, v: v}
+	}
+	sort.SliceStable(rs, func(x, y int) bool {
+		if rs[x].ok != rs[y].ok {
+			return rs[x].ok
+		}
+		if rs[x].id != rs[y].id {
+			return rs[x].id < rs[y].id
+		}
+		return bytes.Compare(rs[x].key, rs[y].key) < 0
+	})
+	out := make([]any, len(rs))
+	for j, r := range rs {
+		out[j] = r.v
+	}
+	return out
+}
+
+// nativeID reads a decoded row's integer "id" (decodeRow keeps numbers as json.Number).
+func nativeID(v any) (int64, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	n, ok := m["id"].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	id, err := n.Int64()
+	return id, err == nil
 }

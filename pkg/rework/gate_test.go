@@ -149,6 +149,7 @@ func TestCaptureDriftBlocks(t *testing.T) {
 func TestPaginationRules(t *testing.T) {
 	t.Run("CompletePaginationFollowsLinkAcrossPages", func(t *testing.T) {
 		w := reworkWorld()
+		w.LinkPagedComments = true
 		for i := 0; i < 120; i++ {
 			w.PRComments = append(w.PRComments, fmt.Sprintf("comment %d", i))
 		}
@@ -178,7 +179,10 @@ func TestPaginationRules(t *testing.T) {
 			t.Errorf("pr_issue diagnostic %v", diag)
 		}
 	})
-	t.Run("PaginationIncompleteTotalCountDisagrees", func(t *testing.T) {
+	t.Run("PaginationIncompleteRowsCountedButNotListed", func(t *testing.T) {
+		// Gitea counts another user's pending review in X-Total-Count but lists it only to
+		// its author: the list pages on by the total, finds the next page empty, and the
+		// collection is incomplete.
 		w := reworkWorld()
 		f := httpfake.New(t)
 		const api = "/api/v1"
@@ -188,6 +192,7 @@ func TestPaginationRules(t *testing.T) {
 		f.Expect("GET", api+repo+"/pulls/9", httpfake.JSON(200, w.pullJSON()))
 		f.Expect("GET", api+repo+"/issues/7", httpfake.JSON(200, w.issueJSON()))
 		f.Expect("GET", api+repo+"/issues/7/comments?limit=50&page=1", withHeaders(httpfake.JSON(200, "["+commentJSON(5000, 7, "x")+"]"), "X-Total-Count", "2"))
+		f.Expect("GET", api+repo+"/issues/7/comments?limit=50&page=2", withHeaders(httpfake.JSON(200, "[]"), "X-Total-Count", "2"))
 		res, _ := runGate(t, newRun(t, f, targetJSON(w), contractJSON()))
 		if !hasReason(res.Decision, ReasonPaginationIncomplete) {
 			t.Fatalf("reasons %v, want pagination_incomplete", reasonsOf(res.Decision))

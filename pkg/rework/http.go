@@ -4,7 +4,8 @@ package rework
 // client (forge.NewHTTPClient: token on the API's origin only, the transport rule
 // https-except-loopback/--insecure-http, cross-origin redirects handed back unfollowed, the
 // pkg/forge/retry policy); this file adds what only the gate needs: the GET-only guard and
-// the Link/X-Total-Count pagination walk with its provenance, driven by forge.Paginate.
+// the pagination walk with its provenance, driven by forge.Paginate under forge.TotalCountRules
+// (the snapshot adapter's rules) plus the gate's stricter completeness checks.
 
 import (
 	"context"
@@ -221,17 +222,22 @@ type PaginationError struct {
 
 func (e *PaginationError) Error() string { return "GET " + e.Path + ": pagination: " + e.Rule }
 
-// list reads every page of a list endpoint: page=1,2,… with limit=PageSize, following Link
-// rel="next" (which must point at the same endpoint, one page further). The walk ends on the
-// page without rel="next"; X-Total-Count, when sent, must be the same on every page and equal
-// the number of rows read. decode splits one page body into rows. forge.Paginate is the loop;
-// the page function records each answer's provenance and applies the gate's stricter rules
-// (its own page and row bounds, an empty page announcing a next one is an error, not an end).
+// list reads every page of a list endpoint: page=1,2,… with limit=PageSize, by
+// forge.TotalCountRules — the rules every Gitea/Forgejo list reader of forgectx pages by (the
+// snapshot adapter's included): X-Total-Count, when sent, decides where the list ends, with or
+// without Link (Gitea's review list sends X-Total-Count and no Link, and clamps the page size
+// to its MAX_RESPONSE_ITEMS); an empty page short of the total is not the end; without a total
+// the walk follows Link rel="next". On top of those rules the gate is stricter, because it
+// must not decide on a partial collection: a failed page ends the walk (never skipped), a
+// list that ends short of its total is incomplete, X-Total-Count must be the same on every
+// page and equal the rows read, Link rel="next" when sent must name the following page of the
+// same endpoint, an empty page announcing a next one is an error, and the gate's own page and
+// row bounds apply. decode splits one page body into rows; every answer's provenance is kept.
 func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int, error)) ([]Page, error) {
 	var pages []Page
 	rows := 0
 	var total *string
-	_, err := forge.Paginate(1, forge.PageRules{}, func(n int) (forge.Page[int], error) {
+	pgn, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
 		if n > MaxPages {
 			return forge.Page[int]{}, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", MaxPages)}
 		}
@@ -240,7 +246,7 @@ func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int
 		pg := Page{Request: rel, Status: status, TotalCount: headerPtr(h, "X-Total-Count"), Link: headerPtr(h, "Link")}
 		if err != nil {
 			pages = append(pages, pg)
-			return forge.Page[int]{}, err
+			return forge.Page[int]{}, err // a failed page ends the list: the gate never skips one
 		}
 		k, err := decode(body)
 		pg.Rows = k
@@ -252,10 +258,11 @@ func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int
 		if rows > MaxListItems {
 			return forge.Page[int]{}, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d rows", MaxListItems)}
 		}
+		declared, err := declaredTotal(path, pg.TotalCount, total)
+		if err != nil {
+			return forge.Page[int]{}, err
+		}
 		if pg.TotalCount != nil {
-			if total != nil && *total != *pg.TotalCount {
-				return forge.Page[int]{}, &PaginationError{Path: path, Rule: "X-Total-Count changed between pages"}
-			}
 			total = pg.TotalCount
 		}
 		next, err := nextLink(path, h, n)
@@ -265,22 +272,41 @@ func (g *Getter) list(ctx context.Context, path string, decode func([]byte) (int
 		if next && k == 0 {
 			return forge.Page[int]{}, &PaginationError{Path: path, Rule: "an empty page announces a next page"}
 		}
-		// Total stays -1: the gate compares X-Total-Count itself, as sent, after the walk.
-		return forge.Page[int]{Rows: k, HasNext: next, Next: n + 1, NextKey: strconv.Itoa(n + 1), Total: -1}, nil
+		return forge.Page[int]{Rows: k, HasNext: next, Next: n + 1, NextKey: strconv.Itoa(n + 1), Total: declared}, nil
 	})
 	if err != nil {
+		if errors.Is(err, forge.ErrIncomplete) {
+			// The pages read cover every offset of the declared total, yet rows are missing:
+			// rows the server counts but does not list (another user's pending review).
+			return pages, &PaginationError{Path: path, Rule: fmt.Sprintf("read %d rows, X-Total-Count says %d", pgn.Rows, pgn.Total)}
+		}
+		if errors.Is(err, forge.ErrTooManyPages) {
+			return pages, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", MaxPages)}
+		}
 		return pages, err
 	}
 	if total != nil {
-		t, err := strconv.Atoi(*total)
-		if err != nil || t < 0 {
-			return pages, &PaginationError{Path: path, Rule: "X-Total-Count is not a non-negative integer"}
-		}
-		if t != rows {
+		if t, _ := strconv.Atoi(*total); t != rows {
 			return pages, &PaginationError{Path: path, Rule: fmt.Sprintf("read %d rows, X-Total-Count says %d", rows, t)}
 		}
 	}
 	return pages, nil
+}
+
+// declaredTotal parses one page's X-Total-Count (-1 when not sent). It must be a
+// non-negative integer and the same as every earlier page's (prev, nil before the first).
+func declaredTotal(path string, sent, prev *string) (int, error) {
+	if sent == nil {
+		return -1, nil
+	}
+	t, err := strconv.Atoi(*sent)
+	if err != nil || t < 0 {
+		return 0, &PaginationError{Path: path, Rule: "X-Total-Count is not a non-negative integer"}
+	}
+	if prev != nil && *prev != *sent {
+		return 0, &PaginationError{Path: path, Rule: "X-Total-Count changed between pages"}
+	}
+	return t, nil
 }
 
 // nextLink reports whether h carries Link rel="next". Its target must be this endpoint with

@@ -7,6 +7,7 @@ type Reason string
 // Blocking reasons. Capture reasons come from the two captures and their bindings; decision
 // reasons from the derived timeline.
 const (
+	ReasonProviderNameMismatch        Reason = "provider_name_mismatch"
 	ReasonProviderVersionMismatch     Reason = "provider_version_mismatch"
 	ReasonCaptureFailed               Reason = "capture_failed"
 	ReasonMalformedRecord             Reason = "malformed_record"
@@ -36,7 +37,7 @@ const (
 
 // AllReasons lists every blocking reason in documentation order.
 var AllReasons = []Reason{
-	ReasonProviderVersionMismatch, ReasonCaptureFailed, ReasonMalformedRecord, ReasonIdentityMismatch,
+	ReasonProviderNameMismatch, ReasonProviderVersionMismatch, ReasonCaptureFailed, ReasonMalformedRecord, ReasonIdentityMismatch,
 	ReasonAuthorBindingMismatch, ReasonPullRequestNotOpen, ReasonHeadMismatch, ReasonDefaultBranchMismatch,
 	ReasonDiscoveryDraftMissing, ReasonContractDigestMismatch, ReasonInlineEndpointUnavailable,
 	ReasonPaginationIncomplete, ReasonDuplicateRecordID, ReasonReviewCommentsCountMismatch,

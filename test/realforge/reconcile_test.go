@@ -31,7 +31,8 @@ jobs:
 // runner exists on the test server, so a real run stays queued until it is cancelled through
 // the web UI's cancel form). Each agent's comment is reconciled on its own. Gitea 1.25 lists
 // a repository's runs only to its owner or a site admin: a repository admin's reconcile leaves
-// the comment alone (undetermined), never guesses.
+// the comment alone (undetermined), never guesses. Gitea 1.27 lists them to a repository admin
+// too, whose reconcile then decides as the owner's does.
 func TestStatusReconcileForgejo(t *testing.T) {
 	srv := giteaserver.Start(t, giteaserver.Config{})
 	owner := srv.CreateUser(t, "owner")
@@ -89,11 +90,24 @@ func TestStatusReconcileForgejo(t *testing.T) {
 		return st.State
 	}
 
-	if got := reconcile(admin, "gone"); got["undetermined"] != 1 || got["finalized"] != 0 || got["comments"] != 1 {
-		t.Errorf("reconcile with a token refused the runs listing = %v, want the comment left alone (undetermined)", got)
-	}
-	if st := state(refused); st != status.Started {
-		t.Errorf("the comment whose run could not be looked up is %q, want it still started", st)
+	// Gitea 1.25 refuses a repository admin the runs listing; 1.27 lists them to it. Either way
+	// the reconcile follows what the server answers: refused → undetermined (the comment left
+	// alone), listed → the never-existing run's comment is finalised.
+	if code := srv.Do(t, admin.Token, "", "GET", "/repos/"+repo.FullName()+"/actions/runs", nil, nil); code/100 == 2 {
+		t.Logf("gitea %s lists the repository's runs to a repository admin (HTTP %d)", srv.Version, code)
+		if got := reconcile(admin, "gone"); got["finalized"] != 1 || got["comments"] != 1 {
+			t.Errorf("reconcile by a repository admin the runs are listed to = %v, want the comment of a run that never existed finalised", got)
+		}
+		if st := state(refused); st == status.Started {
+			t.Errorf("the comment of a run that never existed is still %q", st)
+		}
+	} else {
+		if got := reconcile(admin, "gone"); got["undetermined"] != 1 || got["finalized"] != 0 || got["comments"] != 1 {
+			t.Errorf("reconcile with a token refused the runs listing (HTTP %d) = %v, want the comment left alone (undetermined)", code, got)
+		}
+		if st := state(refused); st != status.Started {
+			t.Errorf("the comment whose run could not be looked up is %q, want it still started", st)
+		}
 	}
 	if got := reconcile(owner, "gone"); got["finalized"] != 1 || got["started"] != 1 || got["comments"] != 1 {
 		t.Errorf("reconcile of a run that never existed = %v, want it finalised", got)

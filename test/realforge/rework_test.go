@@ -50,7 +50,7 @@ func TestReworkInputGate(t *testing.T) {
 	pr := srv.CreatePull(t, impl, repo, "issue-1", "Widget cache", fmt.Sprintf("Fixes #%d", issue))
 
 	contract := []byte(fmt.Sprintf(`{"schema":"gitea-agent.rework-provider-contract/v1","provider":{"name":"gitea","api_version":"%s"},"counters":{"inline":{"field":"comments_count","components":["review_inline_records"]},"pr":{"field":"review_comments","components":["inline_records"]},"pr_issue":{"field":"comments","components":["pr_issue_comments"]}},"roles":{"spec_reviewer":{"id":%d,"login":"spec-bot"},"code_reviewer":{"id":%d,"login":"code-bot"}},"inline_endpoint":"required"}`,
-		giteaserver.Version, spec.ID, code.ID))
+		srv.Version, spec.ID, code.ID))
 	contractSHA := rework.SpecResultDigest(issueBody)
 	headOf := func() string {
 		var p struct {

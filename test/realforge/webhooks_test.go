@@ -19,8 +19,9 @@ import (
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 
-var update = flag.Bool("update", false, "rewrite test/fixtures/webhooks/gitea from the payloads the server sends")
+var update = flag.Bool("update", false, "rewrite test/fixtures/webhooks/gitea/<version> from the payloads the server sends")
 
+// webhookFixtures holds one directory per Gitea version (test/fixtures/webhooks/gitea/1.25.5).
 const webhookFixtures = "../fixtures/webhooks/gitea"
 
 // delivery is one webhook request as Gitea sent it.
@@ -32,9 +33,21 @@ type delivery struct {
 // receiver is the loopback endpoint the seeded repository's webhook delivers to.
 type receiver struct {
 	mu   sync.Mutex
-	got  map[string]delivery // by X-Gitea-Event-Type, first delivery of each
+	got  map[string]delivery // by fixture name (deliveryName), first delivery of each
 	srv  *httptest.Server
 	want []string
+}
+
+// deliveryName names a delivery's fixture: its X-Gitea-Event-Type, with "_cleared" for a
+// label event whose action is label_cleared (the item's last labels removed at once).
+func deliveryName(eventType string, body []byte) string {
+	var p struct {
+		Action string `json:"action"`
+	}
+	if json.Unmarshal(body, &p) == nil && p.Action == "label_cleared" {
+		return eventType + "_cleared"
+	}
+	return eventType
 }
 
 func newReceiver(t *testing.T, want []string) *receiver {
@@ -42,9 +55,10 @@ func newReceiver(t *testing.T, want []string) *receiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		et := req.Header.Get("X-Gitea-Event-Type")
+		name := deliveryName(et, b)
 		r.mu.Lock()
-		if _, ok := r.got[et]; !ok {
-			r.got[et] = delivery{event: req.Header.Get("X-Gitea-Event"), eventType: et, body: b}
+		if _, ok := r.got[name]; !ok {
+			r.got[name] = delivery{event: req.Header.Get("X-Gitea-Event"), eventType: et, body: b}
 		}
 		r.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
@@ -94,13 +108,27 @@ var actionsEvent = map[string]string{
 	"pull_request_review_comment":  "pull_request_review_comment",
 }
 
-// required is what the spec requires of each excerpt (container → fields).
-var required = map[string]map[string][]string{
-	"issues":                      {"issue": {"number", "title", "state", "html_url"}},
-	"issue_comment":               {"comment": {"body", "html_url", "author"}},
-	"pull_request":                {"pull_request": {"number", "title", "state", "html_url", "merged", "draft"}},
-	"pull_request_review":         {"review": {"state", "body", "html_url", "author"}},
-	"pull_request_review_comment": {"review": {"body", "html_url", "author"}},
+// excerptOf is what the spec requires of each delivery's excerpt, whatever name the event is
+// distilled under (container → fields; "labels" is the item's label names).
+var excerptOf = map[string]map[string][]string{
+	"issues":                       {"issue": {"number", "title", "state", "html_url"}},
+	"issue_label":                  {"issue": {"number", "title", "state", "html_url"}, "labels": nil},
+	"issue_label_cleared":          {"issue": {"number", "title", "state", "html_url"}, "labels": nil},
+	"issue_comment":                {"comment": {"body", "html_url", "author"}},
+	"pull_request":                 {"pull_request": {"number", "title", "state", "html_url", "merged", "draft"}},
+	"pull_request_label":           {"pull_request": {"number", "title", "state", "html_url", "merged", "draft"}, "labels": nil},
+	"pull_request_label_cleared":   {"pull_request": {"number", "title", "state", "html_url", "merged", "draft"}, "labels": nil},
+	"pull_request_comment":         {"comment": {"body", "html_url", "author"}},
+	"pull_request_review_approved": {"review": {"state", "body", "html_url", "author"}},
+	"pull_request_review_rejected": {"review": {"state", "body", "html_url", "author"}},
+	"pull_request_review_comment":  {"review": {"state", "body", "html_url", "author"}},
+}
+
+// headerNames is a version's headers.json: each fixture's X-Gitea-Event and
+// X-Gitea-Event-Type as the server sent them.
+type headerNames struct {
+	Event     string `json:"x_gitea_event"`
+	EventType string `json:"x_gitea_event_type"`
 }
 
 // TestWebhookPayloads registers a webhook on a seeded repository pointing at a loopback
@@ -113,7 +141,12 @@ func TestWebhookPayloads(t *testing.T) {
 		types = append(types, k)
 	}
 	sort.Strings(types)
-	rcv := newReceiver(t, types)
+	names := make([]string, 0, len(excerptOf))
+	for k := range excerptOf {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	rcv := newReceiver(t, names)
 	srv := giteaserver.Start(t, giteaserver.Config{})
 	owner := srv.CreateUser(t, "owner")
 	reviewer := srv.CreateUser(t, "reviewer")
@@ -140,12 +173,23 @@ func TestWebhookPayloads(t *testing.T) {
 	srv.Review(t, reviewer, repo, pull, "COMMENT", "One more note.",
 		giteaserver.ReviewComment{Path: "lib.txt", Body: "Line five was removed on purpose?", OldLine: 5})
 	srv.Review(t, owner, repo, pull, "APPROVED", "LGTM.")
+	// Removing every label at once is label_cleared (the item then has no labels).
+	srv.MustDo(t, owner.Token, "", "DELETE", fmt.Sprintf("/repos/%s/issues/%d/labels", repo.FullName(), issue), nil, nil)
+	srv.MustDo(t, owner.Token, "", "DELETE", fmt.Sprintf("/repos/%s/issues/%d/labels", repo.FullName(), pull), nil, nil)
 
 	got := rcv.wait(t)
 	host := strings.TrimPrefix(srv.URL, "http://")
-	for _, et := range types {
-		d := got[et]
-		t.Run(et, func(t *testing.T) {
+	dir := filepath.Join(webhookFixtures, srv.Version)
+	headers := map[string]headerNames{}
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range names {
+		d := got[name]
+		headers[name+".json"] = headerNames{Event: d.event, EventType: d.eventType}
+		t.Run(name, func(t *testing.T) {
 			payload := scrub(d.body, host)
 			if *update {
 				var v any
@@ -153,12 +197,22 @@ func TestWebhookPayloads(t *testing.T) {
 					t.Fatal(err)
 				}
 				pretty, _ := json.MarshalIndent(v, "", "  ")
-				if err := os.WriteFile(filepath.Join(webhookFixtures, et+".json"), append(pretty, '\n'), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, name+".json"), append(pretty, '\n'), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			checkExcerpt(t, et, d.event, payload)
+			// Distilled under each name a job or a receiver knows the event by: the Actions
+			// event name, X-Gitea-Event-Type and X-Gitea-Event.
+			for _, ev := range []string{actionsEvent[d.eventType], d.eventType, d.event} {
+				checkExcerpt(t, name, ev, payload)
+			}
 		})
+	}
+	if *update {
+		b, _ := json.MarshalIndent(headers, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "headers.json"), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -172,17 +226,16 @@ func scrub(b []byte, host string) []byte {
 	return bytes.ReplaceAll(b, []byte("127.0.0.1"), []byte("gitea.example"))
 }
 
-// checkExcerpt distils one payload as a Forgejo Actions job would (--event from the Actions
-// event name) and checks it is a small JSON object with the spec's fields and nothing of the
-// raw payload's bulk.
-func checkExcerpt(t *testing.T, eventType, header string, payload []byte) {
+// checkExcerpt distils one payload under the event name ev as a Forgejo Actions job or a
+// webhook receiver would (--forge forgejo --event ev) and checks it is a small JSON object with
+// the spec's containers and fields for the delivery name, and nothing of the raw payload's bulk.
+func checkExcerpt(t *testing.T, name, ev string, payload []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "payload.json")
 	if err := os.WriteFile(p, payload, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ev := actionsEvent[eventType]
 	r := forgectx(t, nil, "distill", "--forge", "forgejo", "--event", ev, "--payload", p)
 	if r.code != 0 {
 		t.Fatalf("distill exit %d: %s", r.code, r.stderr)
@@ -192,29 +245,31 @@ func checkExcerpt(t *testing.T, eventType, header string, payload []byte) {
 	if err := json.Unmarshal([]byte(out), &ex); err != nil {
 		t.Fatalf("excerpt is not JSON: %v", err)
 	}
-	for container, fields := range required[ev] {
+	for container, fields := range excerptOf[name] {
+		if container == "labels" {
+			if _, ok := ex["labels"].([]any); !ok {
+				t.Errorf("%s --event %s: excerpt %s has no labels list (the label is the event)", name, ev, out)
+			}
+			continue
+		}
 		c, ok := ex[container].(map[string]any)
 		if !ok {
-			t.Fatalf("%s (X-Gitea-Event %s): excerpt %s has no %s container", eventType, header, out, container)
+			t.Errorf("%s --event %s: excerpt %s has no %s container", name, ev, out, container)
+			continue
 		}
 		for _, f := range fields {
 			if _, ok := c[f]; !ok {
-				t.Errorf("%s: excerpt %s lacks %s.%s", eventType, out, container, f)
+				t.Errorf("%s --event %s: excerpt %s lacks %s.%s", name, ev, out, container, f)
 			}
-		}
-	}
-	if strings.HasSuffix(eventType, "_label") || eventType == "issue_label" {
-		if _, ok := ex["label"]; !ok {
-			t.Logf("%s: excerpt %s names no label (Gitea's label events carry action label_updated and no label object)", eventType, out)
 		}
 	}
 	for _, k := range []string{"repository", "sender", "api/v1", "avatar_url"} {
 		if strings.Contains(out, k) {
-			t.Errorf("%s: excerpt carries %q: %s", eventType, k, out)
+			t.Errorf("%s --event %s: excerpt carries %q: %s", name, ev, k, out)
 		}
 	}
 	if len(out)*20 > len(payload) {
-		t.Errorf("%s: excerpt is %d of %d payload bytes: not lean", eventType, len(out), len(payload))
+		t.Errorf("%s --event %s: excerpt is %d of %d payload bytes: not lean", name, ev, len(out), len(payload))
 	}
-	t.Logf("%s (X-Gitea-Event %s, --event %s): %d chars of %d (%.2f%%): %s", eventType, header, ev, len(out), len(payload), 100*float64(len(out))/float64(len(payload)), out)
+	t.Logf("%s --event %s: %d chars of %d (%.2f%%): %s", name, ev, len(out), len(payload), 100*float64(len(out))/float64(len(payload)), out)
 }

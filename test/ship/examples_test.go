@@ -282,11 +282,12 @@ func TestForgejoExampleRunsAsCopied(t *testing.T) {
 }
 
 // TestExampleHarnessesLoad: every harness in the example directories is valid, names only files
-// of its own directory (as copied: the path prefix the directory's README gives), and passes the
-// model key to the agent without withholding it.
+// of its own directory (as copied: the path prefix the directory's README gives), and (the
+// triage agents) passes the model key to the agent without withholding it.
 func TestExampleHarnessesLoad(t *testing.T) {
-	for _, c := range []struct{ dir, prefix string }{{"github", ".github/forgectx/"}, {"gitlab", ".gitlab/forgectx/"}, {"forgejo", ".forgejo/forgectx/"}} {
-		m, err := filepath.Glob(filepath.Join(root, "examples", c.dir, "triage*.yml"))
+	for _, c := range []struct{ dir, prefix, glob string }{{"github", ".github/forgectx/", "triage*.yml"}, {"gitlab", ".gitlab/forgectx/", "triage*.yml"},
+		{"forgejo", ".forgejo/forgectx/", "triage*.yml"}, {"rework", ".forgejo/forgectx/", "harness.yml"}} {
+		m, err := filepath.Glob(filepath.Join(root, "examples", c.dir, c.glob))
 		must(t, err)
 		if len(m) == 0 {
 			t.Fatalf("examples/%s has no harness", c.dir)
@@ -309,7 +310,7 @@ func TestExampleHarnessesLoad(t *testing.T) {
 					}
 				}
 			}
-			if !contains(h.Agent.Env, "ANTHROPIC_API_KEY") || contains(h.Secrets, "ANTHROPIC_API_KEY") {
+			if c.dir != "rework" && (!contains(h.Agent.Env, "ANTHROPIC_API_KEY") || contains(h.Secrets, "ANTHROPIC_API_KEY")) {
 				t.Errorf("%s: the agent must be given ANTHROPIC_API_KEY (agent.env, not secrets)", p)
 			}
 		}

@@ -125,7 +125,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	}
 	r.actors()
 	sortAcquisition(a)
-	c.stats.finish(a, r.pages, r.bound)
+	c.stats.finish(a, r.pages, r.bound+r.listBound())
 	c.log.Info().Str("forge", Forge).Str("repository_id", a.Source.RepositoryID).
 		Str("entity_id", a.Entity.ID).Int("comments", len(a.Comments)).Int("reviews", len(a.Reviews)).
 		Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).Int("actors", len(a.Actors)).
@@ -143,7 +143,8 @@ type run struct {
 	number int64
 	a      *acquisition.Acquisition
 	pages  map[string]int          // successfully read pages per list
-	bound  int                     // the statistics' lower bound on requests
+	bound  int                     // the statistics' lower bound on requests, besides the listings
+	lists  []forge.Pagination      // the listings read (the reads that stand), for listBound
 	sel    func(scope string) bool // the scopes the profile selects (forge.Selected)
 	// issueComments is the issue comments list as read (comments and receipts share it);
 	// issueCommentsErr is why it is incomplete, issueCommentsLost the rows it lost (0:

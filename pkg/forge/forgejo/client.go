@@ -301,7 +301,7 @@ func pageOf(h http.Header, next, decoded int) page {
 // the end, and without X-Total-Count Link rel="next" decides. The commenter's own-comment
 // search uses it; Acquire reads its lists through readList, which adds the drift check.
 func paginate(fetch func(pageNo int) (page, error)) error {
-	_, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
+	_, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
 		if err != nil {
 			return forge.Page[int]{}, err

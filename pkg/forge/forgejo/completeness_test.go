@@ -500,3 +500,46 @@ func TestFaultMatrixUnpagedEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestLowerBoundCountsPagesAtTheServedPageSize: the server serves 2 rows a page whatever limit
+// is asked (MAX_RESPONSE_ITEMS 2; the client asks 50) and hides one review on every review
+// page (rows the token may not see). The review listing's every page is short (1 row), so the
+// adapter reads on until 7 one-row pages cover the 7 declared reviews; a perfect run at the
+// server's page size, which the other listings show is 2, needs 4. The lower bound counts 4
+// (it counted 7 when each listing was counted at its own largest page), so the reported ratio
+// shows the 3 extra requests instead of hiding them.
+func TestLowerBoundCountsPagesAtTheServedPageSize(t *testing.T) {
+	run := func(hide bool) *forge.Stats {
+		d := httpfake.ForgejoPaging
+		d.MaxSize = 2
+		f := httpfake.NewFaults(t, d)
+		if hide {
+			for p := 1; p <= 4; p++ {
+				f.HidePage("/api/v1/repos/{owner}/{repo}/pulls/{n}/reviews", p, 1)
+			}
+		}
+		w := matrixWorld()
+		cl, err := New(Options{APIURL: w.serve(t, f) + "/api/v1", Token: "secret-token", PageSize: 50,
+			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Acquire(context.Background(), forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 12}, matrixProfile); err != nil {
+			t.Fatal(err)
+		}
+		return cl.Stats()
+	}
+	clean := run(false)
+	if clean.Requests != clean.LowerBound {
+		t.Fatalf("no hidden rows: %d requests, lower bound %d: every request was needed", clean.Requests, clean.LowerBound)
+	}
+	hidden := run(true)
+	if hidden.Pages["reviews"] != 7 {
+		t.Fatalf("reviews read in %d pages, want 7 (one row each until the total is covered)", hidden.Pages["reviews"])
+	}
+	// 4 of the 7 review rows are hidden, so their 4 conversations are never requested; the
+	// review listing still needs its 4 pages at 2 a page, as in the clean run.
+	if want := clean.LowerBound - 4; hidden.LowerBound != want || hidden.Requests != want+3 {
+		t.Errorf("hidden rows: %d requests, lower bound %d; want a bound of %d (reviews at 2 a page) and 3 requests over it", hidden.Requests, hidden.LowerBound, want)
+	}
+}

@@ -76,7 +76,7 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 	for attempt := 0; attempt < 2; attempt++ {
 		var rows []T
 		var drift forge.DriftCheck
-		pg, err := forge.Paginate(1, forge.PageRules{EmptyEnds: true, TotalEnds: true}, func(n int) (forge.Page[int], error) {
+		pg, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
 			got, p, err := get(n)
 			if err != nil {
 				if r.ctx.Err() != nil {
@@ -105,8 +105,10 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 		if !drift.Moved() || attempt == 1 {
 			// The bound counts pages at the size the server actually served (Gitea clamps
 			// limit to MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit
-			// altogether), never at the size asked for, and only for the read that stands.
-			r.bound += pg.Needed()
+			// altogether), never at the size asked for, and only for the read that stands;
+			// Acquire counts it once every listing is read (listBound), because the
+			// server's page size can show in another listing than this one.
+			r.lists = append(r.lists, pg)
 			if drift.Moved() {
 				out.lost = 0 // unknown: the pages no longer say where the rows are
 			}
@@ -115,6 +117,19 @@ func readList[T any](r *run, name string, get func(n int) ([]T, page, error), ke
 		r.c.log.Warn().Str("forge", Forge).Str("listing", name).Msg("forgejo list moved while read; reading it again")
 	}
 	return out
+}
+
+// listBound is the requests a perfect run needs for the listings read: each listing's pages at
+// the page size the server served (forge.ServedPageSize over every listing of the run, at
+// least the listing's own largest page), so a listing whose every page came back short of
+// rows the token may not see is not counted at that short size.
+func (r *run) listBound() int {
+	size := forge.ServedPageSize(r.lists)
+	n := 0
+	for _, pg := range r.lists {
+		n += pg.NeededAt(size)
+	}
+	return n
 }
 
 // shortfall records that listing name ended incomplete: every scope it shortens that the

@@ -46,14 +46,17 @@ func (n *int64s) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// RunnerRegistrationToken returns the instance-level runner registration token
-// (GET /admin/runners/registration-token, as the instance admin).
+// RunnerRegistrationToken returns the instance-level runner registration token, as the
+// instance admin: POST /admin/actions/runners/registration-token, the only route Gitea 1.27
+// keeps; Gitea 1.25 answers GET /admin/runners/registration-token, which 1.27 removed (404).
 func (s *Server) RunnerRegistrationToken(t testing.TB) string {
 	t.Helper()
 	var got struct {
 		Token string `json:"token"`
 	}
-	s.MustDo(t, s.Admin.Token, "", "GET", "/admin/runners/registration-token", nil, &got)
+	if code := s.Do(t, s.Admin.Token, "", "POST", "/admin/actions/runners/registration-token", nil, &got); code/100 != 2 {
+		s.MustDo(t, s.Admin.Token, "", "GET", "/admin/runners/registration-token", nil, &got)
+	}
 	if got.Token == "" {
 		t.Fatal("runner registration token: empty answer")
 	}

@@ -39,8 +39,24 @@ import (
 	"github.com/forgectx/forgectx/internal/testnotice"
 )
 
-// Version is the pinned Gitea release (scripts/gitea.sh builds the same one by default).
-const Version = "1.25.5"
+// DefaultVersion is the Gitea release the suite runs against when FORGECTX_GITEA_VERSION is
+// unset (scripts/gitea.sh builds the same one by default).
+const DefaultVersion = "1.25.5"
+
+// Versions are the Gitea releases the real-forge suite is run against, once per version
+// (.ci/run builds or reuses each with scripts/gitea.sh VERSION): the oldest supported and the
+// newest the Go module proxy serves.
+var Versions = []string{"1.25.5", "1.27.3"}
+
+// Version is the Gitea release this test process runs against: FORGECTX_GITEA_VERSION, else
+// DefaultVersion. It picks the cached binary (Binary) and names the version in skip messages;
+// a started server's own answer is Server.Version.
+func Version() string {
+	if v := os.Getenv("FORGECTX_GITEA_VERSION"); v != "" {
+		return v
+	}
+	return DefaultVersion
+}
 
 // Config is the part of app.ini a test may vary. Changing it needs Restart.
 type Config struct {
@@ -76,6 +92,8 @@ type Server struct {
 	URL, APIURL string
 	// Admin is the instance administrator created at start (the first user).
 	Admin *User
+	// Version is what the server's GET /version reports (1.25.5, 1.27.3).
+	Version string
 
 	bin, dir, ini string
 	port          int
@@ -104,7 +122,7 @@ func Binary() string {
 		}
 		root = filepath.Join(c, "forgectx-test")
 	}
-	b := filepath.Join(root, "gitea", "v"+Version, "gitea")
+	b := filepath.Join(root, "gitea", "v"+Version(), "gitea")
 	if st, err := os.Stat(b); err != nil || st.IsDir() {
 		return ""
 	}
@@ -122,7 +140,7 @@ func Require(t testing.TB) string {
 	if b != "" {
 		return b
 	}
-	msg := "realforge: no Gitea " + Version + " binary in the test cache; build it with scripts/gitea.sh (8-18 min cold, needs CGO and a C compiler)"
+	msg := "realforge: no Gitea " + Version() + " binary in the test cache; build it with scripts/gitea.sh " + Version() + " (8-18 min cold, needs CGO and a C compiler)"
 	if os.Getenv("FORGECTX_REALFORGE") == "1" {
 		t.Fatal(msg)
 	}
@@ -163,6 +181,12 @@ func Start(t testing.TB, cfg Config) *Server {
 	}
 	s.MustDo(t, admin.Token, "", "GET", "/user", nil, &u)
 	admin.ID = u.ID
+	var v struct {
+		Version string `json:"version"`
+	}
+	s.MustDo(t, admin.Token, "", "GET", "/version", nil, &v)
+	s.Version = v.Version
+	t.Logf("gitea %s on %s", s.Version, s.URL)
 	return s
 }
 
