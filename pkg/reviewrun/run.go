@@ -142,6 +142,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEngineView(mode, o.Harness); err != nil {
+		return nil, err
+	}
 	if r.s, err = newSession(o.TempDir, r.engineCred); err != nil {
 		return nil, err
 	}
@@ -377,6 +380,9 @@ func (r *runner) runEngine(ctx context.Context) error {
 	}
 	r.failState = FailEngine
 	mcfg := r.s.mcpConfig(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA)
+	if err := r.writeMetadata(&mcfg); err != nil {
+		return err
+	}
 	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(mcfg))
 	if err != nil {
 		return err

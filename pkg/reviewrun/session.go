@@ -117,7 +117,8 @@ func (s *session) resultOwner() int {
 // relaySocket is the Unix socket the relay entry connects to (root runs only).
 func (s *session) relaySocket() string { return s.relay }
 
-func (s *session) usagePath() string  { return filepath.Join(s.mcp, "usage.json") }
+func (s *session) usagePath() string    { return filepath.Join(s.mcp, "usage.json") }
+func (s *session) metadataPath() string { return filepath.Join(s.mcp, "metadata.json") }
 func (s *session) resultPath() string { return filepath.Join(s.out, "result.json") }
 
 // mcpServer is one entry of the generated configuration (the mcpServers shape MCP clients
@@ -144,7 +145,8 @@ func (s *session) mcpArgs(c reviewmcp.Config) []string {
 
 // mcpConfig is the server configuration of this run.
 func (s *session) mcpConfig(indexSHA256 string, enriched bool, runID, policyDigest, storeSHA256 string) reviewmcp.Config {
-	c := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: s.snapshot, IndexSHA256: indexSHA256, UsagePath: s.usagePath()}
+	c := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: s.snapshot, IndexSHA256: indexSHA256, UsagePath: s.usagePath(),
+		View: reviewmcp.ViewImmutable}
 	if enriched {
 		c.Mode, c.StoreDir, c.RunID, c.PolicyDigest, c.StoreSHA256 = reviewmcp.ModeEnriched, s.store, runID, policyDigest, storeSHA256
 	}
