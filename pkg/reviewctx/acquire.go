@@ -87,6 +87,11 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lc.Mode == ModeEnriched {
+		if err := CheckMREnvironment(o.Env, t); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{Mode: lc.Mode, Protected: lc.Protected, Constrained: lc.Constrained, Sources: []SourceState{},
 		TargetSHA: t.TargetSHA, ReviewedHead: t.ReviewedHead}
 	if lc.Mode == ModeOff {

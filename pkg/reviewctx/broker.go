@@ -16,6 +16,9 @@ type Target struct {
 	TargetBranch string
 	TargetSHA    string
 	ReviewedHead string
+	// ProjectID and IID are the merge request's numeric project ID and IID as the API
+	// answered them (the enriched merge-request environment is checked against them).
+	ProjectID, IID int64
 }
 
 // Metadata is the merge-request metadata projection before DLP.

@@ -104,7 +104,7 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 	if br.Name != mr.TargetBranch || br.Commit == nil || !shaRE.MatchString(br.Commit.ID) {
 		return Target{}, errors.New("reviewctx: gitlab: target branch: name or commit malformed")
 	}
-	return Target{Protected: br.Protected, TargetBranch: br.Name, TargetSHA: br.Commit.ID, ReviewedHead: mr.SHA}, nil
+	return Target{Protected: br.Protected, TargetBranch: br.Name, TargetSHA: br.Commit.ID, ReviewedHead: mr.SHA, ProjectID: mr.ProjectID, IID: mr.IID}, nil
 }
 
 // PolicyBlob lists .opencodereview at sha to learn the entry's type and mode, then reads the

@@ -165,7 +165,7 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{
 		Mode: ModeEnriched, Protection: ProtectionRequired, AdaptersSet: true,
-		AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: helperEnv("admitted"),
+		AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: mrPipelineEnv(helperEnv("admitted"), nil),
 		StoreDir: dir, Filter: filter.New([]string{"glpat-test"}), Now: func() time.Time { return fxNow },
 	})
 	if err != nil {

@@ -287,6 +287,8 @@ type scenario struct {
 	// refused: protection is left required (unset) and the run stops at the lifecycle
 	// decision: one MR read and the branch, nothing else.
 	refused bool
+	// noPipeline leaves out the merge-request pipeline variables an enriched run needs.
+	noPipeline bool
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -400,6 +402,11 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 		"COPIED_TOKEN=prefix-" + e2eToken, "DEPLOY_PASSWORD=hunter2-deploy-secret"}
 	if sc.mode != "" {
 		env = append(env, "OCR_REVIEW_CONTEXT_MODE="+sc.mode)
+	}
+	if sc.mode == "enriched" && !sc.noPipeline {
+		// enriched runs only in a validated GitLab merge-request pipeline (the fixture's MR)
+		env = append(env, "GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event", "CI_MERGE_REQUEST_PROJECT_ID=42",
+			"CI_MERGE_REQUEST_IID=7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA="+e2eHead)
 	}
 	if !sc.protected && !sc.refused {
 		env = append(env, "OCR_GITLAB_TARGET_PROTECTION_MODE=unprotected")
@@ -886,8 +893,9 @@ func TestReviewContextPreservePrivateArtifacts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
-	page1 := fixture(t, "discussions_page1")
-	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, approve: "true", script: "hostile", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil,
+	// metadata: preservation is a local diagnostic, and enriched runs only inside a validated
+	// merge-request pipeline, where preservation is refused
+	r := runScenarioWith(t, scenario{mode: "metadata", protected: true, approve: "true", script: "hostile", noPosting: true}, nil,
 		func(o *Options) { o.PreservePrivateArtifacts = true })
 	r.fake.wantPosts = map[string]int{}
 	if r.err != nil || r.res.Status != StatusSuccess || r.res.Cleanup != CleanupPreserved || r.res.Receipt != nil {
@@ -1002,10 +1010,11 @@ func TestReviewContextCLI(t *testing.T) {
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp)
+	// The fake serves the project by its path; GitLab's pipeline variable is its numeric ID.
+	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--project", e2eProject)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=clean", "ENGINE_OUT=" + out,
-		"OCR_REVIEW_CONTEXT_MODE=enriched", "OCR_AUTO_APPROVE=true",
-		"CI_API_V4_URL=" + f.front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=" + e2eProject, "CI_MERGE_REQUEST_IID=7",
+		"OCR_REVIEW_CONTEXT_MODE=enriched", "OCR_AUTO_APPROVE=true", "GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event",
+		"CI_API_V4_URL=" + f.front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=42", "CI_MERGE_REQUEST_IID=7",
 		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + e2eHead}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -1044,7 +1053,9 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	}
 	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--api-url", f.front.URL+"/api/v4",
 		"--project", e2eProject, "--mr", "7", "--token-env", "GITLAB_TOKEN")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=sleep", "ENGINE_OUT=" + out, "OCR_REVIEW_CONTEXT_MODE=enriched"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=sleep", "ENGINE_OUT=" + out, "OCR_REVIEW_CONTEXT_MODE=enriched",
+		"GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event", "CI_MERGE_REQUEST_PROJECT_ID=42", "CI_MERGE_REQUEST_IID=7",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + e2eHead}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
