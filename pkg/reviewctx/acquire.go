@@ -168,7 +168,15 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 	if err != nil {
 		return nil, err
 	}
-	results := []SourceResult{metadataSource(md)}
+	var mdSource SourceResult
+	if bot, err := f.BotUsername(ctx); err != nil {
+		// without the live bot its mention commands cannot be recognized: no record
+		mdSource = SourceResult{State: newState(SourceMetadata, false)}
+		degrade(&mdSource.State, Unavailable, "live_bot_unavailable")
+	} else {
+		mdSource = metadataSource(md, bot)
+	}
+	results := []SourceResult{mdSource}
 	if pol != nil {
 		if pol.ForgeDiscussions != nil || pol.RemediationThreads != nil {
 			g, r := f.Discussions(ctx, pol.ForgeDiscussions, pol.RemediationThreads, t.ReviewedHead)
@@ -269,7 +277,7 @@ func newRecord(d Draft, runID, policyDigest string, expires time.Time) (Record, 
 }
 
 // metadataSource bounds the metadata projection into one record.
-func metadataSource(m Metadata) SourceResult {
+func metadataSource(m Metadata, bot string) SourceResult {
 	r := SourceResult{State: newState(SourceMetadata, false)}
 	cut := func(s string, n int) string {
 		if len(s) <= n {
@@ -291,6 +299,11 @@ func metadataSource(m Metadata) SourceResult {
 		ls = append(ls, cut(l, maxLabelBytes))
 	}
 	text := "Title: " + cut(m.Title, maxTitleBytes) + "\nSource branch: " + cut(m.SourceBranch, maxBranchBytes) + "\nLabels: " + strings.Join(ls, ", ") + "\n\n" + cut(m.Description, maxDescBytes)
+	// Lifecycle commands (slash commands, lines mentioning the live bot) are never model text,
+	// and any other mention is display identity: the metadata path has no participant
+	// pseudonyms, so it becomes @someone.
+	text, _ = stripCommands(text, bot)
+	text = replaceMentions(text, func(string) string { return "@someone" })
 	all := []string{"descriptor", "state", "text"}
 	r.Drafts = []Draft{{
 		Source: SourceMetadata, ResourceClass: ResourceMetadata, CanonicalObject: "forge/merge_request/metadata", Version: "1",

@@ -62,6 +62,9 @@ type Forge interface {
 	PolicyBlob(ctx context.Context, sha string) ([]byte, error)
 	// Metadata returns the metadata projection of the merge request as first read.
 	Metadata(ctx context.Context) (Metadata, error)
+	// BotUsername returns the live authenticated bot's username (the token's own user), whose
+	// mentions anywhere in a line are lifecycle commands.
+	BotUsername(ctx context.Context) (string, error)
 	// Discussions acquires generic discussions and remediation threads (either selector may
 	// be nil), each read twice.
 	Discussions(ctx context.Context, generic, remediation *Discussions, head string) (SourceResult, SourceResult)

@@ -170,6 +170,15 @@ func (g *GitLab) Metadata(context.Context) (Metadata, error) {
 	return mrMetadata(g.mr), nil
 }
 
+// BotUsername returns the live bot's username (GET /user, read once per acquisition).
+func (g *GitLab) BotUsername(ctx context.Context) (string, error) {
+	u, err := g.liveBot(ctx)
+	if err != nil {
+		return "", err
+	}
+	return u.Username, nil
+}
+
 // Recheck re-reads the merge request for the twice-read rule.
 func (g *GitLab) Recheck(ctx context.Context, t Target, m Metadata) (bool, bool, error) {
 	mr, err := g.readMR(ctx)

@@ -425,6 +425,7 @@ func TestUnprotectedOptInIsConstrainedMetadataOnly(t *testing.T) {
 	})
 	f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")), httpfake.JSON(200, fx(t, "merge_request")))
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, unprot))
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot"))) // the live bot's mention commands
 	dir := filepath.Join(t.TempDir(), "s")
 	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, Protection: ProtectionUnprotected, StoreDir: dir, Now: func() time.Time { return fxNow }})
 	if err != nil {
@@ -446,6 +447,7 @@ func TestHeadMovingDuringAcquisitionFailsClosed(t *testing.T) {
 	})
 	f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")), httpfake.JSON(200, moved))
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, fx(t, "branch_main")))
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, StoreDir: t.TempDir() + "/s", Now: func() time.Time { return fxNow }})
 	if !errors.Is(err, ErrRevision) {
 		t.Fatalf("err %v", err)

@@ -337,6 +337,9 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		branch = edit(t, branch, func(v any) any { v.(map[string]any)["protected"] = false; return v })
 	}
 	f.Expect("GET", e2eP+"/repository/branches/main", httpfake.JSON(200, branch))
+	if sc.mode == "metadata" {
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot"))) // the live bot's mention commands
+	}
 	if sc.mode == "enriched" {
 		f.Expect("GET", e2eP+"/repository/tree?page=1&path=.opencodereview&per_page=100&ref="+e2eTarget, listPage(fixture(t, "tree_opencodereview")))
 		f.Expect("GET", e2eP+"/repository/blobs/"+e2eBlob+"/raw", httpfake.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: sc.policy})
