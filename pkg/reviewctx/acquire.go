@@ -118,8 +118,9 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	ids := f.Identities()
 	for i := range results {
-		if err := applyDLP(ctx, o.Filter, &results[i]); err != nil {
+		if err := applyDLP(ctx, o.Filter, ids, &results[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +130,7 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	}
 	if pol != nil && len(pol.References) > 0 {
 		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
-		if err := applyDLP(ctx, o.Filter, &refRes); err != nil {
+		if err := applyDLP(ctx, o.Filter, ids, &refRes); err != nil {
 			return nil, err
 		}
 		results = append(results, refRes)
@@ -315,28 +316,39 @@ func metadataSource(m Metadata, bot string) SourceResult {
 
 // dlpText runs one string through the filter pipeline. A rejection or any redaction finding
 // (a secret in context) is not clean; Unicode normalization alone is.
-func dlpText(ctx context.Context, p *filter.Pipeline, s string) (string, bool, error) {
+func dlpText(ctx context.Context, p *filter.Pipeline, ids Identities, s string) (string, bool, string, error) {
 	if s == "" {
-		return "", true, nil
+		return "", true, "", nil
 	}
 	r, err := p.Apply(ctx, []byte(s), filter.Options{Role: filter.RoleBody})
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	if r.Status == filter.StatusRejected {
-		return "", false, nil
+		return "", false, "", nil
 	}
 	for _, f := range r.Findings {
 		if strings.HasPrefix(f.Code, "redact.") {
-			return "", false, nil
+			return "", false, "", nil
 		}
 	}
-	return strings.TrimSuffix(string(r.Output), "\n"), true, nil
+	out := strings.TrimSuffix(string(r.Output), "\n")
+	// An identifier in text reveals a participant as surely as a field would: the record is
+	// rejected, not redacted (a redacted record would read as complete evidence).
+	if len(identifierCodes(out, ids)) > 0 {
+		return "", false, ReasonIdentifier, nil
+	}
+	return out, true, "", nil
 }
+
+// ReasonIdentifier is the source reason of a record rejected by the context DLP for a
+// personal identifier in its text (besides dlp_rejected).
+const ReasonIdentifier = "identifier"
+
 
 // applyDLP filters every text field of every draft; a draft with an unclean field is
 // dropped and its source marked dlp_rejected.
-func applyDLP(ctx context.Context, p *filter.Pipeline, r *SourceResult) error {
+func applyDLP(ctx context.Context, p *filter.Pipeline, ids Identities, r *SourceResult) error {
 	kept := r.Drafts[:0:0]
 	for _, d := range r.Drafts {
 		clean := true
@@ -350,18 +362,22 @@ func applyDLP(ctx context.Context, p *filter.Pipeline, r *SourceResult) error {
 				fields = append(fields, &th.Replies[i].Text)
 			}
 		}
+		why := ""
 		for _, fp := range fields {
-			out, ok, err := dlpText(ctx, p, *fp)
+			out, ok, reason, err := dlpText(ctx, p, ids, *fp)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				clean = false
+				clean, why = false, reason
 				break
 			}
 			*fp = out
 		}
 		if !clean {
+			if why != "" {
+				addReason(&r.State, why)
+			}
 			degrade(&r.State, DLPRejected, "dlp_rejected")
 			r.State.Omitted++
 			continue

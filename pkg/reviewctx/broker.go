@@ -65,6 +65,9 @@ type Forge interface {
 	// BotUsername returns the live authenticated bot's username (the token's own user), whose
 	// mentions anywhere in a line are lifecycle commands.
 	BotUsername(ctx context.Context) (string, error)
+	// Identities returns the display identities read so far and the forge host, for the
+	// context DLP's identifier check.
+	Identities() Identities
 	// Discussions acquires generic discussions and remediation threads (either selector may
 	// be nil), each read twice.
 	Discussions(ctx context.Context, generic, remediation *Discussions, head string) (SourceResult, SourceResult)

@@ -39,6 +39,36 @@ type GitLab struct {
 	now     func() time.Time
 	mr      *gl.MergeRequest // the first read
 	bot     *gl.User         // the live bot: the token's own user
+	// seen are the display identities read so far (Identities).
+	seen map[string]bool
+	seenNames map[string]bool
+}
+
+// see records one account's display identity for the context DLP.
+func (g *GitLab) see(username, name string) {
+	if g.seen == nil {
+		g.seen, g.seenNames = map[string]bool{}, map[string]bool{}
+	}
+	if username != "" {
+		g.seen[username] = true
+	}
+	if name != "" {
+		g.seenNames[name] = true
+	}
+}
+
+// Identities returns the display identities read so far (sorted) and the forge's host.
+func (g *GitLab) Identities() Identities {
+	ids := Identities{Host: g.api.BaseURL().Host}
+	for u := range g.seen {
+		ids.Usernames = append(ids.Usernames, u)
+	}
+	for n := range g.seenNames {
+		ids.Names = append(ids.Names, n)
+	}
+	sort.Strings(ids.Usernames)
+	sort.Strings(ids.Names)
+	return ids
 }
 
 var projectPathRE = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.\-]*(/[A-Za-z0-9_.][A-Za-z0-9_.\-]*)+$`)
@@ -97,6 +127,9 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 		return Target{}, err
 	}
 	g.mr = mr
+	if mr.Author != nil {
+		g.see(mr.Author.Username, mr.Author.Name)
+	}
 	br, _, err := g.api.Branches.GetBranch(g.project, mr.TargetBranch, gl.WithContext(ctx))
 	if err != nil {
 		return Target{}, fmt.Errorf("reviewctx: gitlab: target branch: %w", err)
@@ -202,6 +235,7 @@ func (g *GitLab) liveBot(ctx context.Context) (*gl.User, error) {
 		return nil, errors.New("reviewctx: gitlab: live bot identity malformed")
 	}
 	g.bot = u
+	g.see(u.Username, u.Name)
 	return u, nil
 }
 
@@ -483,6 +517,13 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 	first, c, reason := g.readDiscussionsTwice(ctx, generic, remediation, head, bot)
 	if reason != "" {
 		return fail(c, reason)
+	}
+	for _, d := range first.Items {
+		for _, n := range d.Notes {
+			if n != nil {
+				g.see(n.Author.Username, n.Author.Name)
+			}
+		}
 	}
 	s := g.selectThreads(first.Items, generic, remediation, head, bot)
 	if generic != nil {
