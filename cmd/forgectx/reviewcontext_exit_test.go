@@ -213,6 +213,7 @@ func TestMCPRelayFlags(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 1 naming the relay", code, errOut)
 	}
 }
+
 // entityOnly keeps the recorded merge request's interactions an entity-only snapshot makes
 // (the project, the merge request, its author's user and membership): the review run never
 // fetches conversations, CI or other participants for the engine.

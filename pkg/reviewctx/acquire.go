@@ -345,7 +345,6 @@ func dlpText(ctx context.Context, p *filter.Pipeline, ids Identities, s string) 
 // personal identifier in its text (besides dlp_rejected).
 const ReasonIdentifier = "identifier"
 
-
 // applyDLP filters every text field of every draft; a draft with an unclean field is
 // dropped and its source marked dlp_rejected.
 func applyDLP(ctx context.Context, p *filter.Pipeline, ids Identities, r *SourceResult) error {

@@ -40,7 +40,7 @@ type GitLab struct {
 	mr      *gl.MergeRequest // the first read
 	bot     *gl.User         // the live bot: the token's own user
 	// seen are the display identities read so far (Identities).
-	seen map[string]bool
+	seen      map[string]bool
 	seenNames map[string]bool
 }
 

@@ -119,7 +119,7 @@ func (s *session) relaySocket() string { return s.relay }
 
 func (s *session) usagePath() string    { return filepath.Join(s.mcp, "usage.json") }
 func (s *session) metadataPath() string { return filepath.Join(s.mcp, "metadata.json") }
-func (s *session) resultPath() string { return filepath.Join(s.out, "result.json") }
+func (s *session) resultPath() string   { return filepath.Join(s.out, "result.json") }
 
 // mcpServer is one entry of the generated configuration (the mcpServers shape MCP clients
 // read: command, args, env).
