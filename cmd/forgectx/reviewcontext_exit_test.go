@@ -85,6 +85,9 @@ func reviewRunFake(t *testing.T, script string) (string, func() []string) {
 	mr := rcFixture(t, "merge_request")
 	f.Expect("GET", rcProjectPath+"/merge_requests/7", httpfake.JSON(200, mr))
 	f.Expect("GET", rcProjectPath+"/repository/branches/main", httpfake.JSON(200, rcFixture(t, "branch_main")))
+	// no repository Rules at the target SHA
+	f.Expect("GET", rcProjectPath+"/repository/tree?page=1&path=.opencodereview%2Frules&per_page=100&ref=dd692733bb84bc3e9e862e66c099daec2fa00c83",
+		httpfake.JSON(404, []byte(`{"message":"404 Tree Not Found"}`)))
 	c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
 	if err != nil {
 		t.Fatal(err)

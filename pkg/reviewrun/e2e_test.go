@@ -44,6 +44,8 @@ const (
 	e2eTarget  = "dd692733bb84bc3e9e862e66c099daec2fa00c83"
 	e2eBlob    = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	e2eProject = "Acme/Platform/widgets"
+	// e2eRulesTree lists the repository Rules at the target SHA.
+	e2eRulesTree = "/api/v4/projects/Acme%2FPlatform%2Fwidgets/repository/tree?page=1&path=.opencodereview%2Frules&per_page=100&ref=" + e2eTarget
 	e2eP       = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
 )
 
@@ -289,6 +291,10 @@ type scenario struct {
 	refused bool
 	// noPipeline leaves out the merge-request pipeline variables an enriched run needs.
 	noPipeline bool
+	// rules is the target SHA's .opencodereview/rules listing and blobs (nil: no directory).
+	rules *rulesFixture
+	// skipSnapshot: the run stops after reading the rules (nothing later is requested).
+	skipSnapshot bool
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -346,6 +352,18 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
 		f.Expect("GET", e2eP+"/merge_requests/7/discussions?page=1&per_page=100", listPage(sc.pages[0]), listPage(sc.pages[1]))
 	}
+	// the repository Rules at the target SHA: none unless the scenario has some
+	if sc.rules == nil {
+		f.Expect("GET", e2eRulesTree, httpfake.JSON(404, []byte(`{"message":"404 Tree Not Found"}`)))
+	} else {
+		f.Expect("GET", e2eRulesTree, listPage(sc.rules.tree))
+		for id, body := range sc.rules.blobs {
+			f.Expect("GET", e2eP+"/repository/blobs/"+id+"/raw", httpfake.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: body})
+		}
+	}
+	if sc.skipSnapshot {
+		return
+	}
 	c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +389,12 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		notes = []byte("[]")
 	}
 	f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage(notes))
+}
+
+// rulesFixture is a rules directory at the target SHA: the tree listing and blob ID → bytes.
+type rulesFixture struct {
+	tree  []byte
+	blobs map[string][]byte
 }
 
 type e2eRun struct {
@@ -659,7 +683,7 @@ func TestReviewContextEngineIsolation(t *testing.T) {
 				t.Fatalf("run: %v\n%s", r.err, r.logs)
 			}
 			env := readLines(t, filepath.Join(r.out, "env"))
-			want := []string{"ENGINE_OUT", "ENGINE_SCRIPT", EnvMCPConfig, EnvResultFile, "HOME", "LANG", "PATH", "TMPDIR"}
+			want := []string{"ENGINE_OUT", "ENGINE_SCRIPT", EnvMCPConfig, EnvResultFile, EnvRules, "HOME", "LANG", "PATH", "TMPDIR"}
 			if got := envKeys(env); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("engine environment keys %v, want %v", got, want)
 			}
@@ -780,7 +804,7 @@ func TestReviewContextSignalDuringCleanup(t *testing.T) {
 			if r.err == nil || r.res.Status != StatusCancelled {
 				t.Fatalf("want an interrupted run, got %v %+v", r.err, r.res)
 			}
-			want := []string{"acquired", "engine", "cleanup:store", "cleanup:snapshot", "cleanup:home", "cleanup:tmp", "cleanup:mcp", "replace"}
+			want := []string{"acquired", "engine", "cleanup:store", "cleanup:snapshot", "cleanup:home", "cleanup:tmp", "cleanup:mcp", "cleanup:rules", "replace"}
 			if strings.Join(points, ",") != strings.Join(want, ",") {
 				t.Fatalf("lifecycle points %v, want %v", points, want)
 			}

@@ -132,7 +132,35 @@ func recordWorld(out string) error {
 			return err
 		}
 	}
+	// The repository Rules as the engine is given them: the rules directory forgectx names and
+	// the checkout's own .opencodereview/rules ("name: content" lines, sorted).
+	for _, d := range [][2]string{{"rules_env", os.Getenv("FORGECTX_REVIEW_RULES")}, {"rules_checkout", filepath.Join(".opencodereview", "rules")}} {
+		if err := os.WriteFile(filepath.Join(out, d[0]), []byte(readRules(d[1])), 0o600); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(filepath.Join(out, "probe"), []byte(probe(home)), 0o600)
+}
+
+// readRules lists dir's files as "name: content" lines ("absent" when dir cannot be read).
+func readRules(dir string) string {
+	if dir == "" {
+		return "absent"
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "absent"
+	}
+	var lines []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "unreadable"
+		}
+		lines = append(lines, e.Name()+": "+strings.TrimSpace(string(b)))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // probe records what the engine can reach of forgectx's private state: its own UID, its
