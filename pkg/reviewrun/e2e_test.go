@@ -46,7 +46,7 @@ const (
 	e2eProject = "Acme/Platform/widgets"
 	// e2eRulesTree lists the repository Rules at the target SHA.
 	e2eRulesTree = "/api/v4/projects/Acme%2FPlatform%2Fwidgets/repository/tree?page=1&path=.opencodereview%2Frules&per_page=100&ref=" + e2eTarget
-	e2eP       = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
+	e2eP         = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
 )
 
 var (

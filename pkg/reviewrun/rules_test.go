@@ -56,7 +56,7 @@ func TestRepositoryRulesComeFromTheTargetSHA(t *testing.T) {
 		}
 	}
 	rules := &rulesFixture{
-		tree: rulesTree(t, ruleEntry("style.md", ruleBlobTarget, "blob", "100644"), ruleEntry("notes.txt", ruleBlobOther, "blob", "100644")),
+		tree:  rulesTree(t, ruleEntry("style.md", ruleBlobTarget, "blob", "100644"), ruleEntry("notes.txt", ruleBlobOther, "blob", "100644")),
 		blobs: map[string][]byte{ruleBlobTarget: []byte("TARGET: check every error path")},
 	}
 	for _, mode := range []string{"off", "metadata"} {
