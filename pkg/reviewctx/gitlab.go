@@ -836,7 +836,8 @@ func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) S
 			continue
 		}
 		best, status := pickJob(matches, current, &res.State)
-		if status == "unknown" {
+		if best.Status == "unknown" {
+			// the chosen job has not finished (a tie of finished jobs is only ambiguous)
 			degrade(&res.State, Partial, "incomplete")
 		}
 		if best.Finished != "" {

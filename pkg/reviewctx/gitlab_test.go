@@ -494,6 +494,10 @@ func TestCIOutcomes(t *testing.T) {
 		if len(r.Drafts) != 1 || r.Drafts[0].Content.CI.Status != "unknown" || !contains(r.State.Reasons, "ambiguous") {
 			t.Fatalf("%+v %+v", r.State, r.Drafts[0].Content.CI)
 		}
+		// both tied jobs finished: the result is ambiguous, not incomplete
+		if contains(r.State.Reasons, "incomplete") {
+			t.Fatalf("a tie of finished jobs reports incomplete: %+v", r.State)
+		}
 	})
 	t.Run("stale completion is unknown and partial", func(t *testing.T) {
 		f := newFakeGL(t)
