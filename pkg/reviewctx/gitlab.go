@@ -355,7 +355,8 @@ type selectedThread struct {
 	rootText    string   // remediation root without marker
 	resolved    bool
 	outdated    bool
-	omitted     int // replies omitted by a bound
+	omitted     int    // replies omitted by a bound
+	head        string // the reviewed head (a diff note anchored elsewhere is outdated)
 }
 
 func (g *GitLab) selectThreads(ds []*gl.Discussion, generic, remediation *Discussions, head string, bot *gl.User) selection {
@@ -442,7 +443,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 		return
 	}
 	*n++
-	t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}}
+	t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}, head: head}
 	allowed := classSet(sel.AccountClasses)
 	for i, note := range d.Notes[1:] {
 		c := classes[i+1]
@@ -673,6 +674,12 @@ func (g *GitLab) remediationDraft(t selectedThread, bot *gl.User, names *pseudon
 		th.Replies = append(th.Replies, Reply{Author: names.name(n, t.classes[j+1]), Class: t.classes[j+1], Text: names.unmention(body)})
 	}
 	th.ReplyCount = len(th.Replies)
+	th.ResolvedCount, th.OutdatedCount = noteCounts(t.root, t.head)
+	for _, n := range t.replies {
+		r, o := noteCounts(n, t.head)
+		th.ResolvedCount += r
+		th.OutdatedCount += o
+	}
 	if t.omitted > 0 {
 		th.Completeness = Partial
 	}
@@ -683,6 +690,17 @@ func (g *GitLab) remediationDraft(t selectedThread, bot *gl.User, names *pseudon
 		Projections:     Projections{Retrieve: []string{"descriptor", "state", "text"}, Model: []string{"descriptor", "state", "text"}, Publish: []string{}, Retain: []string{"state"}},
 		Content:         Content{Thread: th},
 	}
+}
+
+// noteCounts is 1/0 for a resolved note and 1/0 for a diff note anchored to another head.
+func noteCounts(n *gl.Note, head string) (resolved, outdated int) {
+	if n.Resolvable && n.Resolved {
+		resolved = 1
+	}
+	if n.Type == gl.DiffNote && n.Position != nil && n.Position.HeadSHA != head {
+		outdated = 1
+	}
+	return resolved, outdated
 }
 
 func (g *GitLab) object(suffix string) string {
