@@ -20,7 +20,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 )
@@ -371,11 +370,11 @@ func decodeRecord(rv *strictValue, req *AdapterRequest, c *Content) error {
 	if err := ro.done(); err != nil {
 		return err
 	}
+	// The limits bound the whole record, not each field: three fields each within them could
+	// otherwise triple what one reference hands the model.
 	l := req.Limits
-	for _, s := range []string{c.Descriptor, c.State, c.Text} {
-		if len(s) > l.MaxBytes || utf8.RuneCountInString(s) > l.MaxChars || strings.Count(s, "\n")+1 > l.MaxLines {
-			return errors.New("$.record: over the requested limits")
-		}
+	if chars, bytes, lines := measure(*c); bytes > l.MaxBytes || chars > l.MaxChars || lines > l.MaxLines {
+		return errors.New("$.record: over the requested limits (whole record)")
 	}
 	return nil
 }

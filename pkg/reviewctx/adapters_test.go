@@ -423,3 +423,31 @@ func FuzzDecodeAdapterResponse(f *testing.F) {
 		}
 	})
 }
+
+// Spec: each reference has its own "text, age, item" limits, passed to the adapter and
+// enforced on the answer: the byte, character and line limits bound the whole record, so
+// three fields each just within max_bytes (about 3× the bound together) are refused.
+func TestAdapterRecordLimitsBoundTheWholeRecord(t *testing.T) {
+	req := &AdapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: AdapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
+	frame := func(d, s, x string) []byte {
+		b, _ := json.Marshal(map[string]any{"schema_version": AdapterResponseSchema, "request_id": "req-1", "run_id": "run-1", "status": "admitted",
+			"canonical_object": "o", "version": "1", "expiry": "2026-12-01T06:00:00Z", "record": map[string]any{"descriptor": d, "state": s, "text": x}})
+		return append(b, '\n')
+	}
+	f90 := strings.Repeat("a", 90)
+	for _, tc := range []struct {
+		name    string
+		d, s, x string
+		ok      bool
+	}{
+		{"within the bound together", "d", "s", strings.Repeat("a", 98), true},
+		{"each field within, the record 3x over", f90, f90, f90, false},
+		{"bytes over together", "d", strings.Repeat("b", 50), strings.Repeat("c", 50), false},
+		{"lines over together", "d\nd", "s\ns", "t\nt", false},
+	} {
+		rec, err := DecodeAdapterResponse(frame(tc.d, tc.s, tc.x), req, fxNow)
+		if (err == nil && rec != nil) != tc.ok {
+			t.Errorf("%s: admitted %v (err %v), want %v", tc.name, rec != nil, err, tc.ok)
+		}
+	}
+}
