@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/pkg/filter"
 )
@@ -461,7 +462,15 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 	}
 	werr := cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // reap any lingering group member
-	red, _ := filter.New(nil).Redact(string(errb.b))
+	// Redaction can lengthen the text (a marker for a short value): bound it again after.
+	red, _ := filter.New(nil).Redact(strings.ToValidUTF8(string(errb.b), ""))
+	if len(red) > maxStderrBytes {
+		n := maxStderrBytes
+		for n > 0 && !utf8.RuneStart(red[n]) {
+			n--
+		}
+		red = red[:n]
+	}
 	s.stderr = []byte(red)
 	if werr != nil || ctx.Err() != nil || len(out.b) > MaxFrameBytes {
 		return nil, errUnavailable

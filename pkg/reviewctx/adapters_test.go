@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 const (
@@ -91,7 +92,7 @@ func TestAdapterHelperProcess(t *testing.T) {
 		out.Write(append(b, '\n'))
 		os.Exit(3)
 	case "stderr":
-		fmt.Fprint(os.Stderr, strings.Repeat("token=glpat-secret ", 4096))
+		fmt.Fprint(os.Stderr, strings.Repeat("token=glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm ", 4096))
 		out.Write(append(b, '\n'))
 	default:
 		out.Write(append(b, '\n'))
@@ -448,6 +449,36 @@ func TestAdapterRecordLimitsBoundTheWholeRecord(t *testing.T) {
 		rec, err := DecodeAdapterResponse(frame(tc.d, tc.s, tc.x), req, fxNow)
 		if (err == nil && rec != nil) != tc.ok {
 			t.Errorf("%s: admitted %v (err %v), want %v", tc.name, rec != nil, err, tc.ok)
+		}
+	}
+}
+
+// Spec: the stdio transport "retains only private bounded redacted stderr while the run is
+// active", and the adapter's diagnostics "never enter the model context or receipt": the kept
+// stderr is at most 8 KiB after redaction, carries no secret, and appears in no record field.
+func TestStdioAdapterStderrIsBoundedRedactedAndPrivate(t *testing.T) {
+	adapters, err := ParseAdapters(helperAdapterJSON(t, "tracker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{Adapters: adapters, Env: helperEnv("stderr")}
+	rec := b.Resolve(context.Background(), "run-1", "req-1", testRef(t), "DEMO-7", fxNow)
+	if rec == nil {
+		t.Fatal("a noisy stderr made the record unavailable")
+	}
+	st, ok := b.transports["tracker"].(*stdioTransport)
+	if !ok {
+		t.Fatal("no stdio transport")
+	}
+	if len(st.stderr) == 0 || len(st.stderr) > maxStderrBytes {
+		t.Fatalf("kept stderr is %d bytes, want 1..%d", len(st.stderr), maxStderrBytes)
+	}
+	if strings.Contains(string(st.stderr), "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm") || !utf8.Valid(st.stderr) {
+		t.Fatal("the kept stderr is not redacted")
+	}
+	for _, f := range []string{rec.Content.Descriptor, rec.Content.State, rec.Content.Text, rec.CanonicalObject, rec.Version} {
+		if strings.Contains(f, "token=") {
+			t.Fatal("stderr reached a record field")
 		}
 	}
 }
