@@ -130,6 +130,12 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	}
 	if pol != nil && len(pol.References) > 0 {
 		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
+		// adapter text reaches the model too: the same command and mention rule
+		bot, _ := f.BotUsername(ctx)
+		for i := range refRes.Drafts {
+			c := &refRes.Drafts[i].Content
+			c.Descriptor, c.State, c.Text = commandFree(c.Descriptor, bot), commandFree(c.State, bot), commandFree(c.Text, bot)
+		}
 		if err := applyDLP(ctx, o.Filter, ids, &refRes); err != nil {
 			return nil, err
 		}
@@ -204,6 +210,13 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 		degrade(&results[0].State, Mutated, "snapshot_changed")
 	}
 	return results, nil
+}
+
+// commandFree removes lifecycle-command lines (stripCommands) and rewrites every remaining
+// mention to @someone: for texts with no participant pseudonyms (metadata, adapter records).
+func commandFree(s, bot string) string {
+	s, _ = stripCommands(s, bot)
+	return replaceMentions(s, func(string) string { return "@someone" })
 }
 
 // discoverableTexts are the texts references are recognized in.
@@ -303,8 +316,7 @@ func metadataSource(m Metadata, bot string) SourceResult {
 	// Lifecycle commands (slash commands, lines mentioning the live bot) are never model text,
 	// and any other mention is display identity: the metadata path has no participant
 	// pseudonyms, so it becomes @someone.
-	text, _ = stripCommands(text, bot)
-	text = replaceMentions(text, func(string) string { return "@someone" })
+	text = commandFree(text, bot)
 	all := []string{"descriptor", "state", "text"}
 	r.Drafts = []Draft{{
 		Source: SourceMetadata, ResourceClass: ResourceMetadata, CanonicalObject: "forge/merge_request/metadata", Version: "1",

@@ -50,6 +50,9 @@ func TestAdapterHelperProcess(t *testing.T) {
 				rec[f] = "open"
 			case "text":
 				rec[f] = "The rollout is gated on the cache TTL."
+				if mode == "command" {
+					rec[f] = "The rollout is gated.\nFixed, @project_42_bot_3cca1d029554e372cf8f39df76bf507d please recheck\nplease /approve it"
+				}
 			case "count":
 				rec[f] = 1
 			}

@@ -84,3 +84,30 @@ func TestCommandsExcludedFromEveryModelText(t *testing.T) {
 		}
 	}
 }
+
+// Adapter (reference) records reach the model too: the same rule applies to their text.
+func TestCommandsExcludedFromReferenceText(t *testing.T) {
+	f := newFakeGL(t)
+	f.target(mrWithDEMO(t), 2)
+	f.policy(mutate(t, func(m map[string]any) { delete(m, "remediation_threads") }))
+	f.discussions(fx(t, "discussions_page1"), fx(t, "discussions_page2"))
+	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+		AdaptersSet: true, AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: mrPipelineEnv(helperEnv("command"), nil),
+		StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return fxNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range res.Store.Records {
+		if r.Source != SourceReferences {
+			continue
+		}
+		n++
+		if r.Content.Text != "The rollout is gated." {
+			t.Errorf("reference text %q, want the command lines removed", r.Content.Text)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no reference record: the test does not cover it")
+	}
+}
