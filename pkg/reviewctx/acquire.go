@@ -76,21 +76,9 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	t, err := f.Target(ctx)
+	t, lc, err := capture(ctx, f, o)
 	if err != nil {
 		return nil, err
-	}
-	if o.ExpectedHead != "" && o.ExpectedHead != t.ReviewedHead {
-		return nil, fmt.Errorf("%w: merge request head is not the expected commit", ErrRevision)
-	}
-	lc, err := Decide(o.Mode, o.Protection, t.Protected, o.AdaptersSet)
-	if err != nil {
-		return nil, err
-	}
-	if lc.Mode == ModeEnriched {
-		if err := CheckMREnvironment(o.Env, t); err != nil {
-			return nil, err
-		}
 	}
 	res := &Result{Mode: lc.Mode, Protected: lc.Protected, Constrained: lc.Constrained, Sources: []SourceState{},
 		TargetSHA: t.TargetSHA, ReviewedHead: t.ReviewedHead}
@@ -129,14 +117,8 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		return nil, err
 	}
 	if pol != nil && len(pol.References) > 0 {
-		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
-		// adapter text reaches the model too: the same command and mention rule
-		bot, _ := f.BotUsername(ctx)
-		for i := range refRes.Drafts {
-			c := &refRes.Drafts[i].Content
-			c.Descriptor, c.State, c.Text = commandFree(c.Descriptor, bot), commandFree(c.State, bot), commandFree(c.Text, bot)
-		}
-		if err := applyDLP(ctx, o.Filter, ids, &refRes); err != nil {
+		refRes, err := references(ctx, f, broker, pol, runID, results, o.Filter, ids, now)
+		if err != nil {
 			return nil, err
 		}
 		results = append(results, refRes)
@@ -157,6 +139,23 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	}
 	res.Sources, res.Records, res.StoreWritten, res.Store, res.Identity = s.Sources, len(s.Records), true, s, &id
 	return res, nil
+}
+
+// capture reads the target (protection, SHA, head), checks the expected head, decides the
+// lifecycle and, for enriched, validates the merge-request pipeline environment against it.
+func capture(ctx context.Context, f Forge, o AcquireOptions) (Target, Lifecycle, error) {
+	t, err := f.Target(ctx)
+	if err != nil {
+		return t, Lifecycle{}, err
+	}
+	if o.ExpectedHead != "" && o.ExpectedHead != t.ReviewedHead {
+		return t, Lifecycle{}, fmt.Errorf("%w: merge request head is not the expected commit", ErrRevision)
+	}
+	lc, err := Decide(o.Mode, o.Protection, t.Protected, o.AdaptersSet)
+	if err == nil && lc.Mode == ModeEnriched {
+		err = CheckMREnvironment(o.Env, t)
+	}
+	return t, lc, err
 }
 
 // loadPolicy reads and validates the protected policy at the target SHA.
@@ -210,6 +209,20 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 		degrade(&results[0].State, Mutated, "snapshot_changed")
 	}
 	return results, nil
+}
+
+// references resolves the candidates recognized in the admitted texts through the adapters,
+// applies the command and mention rule to the adapters' text (it reaches the model too) and
+// DLP-checks the records.
+func references(ctx context.Context, f Forge, broker *Broker, pol *Policy, runID string, results []SourceResult, p *filter.Pipeline, ids Identities, now time.Time) (SourceResult, error) {
+	refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
+	bot, _ := f.BotUsername(ctx)
+	for i := range refRes.Drafts {
+		c := &refRes.Drafts[i].Content
+		c.Descriptor, c.State, c.Text = commandFree(c.Descriptor, bot), commandFree(c.State, bot), commandFree(c.Text, bot)
+	}
+	err := applyDLP(ctx, p, ids, &refRes)
+	return refRes, err
 }
 
 // commandFree removes lifecycle-command lines (stripCommands) and rewrites every remaining

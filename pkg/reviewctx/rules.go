@@ -68,18 +68,8 @@ func (g *GitLab) RuleFiles(ctx context.Context, sha string) ([]RuleFile, error) 
 		if n == nil || path.Ext(n.Name) != ".md" {
 			continue
 		}
-		p := RulesDir + "/" + n.Name
-		switch {
-		case n.Path != p || !ruleNameRE.MatchString(n.Name):
-			return nil, fmt.Errorf("%w: %s: entry name or path malformed", ErrRules, RulesDir)
-		case n.Type == "commit" || n.Mode == "160000":
-			return nil, fmt.Errorf("%w: %s: is a submodule, not a regular blob", ErrRules, p)
-		case n.Mode == "120000":
-			return nil, fmt.Errorf("%w: %s: is a symlink, not a regular blob", ErrRules, p)
-		case n.Type != "blob" || (n.Mode != "100644" && n.Mode != "100755"):
-			return nil, fmt.Errorf("%w: %s: is not a regular blob", ErrRules, p)
-		case !shaRE.MatchString(n.ID):
-			return nil, fmt.Errorf("%w: %s: blob id malformed", ErrRules, p)
+		if err := checkRuleEntry(n); err != nil {
+			return nil, err
 		}
 		entries = append(entries, n)
 	}
@@ -93,15 +83,9 @@ func (g *GitLab) RuleFiles(ctx context.Context, sha string) ([]RuleFile, error) 
 		if i > 0 && entries[i-1].Name == n.Name {
 			return nil, fmt.Errorf("%w: %s/%s: listed twice", ErrRules, RulesDir, n.Name)
 		}
-		b, err := getRaw(ctx, g.api, "projects/"+url.PathEscape(g.project)+"/repository/blobs/"+n.ID+"/raw", MaxRuleBytes)
-		if errors.Is(err, errTooLarge) {
-			return nil, fmt.Errorf("%w: %s/%s: over the %d-byte bound", ErrRules, RulesDir, n.Name, MaxRuleBytes)
-		}
+		b, err := g.ruleBlob(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("reviewctx: gitlab: rule blob: %w", err)
-		}
-		if !utf8.Valid(b) {
-			return nil, fmt.Errorf("%w: %s/%s: invalid UTF-8", ErrRules, RulesDir, n.Name)
+			return nil, err
 		}
 		if total += len(b); total > MaxRulesBytes {
 			return nil, fmt.Errorf("%w: %s: over the %d-byte bound in total", ErrRules, RulesDir, MaxRulesBytes)
@@ -109,4 +93,37 @@ func (g *GitLab) RuleFiles(ctx context.Context, sha string) ([]RuleFile, error) 
 		out = append(out, RuleFile{Name: n.Name, Content: b})
 	}
 	return out, nil
+}
+
+// checkRuleEntry accepts only a regular blob with a well-formed name, path and ID.
+func checkRuleEntry(n *gl.TreeNode) error {
+	p := RulesDir + "/" + n.Name
+	switch {
+	case n.Path != p || !ruleNameRE.MatchString(n.Name):
+		return fmt.Errorf("%w: %s: entry name or path malformed", ErrRules, RulesDir)
+	case n.Type == "commit" || n.Mode == "160000":
+		return fmt.Errorf("%w: %s: is a submodule, not a regular blob", ErrRules, p)
+	case n.Mode == "120000":
+		return fmt.Errorf("%w: %s: is a symlink, not a regular blob", ErrRules, p)
+	case n.Type != "blob" || (n.Mode != "100644" && n.Mode != "100755"):
+		return fmt.Errorf("%w: %s: is not a regular blob", ErrRules, p)
+	case !shaRE.MatchString(n.ID):
+		return fmt.Errorf("%w: %s: blob id malformed", ErrRules, p)
+	}
+	return nil
+}
+
+// ruleBlob reads one rule blob by ID within MaxRuleBytes; it must be valid UTF-8.
+func (g *GitLab) ruleBlob(ctx context.Context, n *gl.TreeNode) ([]byte, error) {
+	b, err := getRaw(ctx, g.api, "projects/"+url.PathEscape(g.project)+"/repository/blobs/"+n.ID+"/raw", MaxRuleBytes)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("%w: %s/%s: over the %d-byte bound", ErrRules, RulesDir, n.Name, MaxRuleBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reviewctx: gitlab: rule blob: %w", err)
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%w: %s/%s: invalid UTF-8", ErrRules, RulesDir, n.Name)
+	}
+	return b, nil
 }
