@@ -43,6 +43,11 @@ type rulesOverlay struct {
 func overlayRules(workDir string, rules []reviewctx.RuleFile) (*rulesOverlay, error) {
 	parent := filepath.Join(workDir, ".opencodereview")
 	o := &rulesOverlay{dst: filepath.Join(parent, "rules")}
+	// The source branch controls the checkout: a .opencodereview that is a symlink (or any
+	// non-directory) could point the overlay's renames and writes outside it.
+	if fi, err := os.Lstat(parent); err == nil && !fi.IsDir() {
+		return nil, errors.New("reviewrun: rules: the checkout's .opencodereview is not a directory (a symlink is refused)")
+	}
 	if _, err := os.Lstat(o.dst); err == nil {
 		base := filepath.Join(workDir, ".git")
 		if fi, err := os.Lstat(base); err != nil || !fi.IsDir() {

@@ -117,3 +117,20 @@ func TestRepositoryRulesAreBoundedRegularBlobs(t *testing.T) {
 		})
 	}
 }
+
+// The overlay never writes through a source-branch symlink: a .opencodereview that is a
+// symlink stops the run before anything is moved or written, and the link's target is
+// untouched.
+func TestRulesOverlayRefusesSymlinkedDirectory(t *testing.T) {
+	work, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(work, ".opencodereview")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := overlayRules(work, []reviewctx.RuleFile{{Name: "style.md", Content: []byte("x")}})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("err %v, want a refusal", err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Fatalf("the overlay wrote through the symlink: %v", ents)
+	}
+}
