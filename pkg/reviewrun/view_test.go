@@ -187,3 +187,39 @@ func TestEngineViewIsExactlyWhatModeAndProtectionAdmit(t *testing.T) {
 		}
 	}
 }
+
+// An e-mail address in a discussion reply is rejected at admission (context DLP), counted in
+// receipt v8 (the source is dlp_rejected with an omitted record and two degradation reasons:
+// dlp_rejected and identifier), blocks approval, and never reaches a tool answer.
+func TestIdentifierRejectionCountedInReceiptAndNeverServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	page := edit(t, fixture(t, "discussions_page1"), func(v any) any {
+		n := v.([]any)[0].(map[string]any)["notes"].([]any)[0].(map[string]any)
+		n["body"] = "Ready for review; questions to alice@example.com please."
+		return v
+	})
+	r := runScenario(t, scenario{mode: "enriched", protected: true, approve: "true", script: "dump", policy: e2ePolicy(t, nil), pages: [][]byte{page, page, page}}, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.logs)
+	}
+	_, raw := engineView(t, r.out)
+	if strings.Contains(raw, "alice@example.com") || strings.Contains(raw, "questions to") {
+		t.Fatal("the rejected record reached a tool answer")
+	}
+	_, rc := summaryNote(t, r)
+	var got *ReceiptSource
+	for i := range rc.Sources {
+		if rc.Sources[i].Source == reviewctx.SourceDiscussions {
+			got = &rc.Sources[i]
+		}
+	}
+	if got == nil || got.Completeness != reviewctx.DLPRejected || got.Omitted != 1 || got.Degradations != 2 {
+		t.Fatalf("receipt source %+v, want dlp_rejected, omitted 1, degradations 2", got)
+	}
+	if r.res.Approved || !slices.Contains(r.res.Decision.Reasons, NotDLPRejected) {
+		t.Fatalf("approved %v reasons %v", r.res.Approved, r.res.Decision.Reasons)
+	}
+}
