@@ -111,3 +111,25 @@ func TestCommandsExcludedFromReferenceText(t *testing.T) {
 		t.Fatal("no reference record: the test does not cover it")
 	}
 }
+
+// FuzzCommandFree: on any text, what remains has no line that is a command (a slash command
+// at the start or a command name anywhere) or that mentions the live bot, and applying the
+// rule again changes nothing; identifierCodes never panics on the same input.
+func FuzzCommandFree(f *testing.F) {
+	for _, s := range []string{"Fixed, @" + fxBot + " please recheck", "please /approve\nok", "/resolve", "a@b.example @x y", "\xff@" + fxBot} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := commandFree(s, fxBot)
+		for _, l := range strings.Split(out, "\n") {
+			tl := strings.TrimSpace(l)
+			if slashCommandRE.MatchString(tl) || inlineCommandRE.MatchString(tl) || mentionsUser(tl, fxBot) {
+				t.Fatalf("command line kept: %q", l)
+			}
+		}
+		if again := commandFree(out, fxBot); again != out {
+			t.Fatalf("not idempotent: %q then %q", out, again)
+		}
+		identifierCodes(s, Identities{Usernames: []string{"alice"}, Names: []string{"Alice Liddell"}, Host: "gitlab.example.com"})
+	})
+}
