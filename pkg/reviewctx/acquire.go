@@ -358,12 +358,13 @@ func dlpText(ctx context.Context, p *filter.Pipeline, ids Identities, s string) 
 		}
 	}
 	out := strings.TrimSuffix(string(r.Output), "\n")
-	// An identifier in text reveals a participant as surely as a field would: the record is
-	// rejected, not redacted (a redacted record would read as complete evidence).
+	// An e-mail, phone or profile URL reveals a participant as surely as a field would, and
+	// no stand-in keeps the sentence meaningful: the record is rejected, not redacted. A bare
+	// name or username is rewritten to "someone", as mentions are.
 	if len(identifierCodes(out, ids)) > 0 {
 		return "", false, ReasonIdentifier, nil
 	}
-	return out, true, "", nil
+	return unname(out, ids), true, "", nil
 }
 
 // ReasonIdentifier is the source reason of a record rejected by the context DLP for a

@@ -65,8 +65,7 @@ type Forge interface {
 	// BotUsername returns the live authenticated bot's username (the token's own user), whose
 	// mentions anywhere in a line are lifecycle commands.
 	BotUsername(ctx context.Context) (string, error)
-	// Identities returns the display identities read so far and the forge host, for the
-	// context DLP's identifier check.
+	// Identities returns the display identities read so far, for the context DLP.
 	Identities() Identities
 	// Discussions acquires generic discussions and remediation threads (either selector may
 	// be nil), each read twice.

@@ -130,6 +130,6 @@ func FuzzCommandFree(f *testing.F) {
 		if again := commandFree(out, fxBot); again != out {
 			t.Fatalf("not idempotent: %q then %q", out, again)
 		}
-		identifierCodes(s, Identities{Usernames: []string{"alice"}, Names: []string{"Alice Liddell"}, Host: "gitlab.example.com"})
+		identifierCodes(s, Identities{Usernames: []string{"alice"}, Names: []string{"Alice Liddell"}})
 	})
 }

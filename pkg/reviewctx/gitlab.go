@@ -57,9 +57,9 @@ func (g *GitLab) see(username, name string) {
 	}
 }
 
-// Identities returns the display identities read so far (sorted) and the forge's host.
+// Identities returns the display identities read so far, sorted.
 func (g *GitLab) Identities() Identities {
-	ids := Identities{Host: g.api.BaseURL().Host}
+	var ids Identities
 	for u := range g.seen {
 		ids.Usernames = append(ids.Usernames, u)
 	}
