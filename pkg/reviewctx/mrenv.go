@@ -18,13 +18,18 @@ const (
 	EnvMRProjectID    = "CI_MERGE_REQUEST_PROJECT_ID"
 	EnvMRIID          = "CI_MERGE_REQUEST_IID"
 	EnvMRSourceSHA    = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
+	// EnvCommitSHA is the source head in a detached merge request pipeline (where
+	// CI_MERGE_REQUEST_SOURCE_BRANCH_SHA is empty); in a merged-results pipeline it is the
+	// merge commit, so it is read only when the source-branch variable is empty.
+	EnvCommitSHA = "CI_COMMIT_SHA"
 )
 
 // CheckMREnvironment validates the merge-request pipeline environment of an enriched run
 // against the merge request the API answered (t): GITLAB_CI is exactly true,
-// CI_PIPELINE_SOURCE is exactly merge_request_event, and CI_MERGE_REQUEST_PROJECT_ID,
-// CI_MERGE_REQUEST_IID and CI_MERGE_REQUEST_SOURCE_BRANCH_SHA are set and equal the API's
-// project ID, IID and head SHA. The error names the variable and the rule, never its value.
+// CI_PIPELINE_SOURCE is exactly merge_request_event, CI_MERGE_REQUEST_PROJECT_ID and
+// CI_MERGE_REQUEST_IID are set and equal the API's project ID and IID, and the source head —
+// CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, or CI_COMMIT_SHA when that is empty (a detached merge
+// request pipeline) — equals the API's head SHA. The error names the variable and the rule, never its value.
 // off and metadata need no pipeline (local use); only enriched calls this.
 func CheckMREnvironment(env Env, t Target) error {
 	get := func(name string) (string, error) {
@@ -67,12 +72,18 @@ func CheckMREnvironment(env Env, t Target) error {
 			return fmt.Errorf("%w: %s: contradicts the merge request's %s the API answered", ErrMREnvironment, x.name, x.what)
 		}
 	}
-	v, err := get(EnvMRSourceSHA)
+	// GitLab sets CI_MERGE_REQUEST_SOURCE_BRANCH_SHA only in merged-results pipelines; in a
+	// (detached) merge request pipeline it is empty and CI_COMMIT_SHA is the source head.
+	name := EnvMRSourceSHA
+	v, err := get(name)
 	if err != nil {
-		return err
+		name = EnvCommitSHA
+		if v, err = get(name); err != nil {
+			return fmt.Errorf("%w: %s (or %s in a detached merge request pipeline): unset", ErrMREnvironment, EnvMRSourceSHA, EnvCommitSHA)
+		}
 	}
 	if v != t.ReviewedHead {
-		return fmt.Errorf("%w: %s: contradicts the merge request's head SHA the API answered", ErrMREnvironment, EnvMRSourceSHA)
+		return fmt.Errorf("%w: %s: contradicts the merge request's head SHA the API answered", ErrMREnvironment, name)
 	}
 	return nil
 }

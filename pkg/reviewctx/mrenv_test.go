@@ -46,7 +46,8 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 		{"project not decimal", map[string]string{EnvMRProjectID: "042"}, EnvMRProjectID + ": must be a positive decimal integer"},
 		{"iid missing", map[string]string{EnvMRIID: ""}, EnvMRIID + ": unset"},
 		{"iid contradicts", map[string]string{EnvMRIID: "8"}, EnvMRIID + ": contradicts"},
-		{"source sha missing", map[string]string{EnvMRSourceSHA: ""}, EnvMRSourceSHA + ": unset"},
+		{"source sha missing", map[string]string{EnvMRSourceSHA: ""}, EnvMRSourceSHA + " (or CI_COMMIT_SHA in a detached merge request pipeline): unset"},
+		{"detached pipeline head contradicts", map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: strings.Repeat("a", 40)}, EnvCommitSHA + ": contradicts"},
 		{"source sha contradicts", map[string]string{EnvMRSourceSHA: strings.Repeat("a", 40)}, EnvMRSourceSHA + ": contradicts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,5 +63,22 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 				t.Fatal("the error echoes a value")
 			}
 		})
+	}
+}
+
+// A detached merge request pipeline has no CI_MERGE_REQUEST_SOURCE_BRANCH_SHA; its
+// CI_COMMIT_SHA is the source head. A merged-results pipeline's CI_COMMIT_SHA is the merge
+// commit and is not read when the source-branch variable is set.
+func TestMREnvironmentSourceHeadPerPipelineKind(t *testing.T) {
+	tg := Target{ProjectID: 42, IID: 7, ReviewedHead: fxHead}
+	if err := CheckMREnvironment(mrPipelineEnv(nil, nil), tg); err != nil {
+		t.Fatalf("merged-results pipeline: %v", err)
+	}
+	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: fxHead}), tg); err != nil {
+		t.Fatalf("detached pipeline: %v", err)
+	}
+	merge := strings.Repeat("c", 40)
+	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvCommitSHA: merge}), tg); err != nil {
+		t.Fatalf("merged-results pipeline with its merge commit: %v", err)
 	}
 }
