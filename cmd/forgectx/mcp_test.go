@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,5 +120,29 @@ func TestMCPCommandArgsRoundTrip(t *testing.T) {
 	}
 	if u, err := reviewmcp.ReadUsage(cfg.UsagePath); err != nil || u.Mode != reviewmcp.ModeEnriched {
 		t.Errorf("usage %+v %v", u, err)
+	}
+}
+
+// TestMCPImmutableViewCommandArgsRoundTrip: the arguments of a metadata-mode engine entry
+// (immutable view, metadata projection pinned by its digest) are accepted by the command, and
+// a metadata file outside the immutable view is refused before serving.
+func TestMCPImmutableViewCommandArgsRoundTrip(t *testing.T) {
+	b, err := reviewmcp.EncodeMetadata(reviewmcp.MetadataDoc{Descriptor: "merge request metadata (untrusted)", Text: "Title: t", Completeness: "complete"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(t.TempDir(), "metadata.json")
+	if err := os.WriteFile(meta, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	cfg := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: verifytest.Write(t, verifytest.Demo), IndexSHA256: verifytest.IndexSHA256[verifytest.Demo],
+		View: reviewmcp.ViewImmutable, MetadataPath: meta, MetadataSHA256: hex.EncodeToString(sum[:]), UsagePath: filepath.Join(t.TempDir(), "u.json")}
+	if code, _, errOut := runCLI(t, nil, "", cfg.CommandArgs()...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg.View = reviewmcp.ViewSnapshot
+	if code, _, errOut := runCLI(t, nil, "", cfg.CommandArgs()...); code != exitUsage || !strings.Contains(errOut, "metadata:") {
+		t.Fatalf("exit %d: %s, want a refusal naming metadata", code, errOut)
 	}
 }

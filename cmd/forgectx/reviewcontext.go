@@ -208,7 +208,7 @@ func runReviewContextAcquire(ctx context.Context, e *env, o reviewContextAcquire
 		Now:    reviewContextNow,
 	})
 	if err != nil {
-		for _, usage := range []error{reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {
+		for _, usage := range []error{reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget, reviewctx.ErrMREnvironment} {
 			if errors.Is(err, usage) {
 				return &exitError{Code: exitUsage, Err: err}
 			}

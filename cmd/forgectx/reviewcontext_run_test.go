@@ -53,6 +53,8 @@ func TestReviewContextRunConfigErrorsExit2(t *testing.T) {
 		{"protection selector", []string{"--harness", good}, map[string]string{"OCR_GITLAB_TARGET_PROTECTION_MODE": ""}, "OCR_GITLAB_TARGET_PROTECTION_MODE"},
 		{"preserve refused in MR execution", []string{"--harness", good, "--preserve-private-artifacts"}, map[string]string{"GITLAB_CI": "true"}, "--preserve-private-artifacts"},
 		{"token unset", []string{"--harness", good, "--token-env", "NO_SUCH_TOKEN"}, nil, "NO_SUCH_TOKEN"},
+		// the engine's view comes from the mode, never the profile: comments are refused
+		{"profile asks for more", []string{"--harness", good}, nil, "comments: context mode off admits no comments source"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vars := map[string]string{}

@@ -104,6 +104,7 @@ func TestReviewContextAcquireMetadataCommitsStore(t *testing.T) {
 	fake := httpfake.New(t)
 	fake.Expect("GET", "/api/v4/projects/42/merge_requests/7", httpfake.JSON(200, fx("merge_request")), httpfake.JSON(200, fx("merge_request")))
 	fake.Expect("GET", "/api/v4/projects/42/repository/branches/main", httpfake.JSON(200, fx("branch_main")))
+	fake.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx("user_bot"))) // the live bot's mention commands
 	dir := filepath.Join(t.TempDir(), "s")
 	getenv, environ := acquireEnv(map[string]string{"OCR_REVIEW_CONTEXT_MODE": "metadata", "CI_API_V4_URL": fake.URL + "/api/v4", "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "GITLAB_TOKEN": "glpat-abcdefghijklmnop"})
 	var out, errb bytes.Buffer
@@ -166,7 +167,7 @@ func TestReviewContextAcquireEnrichedScenario(t *testing.T) {
 	reviewContextNow = func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 	t.Cleanup(func() { reviewContextNow = time.Now })
 	getenv, environ := acquireEnv(map[string]string{"OCR_REVIEW_CONTEXT_MODE": "enriched", "CI_API_V4_URL": fake.URL + "/api/v4",
-		"CI_MERGE_REQUEST_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "7", "GITLAB_TOKEN": "glpat-abcdefghijklmnop", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": head})
+		"CI_MERGE_REQUEST_PROJECT_ID": "42", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": "7", "GITLAB_TOKEN": "glpat-abcdefghijklmnop", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA": head})
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"review-context", "acquire", "--store-dir", dir}, nil, &out, &errb, getenv, environ); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())

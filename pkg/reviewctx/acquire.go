@@ -76,14 +76,7 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	t, err := f.Target(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if o.ExpectedHead != "" && o.ExpectedHead != t.ReviewedHead {
-		return nil, fmt.Errorf("%w: merge request head is not the expected commit", ErrRevision)
-	}
-	lc, err := Decide(o.Mode, o.Protection, t.Protected, o.AdaptersSet)
+	t, lc, err := capture(ctx, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +106,9 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	ids := f.Identities()
 	for i := range results {
-		if err := applyDLP(ctx, o.Filter, &results[i]); err != nil {
+		if err := applyDLP(ctx, o.Filter, ids, &results[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -123,8 +117,8 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 		return nil, err
 	}
 	if pol != nil && len(pol.References) > 0 {
-		refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
-		if err := applyDLP(ctx, o.Filter, &refRes); err != nil {
+		refRes, err := references(ctx, f, broker, pol, runID, results, o.Filter, ids, now)
+		if err != nil {
 			return nil, err
 		}
 		results = append(results, refRes)
@@ -147,6 +141,23 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 	return res, nil
 }
 
+// capture reads the target (protection, SHA, head), checks the expected head, decides the
+// lifecycle and, for enriched, validates the merge-request pipeline environment against it.
+func capture(ctx context.Context, f Forge, o AcquireOptions) (Target, Lifecycle, error) {
+	t, err := f.Target(ctx)
+	if err != nil {
+		return t, Lifecycle{}, err
+	}
+	if o.ExpectedHead != "" && o.ExpectedHead != t.ReviewedHead {
+		return t, Lifecycle{}, fmt.Errorf("%w: merge request head is not the expected commit", ErrRevision)
+	}
+	lc, err := Decide(o.Mode, o.Protection, t.Protected, o.AdaptersSet)
+	if err == nil && lc.Mode == ModeEnriched {
+		err = CheckMREnvironment(o.Env, t)
+	}
+	return t, lc, err
+}
+
 // loadPolicy reads and validates the protected policy at the target SHA.
 func loadPolicy(ctx context.Context, f Forge, t Target) (*Policy, error) {
 	blob, err := f.PolicyBlob(ctx, t.TargetSHA)
@@ -163,7 +174,15 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 	if err != nil {
 		return nil, err
 	}
-	results := []SourceResult{metadataSource(md)}
+	var mdSource SourceResult
+	if bot, err := f.BotUsername(ctx); err != nil {
+		// without the live bot its mention commands cannot be recognized: no record
+		mdSource = SourceResult{State: newState(SourceMetadata, false)}
+		degrade(&mdSource.State, Unavailable, "live_bot_unavailable")
+	} else {
+		mdSource = metadataSource(md, bot)
+	}
+	results := []SourceResult{mdSource}
 	if pol != nil {
 		if pol.ForgeDiscussions != nil || pol.RemediationThreads != nil {
 			g, r := f.Discussions(ctx, pol.ForgeDiscussions, pol.RemediationThreads, t.ReviewedHead)
@@ -190,6 +209,27 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 		degrade(&results[0].State, Mutated, "snapshot_changed")
 	}
 	return results, nil
+}
+
+// references resolves the candidates recognized in the admitted texts through the adapters,
+// applies the command and mention rule to the adapters' text (it reaches the model too) and
+// DLP-checks the records.
+func references(ctx context.Context, f Forge, broker *Broker, pol *Policy, runID string, results []SourceResult, p *filter.Pipeline, ids Identities, now time.Time) (SourceResult, error) {
+	refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
+	bot, _ := f.BotUsername(ctx)
+	for i := range refRes.Drafts {
+		c := &refRes.Drafts[i].Content
+		c.Descriptor, c.State, c.Text = commandFree(c.Descriptor, bot), commandFree(c.State, bot), commandFree(c.Text, bot)
+	}
+	err := applyDLP(ctx, p, ids, &refRes)
+	return refRes, err
+}
+
+// commandFree removes lifecycle-command lines (stripCommands) and rewrites every remaining
+// mention to @someone: for texts with no participant pseudonyms (metadata, adapter records).
+func commandFree(s, bot string) string {
+	s, _ = stripCommands(s, bot)
+	return replaceMentions(s, func(string) string { return "@someone" })
 }
 
 // discoverableTexts are the texts references are recognized in.
@@ -264,7 +304,7 @@ func newRecord(d Draft, runID, policyDigest string, expires time.Time) (Record, 
 }
 
 // metadataSource bounds the metadata projection into one record.
-func metadataSource(m Metadata) SourceResult {
+func metadataSource(m Metadata, bot string) SourceResult {
 	r := SourceResult{State: newState(SourceMetadata, false)}
 	cut := func(s string, n int) string {
 		if len(s) <= n {
@@ -286,6 +326,10 @@ func metadataSource(m Metadata) SourceResult {
 		ls = append(ls, cut(l, maxLabelBytes))
 	}
 	text := "Title: " + cut(m.Title, maxTitleBytes) + "\nSource branch: " + cut(m.SourceBranch, maxBranchBytes) + "\nLabels: " + strings.Join(ls, ", ") + "\n\n" + cut(m.Description, maxDescBytes)
+	// Lifecycle commands (slash commands, lines mentioning the live bot) are never model text,
+	// and any other mention is display identity: the metadata path has no participant
+	// pseudonyms, so it becomes @someone.
+	text = commandFree(text, bot)
 	all := []string{"descriptor", "state", "text"}
 	r.Drafts = []Draft{{
 		Source: SourceMetadata, ResourceClass: ResourceMetadata, CanonicalObject: "forge/merge_request/metadata", Version: "1",
@@ -297,28 +341,39 @@ func metadataSource(m Metadata) SourceResult {
 
 // dlpText runs one string through the filter pipeline. A rejection or any redaction finding
 // (a secret in context) is not clean; Unicode normalization alone is.
-func dlpText(ctx context.Context, p *filter.Pipeline, s string) (string, bool, error) {
+func dlpText(ctx context.Context, p *filter.Pipeline, ids Identities, s string) (string, bool, string, error) {
 	if s == "" {
-		return "", true, nil
+		return "", true, "", nil
 	}
 	r, err := p.Apply(ctx, []byte(s), filter.Options{Role: filter.RoleBody})
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	if r.Status == filter.StatusRejected {
-		return "", false, nil
+		return "", false, "", nil
 	}
 	for _, f := range r.Findings {
 		if strings.HasPrefix(f.Code, "redact.") {
-			return "", false, nil
+			return "", false, "", nil
 		}
 	}
-	return strings.TrimSuffix(string(r.Output), "\n"), true, nil
+	out := strings.TrimSuffix(string(r.Output), "\n")
+	// An e-mail, phone or profile URL reveals a participant as surely as a field would, and
+	// no stand-in keeps the sentence meaningful: the record is rejected, not redacted. A bare
+	// name or username is rewritten to "someone", as mentions are.
+	if len(identifierCodes(out, ids)) > 0 {
+		return "", false, ReasonIdentifier, nil
+	}
+	return unname(out, ids), true, "", nil
 }
+
+// ReasonIdentifier is the source reason of a record rejected by the context DLP for a
+// personal identifier in its text (besides dlp_rejected).
+const ReasonIdentifier = "identifier"
 
 // applyDLP filters every text field of every draft; a draft with an unclean field is
 // dropped and its source marked dlp_rejected.
-func applyDLP(ctx context.Context, p *filter.Pipeline, r *SourceResult) error {
+func applyDLP(ctx context.Context, p *filter.Pipeline, ids Identities, r *SourceResult) error {
 	kept := r.Drafts[:0:0]
 	for _, d := range r.Drafts {
 		clean := true
@@ -332,18 +387,22 @@ func applyDLP(ctx context.Context, p *filter.Pipeline, r *SourceResult) error {
 				fields = append(fields, &th.Replies[i].Text)
 			}
 		}
+		why := ""
 		for _, fp := range fields {
-			out, ok, err := dlpText(ctx, p, *fp)
+			out, ok, reason, err := dlpText(ctx, p, ids, *fp)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				clean = false
+				clean, why = false, reason
 				break
 			}
 			*fp = out
 		}
 		if !clean {
+			if why != "" {
+				addReason(&r.State, why)
+			}
 			degrade(&r.State, DLPRejected, "dlp_rejected")
 			r.State.Omitted++
 			continue

@@ -371,11 +371,11 @@ func decodeRecord(rv *strictValue, req *AdapterRequest, c *Content) error {
 	if err := ro.done(); err != nil {
 		return err
 	}
+	// The limits bound the whole record, not each field: three fields each within them could
+	// otherwise triple what one reference hands the model.
 	l := req.Limits
-	for _, s := range []string{c.Descriptor, c.State, c.Text} {
-		if len(s) > l.MaxBytes || utf8.RuneCountInString(s) > l.MaxChars || strings.Count(s, "\n")+1 > l.MaxLines {
-			return errors.New("$.record: over the requested limits")
-		}
+	if chars, bytes, lines := measure(*c); bytes > l.MaxBytes || chars > l.MaxChars || lines > l.MaxLines {
+		return errors.New("$.record: over the requested limits (whole record)")
 	}
 	return nil
 }
@@ -462,7 +462,15 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 	}
 	werr := cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // reap any lingering group member
-	red, _ := filter.New(nil).Redact(string(errb.b))
+	// Redaction can lengthen the text (a marker for a short value): bound it again after.
+	red, _ := filter.New(nil).Redact(strings.ToValidUTF8(string(errb.b), ""))
+	if len(red) > maxStderrBytes {
+		n := maxStderrBytes
+		for n > 0 && !utf8.RuneStart(red[n]) {
+			n--
+		}
+		red = red[:n]
+	}
 	s.stderr = []byte(red)
 	if werr != nil || ctx.Err() != nil || len(out.b) > MaxFrameBytes {
 		return nil, errUnavailable

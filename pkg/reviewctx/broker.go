@@ -16,6 +16,9 @@ type Target struct {
 	TargetBranch string
 	TargetSHA    string
 	ReviewedHead string
+	// ProjectID and IID are the merge request's numeric project ID and IID as the API
+	// answered them (the enriched merge-request environment is checked against them).
+	ProjectID, IID int64
 }
 
 // Metadata is the merge-request metadata projection before DLP.
@@ -59,6 +62,11 @@ type Forge interface {
 	PolicyBlob(ctx context.Context, sha string) ([]byte, error)
 	// Metadata returns the metadata projection of the merge request as first read.
 	Metadata(ctx context.Context) (Metadata, error)
+	// BotUsername returns the live authenticated bot's username (the token's own user), whose
+	// mentions anywhere in a line are lifecycle commands.
+	BotUsername(ctx context.Context) (string, error)
+	// Identities returns the display identities read so far, for the context DLP.
+	Identities() Identities
 	// Discussions acquires generic discussions and remediation threads (either selector may
 	// be nil), each read twice.
 	Discussions(ctx context.Context, generic, remediation *Discussions, head string) (SourceResult, SourceResult)

@@ -39,6 +39,36 @@ type GitLab struct {
 	now     func() time.Time
 	mr      *gl.MergeRequest // the first read
 	bot     *gl.User         // the live bot: the token's own user
+	// seen are the display identities read so far (Identities).
+	seen      map[string]bool
+	seenNames map[string]bool
+}
+
+// see records one account's display identity for the context DLP.
+func (g *GitLab) see(username, name string) {
+	if g.seen == nil {
+		g.seen, g.seenNames = map[string]bool{}, map[string]bool{}
+	}
+	if username != "" {
+		g.seen[username] = true
+	}
+	if name != "" {
+		g.seenNames[name] = true
+	}
+}
+
+// Identities returns the display identities read so far, sorted.
+func (g *GitLab) Identities() Identities {
+	var ids Identities
+	for u := range g.seen {
+		ids.Usernames = append(ids.Usernames, u)
+	}
+	for n := range g.seenNames {
+		ids.Names = append(ids.Names, n)
+	}
+	sort.Strings(ids.Usernames)
+	sort.Strings(ids.Names)
+	return ids
 }
 
 var projectPathRE = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.\-]*(/[A-Za-z0-9_.][A-Za-z0-9_.\-]*)+$`)
@@ -97,6 +127,9 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 		return Target{}, err
 	}
 	g.mr = mr
+	if mr.Author != nil {
+		g.see(mr.Author.Username, mr.Author.Name)
+	}
 	br, _, err := g.api.Branches.GetBranch(g.project, mr.TargetBranch, gl.WithContext(ctx))
 	if err != nil {
 		return Target{}, fmt.Errorf("reviewctx: gitlab: target branch: %w", err)
@@ -104,7 +137,7 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 	if br.Name != mr.TargetBranch || br.Commit == nil || !shaRE.MatchString(br.Commit.ID) {
 		return Target{}, errors.New("reviewctx: gitlab: target branch: name or commit malformed")
 	}
-	return Target{Protected: br.Protected, TargetBranch: br.Name, TargetSHA: br.Commit.ID, ReviewedHead: mr.SHA}, nil
+	return Target{Protected: br.Protected, TargetBranch: br.Name, TargetSHA: br.Commit.ID, ReviewedHead: mr.SHA, ProjectID: mr.ProjectID, IID: mr.IID}, nil
 }
 
 // PolicyBlob lists .opencodereview at sha to learn the entry's type and mode, then reads the
@@ -170,6 +203,15 @@ func (g *GitLab) Metadata(context.Context) (Metadata, error) {
 	return mrMetadata(g.mr), nil
 }
 
+// BotUsername returns the live bot's username (GET /user, read once per acquisition).
+func (g *GitLab) BotUsername(ctx context.Context) (string, error) {
+	u, err := g.liveBot(ctx)
+	if err != nil {
+		return "", err
+	}
+	return u.Username, nil
+}
+
 // Recheck re-reads the merge request for the twice-read rule.
 func (g *GitLab) Recheck(ctx context.Context, t Target, m Metadata) (bool, bool, error) {
 	mr, err := g.readMR(ctx)
@@ -193,6 +235,7 @@ func (g *GitLab) liveBot(ctx context.Context) (*gl.User, error) {
 		return nil, errors.New("reviewctx: gitlab: live bot identity malformed")
 	}
 	g.bot = u
+	g.see(u.Username, u.Name)
 	return u, nil
 }
 
@@ -312,7 +355,8 @@ type selectedThread struct {
 	rootText    string   // remediation root without marker
 	resolved    bool
 	outdated    bool
-	omitted     int // replies omitted by a bound
+	omitted     int    // replies omitted by a bound
+	head        string // the reviewed head (a diff note anchored elsewhere is outdated)
 }
 
 func (g *GitLab) selectThreads(ds []*gl.Discussion, generic, remediation *Discussions, head string, bot *gl.User) selection {
@@ -399,7 +443,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 		return
 	}
 	*n++
-	t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}}
+	t := selectedThread{d: d, root: root, fingerprint: fp, rootText: rest, resolved: resolved, outdated: outdated, classes: []string{classes[0]}, head: head}
 	allowed := classSet(sel.AccountClasses)
 	for i, note := range d.Notes[1:] {
 		c := classes[i+1]
@@ -474,6 +518,13 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 	first, c, reason := g.readDiscussionsTwice(ctx, generic, remediation, head, bot)
 	if reason != "" {
 		return fail(c, reason)
+	}
+	for _, d := range first.Items {
+		for _, n := range d.Notes {
+			if n != nil {
+				g.see(n.Author.Username, n.Author.Name)
+			}
+		}
 	}
 	s := g.selectThreads(first.Items, generic, remediation, head, bot)
 	if generic != nil {
@@ -623,6 +674,12 @@ func (g *GitLab) remediationDraft(t selectedThread, bot *gl.User, names *pseudon
 		th.Replies = append(th.Replies, Reply{Author: names.name(n, t.classes[j+1]), Class: t.classes[j+1], Text: names.unmention(body)})
 	}
 	th.ReplyCount = len(th.Replies)
+	th.ResolvedCount, th.OutdatedCount = noteCounts(t.root, t.head)
+	for _, n := range t.replies {
+		r, o := noteCounts(n, t.head)
+		th.ResolvedCount += r
+		th.OutdatedCount += o
+	}
 	if t.omitted > 0 {
 		th.Completeness = Partial
 	}
@@ -633,6 +690,17 @@ func (g *GitLab) remediationDraft(t selectedThread, bot *gl.User, names *pseudon
 		Projections:     Projections{Retrieve: []string{"descriptor", "state", "text"}, Model: []string{"descriptor", "state", "text"}, Publish: []string{}, Retain: []string{"state"}},
 		Content:         Content{Thread: th},
 	}
+}
+
+// noteCounts is 1/0 for a resolved note and 1/0 for a diff note anchored to another head.
+func noteCounts(n *gl.Note, head string) (resolved, outdated int) {
+	if n.Resolvable && n.Resolved {
+		resolved = 1
+	}
+	if n.Type == gl.DiffNote && n.Position != nil && n.Position.HeadSHA != head {
+		outdated = 1
+	}
+	return resolved, outdated
 }
 
 func (g *GitLab) object(suffix string) string {
@@ -786,7 +854,8 @@ func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) S
 			continue
 		}
 		best, status := pickJob(matches, current, &res.State)
-		if status == "unknown" {
+		if best.Status == "unknown" {
+			// the chosen job has not finished (a tie of finished jobs is only ambiguous)
 			degrade(&res.State, Partial, "incomplete")
 		}
 		if best.Finished != "" {

@@ -165,7 +165,7 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{
 		Mode: ModeEnriched, Protection: ProtectionRequired, AdaptersSet: true,
-		AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: helperEnv("admitted"),
+		AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: mrPipelineEnv(helperEnv("admitted"), nil),
 		StoreDir: dir, Filter: filter.New([]string{"glpat-test"}), Now: func() time.Time { return fxNow },
 	})
 	if err != nil {
@@ -425,6 +425,7 @@ func TestUnprotectedOptInIsConstrainedMetadataOnly(t *testing.T) {
 	})
 	f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")), httpfake.JSON(200, fx(t, "merge_request")))
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, unprot))
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot"))) // the live bot's mention commands
 	dir := filepath.Join(t.TempDir(), "s")
 	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, Protection: ProtectionUnprotected, StoreDir: dir, Now: func() time.Time { return fxNow }})
 	if err != nil {
@@ -446,6 +447,7 @@ func TestHeadMovingDuringAcquisitionFailsClosed(t *testing.T) {
 	})
 	f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")), httpfake.JSON(200, moved))
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, fx(t, "branch_main")))
+	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, StoreDir: t.TempDir() + "/s", Now: func() time.Time { return fxNow }})
 	if !errors.Is(err, ErrRevision) {
 		t.Fatalf("err %v", err)
@@ -491,6 +493,10 @@ func TestCIOutcomes(t *testing.T) {
 		r := f.edge(t).CIOutcomes(context.Background(), &CIOutcomes{MaxAgeSeconds: 86400, Checks: []CICheck{{Name: "test", PathPrefixes: []string{"pkg/"}}}}, fxHead)
 		if len(r.Drafts) != 1 || r.Drafts[0].Content.CI.Status != "unknown" || !contains(r.State.Reasons, "ambiguous") {
 			t.Fatalf("%+v %+v", r.State, r.Drafts[0].Content.CI)
+		}
+		// both tied jobs finished: the result is ambiguous, not incomplete
+		if contains(r.State.Reasons, "incomplete") {
+			t.Fatalf("a tie of finished jobs reports incomplete: %+v", r.State)
 		}
 	})
 	t.Run("stale completion is unknown and partial", func(t *testing.T) {

@@ -48,23 +48,54 @@ func ParseMarker(body string) (fingerprint, rest string, ok bool) {
 	return fingerprint, rest, true
 }
 
-// slashCommands are GitLab quick actions; a line starting with one is lifecycle control.
+// slashCommandRE: a line starting with a GitLab quick action (/word, deliberately broad) is
+// lifecycle control.
 var slashCommandRE = regexp.MustCompile(`^/[a-z_]+(\s|$)`)
 
-// stripCommands removes recognized slash-command lines and lines that address the live bot
-// by username (mention commands), which are lifecycle control and never model text. It
-// reports how many lines it removed.
+// CommandNames are the command words that are lifecycle control anywhere in a line: GitLab's
+// quick actions that change review state and the toolkit's own review commands. Written as
+// /name after the start of the line or whitespace, and followed by the end, whitespace or
+// punctuation, they make the line a command (GitLab itself runs quick actions only at a line
+// start; an engine reading "please /approve" mid-line must not see it either).
+var CommandNames = []string{
+	"approve", "assign", "assign_reviewer", "close", "draft", "label", "merge", "ocr", "ready", "rebase",
+	"recheck", "relabel", "reopen", "request_review", "rerun", "resolve", "retry", "review", "submit_review",
+	"unapprove", "unassign", "unassign_reviewer", "unlabel", "unresolve",
+}
+
+var inlineCommandRE = regexp.MustCompile(`(?:^|\s)/(?:` + strings.Join(CommandNames, "|") + `)(?:$|[\s.,;:!?)\]])`)
+
+// stripCommands removes lifecycle-control lines, which are never model text: a line starting
+// with a slash command, a line holding one of CommandNames as /name anywhere, and a line that
+// mentions the live bot by username anywhere ("Fixed, @bot please recheck" addresses the bot:
+// the whole line is the command). Mentions are matched as GitLab does (case-insensitive, an @
+// not preceded by a word character, dot or hyphen). It reports how many lines it removed.
 func stripCommands(body, botUsername string) (string, int) {
 	lines := strings.Split(body, "\n")
 	out := lines[:0:0]
 	n := 0
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
-		if slashCommandRE.MatchString(t) || (botUsername != "" && (t == "@"+botUsername || strings.HasPrefix(t, "@"+botUsername+" "))) {
+		if slashCommandRE.MatchString(t) || inlineCommandRE.MatchString(t) || mentionsUser(t, botUsername) {
 			n++
 			continue
 		}
 		out = append(out, l)
 	}
 	return strings.TrimSpace(strings.Join(out, "\n")), n
+}
+
+// mentionsUser reports whether line mentions username (case-insensitive) anywhere.
+func mentionsUser(line, username string) bool {
+	if username == "" || !strings.Contains(line, "@") {
+		return false
+	}
+	found := false
+	replaceMentions(line, func(u string) string {
+		if strings.EqualFold(u, username) {
+			found = true
+		}
+		return ""
+	})
+	return found
 }

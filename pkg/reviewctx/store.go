@@ -71,8 +71,28 @@ type Thread struct {
 	Replies      []Reply      `json:"replies"`
 	Completeness Completeness `json:"completeness"`
 	ReplyCount   int          `json:"reply_count"`
+	// ResolvedCount and OutdatedCount count the record's notes (root and admitted replies)
+	// that are resolved, and that are diff notes anchored to another head than the reviewed
+	// one.
+	ResolvedCount int `json:"resolved_count"`
+	OutdatedCount int `json:"outdated_count"`
 	// OmittedReplies counts replies left out (class not selected, bound, command-only).
 	OmittedReplies int `json:"omitted_replies"`
+}
+
+// threadModel is the fixed model projection of a remediation record: everything but the
+// finding fingerprint, which binds the record to its finding for the toolkit only (the
+// engine needs the claim's text, not the toolkit's identity of it).
+type threadModel struct {
+	Root           string       `json:"root"`
+	AnchorState    string       `json:"anchor_state"`
+	Resolved       bool         `json:"resolved"`
+	Replies        []Reply      `json:"replies"`
+	Completeness   Completeness `json:"completeness"`
+	ReplyCount     int          `json:"reply_count"`
+	ResolvedCount  int          `json:"resolved_count"`
+	OutdatedCount  int          `json:"outdated_count"`
+	OmittedReplies int          `json:"omitted_replies"`
 }
 
 // CIRecord is one same-revision CI outcome: only the protected check scope, the exact head,
@@ -123,7 +143,10 @@ func (r *Record) ModelView() map[string]any {
 	m := map[string]any{"handle": r.Handle, "resource_class": r.Binding.ResourceClass}
 	switch {
 	case r.Content.Thread != nil:
-		m["thread"] = r.Content.Thread
+		th := r.Content.Thread
+		m["thread"] = threadModel{Root: th.Root, AnchorState: th.AnchorState, Resolved: th.Resolved, Replies: th.Replies,
+			Completeness: th.Completeness, ReplyCount: th.ReplyCount, ResolvedCount: th.ResolvedCount, OutdatedCount: th.OutdatedCount,
+			OmittedReplies: th.OmittedReplies}
 		return m
 	case r.Content.CI != nil:
 		m["ci_outcome"] = r.Content.CI

@@ -67,6 +67,9 @@ type evidence struct {
 	checkLogSelection string
 	gaps              []verify.Gap
 	threads           int
+	// immutable is set by the immutable view: record kinds are withheld, so no coverage
+	// answer over them can be authoritative.
+	immutable bool
 }
 
 type collectionDoc struct {

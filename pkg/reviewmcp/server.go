@@ -78,6 +78,12 @@ type Config struct {
 	// StoreSHA256, optional (enriched only), is the SHA-256 of the committed store file
 	// (reviewctx.StoreIdentity.SHA256); when set the loaded store must have exactly it.
 	StoreSHA256 string
+	// View is the evidence view: ViewSnapshot (default) or ViewImmutable.
+	View string
+	// MetadataPath, optional (immutable view, constrained mode only), is the bounded
+	// merge-request metadata projection file (MetadataDoc) served as DocReviewMetadata;
+	// MetadataSHA256, optional, pins its bytes.
+	MetadataPath, MetadataSHA256 string
 	// UsagePath is the usage file, replaced atomically (0600) after every tool call.
 	UsagePath string
 	// Now is the clock for handle expiry; nil means time.Now.
@@ -96,6 +102,14 @@ func (c *Config) check() error {
 		}
 	default:
 		return fmt.Errorf("%w: mode: must be constrained or enriched", ErrConfig)
+	}
+	switch c.View {
+	case "", ViewSnapshot, ViewImmutable:
+	default:
+		return fmt.Errorf("%w: view: must be snapshot or immutable", ErrConfig)
+	}
+	if (c.MetadataPath != "" || c.MetadataSHA256 != "") && (c.View != ViewImmutable || c.Mode != ModeConstrained || c.MetadataPath == "") {
+		return fmt.Errorf("%w: metadata: only a metadata file, in mode constrained with view immutable (enriched serves metadata through the store)", ErrConfig)
 	}
 	if c.SnapshotDir == "" {
 		return fmt.Errorf("%w: snapshot: a verified snapshot directory is required", ErrConfig)
@@ -164,6 +178,15 @@ func newServer(ctx context.Context, cfg Config) (*server, error) {
 	}
 	ev, err := newEvidence(snap)
 	if err != nil {
+		return nil, fmt.Errorf("%w: snapshot: %v", ErrConfig, err)
+	}
+	var meta []byte
+	if cfg.MetadataPath != "" {
+		if meta, err = readMetadata(cfg.MetadataPath, cfg.MetadataSHA256); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	if err := ev.applyView(cfg.View, meta); err != nil {
 		return nil, fmt.Errorf("%w: snapshot: %v", ErrConfig, err)
 	}
 	s := &server{cfg: cfg, now: cfg.Now, ev: ev, usage: Usage{SchemaVersion: UsageSchema, Mode: cfg.Mode}}
@@ -327,7 +350,8 @@ func (c Config) CommandArgs() []string {
 	a := []string{"mcp", "--mode", string(c.Mode), "--snapshot", c.SnapshotDir}
 	for _, f := range []struct{ flag, v string }{
 		{"--index-sha256", c.IndexSHA256}, {"--store", c.StoreDir}, {"--run-id", c.RunID},
-		{"--policy-digest", c.PolicyDigest}, {"--store-sha256", c.StoreSHA256},
+		{"--policy-digest", c.PolicyDigest}, {"--store-sha256", c.StoreSHA256}, {"--view", c.View},
+		{"--metadata", c.MetadataPath}, {"--metadata-sha256", c.MetadataSHA256},
 	} {
 		if f.v != "" {
 			a = append(a, f.flag, f.v)

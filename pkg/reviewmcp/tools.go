@@ -354,6 +354,10 @@ func (s *server) coverageCall(raw json.RawMessage) (func(*Usage), any, error) {
 // coverageReasons returns the closed reasons the scope cannot prove absence.
 func (s *server) coverageReasons(kind, scope string) []string {
 	reasons := []string{}
+	if s.ev.immutable {
+		// the view withholds every record kind: zero matches proves nothing
+		return append(reasons, "view_withheld")
+	}
 	switch {
 	case scope == "" || scope == "all":
 		return append(reasons, "broad_scope")

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/pkg/reviewpub/pii"
 )
 
 // Reason is a closed DLP reason code.
@@ -164,7 +165,7 @@ func (d *detector) check(v string, c fieldClass) []hit {
 	}
 	for _, form := range forms {
 		d.secrets(form, add)
-		pii(form, add)
+		piiPatterns(form, add)
 	}
 	d.forbidden(v, add)
 	return hits
@@ -294,55 +295,12 @@ func (d *detector) secrets(s string, add func(Reason, string)) {
 	}
 }
 
-var (
-	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
-	// phoneRe needs separators and a final group of four digits: a bare digit run (a build number, an opaque ID) is not
-	// phone-like; a separator-bearing technical identifier can still be (conservative).
-	// A closing parenthesis is itself a separator: "(415)555-0100".
-	phoneRe = regexp.MustCompile(`\+?(?:\(\d{1,4}\)[ .-]?\(?\d{2,4}\)?|\(?\d{1,4}\)?[ .-]\(?\d{2,4}\)?)(?:[ .-]\(?\d{2,4}\)?){0,2}[ .-]\d{4}`)
-)
-
-// pii applies the closed PII patterns this package adds to the filter's: e-mail addresses
-// and separator-bearing phone numbers (10–15 digits, not inside a word).
-func pii(s string, add func(Reason, string)) {
-	if strings.IndexByte(s, '@') >= 0 && emailRe.MatchString(s) {
-		add(ReasonPII, "pii.email")
+// piiPatterns applies the closed PII patterns this package adds to the filter's (package pii):
+// e-mail addresses and separator-bearing phone numbers.
+func piiPatterns(s string, add func(Reason, string)) {
+	for _, code := range pii.Find(s) {
+		add(ReasonPII, code)
 	}
-	digits := 0
-	for i := 0; i < len(s) && digits < 10; i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			digits++
-		}
-	}
-	if digits < 10 {
-		return
-	}
-	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
-		if phoneLike(s, m[0], m[1]) {
-			add(ReasonPII, "pii.phone")
-			return
-		}
-	}
-}
-
-func phoneLike(s string, i, j int) bool {
-	if i > 0 {
-		if r, _ := utf8.DecodeLastRuneInString(s[:i]); unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' {
-			return false
-		}
-	}
-	if j < len(s) {
-		if r, _ := utf8.DecodeRuneInString(s[j:]); unicode.IsLetter(r) || unicode.IsDigit(r) {
-			return false
-		}
-	}
-	digits := 0
-	for _, r := range s[i:j] {
-		if r >= '0' && r <= '9' {
-			digits++
-		}
-	}
-	return digits >= 10 && digits <= 15
 }
 
 // forbidden compares the value's normalized forms (as written and percent-decoded) with the

@@ -44,7 +44,9 @@ const (
 	e2eTarget  = "dd692733bb84bc3e9e862e66c099daec2fa00c83"
 	e2eBlob    = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	e2eProject = "Acme/Platform/widgets"
-	e2eP       = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
+	// e2eRulesTree lists the repository Rules at the target SHA.
+	e2eRulesTree = "/api/v4/projects/Acme%2FPlatform%2Fwidgets/repository/tree?page=1&path=.opencodereview%2Frules&per_page=100&ref=" + e2eTarget
+	e2eP         = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
 )
 
 var (
@@ -287,6 +289,12 @@ type scenario struct {
 	// refused: protection is left required (unset) and the run stops at the lifecycle
 	// decision: one MR read and the branch, nothing else.
 	refused bool
+	// noPipeline leaves out the merge-request pipeline variables an enriched run needs.
+	noPipeline bool
+	// rules is the target SHA's .opencodereview/rules listing and blobs (nil: no directory).
+	rules *rulesFixture
+	// skipSnapshot: the run stops after reading the rules (nothing later is requested).
+	skipSnapshot bool
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -335,17 +343,32 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		branch = edit(t, branch, func(v any) any { v.(map[string]any)["protected"] = false; return v })
 	}
 	f.Expect("GET", e2eP+"/repository/branches/main", httpfake.JSON(200, branch))
+	if sc.mode == "metadata" {
+		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot"))) // the live bot's mention commands
+	}
 	if sc.mode == "enriched" {
 		f.Expect("GET", e2eP+"/repository/tree?page=1&path=.opencodereview&per_page=100&ref="+e2eTarget, listPage(fixture(t, "tree_opencodereview")))
 		f.Expect("GET", e2eP+"/repository/blobs/"+e2eBlob+"/raw", httpfake.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: sc.policy})
 		f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fixture(t, "user_bot")))
 		f.Expect("GET", e2eP+"/merge_requests/7/discussions?page=1&per_page=100", listPage(sc.pages[0]), listPage(sc.pages[1]))
 	}
+	// the repository Rules at the target SHA: none unless the scenario has some
+	if sc.rules == nil {
+		f.Expect("GET", e2eRulesTree, httpfake.JSON(404, []byte(`{"message":"404 Tree Not Found"}`)))
+	} else {
+		f.Expect("GET", e2eRulesTree, listPage(sc.rules.tree))
+		for id, body := range sc.rules.blobs {
+			f.Expect("GET", e2eP+"/repository/blobs/"+id+"/raw", httpfake.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Body: body})
+		}
+	}
+	if sc.skipSnapshot {
+		return
+	}
 	c, err := cassette.Load("../../test/fixtures/gitlab/cassettes/mr")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.ExpectCassette(c)
+	f.ExpectCassette(entityOnly(c))
 	if sc.noPosting {
 		return
 	}
@@ -366,6 +389,12 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 		notes = []byte("[]")
 	}
 	f.Expect("GET", e2eP+"/merge_requests/7/notes?order_by=created_at&per_page=100&sort=asc", listPage(notes))
+}
+
+// rulesFixture is a rules directory at the target SHA: the tree listing and blob ID → bytes.
+type rulesFixture struct {
+	tree  []byte
+	blobs map[string][]byte
 }
 
 type e2eRun struct {
@@ -401,6 +430,11 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 	if sc.mode != "" {
 		env = append(env, "OCR_REVIEW_CONTEXT_MODE="+sc.mode)
 	}
+	if sc.mode == "enriched" && !sc.noPipeline {
+		// enriched runs only in a validated GitLab merge-request pipeline (the fixture's MR)
+		env = append(env, "GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event", "CI_MERGE_REQUEST_PROJECT_ID=42",
+			"CI_MERGE_REQUEST_IID=7", "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA="+e2eHead)
+	}
 	if !sc.protected && !sc.refused {
 		env = append(env, "OCR_GITLAB_TARGET_PROTECTION_MODE=unprotected")
 	}
@@ -429,9 +463,9 @@ agent:
 secrets: [DEPLOY_PASSWORD]
 profiles:
   change_proposal:
-    included_sources: [agent_runs, check_logs, checks, comments, entity, reviews]
+    included_sources: [entity]
     record_selection: newest
-    check_log_selection: failed
+    check_log_selection: none
     bounds:
       max_records_per_source: 100
       max_source_bytes: 4096
@@ -649,7 +683,7 @@ func TestReviewContextEngineIsolation(t *testing.T) {
 				t.Fatalf("run: %v\n%s", r.err, r.logs)
 			}
 			env := readLines(t, filepath.Join(r.out, "env"))
-			want := []string{"ENGINE_OUT", "ENGINE_SCRIPT", EnvMCPConfig, EnvResultFile, "HOME", "LANG", "PATH", "TMPDIR"}
+			want := []string{"ENGINE_OUT", "ENGINE_SCRIPT", EnvMCPConfig, EnvResultFile, EnvRules, "HOME", "LANG", "PATH", "TMPDIR"}
 			if got := envKeys(env); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("engine environment keys %v, want %v", got, want)
 			}
@@ -770,7 +804,7 @@ func TestReviewContextSignalDuringCleanup(t *testing.T) {
 			if r.err == nil || r.res.Status != StatusCancelled {
 				t.Fatalf("want an interrupted run, got %v %+v", r.err, r.res)
 			}
-			want := []string{"acquired", "engine", "cleanup:store", "cleanup:snapshot", "cleanup:home", "cleanup:tmp", "cleanup:mcp", "replace"}
+			want := []string{"acquired", "engine", "cleanup:store", "cleanup:snapshot", "cleanup:home", "cleanup:tmp", "cleanup:mcp", "cleanup:rules", "replace"}
 			if strings.Join(points, ",") != strings.Join(want, ",") {
 				t.Fatalf("lifecycle points %v, want %v", points, want)
 			}
@@ -886,8 +920,9 @@ func TestReviewContextPreservePrivateArtifacts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds forgectx and the stand-in engine")
 	}
-	page1 := fixture(t, "discussions_page1")
-	r := runScenarioWith(t, scenario{mode: "enriched", protected: true, approve: "true", script: "hostile", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), noPosting: true}, nil,
+	// metadata: preservation is a local diagnostic, and enriched runs only inside a validated
+	// merge-request pipeline, where preservation is refused
+	r := runScenarioWith(t, scenario{mode: "metadata", protected: true, approve: "true", script: "hostile", noPosting: true}, nil,
 		func(o *Options) { o.PreservePrivateArtifacts = true })
 	r.fake.wantPosts = map[string]int{}
 	if r.err != nil || r.res.Status != StatusSuccess || r.res.Cleanup != CleanupPreserved || r.res.Receipt != nil {
@@ -1002,10 +1037,11 @@ func TestReviewContextCLI(t *testing.T) {
 	if err := os.WriteFile(hf, []byte(e2eHarness(eng)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp)
+	// The fake serves the project by its path; GitLab's pipeline variable is its numeric ID.
+	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--project", e2eProject)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=clean", "ENGINE_OUT=" + out,
-		"OCR_REVIEW_CONTEXT_MODE=enriched", "OCR_AUTO_APPROVE=true",
-		"CI_API_V4_URL=" + f.front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=" + e2eProject, "CI_MERGE_REQUEST_IID=7",
+		"OCR_REVIEW_CONTEXT_MODE=enriched", "OCR_AUTO_APPROVE=true", "GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event",
+		"CI_API_V4_URL=" + f.front.URL + "/api/v4", "CI_MERGE_REQUEST_PROJECT_ID=42", "CI_MERGE_REQUEST_IID=7",
 		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + e2eHead}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -1044,7 +1080,9 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	}
 	cmd := exec.Command(fctx, "review-context", "run", "--harness", hf, "--temp-dir", tmp, "--api-url", f.front.URL+"/api/v4",
 		"--project", e2eProject, "--mr", "7", "--token-env", "GITLAB_TOKEN")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=sleep", "ENGINE_OUT=" + out, "OCR_REVIEW_CONTEXT_MODE=enriched"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GITLAB_TOKEN=" + e2eToken, "ENGINE_SCRIPT=sleep", "ENGINE_OUT=" + out, "OCR_REVIEW_CONTEXT_MODE=enriched",
+		"GITLAB_CI=true", "CI_PIPELINE_SOURCE=merge_request_event", "CI_MERGE_REQUEST_PROJECT_ID=42", "CI_MERGE_REQUEST_IID=7",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_SHA=" + e2eHead}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -1157,4 +1195,20 @@ func TestReviewContextCheckoutCredentialRefused(t *testing.T) {
 	}
 	failureNote(t, r, FailCheckoutCredentials)
 	assertNoLeftovers(t, r.tmp)
+}
+
+// entityOnly keeps the recorded merge request's interactions an entity-only snapshot makes
+// (the project, the merge request, its author's user and membership): the review run never
+// fetches conversations, CI or other participants for the engine.
+func entityOnly(c *cassette.Cassette) *cassette.Cassette {
+	out := &cassette.Cassette{Meta: c.Meta}
+	for _, in := range c.Interactions {
+		u := in.Request.URL
+		if strings.Contains(u, "/discussions") || strings.Contains(u, "/pipelines") || strings.Contains(u, "/jobs/") ||
+			(strings.Contains(u, "/users/") || strings.Contains(u, "/members/")) && !strings.HasSuffix(u, "/101") {
+			continue
+		}
+		out.Interactions = append(out.Interactions, in)
+	}
+	return out
 }

@@ -35,7 +35,7 @@ var failurePhrase = map[string]string{
 // IsConfigError reports whether err is a configuration, selector, policy, adapter-configuration,
 // constrained-lifecycle or unprotected-target rejection (exit 2; nothing is posted).
 func IsConfigError(err error) bool {
-	for _, usage := range []error{ErrConfig, reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget} {
+	for _, usage := range []error{ErrConfig, reviewctx.ErrSelector, reviewctx.ErrPolicy, reviewctx.ErrAdapterConfig, reviewctx.ErrConstrained, reviewctx.ErrUnprotectedTarget, reviewctx.ErrMREnvironment, reviewctx.ErrRules} {
 		if errors.Is(err, usage) {
 			return true
 		}

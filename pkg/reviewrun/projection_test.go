@@ -89,11 +89,11 @@ func TestReplaceCheckedInode(t *testing.T) {
 // The engine's environment: generated names only, plus allowed harness names whose values
 // carry no withheld value.
 func TestEngineEnvWithholdsCredentials(t *testing.T) {
-	s := &session{home: "/h", tmp: "/t", out: "/o"}
+	s := &session{home: "/h", tmp: "/t", out: "/o", rules: "/r"}
 	h := harnessWith([]string{"SAFE", "COPY", "GITLAB_TOKEN", "DEPLOY_KEY"}, []string{"DEPLOY_KEY"})
 	env := engineEnv([]string{"SAFE=ok", "COPY=x-glpat-abcdefghijklmnop", "MY_TOKEN_VAR=glpat-abcdefghijklmnop",
 		"GITLAB_TOKEN=other-token", "DEPLOY_KEY=hunter22", "UNLISTED=1"}, h, "MY_TOKEN_VAR", s, "/h/.config/forgectx/mcp.json")
-	want := []string{EnvMCPConfig + "=/h/.config/forgectx/mcp.json", EnvResultFile + "=/o/result.json", "HOME=/h", "LANG=C.UTF-8",
+	want := []string{EnvMCPConfig + "=/h/.config/forgectx/mcp.json", EnvResultFile + "=/o/result.json", EnvRules + "=/r", "HOME=/h", "LANG=C.UTF-8",
 		"PATH=/usr/bin:/bin", "SAFE=ok", "TMPDIR=/t"}
 	if len(env) != len(want) {
 		t.Fatalf("env %v, want %v", env, want)

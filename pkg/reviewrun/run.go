@@ -115,6 +115,8 @@ type runner struct {
 	usageErr    error
 	engine      engineRun
 	res         Result
+	// rules are the repository Rules read at the target SHA.
+	rules []reviewctx.RuleFile
 	// failState is the closed failure state the current step would post (failure.go); empty
 	// before acquisition starts.
 	failState string
@@ -140,6 +142,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	mode, prot, err := r.selectors()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEngineView(mode, o.Harness); err != nil {
 		return nil, err
 	}
 	if r.s, err = newSession(o.TempDir, r.engineCred); err != nil {
@@ -314,6 +319,10 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 		return err
 	}
 	r.collectContext()
+	// Repository Rules come from the captured target SHA, never from the source branch.
+	if r.rules, err = g.RuleFiles(ctx, r.acq.TargetSHA); err != nil {
+		return err
+	}
 	r.at("acquired")
 	r.failState = FailSnapshot
 	if err := r.snapshot(ctx); err != nil {
@@ -377,6 +386,9 @@ func (r *runner) runEngine(ctx context.Context) error {
 	}
 	r.failState = FailEngine
 	mcfg := r.s.mcpConfig(r.indexSHA256, enriched, r.runID, r.acq.PolicyDigest, storeSHA)
+	if err := r.writeMetadata(&mcfg); err != nil {
+		return err
+	}
 	cfg, err := r.s.writeMCPConfig(r.o.Forgectx, r.s.mcpArgs(mcfg))
 	if err != nil {
 		return err
@@ -401,6 +413,21 @@ func (r *runner) runEngine(ctx context.Context) error {
 		return err
 	}
 	r.failState = FailEngine
+	if err := writeRules(r.s.rules, r.rules, r.s.own); err != nil {
+		return err
+	}
+	overlay, err := overlayRules(dir, r.rules)
+	if err != nil {
+		if guard != nil {
+			_ = guard.restore()
+		}
+		return err
+	}
+	defer func() {
+		if err := overlay.restore(); err != nil {
+			r.o.Log.Error().Str("code", "checkout_rules_not_restored").Msg("review-context run: the checkout's rules directory could not be restored")
+		}
+	}()
 	if guard != nil {
 		r.o.Log.Info().Msg("review-context run: credentials stripped from the checkout's git configuration for the engine")
 		defer func() {
@@ -455,6 +482,7 @@ func (r *runner) cleanup() string {
 		{"home", r.s.home, nil},
 		{"tmp", r.s.tmp, nil},
 		{"mcp", r.s.mcp, nil},
+		{"rules", r.s.rules, nil},
 	}
 	for _, st := range steps {
 		r.at("cleanup:" + st.name)

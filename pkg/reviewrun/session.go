@@ -22,6 +22,10 @@ const (
 	EnvMCPConfig = "FORGECTX_REVIEW_MCP_CONFIG"
 	// EnvResultFile is where the engine writes its review result (ocr.review-result/v1).
 	EnvResultFile = "FORGECTX_REVIEW_RESULT"
+	// EnvRules is the directory holding the repository Rules read at the target SHA
+	// (untrusted guidance; the checkout's own rules directory holds the same files for the
+	// engine's lifetime).
+	EnvRules = "FORGECTX_REVIEW_RULES"
 )
 
 // MCPServerName is the one server entry of the generated configuration.
@@ -46,7 +50,7 @@ const mcpConfigRel = ".config/forgectx/mcp.json"
 // the snapshot only through the relay to the MCP server forgectx itself runs
 // (docs/review-context.md, "Engine identity").
 type session struct {
-	root, home, tmp, store, snapshot, mcp, out string
+	root, home, tmp, store, snapshot, mcp, out, rules string
 	// relay is the abstract Unix socket name of a root run's MCP relay ("@forgectx-review-"
 	// and 128 random bits; a filesystem path could exceed the 108-byte sun_path bound under a
 	// long --temp-dir). Access is the SO_PEERCRED check of relay.go.
@@ -68,7 +72,7 @@ func newSession(base string, engine *syscall.Credential) (*session, error) {
 		p       *string
 		name    string
 		engines bool // owned by the engine identity when there is one
-	}{{&s.home, "home", true}, {&s.tmp, "tmp", true}, {&s.snapshot, "snapshot", false}, {&s.mcp, "mcp", false}, {&s.out, "out", true}}
+	}{{&s.home, "home", true}, {&s.tmp, "tmp", true}, {&s.snapshot, "snapshot", false}, {&s.mcp, "mcp", false}, {&s.out, "out", true}, {&s.rules, "rules", true}}
 	if engine != nil {
 		var rnd [16]byte
 		if _, err := rand.Read(rnd[:]); err != nil {
@@ -117,8 +121,9 @@ func (s *session) resultOwner() int {
 // relaySocket is the Unix socket the relay entry connects to (root runs only).
 func (s *session) relaySocket() string { return s.relay }
 
-func (s *session) usagePath() string  { return filepath.Join(s.mcp, "usage.json") }
-func (s *session) resultPath() string { return filepath.Join(s.out, "result.json") }
+func (s *session) usagePath() string    { return filepath.Join(s.mcp, "usage.json") }
+func (s *session) metadataPath() string { return filepath.Join(s.mcp, "metadata.json") }
+func (s *session) resultPath() string   { return filepath.Join(s.out, "result.json") }
 
 // mcpServer is one entry of the generated configuration (the mcpServers shape MCP clients
 // read: command, args, env).
@@ -144,7 +149,8 @@ func (s *session) mcpArgs(c reviewmcp.Config) []string {
 
 // mcpConfig is the server configuration of this run.
 func (s *session) mcpConfig(indexSHA256 string, enriched bool, runID, policyDigest, storeSHA256 string) reviewmcp.Config {
-	c := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: s.snapshot, IndexSHA256: indexSHA256, UsagePath: s.usagePath()}
+	c := reviewmcp.Config{Mode: reviewmcp.ModeConstrained, SnapshotDir: s.snapshot, IndexSHA256: indexSHA256, UsagePath: s.usagePath(),
+		View: reviewmcp.ViewImmutable}
 	if enriched {
 		c.Mode, c.StoreDir, c.RunID, c.PolicyDigest, c.StoreSHA256 = reviewmcp.ModeEnriched, s.store, runID, policyDigest, storeSHA256
 	}
@@ -208,7 +214,7 @@ func engineEnv(environ []string, h *harness.Harness, tokenEnv string, s *session
 		env[n] = v
 	}
 	env["HOME"], env["TMPDIR"] = s.home, s.tmp
-	env[EnvMCPConfig], env[EnvResultFile] = mcpConfig, s.resultPath()
+	env[EnvMCPConfig], env[EnvResultFile], env[EnvRules] = mcpConfig, s.resultPath(), s.rules
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

@@ -87,6 +87,11 @@ func run() error {
 			return err
 		}
 	}
+	if script == "dump" {
+		if err := dumpAnswers(ctx, sess, names, out); err != nil {
+			return err
+		}
+	}
 	texts, err := readContext(ctx, sess, names)
 	if err != nil {
 		return err
@@ -127,7 +132,35 @@ func recordWorld(out string) error {
 			return err
 		}
 	}
+	// The repository Rules as the engine is given them: the rules directory forgectx names and
+	// the checkout's own .opencodereview/rules ("name: content" lines, sorted).
+	for _, d := range [][2]string{{"rules_env", os.Getenv("FORGECTX_REVIEW_RULES")}, {"rules_checkout", filepath.Join(".opencodereview", "rules")}} {
+		if err := os.WriteFile(filepath.Join(out, d[0]), []byte(readRules(d[1])), 0o600); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(filepath.Join(out, "probe"), []byte(probe(home)), 0o600)
+}
+
+// readRules lists dir's files as "name: content" lines ("absent" when dir cannot be read).
+func readRules(dir string) string {
+	if dir == "" {
+		return "absent"
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "absent"
+	}
+	var lines []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "unreadable"
+		}
+		lines = append(lines, e.Name()+": "+strings.TrimSpace(string(b)))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // probe records what the engine can reach of forgectx's private state: its own UID, its
@@ -289,4 +322,96 @@ func hostile(texts []string) []finding {
 		{Severity: "medium", Path: "e.go", Line: 5, Message: "Quoted: " + laundered},
 		{Severity: "low", Path: "f.go", Line: 6, Message: "Prefer a named constant for the retry count."},
 	}
+}
+
+// dumpAnswers reads everything the tools serve — every evidence item through list and every
+// page of get, the context list and every listed record through context_get — and writes each
+// tool answer, in call order, to $ENGINE_OUT/answers as a JSON array of {"tool","args","answer"}
+// rows, so a test can assert exactly what the engine saw.
+func dumpAnswers(ctx context.Context, s *mcp.ClientSession, tools []string, out string) error {
+	type row struct {
+		Tool   string          `json:"tool"`
+		Args   map[string]any  `json:"args"`
+		Answer json.RawMessage `json:"answer"`
+	}
+	var rows []row
+	do := func(tool string, args map[string]any) (string, error) {
+		a, err := call(ctx, s, tool, args)
+		if err != nil {
+			return "", err
+		}
+		rows = append(rows, row{tool, args, json.RawMessage(a)})
+		return a, nil
+	}
+	cursor := ""
+	for {
+		args := map[string]any{"action": "list", "page_size": 50}
+		if cursor != "" {
+			args["cursor"] = cursor
+		}
+		a, err := do("ocr_toolkit_evidence", args)
+		if err != nil {
+			return err
+		}
+		var l struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+			Next string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal([]byte(a), &l); err != nil {
+			return err
+		}
+		for _, it := range l.Items {
+			off := -1
+			for {
+				args := map[string]any{"action": "get", "id": it.ID}
+				if off >= 0 {
+					args["offset"] = off
+				}
+				a, err := do("ocr_toolkit_evidence", args)
+				if err != nil {
+					return err
+				}
+				var g struct {
+					Next *int `json:"next_offset"`
+				}
+				if err := json.Unmarshal([]byte(a), &g); err != nil {
+					return err
+				}
+				if g.Next == nil {
+					break
+				}
+				off = *g.Next
+			}
+		}
+		if l.Next == "" {
+			break
+		}
+		cursor = l.Next
+	}
+	if contains(tools, "context_list") {
+		a, err := do("context_list", map[string]any{})
+		if err != nil {
+			return err
+		}
+		var l struct {
+			Items []struct {
+				Handle string `json:"handle"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(a), &l); err != nil {
+			return err
+		}
+		for _, it := range l.Items {
+			if _, err := do("context_get", map[string]any{"handle": it.Handle}); err != nil {
+				return err
+			}
+		}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "answers"), b, 0o600)
 }
