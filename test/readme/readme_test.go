@@ -119,7 +119,12 @@ func runInPrivateTmp(t *testing.T, cmds []command, where []string) ([]result, []
 	// The results go to the test's directory through a descriptor opened before /tmp is
 	// mounted over (the directory itself is under the real /tmp).
 	fmt.Fprintf(&drv, "set -u\nexec 9<%q\nR=/proc/$$/fd/9\n", out)
+	// The checkout itself may live under /tmp (CI clones wherever it likes): it is reached
+	// through a descriptor opened before the mount and bound back at its own path afterwards
+	// (--no-canonicalize: resolved as a path, the /proc link would name the new, empty /tmp).
+	fmt.Fprintf(&drv, "exec 8<%q\n", root)
 	drv.WriteString("mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 97\n")
+	fmt.Fprintf(&drv, "case %q in /tmp/*) mkdir -p %q && mount --no-canonicalize --bind /proc/$$/fd/8 %q || exit 97;; esac\n", root, root, root)
 	fmt.Fprintf(&drv, "mkdir -p /tmp/first-run/repo && ln -s %q /tmp/first-run/forgectx || exit 98\n", root)
 	for i, c := range cmds {
 		if err := os.WriteFile(filepath.Join(out, fmt.Sprintf("%d.cmd", i)), []byte(c.text+"\n"), 0o644); err != nil {
