@@ -32,7 +32,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs=false \
-      -ldflags "-s -w -X github.com/forgectx/forgectx/pkg/version.Version=${VERSION}" \
+      -ldflags "-s -w -X github.com/forgectx/forgectx/internal/platform/version.Version=${VERSION}" \
       -o /rootfs/usr/local/bin/forgectx ./cmd/forgectx \
  && mkdir -p /rootfs/etc/ssl/certs /rootfs/tmp \
  && chmod 1777 /rootfs/tmp \

@@ -38,7 +38,7 @@ if [ "$version" = "source" ]; then
   rev="source"
   if [ -n "${FORGECTX_SOURCE_REV:-}" ]; then rev="source-${FORGECTX_SOURCE_REV:0:12}"; fi
   (cd "$source_dir" && CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-    -ldflags "-s -w -X github.com/forgectx/forgectx/pkg/version.Version=$rev" \
+    -ldflags "-s -w -X github.com/forgectx/forgectx/internal/platform/version.Version=$rev" \
     -o "$bin_dir/forgectx" ./cmd/forgectx) || die "version source: go build failed"
   echo "install.sh: built forgectx from $source_dir into $bin_dir" >&2
   exit 0

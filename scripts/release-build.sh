@@ -26,7 +26,7 @@ for p in $platforms; do
   name="forgectx_${version}_${os}_${arch}"
   stage="$(mktemp -d)"
   CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath -buildvcs=false \
-    -ldflags "-s -w -X github.com/forgectx/forgectx/pkg/version.Version=${version}" \
+    -ldflags "-s -w -X github.com/forgectx/forgectx/internal/platform/version.Version=${version}" \
     -o "$stage/forgectx" ./cmd/forgectx
   cp LICENSE README.md "$stage/" # the licence ships in every archive: a missing one fails the build
   (cd "$stage" && tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@${epoch}" \

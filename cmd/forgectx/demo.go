@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/forgectx/forgectx/pkg/snapshot/demo"
+	"github.com/forgectx/forgectx/internal/snapshot/demo"
 )
 
 func init() {

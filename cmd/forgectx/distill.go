@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/forgectx/forgectx/pkg/inputfile"
+	"github.com/forgectx/forgectx/internal/platform/inputfile"
 
-	"github.com/forgectx/forgectx/pkg/distill"
-	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/internal/event/distill"
+	"github.com/forgectx/forgectx/internal/filter"
 )
 
 // distillOptions is `forgectx distill`'s flags.
@@ -44,7 +44,7 @@ func init() {
 	})
 }
 
-// runDistill validates the options and makes the one call into pkg/distill. Malformed or missing
+// runDistill validates the options and makes the one call into internal/event/distill. Malformed or missing
 // input is not an error: the excerpt is {} and a warning goes to the log (stderr), so a CI step
 // never fails on an event it cannot read.
 func runDistill(e *env, o distillOptions) error {
@@ -96,7 +96,7 @@ func runDistill(e *env, o distillOptions) error {
 }
 
 // checkPayloadFlag rejects a --payload file that does not exist, cannot be opened or is not
-// a regular file (a directory, a FIFO, a device: pkg/inputfile). "-" (stdin) and an unset flag
+// a regular file (a directory, a FIFO, a device: internal/platform/inputfile). "-" (stdin) and an unset flag
 // pass.
 func checkPayloadFlag(path string) error {
 	if path == "" || path == "-" {

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/rework"
-	"github.com/forgectx/forgectx/pkg/verify/verifytest"
+	"github.com/forgectx/forgectx/internal/rework"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/httpfake"
+	"github.com/forgectx/forgectx/test/verifytest"
 )
 
 // readmeExitTable returns the README's "Exit codes" table: command → the codes (0, 1, 2)

@@ -8,10 +8,10 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/forgectx/forgectx/pkg/inputfile"
+	"github.com/forgectx/forgectx/internal/platform/inputfile"
 
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/safeout"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/platform/safeout"
 )
 
 // filterOptions are the flags of `forgectx filter`.

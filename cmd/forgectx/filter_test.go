@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/internal/filter"
 )
 
 func decodeReport(t *testing.T, s string) filterReport {

@@ -1,7 +1,7 @@
 // Command forgectx hands Git-forge context to AI agents in CI.
 //
 // This package is wiring only: each command file parses its flags into an options struct and
-// makes one call into pkg/. Commands register themselves with register() from an init function
+// makes one call into internal/ (or the public pkg/prescript and pkg/cirelay). Commands register themselves with register() from an init function
 // in their own file, so adding a command touches no shared list.
 package main
 
@@ -19,8 +19,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/forgectx/forgectx/pkg/logging"
-	"github.com/forgectx/forgectx/pkg/version"
+	"github.com/forgectx/forgectx/internal/platform/logging"
+	"github.com/forgectx/forgectx/internal/platform/version"
 )
 
 // Exit codes shared by every command (documented in README.md, "Exit codes").
@@ -267,7 +267,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// inputErr is the usage error of an input file flag (pkg/inputfile): it names the flag, the
+// inputErr is the usage error of an input file flag (internal/platform/inputfile): it names the flag, the
 // path and the rule — missing, unreadable, or not a regular file and what it is instead.
 func inputErr(flagName string, err error) error {
 	if err == nil {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/forgectx/forgectx/pkg/reviewmcp"
-	"github.com/forgectx/forgectx/pkg/reviewrun"
+	"github.com/forgectx/forgectx/internal/review/reviewmcp"
+	"github.com/forgectx/forgectx/internal/review/reviewrun"
 )
 
 // mcpOptions are the flags of `forgectx mcp`.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/reviewctx"
-	"github.com/forgectx/forgectx/pkg/reviewmcp"
-	"github.com/forgectx/forgectx/pkg/verify/verifytest"
+	"github.com/forgectx/forgectx/internal/review/reviewctx"
+	"github.com/forgectx/forgectx/internal/review/reviewmcp"
+	"github.com/forgectx/forgectx/test/verifytest"
 )
 
 // TestMCPServesEvidenceToolsOverStdio speaks line-delimited JSON-RPC to the command, one

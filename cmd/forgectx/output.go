@@ -4,11 +4,11 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/forgectx/forgectx/pkg/safeout"
+	"github.com/forgectx/forgectx/internal/platform/safeout"
 )
 
 // checkOutputFile is the pre-flight of a file output flag (--dotenv, --report, --stats): a path
-// pkg/safeout would refuse (a directory, a device node, a FIFO, a dangling symlink, a missing
+// internal/platform/safeout would refuse (a directory, a device node, a FIFO, a dangling symlink, a missing
 // or unwritable directory) is a bad flag value, exit 2, reported before any work is done — not
 // after a script ran or a whole fetch finished. An empty path means the flag is unset.
 func checkOutputFile(flagName, path string, o safeout.Options) error {

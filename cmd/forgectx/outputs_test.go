@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // mkNullDevice makes the test's own character device 1:3 at path (never a system device), or

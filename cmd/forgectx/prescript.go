@@ -8,10 +8,10 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/forgectx/forgectx/internal/platform/safeout"
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
 	"github.com/forgectx/forgectx/pkg/prescript/gate"
-	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 func init() {

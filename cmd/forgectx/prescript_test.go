@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/pkg/cirelay"
-	"github.com/forgectx/forgectx/pkg/prescript/prescripttest"
+	"github.com/forgectx/forgectx/test/prescripttest"
 )
 
 func requireBash(t *testing.T) {

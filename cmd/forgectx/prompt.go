@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/forgectx/forgectx/pkg/prompt"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/internal/snapshot/prompt"
+	"github.com/forgectx/forgectx/internal/snapshot/verify"
 )
 
 func init() {

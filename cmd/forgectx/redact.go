@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/internal/filter"
 )
 
 // redactor is the one redaction every line forgectx itself prints to stderr passes through:

@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/forge"
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
 // A fourth forge is one package implementing forge.Provider plus one Register call
 // (docs/forges.md, "Adding a forge"). fakeProvider is such a forge, written as a new forge
 // package would be: its client is forge.NewHTTPClient (policy-checked, authenticated,
-// retrying) over a small JSON API, and nothing in cmd/forgectx or pkg/run knows its name.
+// retrying) over a small JSON API, and nothing in cmd/forgectx or internal/run knows its name.
 type fakeProvider struct{}
 
 const fakeForge = "fakeforge"

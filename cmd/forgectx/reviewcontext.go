@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/reviewctx"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/review/reviewctx"
 )
 
 // reviewContextPolicyOptions are the arguments of `forgectx review-context policy validate`.

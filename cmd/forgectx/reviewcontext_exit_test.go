@@ -14,14 +14,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/reviewrun"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/review/reviewrun"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 // The `review-context run` row of the README exit-code table, driven through the built
 // forgectx binary (its own executable is the MCP entry's command, so it cannot be this test
-// binary) and pkg/reviewrun's stand-in engine against a fake GitLab: a clean review posts its
+// binary) and internal/review/reviewrun's stand-in engine against a fake GitLab: a clean review posts its
 // summary note (0), a crashing engine posts the failure note (1).
 
 const (
@@ -30,7 +30,7 @@ const (
 	rcToken       = "glpat-exitTableReviewToken0123"
 )
 
-var rcFixtures = filepath.Join("..", "..", "pkg", "reviewctx", "testdata", "gitlab")
+var rcFixtures = filepath.Join("..", "..", "internal", "review", "reviewctx", "testdata", "gitlab")
 
 var (
 	rcBuildOnce   sync.Once
@@ -65,7 +65,7 @@ func reviewRunBinaries(t *testing.T) (string, string) {
 			rcBuildErr = err
 			return
 		}
-		for _, b := range [][2]string{{rcFctx, "."}, {rcEng, "../../pkg/reviewrun/testdata/engine"}} {
+		for _, b := range [][2]string{{rcFctx, "."}, {rcEng, "../../internal/review/reviewrun/testdata/engine"}} {
 			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
 				rcBuildErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 				return
@@ -162,7 +162,7 @@ func reviewRunCell(script string) exitCase {
 			}
 		}
 		hf := filepath.Join(base, "harness.yml")
-		// pkg/reviewrun's end-to-end harness: the profile the fixtures' cassette was recorded for.
+		// internal/review/reviewrun's end-to-end harness: the profile the fixtures' cassette was recorded for.
 		harnessText := `version: 1
 agent:
   name: ocr

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/forgectx/forgectx/pkg/harness"
-	"github.com/forgectx/forgectx/pkg/reviewrun"
-	fxrun "github.com/forgectx/forgectx/pkg/run"
+	"github.com/forgectx/forgectx/internal/review/reviewrun"
+	fxrun "github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/run/harness"
 )
 
 // reviewContextRunOptions are the flags of `forgectx review-context run`.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 const runHarness = `version: 1

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/reviewctx"
+	"github.com/forgectx/forgectx/internal/review/reviewctx"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 func TestReviewContextPolicyValidateExample(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"review-context", "policy", "validate", "../../pkg/reviewctx/testdata/policy-v2-example.json"}, nil, &out, &errb, func(string) string { return "" }, func() []string { return nil })
+	code := run(context.Background(), []string{"review-context", "policy", "validate", "../../internal/review/reviewctx/testdata/policy-v2-example.json"}, nil, &out, &errb, func(string) string { return "" }, func() []string { return nil })
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -38,7 +38,7 @@ func TestReviewContextPolicyValidateRejectsWithExit2(t *testing.T) {
 		t.Fatalf("exit %d out %q err %q", code, out.String(), errb.String())
 	}
 	link := filepath.Join(t.TempDir(), "l.json")
-	if err := os.Symlink("../../pkg/reviewctx/testdata/policy-v2-example.json", link); err != nil {
+	if err := os.Symlink("../../internal/review/reviewctx/testdata/policy-v2-example.json", link); err != nil {
 		t.Fatal(err)
 	}
 	errb.Reset()
@@ -95,7 +95,7 @@ func TestReviewContextAcquirePlainHTTPToNonLoopbackIsRefused(t *testing.T) {
 
 func TestReviewContextAcquireMetadataCommitsStore(t *testing.T) {
 	fx := func(name string) []byte {
-		b, err := os.ReadFile("../../pkg/reviewctx/testdata/gitlab/" + name + ".json")
+		b, err := os.ReadFile("../../internal/review/reviewctx/testdata/gitlab/" + name + ".json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestReviewContextAcquireMetadataCommitsStore(t *testing.T) {
 
 func TestReviewContextAcquireEnrichedScenario(t *testing.T) {
 	read := func(name string) []byte {
-		b, err := os.ReadFile("../../pkg/reviewctx/testdata/" + name)
+		b, err := os.ReadFile("../../internal/review/reviewctx/testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}

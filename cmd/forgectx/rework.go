@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/rework"
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/rework"
 )
 
 // reworkTokenEnv is the Forgejo provider's default token variable: the gate reads Forgejo/Gitea.

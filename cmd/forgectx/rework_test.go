@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/internal/rework"
+	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/rework"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
-// A compact Gitea 1.25-shaped world for the command tests (pkg/rework's tests hold the full
+// A compact Gitea 1.25-shaped world for the command tests (internal/rework's tests hold the full
 // rule tables): acme/demo, Source Issue 7, PR 9 by the impl actor 11, spec reviewer 21, code
 // reviewer 22.
 const (

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	fxrun "github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/safeout"
-	"github.com/forgectx/forgectx/pkg/stage"
+	"github.com/forgectx/forgectx/internal/platform/safeout"
+	fxrun "github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot/stage"
 )
 
 func init() {

@@ -9,11 +9,11 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/forgectx/forgectx/pkg/inputfile"
+	"github.com/forgectx/forgectx/internal/platform/inputfile"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
 func init() {

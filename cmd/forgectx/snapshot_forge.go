@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/forge"
-	_ "github.com/forgectx/forgectx/pkg/forge/providers" // registers every forge of this build
+	"github.com/forgectx/forgectx/internal/forge"
+	_ "github.com/forgectx/forgectx/internal/forge/providers" // registers every forge of this build
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
 // forgeOptions are the `forgectx snapshot` flags that select and reach a live (or recorded)
-// forge; pkg/forge applies the replay, record, token and transport policy to them.
+// forge; internal/forge applies the replay, record, token and transport policy to them.
 type forgeOptions struct {
 	Forge        string
 	Repo         string

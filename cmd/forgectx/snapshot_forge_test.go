@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 const ghFixtures = "../../test/fixtures/github"

@@ -12,11 +12,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 const gitlabCassette = "../../test/fixtures/gitlab/cassettes/mr"

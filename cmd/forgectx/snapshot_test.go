@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot"
 )
 
 const acqFixtures = "../../test/fixtures/acquisition"

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/forgectx/forgectx/pkg/stage"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/internal/snapshot/stage"
+	"github.com/forgectx/forgectx/internal/snapshot/verify"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	fxrun "github.com/forgectx/forgectx/pkg/run"
+	fxrun "github.com/forgectx/forgectx/internal/run"
 )
 
 func init() {

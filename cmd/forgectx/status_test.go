@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // githubStub answers the status-reconcile and run requests these CLI tests make: every issue

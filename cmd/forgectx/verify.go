@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/internal/snapshot/verify"
 )
 
 func init() {

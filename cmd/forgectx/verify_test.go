@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/canon"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
 // demoTree writes the `forgectx demo` tree and returns its directory and the digest of its

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/forgectx/forgectx/pkg/version"
+	"github.com/forgectx/forgectx/internal/platform/version"
 )
 
 func init() {

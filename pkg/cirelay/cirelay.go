@@ -30,7 +30,7 @@
 // # GitLab dotenv
 //
 // With Options.DotenvPath set, Relay also writes (atomically, replacing a regular file and
-// refusing anything else, see pkg/safeout) a dotenv
+// refusing anything else, see internal/platform/safeout) a dotenv
 // report for artifacts:reports:dotenv: reason, the outputs sorted, skipped last, one KEY=VALUE
 // line each, no comments, no blank lines. GitLab's dotenv rules are enforced and a violation
 // fails the relay, naming the key and the rule (never the value):
@@ -62,8 +62,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/forgectx/forgectx/internal/platform/safeout"
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/safeout"
 )
 
 // Keys the relay writes besides the script's outputs.
@@ -304,7 +304,7 @@ func RenderDotenv(entries []prescript.KV, limits DotenvLimits) ([]byte, error) {
 }
 
 // WriteDotenv replaces the dotenv report at path with body (as RenderDotenv returns it),
-// through pkg/safeout: a temporary file beside the target renamed over it, so a failed write
+// through internal/platform/safeout: a temporary file beside the target renamed over it, so a failed write
 // never leaves a half report for the artifact uploader, and only a regular file (or a new
 // path) is ever replaced — a device node, FIFO, directory or dangling symlink named by
 // --dotenv is refused, never clobbered. Errors read "write dotenv report: PATH: RULE" and name

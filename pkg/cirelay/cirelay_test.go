@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/pkg/prescript"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 func ghEnv(path string) func(string) string {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/internal/filter"
 )
 
 // FuzzParse: Parse never panics, every error is a *ProtocolError that names a rule and never

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/procgroup"
+	"github.com/forgectx/forgectx/internal/platform/procgroup"
 )
 
 // stopTreeOnCancel puts the script in its own process group; when the context ends

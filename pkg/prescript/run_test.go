@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/prescript/prescripttest"
+	"github.com/forgectx/forgectx/test/prescripttest"
 )
 
 func requireBash(t testing.TB) {

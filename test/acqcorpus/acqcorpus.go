@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
 // Head is the captured head SHA of every corpus pull request.

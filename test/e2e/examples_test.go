@@ -9,9 +9,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/forgectx/forgectx/pkg/harness"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/run/harness"
+	"github.com/forgectx/forgectx/internal/status"
 )
 
 // The README's workflow (examples/github) performs the whole job against the loopback API: its

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/status"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 // panicOn returns a getenv that panics the n-th time key is read (fault injection through the

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/forgejo"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/forge/forgejo"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/status"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 // sdkBody is a comment request body as the Gitea SDK and GitLab client-go encode it

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/filter"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
 )
 
 // Both ways a pre-script requests a skip — skipped=true in the output file and exit 78 with

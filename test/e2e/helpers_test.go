@@ -1,4 +1,4 @@
-// Package e2e runs `forgectx run` end to end against a loopback GitHub API (pkg/forge/httpfake)
+// Package e2e runs `forgectx run` end to end against a loopback GitHub API (test/httpfake)
 // that speaks GitHub's response shapes (test/ghscenario for the acquisition, the octokit
 // issue-comment shape for the comments forgectx writes) and fails on any request that was not
 // expected, and on any expected request never made.
@@ -19,19 +19,19 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/forge"
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/github"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/harness"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/stage"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/forge/github"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/run/harness"
+	"github.com/forgectx/forgectx/internal/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/snapshot/stage"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 const (

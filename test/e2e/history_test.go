@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/forge/github"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/forge/github"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 // The post-script runs on the host after the agent with only its listed variables plus the

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/stage"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot/stage"
+	"github.com/forgectx/forgectx/internal/status"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // In bind-mount mode an agent running as root could remount the read-only copy writable. As

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/status"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // Proceed path: the lookup finds no status comment, the started comment is created, the

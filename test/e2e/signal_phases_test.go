@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/canon"
-	"github.com/forgectx/forgectx/pkg/forge/httpfake"
-	"github.com/forgectx/forgectx/pkg/run"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/run"
+	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/ghscenario"
+	"github.com/forgectx/forgectx/test/httpfake"
 )
 
 // noInputRevision is the receipt's input_revision of a run that consumed no index: the SHA-256

@@ -1,5 +1,5 @@
-// Package filterv13 is a frozen copy of pkg/filter at forgectx-filter-v1.3.1, kept only so
-// pkg/filter's differential tests can check that the v1.4 rewrite (fast NFKC, keyword pass,
+// Package filterv13 is a frozen copy of internal/filter at forgectx-filter-v1.3.1, kept only so
+// internal/filter's differential tests can check that the v1.4 rewrite (fast NFKC, keyword pass,
 // prefix bitmap, fewer copies) emits the same bytes wherever v1.4 did not deliberately change
 // them. Only tests import it; never call it from production code, never change it.
 //

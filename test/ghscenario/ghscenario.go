@@ -2,7 +2,7 @@
 // and benchmark: a Scenario (the forge's state) becomes the exact exchanges the adapter makes,
 // with response bodies in GitHub's real shapes (taken from the @octokit/openapi examples and
 // the @octokit/graphql-schema types). Small scenarios are committed under
-// test/fixtures/github/<name>/ (regenerated with `go test ./pkg/forge/github -run
+// test/fixtures/github/<name>/ (regenerated with `go test ./internal/forge/github -run
 // TestFixtures -update`); the large one is generated at test time.
 package ghscenario
 
@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
-	"github.com/forgectx/forgectx/pkg/forge/github"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/forge/github"
 )
 
 // APIURL is the base the cassettes are recorded against.

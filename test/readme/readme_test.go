@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // root is the repository root (tests run in test/readme).

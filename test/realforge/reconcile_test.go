@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/status"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 

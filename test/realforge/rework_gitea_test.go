@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/rework"
+	"github.com/forgectx/forgectx/internal/rework"
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
 )
 

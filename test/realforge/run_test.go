@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
 	"github.com/forgectx/forgectx/test/realforge/giteaserver"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 const runAgent = `set -eu

@@ -39,13 +39,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/acquisition"
-	"github.com/forgectx/forgectx/pkg/filter"
-	"github.com/forgectx/forgectx/pkg/prompt"
-	"github.com/forgectx/forgectx/pkg/snapshot"
-	"github.com/forgectx/forgectx/pkg/stage"
-	"github.com/forgectx/forgectx/pkg/treefs"
-	"github.com/forgectx/forgectx/pkg/verify"
+	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/snapshot"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+	"github.com/forgectx/forgectx/internal/snapshot/prompt"
+	"github.com/forgectx/forgectx/internal/snapshot/stage"
+	"github.com/forgectx/forgectx/internal/snapshot/treefs"
+	"github.com/forgectx/forgectx/internal/snapshot/verify"
 	"github.com/forgectx/forgectx/test/acqcorpus"
 )
 
@@ -518,7 +518,7 @@ func seal(b *testing.B, c *corpus, st *stage.Stage, inMemory bool) {
 	}
 }
 
-// runBuild is the snapshot phase of `forgectx run` (pkg/run, runner.snapshot) on the corpus
+// runBuild is the snapshot phase of `forgectx run` (internal/run, runner.snapshot) on the corpus
 // file: the staged tree is assembled straight into the host directory, and only the summary,
 // digest and sums outlive the builder (inMemory: the form before, Assemble then Create). It
 // returns the stage and the tree's file count.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 	"go.yaml.in/yaml/v3"
 )
 

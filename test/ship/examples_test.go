@@ -11,8 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
-	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/internal/run/harness"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // The example directories, copied into a fresh repository as their own comments say and run as

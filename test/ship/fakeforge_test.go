@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/pkg/forge/cassette"
+	"github.com/forgectx/forgectx/internal/forge/cassette"
 	"github.com/forgectx/forgectx/test/ghscenario"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // gitlabCILocalVersion is the newest gitlab-ci-local that runs on the machine's Node.js 20

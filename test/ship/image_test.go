@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // TestImageBuildsOfflineAndRuns builds the Dockerfile's `prebuilt` target with buildah — vfs

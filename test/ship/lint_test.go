@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/forgectx/forgectx/pkg/harness"
+	"github.com/forgectx/forgectx/internal/run/harness"
 )
 
 const reviewComponentPath = "templates/review-context.yml"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/forgectx/forgectx/pkg/cirelay"
 	"github.com/forgectx/forgectx/pkg/prescript"
-	"github.com/forgectx/forgectx/pkg/prescript/prescripttest"
+	"github.com/forgectx/forgectx/test/prescripttest"
 )
 
 func TestWriteJSONExactBytes(t *testing.T) {

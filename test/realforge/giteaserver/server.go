@@ -36,7 +36,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/testnotice"
+	"github.com/forgectx/forgectx/test/testnotice"
 )
 
 // DefaultVersion is the Gitea release the suite runs against when FORGECTX_GITEA_VERSION is

@@ -1,0 +1,176 @@
+package gitlab
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"sync"
+
+	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+)
+
+// referencedActors lists every actor id the acquisition references (entity author, comment
+// authors, thread resolvers, receipt authors, whose bot identity the assembler checks), unique, in numeric order, with the last login seen for it.
+func referencedActors(a *acquisition.Acquisition) ([]string, map[string]*string) {
+	logins := map[string]*string{}
+	add := func(r acquisition.ActorRef) {
+		if r.ID == nil {
+			return
+		}
+		if _, seen := logins[*r.ID]; !seen || r.Login != nil {
+			logins[*r.ID] = r.Login
+		}
+	}
+	add(a.Entity.Author)
+	for _, cm := range a.Comments {
+		add(cm.Author)
+	}
+	for _, r := range a.AgentRuns {
+		add(r.Author)
+	}
+	for _, t := range a.Threads {
+		if t.ResolvedBy != nil {
+			add(*t.ResolvedBy)
+		}
+	}
+	ids := make([]string, 0, len(logins))
+	for id := range logins {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, logins
+}
+
+// actorOutcome is one actor lookup's result and the gap it contributes.
+type actorOutcome struct {
+	actor acquisition.Actor
+	gap   string
+}
+
+// actors resolves every referenced actor with bounded concurrency: the users API decides the
+// kind (bot only on a positive `bot: true`), and members/all/:user_id (inherited and shared
+// membership included) gives a human's effective access level.
+func (c *Client) actors(ctx context.Context, pid any, a *acquisition.Acquisition) {
+	ids, logins := referencedActors(a)
+	results := make([]actorOutcome, len(ids))
+	sem := make(chan struct{}, c.opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, id string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = c.actor(ctx, pid, id, logins[id])
+		}(i, id)
+	}
+	wg.Wait()
+	for _, r := range results {
+		a.Actors = append(a.Actors, r.actor)
+		if r.gap != "" {
+			a.Outcomes.Add(acquisition.ScopeActors, r.gap, 1)
+		}
+	}
+}
+
+// actor resolves one actor. Outcomes (spec, state/actors.json):
+//   - users API bot: true → kind bot, no role (the assembler writes role: bot), no
+//     membership lookup;
+//   - membership found with a mapped access level → verified role;
+//   - membership 404 (not a member, directly or inherited) → role null, unverified, no gap;
+//   - a member whose state is not active (blocked, awaiting) → role null, unverified;
+//   - an unmapped access level → role null, unverified, actors invalid_metadata;
+//   - any other lookup failure → role null, unverified, actors fetch_failed.
+func (c *Client) actor(ctx context.Context, pid any, id string, login *string) actorOutcome {
+	out := actorOutcome{actor: acquisition.Actor{ID: id, Login: login, Kind: acquisition.ActorHuman}}
+	uid, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	u, _, err := c.gl.Users.GetUser(uid, gl.GetUsersOptions{}, gl.WithContext(ctx))
+	switch {
+	case err != nil && statusOf(err) == http.StatusNotFound:
+		// A deleted or hidden user: no bot evidence and no membership to verify.
+		return out
+	case err != nil:
+		c.opts.Log.Warn().Str("actor_id", id).Int("status", statusOf(err)).Msg("user lookup failed")
+		out.gap = acquisition.GapFetchFailed
+		return out
+	}
+	if u.ID != uid {
+		// The users API answered about another account: no kind or role is known for this one.
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	if u.Username != "" {
+		name := u.Username
+		out.actor.Login = &name
+	}
+	if u.Bot {
+		out.actor.Kind = acquisition.ActorBot
+		return out
+	}
+	m, err := c.inheritedMember(ctx, pid, uid)
+	switch {
+	case err != nil && statusOf(err) == http.StatusNotFound:
+		return out
+	case err != nil:
+		c.opts.Log.Warn().Str("actor_id", id).Int("status", statusOf(err)).Msg("membership lookup failed")
+		out.gap = acquisition.GapFetchFailed
+		return out
+	}
+	if m.ID != uid {
+		// The answer is about another account: nothing about this actor was verified.
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	// `state` is the user's account state (active, blocked, deactivated …) and
+	// `membership_state` the membership's (active, or awaiting a seat/invitation approval):
+	// only an active user with an active membership holds the access level it reports.
+	if (m.State != "" && m.State != "active") || (m.MembershipState != "" && m.MembershipState != "active") {
+		return out
+	}
+	if m.AccessLevel == nil {
+		// A membership without an access level says nothing: not "No access" (0).
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	role, ok := Role(*m.AccessLevel)
+	if !ok {
+		out.gap = acquisition.GapInvalidMetadata
+		return out
+	}
+	out.actor.Role = &role
+	out.actor.RoleVerified = true
+	return out
+}
+
+// member is the members API row forgectx reads. client-go's ProjectMember has no
+// membership_state, which decides whether an awaiting member holds its access level.
+type member struct {
+	ID              int64                `json:"id"`
+	State           string               `json:"state"`
+	MembershipState string               `json:"membership_state"`
+	AccessLevel     *gl.AccessLevelValue `json:"access_level"`
+}
+
+// inheritedMember reads GET /projects/:id/members/all/:user_id (direct, inherited from
+// ancestor groups, and invited-group membership) through client-go's request machinery
+// (auth, retries, rate limits, counting).
+func (c *Client) inheritedMember(ctx context.Context, pid any, uid int64) (*member, error) {
+	req, err := c.gl.NewRequest(http.MethodGet, fmt.Sprintf("projects/%s/members/all/%d", url.PathEscape(fmt.Sprint(pid)), uid), nil, []gl.RequestOptionFunc{gl.WithContext(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	var m member
+	if _, err := c.gl.Do(req, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
