@@ -257,15 +257,59 @@ func secretValue(class keyClass, val, key []byte, sep byte, quote []byte) bool {
 		ident = false
 	}
 	if class == keyPassword {
-		return len(val) >= 4 && !(ident && (hump || bytes.IndexByte(val, '.') >= 0))
+		return len(val) >= 4 && !(ident && (hump || bytes.IndexByte(val, '.') >= 0) && !opaqueDotted(val))
 	}
 	if len(val) < 8 {
 		return false
 	}
-	if (ident || plainWord(val)) && !envValue(key, sep, quote, val) {
+	if (ident || plainWord(val)) && !envValue(key, sep, quote, val) && !opaqueDotted(val) {
 		return false
 	}
 	return true
+}
+
+// opaqueMinRun is the length from which a separator-free run of lower-case letters in a
+// dotted value is read as key material rather than a name.
+const opaqueMinRun = 16
+
+// nameWords are the words a name referring to a secret holds: a long run containing one
+// ("githubpersonalaccesstoken") is still a name.
+var nameWords = []string{"token", "secret", "key", "pass", "pwd", "auth", "cred", "cert"}
+
+// opaqueDotted reports a dotted all-lower-case value that is no reference to a secret by
+// name even though it has a name's letters: one of its runs between '.', '_' and '-' is at
+// least opaqueMinRun letters long and holds none of nameWords ("s.abcdefghijklmnopqrstuvwx",
+// a legacy Vault token in lower case; "abc.defghijklmnopqrstuvwx"). References name their
+// parts with words ("secrets.github_token", "inputs.token", "config.api.secret"), and
+// English words or identifier parts of 16 letters with no separator are rare.
+func opaqueDotted(v []byte) bool {
+	if bytes.IndexByte(v, '.') < 0 {
+		return false
+	}
+	run := 0
+	for k := 0; k <= len(v); k++ {
+		if k < len(v) && isLower(v[k]) {
+			run++
+			continue
+		}
+		if k < len(v) && v[k] != '.' && v[k] != '_' && v[k] != '-' {
+			return false // not all lower case: plainWord and identifier decide
+		}
+		if run >= opaqueMinRun && !hasNameWord(v[k-run:k]) {
+			return true
+		}
+		run = 0
+	}
+	return false
+}
+
+func hasNameWord(r []byte) bool {
+	for _, w := range nameWords {
+		if bytes.Contains(r, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // envValue reports an environment-file or shell assignment (an upper-case KEY, '=', no
@@ -360,7 +404,7 @@ func flagSecret(class keyClass, val []byte) bool {
 	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
 		return false
 	}
-	return !plainWord(val) && (class != keySecret || len(val) >= 8)
+	return (!plainWord(val) || opaqueDotted(val)) && (class != keySecret || len(val) >= 8)
 }
 
 var curlWord = []byte("curl ")
@@ -423,7 +467,7 @@ func detectXMLElement(b []byte, i int) (span, bool) {
 		// element), never prose such as "<password> is required"
 		return span{}, false
 	}
-	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val))) {
+	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val) && !opaqueDotted(val))) {
 		return span{}, false
 	}
 	return span{v, e, cSecretAssignment}, true
