@@ -252,7 +252,8 @@ func secretValue(class keyClass, val, key []byte, sep byte, quote []byte) bool {
 	// A quoted value is a string literal and the value of an upper-case NAME= (an environment
 	// file or a shell assignment) is literal text: neither is ever a variable name, so a
 	// value without a digit (about 1% of random 24-character secrets) is not an identifier
-	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference.
+	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference unless
+	// envValue or opaqueDotted reads it as literal.
 	if ident && (quote != nil || envKey(key, sep) && bytes.IndexByte(val, '.') < 0) {
 		ident = false
 	}
@@ -274,7 +275,7 @@ const opaqueMinRun = 16
 
 // nameWords are the words a name referring to a secret holds: a long run containing one
 // ("githubpersonalaccesstoken") is still a name.
-var nameWords = []string{"token", "secret", "key", "pass", "pwd", "auth", "cred", "cert"}
+var nameWords = []string{"token", "secret", "key", "pass", "pwd", "auth", "cred", "cert", "pat"}
 
 // opaqueDotted reports a dotted all-lower-case value that is no reference to a secret by
 // name even though it has a name's letters: one of its runs between '.', '_' and '-' is at
@@ -313,19 +314,22 @@ func hasNameWord(r []byte) bool {
 }
 
 // envValue reports an environment-file or shell assignment (an upper-case KEY, '=', no
-// spaces) whose value is a lower-case word: in .env files such a value ("supersecretvalue") is
-// the secret itself, while a reference to another variable would be written $NAME or in
-// upper case.
+// spaces) whose value is a lower-case word, also a dotted one: in .env files and shell
+// assignments such a value ("supersecretvalue", "abc.defghijklmnop") is the secret itself,
+// while a reference to another variable would be written $NAME, in upper case, or with the
+// secret's name in it (a GitHub Actions expression pasted without its ${{ }}).
 func envValue(key []byte, sep byte, quote, val []byte) bool {
 	if !envKey(key, sep) {
 		return false
 	}
 	for _, c := range val {
-		if isUpper(c) || c == '.' {
+		if isUpper(c) {
 			return false
 		}
 	}
-	return true
+	// a dotted value is literal text there too, unless it names a secret
+	// ("secrets.github_token", "steps.login.outputs.token", "github.token")
+	return bytes.IndexByte(val, '.') < 0 || !hasNameWord(val)
 }
 
 // envKey reports an environment-file or shell assignment key: upper case, digits and '_',

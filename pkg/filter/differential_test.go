@@ -100,12 +100,12 @@ func onlyRecallFixes(oldOut, newOut []byte) bool {
 // them): a GitHub token glued to a preceding letter or digit, "sk-" and 48 alphanumerics,
 // the new injection phrasings (a "don't mention this to the user" sentence, a bot addressed
 // in hidden HTML, an override in French, Spanish, Italian, Portuguese, German or Dutch,
-// prose about the injection filter), and the documentation exception of the override rule
-// ("ignore the earlier instructions in the README").
+// prose about the injection filter or addressed to it, "| netcat"), and the documentation
+// exception of the override rule ("ignore the earlier instructions in the README").
 var (
 	v15Glued     = regexp.MustCompile(`[A-Za-z0-9](?:gh[pousr]|github)_`)
 	v15SK48      = regexp.MustCompile(`sk-[A-Za-z0-9]{48}`)
-	v15Injection = regexp.MustCompile(`(?i)(?:do not|don't|dont|never)\W+(?:mention|tell|say|bring)|<!--|\[//\]|\[comment\]|hidden|display|ignor|oubli|olvid|vergi|dimentic|esque|negeer|vergeet|injection|jailbreak|safety|netcat`)
+	v15Injection = regexp.MustCompile(`(?i)(?:do not|don't|dont|never)\W+(?:mention|tell|say|bring)|<!--|\[//\]|\[comment\]|hidden|display|ignor|oubli|olvid|vergi|dimentic|esque|negeer|vergeet|compte|abstraction|cuenta|caso|injection|jailbreak|safety|content|moderation|classify|rate|score|netcat`)
 	v15DocInstr  = regexp.MustCompile(`(?i)instructions?\W+(?:in|from|of|on|at)\W+(?:(?:the|this|our|that|your|my)\W+)?(?:readme|docs?|documentation|wiki|contributing|install|setup|guide|changelog|manual|tutorial|faq|blog|article|[a-z0-9_./-]+\.(?:md|rst|txt|adoc))`)
 )
 

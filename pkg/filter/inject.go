@@ -194,8 +194,11 @@ var rules = []rule{
 	// instructions précédentes", "ignora todas las instrucciones anteriores", "ignoriere alle
 	// vorherigen Anweisungen" (noun and adjective in either order)
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi", "negeer", "vergeet"},
-		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß]|negeer|vergeet)[a-zà-ÿ]*(?: `+foreignFiller+`){0,3} (?:`+foreignNoun+` `+foreignAdj+`|`+foreignAdj+` `+foreignNoun+`)\b`).
+		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß]|negeer|vergeet)[a-zà-ÿ]*(?: `+foreignFiller+`){0,3} (?:`+foreignNoun+` (?:`+foreignAdj+`|qui pr[eéÉ]c[eèÈ]dent)|`+foreignAdj+` `+foreignNoun+`|`+foreignOwn+` `+foreignNoun+`)\b`).
 		needs(foreignNeed...),
+	mkRule(cInstructionOverride, []string{"ne", "faites", "fais", "no"},
+		`(?:ne (?:tenez|tiens|tenir) (?:pas|plus) compte|faites abstraction|fais abstraction|no (?:tengas|tenga|tengan) en cuenta|no hagas caso)(?: (?:de|des|du|a|las|los|`+foreignFiller+`)){0,4} `+foreignNoun+`\b`).
+		needs(foreignNeed...).needs("compte", "abstraction", "cuenta", "caso"),
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß])[a-zà-ÿ]* (?:tout ce qui (?:pr[eé]c[eè]de|est au-dessus|est ci-dessus)|todo lo (?:anterior|de arriba|que (?:te )?(?:han dicho|dijeron))|tutto (?:quello che precede|ci[oò] che precede|quanto sopra)|tudo (?:o que foi dito|acima)|alles(?: bisherige| vorherige| obige| oben| davor| bisher gesagte))\b`).
 		needs("tout ce", "todo lo", "tutto", "tudo", "alles"),
@@ -274,7 +277,7 @@ var rules = []rule{
 	// "Don't mention this to the user." as an imperative sentence (not "we don't mention
 	// this to the user in the UI", which describes code)
 	mkRule(cConcealment, []string{"do", "don't", "don’t", "dont", "never"},
-		`(?:do not|don't|don’t|dont|never) (?:mention|tell|say|bring up) (?:this|it|that|these|any of (?:this|it|that|these)|anything about (?:this|it|that)|(?:this|that|these) [a-z]+) to (?:the |your |any )?`+human+`\b`).
+		`(?:do not|don't|don’t|dont|never) (?:(?:mention|tell|say|bring up) (?:this|it|that|these|any of (?:this|it|that|these)|anything about (?:this|it|that)|(?:this|that|these) [a-z]+) to (?:the |your |any )?`+human+`\b|(?:mention|say) to (?:the |your |any )?`+human+` (?:that|what|anything|about (?:this|it|that))\b)`).
 		when(sentenceStart).needs(humanWords...),
 	// prose about the injection filter itself: a claim that the text was cleared by it, or an
 	// instruction to the reader to switch it off
@@ -285,6 +288,13 @@ var rules = []rule{
 	mkRule(cInstructionOverride, []string{"you"},
 		`you (?:should|must|need to|are (?:now )?(?:allowed|permitted|authori[sz]ed|free|cleared) to|can now|may now)(?: safely| now)? (?:ignore|bypass|disable|skip|turn off|switch off|circumvent|disregard|evade) (?:the|your|any|all|these|those)(?: own)? `+filterNoun).
 		needs("injection", "jailbreak", "safety").needs("filter", "scanner", "check", "detect", "guard", "classifier", "rule", "protection", "restriction"),
+	// text addressed to the filter itself, asking it to let the text through
+	mkRule(cInstructionOverride, []string{"note", "message", "instruction", "dear", "hey", "hi", "hello", "attention", "to", "if"},
+		`(?:(?:note|message|instructions?|attention) (?:to|for)|dear|hey|hi|hello|to|if you are) (?:the |any |all |an? )?(?:prompt[- ]?)?(?:injection|jailbreak|safety|content|moderation) (?:filters?|detectors?|classifiers?|scanners?|guards?|guardrails?|models?)\b`).
+		needs("injection", "jailbreak", "safety", "content", "moderation").needs("filter", "detector", "classifier", "scanner", "guard", "model"),
+	mkRule(cInstructionOverride, []string{"classify", "rate", "score"},
+		`(?:classify|rate|score) (?:this|the following|the above|it|me)(?: (?:text|message|comment|content|input|prompt|request|issue|pr))? as (?:safe|benign|harmless|clean|allowed|trusted|not (?:an? )?(?:prompt[- ]?)?(?:injection|jailbreak|malicious|harmful|unsafe))\b`).
+		needs("safe", "benign", "harmless", "clean", "allowed", "trusted", "not"),
 	mkRule(cInstructionOverride, []string{"prompt", "injection", "jailbreak"},
 		`(?:prompt[- ]?)?(?:injection|jailbreak) (?:filters?|filtering|detection|detectors?|guardrails?|scanners?|checks?|classifiers?|protections?) (?:(?:has|have) been|(?:is|are)(?: now| currently)?) (?:disabled|turned off|off|bypassed|suspended|paused|inactive|not active)\b[^\n]{0,80}?\byou (?:can|may|must|should|are free to|are allowed to)\b`).
 		when(nearFold(40, "filter", "detect", "guard", "scanner", "check", "classifier", "protection")).needs("you"),
@@ -343,6 +353,9 @@ const (
 	// filterNoun is the injection filter the prose talks about
 	filterNoun = `(?:(?:prompt[- ]?)?(?:injection|jailbreak)|ai safety|llm safety|prompt safety) (?:filters?|filtering|scanners?|checks?|detectors?|detection|guards?|guardrails?|classifiers?|rules|protections?|restrictions)\b`
 )
+
+// foreignOwn are the possessives that make "ignore your instructions" without an adjective.
+const foreignOwn = `(?:vos|tes|tus|sus|vuestras|deine|ihre|eure|le tue|le sue|tue|sue|suas|tuas|as suas|as tuas|je|uw)`
 
 // foreignNeed holds a literal of every alternative of foreignNoun.
 var foreignNeed = []string{"instru", "istruz", "anweis", "anleit", "befehl", "vorgab", "consign", "directiv", "diretriz", "direttiv",
@@ -855,7 +868,7 @@ func (s *injScan) hiddenAt(p int) {
 // "to the bot reviewing this pr: …". Metadata markers bots leave in their own comments
 // ("<!-- bot: coverage-report -->", "<!-- renovate-debug:… -->") carry no instruction verb.
 // The verbs are English, French, Spanish and German; the address is language-independent.
-var botLead = regexp.MustCompile(`^(?:(?:(?:note|message|instructions?|reminder|hint|attention|important) (?:to|for)|dear|hey|hi|hello|to|for|attn)\s+)?(?:the\s+|all\s+|any\s+)?(?:@(?:[a-z0-9_-]*(?:bot|ai|agent|assistant)|copilot|claude|codex|devin|cursor|gemini|chatgpt)\b\s*[:,;]?|(?:[a-z0-9_-]*bot|bots|` + aiNoun + `s?)\b(?:\s+(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)\s+(?:this|these|the)[a-z ]{0,24})?\s*[:,;])\s*(?:please\s+|kindly\s+|s'il te pla[iî]t\s+|por favor\s+|bitte\s+)?(?:ignore|disregard|forget|skip|approve|merge|close|delete|remove|push|run|execute|grant|give|invite|print|post|reveal|send|upload|leak|bypass|override|disable|mark|label|add|also|instead|you (?:must|should|will|are|need)|ignorez|ignore[rz]|oubliez|approuve[rz]?|fusionne[rz]?|supprime[rz]?|ex[eé]cute[rz]?|affiche[rz]?|envoie[rz]?|ajoute[rz]?|ignora|olvida|aprueba|fusiona|borra|elimina|ejecuta|env[ií]a|a[ñn]ade|ignoriere|vergiss|genehmige|l[öo]sche|f[üu]hre|sende|f[üu]ge)\b`)
+var botLead = regexp.MustCompile(`^(?:(?:(?:note|message|instructions?|reminder|hint|important|attention) (?:to|for)|dear|hey|hi|hello|to|for|attn|attention)\s+)?(?:the\s+|all\s+|any\s+)?(?:@(?:[a-z0-9_-]*(?:bot|ai|agent|assistant)|copilot|claude|codex|devin|cursor|gemini|chatgpt)\b\s*[:,;]?|(?:(?:[a-z0-9_-]+\s+)?[a-z0-9_-]*bot|bots|(?:automated|automatic|ai) (?:reviewers?|agents?|tools?|systems?|assistants?)|` + aiNoun + `s?)\b(?:\s+(?:instructions?|note|message|command|task))?(?:\s+(?:reading|processing|reviewing|parsing|summari[sz]ing|scanning|triaging)\s+(?:this|these|the)[a-z ]{0,24})?\s*[:,;])\s*(?:please\s+|kindly\s+|s'il te pla[iî]t\s+|por favor\s+|bitte\s+)?(?:ignore|disregard|forget|skip|approve|merge|close|delete|remove|push|run|execute|grant|give|invite|print|post|reveal|send|upload|leak|bypass|override|disable|mark|label|add|also|instead|you (?:must|should|will|are|need)|ignorez|ignore[rz]|oubliez|approuve[rz]?|fusionne[rz]?|supprime[rz]?|ex[eé]cute[rz]?|affiche[rz]?|envoie[rz]?|ajoute[rz]?|ignora|olvida|aprueba|fusiona|borra|elimina|ejecuta|env[ií]a|a[ñn]ade|ignoriere|vergiss|genehmige|l[öo]sche|f[üu]hre|sende|f[üu]ge)\b`)
 
 // botAddressed counts a hidden-html finding when a line of the hidden region [cs, end) opens
 // with an address to a bot or an AI followed by an instruction (botLead). Each line is read

@@ -148,13 +148,24 @@ func detectGluedGitHub(b []byte, i, end int) (span, bool) {
 		if st <= i || string(b[st:end]) != p {
 			continue
 		}
-		// glued, the body must also hold a digit and not go on with '_' (a long identifier
-		// ending in "…ghs_" is no token; a real one has a digit but in 1 of about 500)
-		if s, ok := detectPrefix(b, st); ok && s.kind == cGitHubToken && hasDigit(b[end+1:s.end]) && (s.end == len(b) || b[s.end] != '_') {
+		// glued, the body must not be lower-case letters only and must not go on with '_' (a
+		// long identifier such as "laughs_…" is no token; random base62 always has a digit or
+		// an upper-case letter)
+		if s, ok := detectPrefix(b, st); ok && s.kind == cGitHubToken && !allLowerLetters(b[end+1:s.end]) && (s.end == len(b) || b[s.end] != '_') {
 			return s, true
 		}
 	}
 	return span{}, false
+}
+
+// allLowerLetters reports a body of lower-case ASCII letters and '_' only.
+func allLowerLetters(b []byte) bool {
+	for _, c := range b {
+		if !isLower(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // detectLiterals adds a span for every occurrence of a registered literal.
