@@ -196,9 +196,12 @@ var rules = []rule{
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi", "negeer", "vergeet"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß]|negeer|vergeet)[a-zà-ÿ]*(?: `+foreignFiller+`){0,3} (?:`+foreignNoun+` (?:`+foreignAdj+`|qui pr[eéÉ]c[eèÈ]dent)|`+foreignAdj+` `+foreignNoun+`|`+foreignOwn+` `+foreignNoun+`)\b`).
 		needs(foreignNeed...),
-	mkRule(cInstructionOverride, []string{"ne", "faites", "fais", "no"},
-		`(?:ne (?:tenez|tiens|tenir) (?:pas|plus) compte|faites abstraction|fais abstraction|no (?:tengas|tenga|tengan) en cuenta|no hagas caso)(?: (?:de|des|du|a|las|los|`+foreignFiller+`)){0,4} `+foreignNoun+`\b`).
-		needs(foreignNeed...).needs("compte", "abstraction", "cuenta", "caso"),
+	// "ne tenez pas compte des instructions …", "faites abstraction des consignes …", "no
+	// tengas en cuenta las instrucciones …", "no hagas caso de …": started at the rare verb
+	// ("ne" and "no" begin too many English words)
+	mkRule(cInstructionOverride, []string{"tenez", "tiens", "tenir", "abstraction", "tengas", "tenga", "hagas"},
+		`(?:(?:tenez|tiens|tenir) (?:pas|plus) compte|abstraction|(?:tengas|tenga|tengan) en cuenta|hagas caso)(?: (?:de|des|du|a|las|los|`+foreignFiller+`)){0,4} `+foreignNoun+`\b`).
+		needs(foreignNeed...),
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß])[a-zà-ÿ]* (?:tout ce qui (?:pr[eé]c[eè]de|est au-dessus|est ci-dessus)|todo lo (?:anterior|de arriba|que (?:te )?(?:han dicho|dijeron))|tutto (?:quello che precede|ci[oò] che precede|quanto sopra)|tudo (?:o que foi dito|acima)|alles(?: bisherige| vorherige| obige| oben| davor| bisher gesagte))\b`).
 		needs("tout ce", "todo lo", "tutto", "tudo", "alles"),
@@ -289,12 +292,12 @@ var rules = []rule{
 		`you (?:should|must|need to|are (?:now )?(?:allowed|permitted|authori[sz]ed|free|cleared) to|can now|may now)(?: safely| now)? (?:ignore|bypass|disable|skip|turn off|switch off|circumvent|disregard|evade) (?:the|your|any|all|these|those)(?: own)? `+filterNoun).
 		needs("injection", "jailbreak", "safety").needs("filter", "scanner", "check", "detect", "guard", "classifier", "rule", "protection", "restriction"),
 	// text addressed to the filter itself, asking it to let the text through
-	mkRule(cInstructionOverride, []string{"note", "message", "instruction", "dear", "hey", "hi", "hello", "attention", "to", "if"},
-		`(?:(?:note|message|instructions?|attention) (?:to|for)|dear|hey|hi|hello|to|if you are) (?:the |any |all |an? )?(?:prompt[- ]?)?(?:injection|jailbreak|safety|content|moderation) (?:filters?|detectors?|classifiers?|scanners?|guards?|guardrails?|models?)\b`).
-		needs("injection", "jailbreak", "safety", "content", "moderation").needs("filter", "detector", "classifier", "scanner", "guard", "model"),
+	mkRule(cInstructionOverride, []string{"note", "message", "instruction", "dear", "hey", "hello", "attention", "if"},
+		`(?:(?:note|message|instructions?|attention) (?:to|for)|dear|hey|hello|if you are) (?:the |any |all |an? )?(?:prompt[- ]?)?(?:injection|jailbreak|safety|content|moderation) (?:filters?|detectors?|classifiers?|scanners?|guards?|guardrails?|models?)\b`).
+		when(filterWithin(6)).needs("injection", "jailbreak", "safety", "content", "moderation").needs("filter", "detector", "classifier", "scanner", "guard", "model"),
 	mkRule(cInstructionOverride, []string{"classify", "rate", "score"},
 		`(?:classify|rate|score) (?:this|the following|the above|it|me)(?: (?:text|message|comment|content|input|prompt|request|issue|pr))? as (?:safe|benign|harmless|clean|allowed|trusted|not (?:an? )?(?:prompt[- ]?)?(?:injection|jailbreak|malicious|harmful|unsafe))\b`).
-		needs("safe", "benign", "harmless", "clean", "allowed", "trusted", "not"),
+		when(nextIs("this", "the following", "the above", "it", "me")).needs("safe", "benign", "harmless", "clean", "allowed", "trusted", "not"),
 	mkRule(cInstructionOverride, []string{"prompt", "injection", "jailbreak"},
 		`(?:prompt[- ]?)?(?:injection|jailbreak) (?:filters?|filtering|detection|detectors?|guardrails?|scanners?|checks?|classifiers?|protections?) (?:(?:has|have) been|(?:is|are)(?: now| currently)?) (?:disabled|turned off|off|bypassed|suspended|paused|inactive|not active)\b[^\n]{0,80}?\byou (?:can|may|must|should|are free to|are allowed to)\b`).
 		when(nearFold(40, "filter", "detect", "guard", "scanner", "check", "classifier", "protection")).needs("you"),
@@ -353,6 +356,33 @@ const (
 	// filterNoun is the injection filter the prose talks about
 	filterNoun = `(?:(?:prompt[- ]?)?(?:injection|jailbreak)|ai safety|llm safety|prompt safety) (?:filters?|filtering|scanners?|checks?|detectors?|detection|guards?|guardrails?|classifiers?|rules|protections?|restrictions)\b`
 )
+
+// filterWithin returns a pre check for rules about the injection filter that start at
+// frequent words ("to", "if", "note"): one of the next n words begins with a word naming the
+// filter ("injection", "prompt", "jailbreak", "safety", "content", "moderation"). It reads only
+// those words, so a frequent start word costs a few byte compares, not a need-word search.
+func filterWithin(n int) func(b []byte, i int) bool {
+	return func(b []byte, i int) bool {
+		j := i
+		for range n {
+			j = nextWord(b, j)
+			for j < len(b) && (b[j] == '\n' || b[j] == ' ' || b[j] == '\t') { // a phrase wrapped once
+				j++
+			}
+			if j >= len(b) {
+				return false
+			}
+			for _, w := range filterWords {
+				if hasPrefixFold(b[j:], w) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+var filterWords = []string{"injection", "prompt", "jailbreak", "safety", "content", "moderation"}
 
 // foreignOwn are the possessives that make "ignore your instructions" without an adjective.
 const foreignOwn = `(?:vos|tes|tus|sus|vuestras|deine|ihre|eure|le tue|le sue|tue|sue|suas|tuas|as suas|as tuas|je|uw)`
