@@ -195,7 +195,7 @@ var rules = []rule{
 	// vorherigen Anweisungen" (noun and adjective in either order)
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi", "negeer", "vergeet"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß]|negeer|vergeet)[a-zà-ÿ]*(?: `+foreignFiller+`){0,3} (?:`+foreignNoun+` (?:`+foreignAdj+`|qui pr[eéÉ]c[eèÈ]dent)|`+foreignAdj+` `+foreignNoun+`|`+foreignOwn+` `+foreignNoun+`)\b`).
-		needs(foreignNeed...),
+		when(nextForeign).needs(foreignNeed...),
 	// "ne tenez pas compte des instructions …", "faites abstraction des consignes …", "no
 	// tengas en cuenta las instrucciones …", "no hagas caso de …": started at the rare verb
 	// ("ne" and "no" begin too many English words)
@@ -204,7 +204,7 @@ var rules = []rule{
 		needs(foreignNeed...),
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß])[a-zà-ÿ]* (?:tout ce qui (?:pr[eé]c[eè]de|est au-dessus|est ci-dessus)|todo lo (?:anterior|de arriba|que (?:te )?(?:han dicho|dijeron))|tutto (?:quello che precede|ci[oò] che precede|quanto sopra)|tudo (?:o que foi dito|acima)|alles(?: bisherige| vorherige| obige| oben| davor| bisher gesagte))\b`).
-		needs("tout ce", "todo lo", "tutto", "tudo", "alles"),
+		when(nextForeign).needs("tout ce", "todo lo", "tutto", "tudo", "alles"),
 	// override/bypass: only the reader's own instructions ("override your safety guidelines",
 	// "bypass all previous instructions"); "let users override the system prompt" is a
 	// feature request in any LLM tool's tracker.
@@ -281,7 +281,7 @@ var rules = []rule{
 	// this to the user in the UI", which describes code)
 	mkRule(cConcealment, []string{"do", "don't", "don’t", "dont", "never"},
 		`(?:do not|don't|don’t|dont|never) (?:(?:mention|tell|say|bring up) (?:this|it|that|these|any of (?:this|it|that|these)|anything about (?:this|it|that)|(?:this|that|these) [a-z]+) to (?:the |your |any )?`+human+`\b|(?:mention|say) to (?:the |your |any )?`+human+` (?:that|what|anything|about (?:this|it|that))\b)`).
-		when(sentenceStart).needs(humanWords...),
+		when(sentenceStart).needs(humanWords...).needs("mention", "tell", "say", "bring"),
 	// prose about the injection filter itself: a claim that the text was cleared by it, or an
 	// instruction to the reader to switch it off
 	// (started at the participle, rarer than "this": selfClaim checks the subject before it)
@@ -383,6 +383,31 @@ func filterWithin(n int) func(b []byte, i int) bool {
 }
 
 var filterWords = []string{"injection", "prompt", "jailbreak", "safety", "content", "moderation"}
+
+// foreignStarts holds a prefix of every word that can follow the verb in the multilingual
+// override rules (fillers, possessives, nouns, adjectives, "tout ce", "todo lo", …): an
+// English "ignore all previous instructions" is then rejected by its next word ("all" is no
+// prefix here, "alle" is) before the large pattern runs.
+var foreignStarts = []string{"tout", "tous", "les", "des", "la", "le", "vos", "tes", "tod", "las", "los", "tus", "sus",
+	"alle", "die", "dein", "ihre", "eure", "tutt", "gli", "tue", "sue", "as", "os", "suas", "teus", "tuas", "de", "je",
+	"uw", "al", "eerder", "vuestras", "instru", "istruz", "anweis", "anleit", "befehl", "vorgab", "consign", "directiv",
+	"diretriz", "direttiv", "indicac", "indicaz", "orienta", "regel", "r", "prompt", "aanwijz", "pr", "ant", "vorherig",
+	"bisherig", "fr", "obig", "vorig", "original", "du", "del", "di", "do", "ci-", "acima", "tudo"}
+
+// nextForeign is the pre check of the multilingual override rules: the word after the verb
+// (past spaces, one line break and markdown) begins with one of foreignStarts.
+func nextForeign(b []byte, i int) bool {
+	j := nextWord(b, i)
+	for j < len(b) && (b[j] == '\n' || b[j] == ' ' || b[j] == '\t' || b[j] == '~' || b[j] == '>') {
+		j++
+	}
+	for _, w := range foreignStarts {
+		if hasPrefixFold(b[j:], w) {
+			return true
+		}
+	}
+	return j < len(b) && b[j] >= 0x80 // a word opening with a non-ASCII letter ("Écoutez", an accented capital)
+}
 
 // foreignOwn are the possessives that make "ignore your instructions" without an adjective.
 const foreignOwn = `(?:vos|tes|tus|sus|vuestras|deine|ihre|eure|le tue|le sue|tue|sue|suas|tuas|as suas|as tuas|je|uw)`
