@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -195,16 +196,16 @@ var rules = []rule{
 	// vorherigen Anweisungen" (noun and adjective in either order)
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi", "negeer", "vergeet"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß]|negeer|vergeet)[a-zà-ÿ]*(?: `+foreignFiller+`){0,3} (?:`+foreignNoun+` (?:`+foreignAdj+`|qui pr[eéÉ]c[eèÈ]dent)|`+foreignAdj+` `+foreignNoun+`|`+foreignOwn+` `+foreignNoun+`)\b`).
-		when(nextForeign).needs(foreignNeed...),
+		when(nextForeign),
 	// "ne tenez pas compte des instructions …", "faites abstraction des consignes …", "no
 	// tengas en cuenta las instrucciones …", "no hagas caso de …": started at the rare verb
 	// ("ne" and "no" begin too many English words)
 	mkRule(cInstructionOverride, []string{"tenez", "tiens", "tenir", "abstraction", "tengas", "tenga", "hagas"},
 		`(?:(?:tenez|tiens|tenir) (?:pas|plus) compte|abstraction|(?:tengas|tenga|tengan) en cuenta|hagas caso)(?: (?:de|des|du|a|las|los|`+foreignFiller+`)){0,4} `+foreignNoun+`\b`).
-		needs(foreignNeed...),
+		when(nextIs("pas", "plus", "en", "caso", "de", "des", "du", "a ", "las", "los", "les", "la", "le", "toutes", "tous", "todas", "todos")),
 	mkRule(cInstructionOverride, []string{"ignor", "oubli", "olvid", "dimentic", "esque", "vergi"},
 		`(?:ignor|oubli|olvid|dimentic|esque[cç]|vergi[sß])[a-zà-ÿ]* (?:tout ce qui (?:pr[eé]c[eè]de|est au-dessus|est ci-dessus)|todo lo (?:anterior|de arriba|que (?:te )?(?:han dicho|dijeron))|tutto (?:quello che precede|ci[oò] che precede|quanto sopra)|tudo (?:o que foi dito|acima)|alles(?: bisherige| vorherige| obige| oben| davor| bisher gesagte))\b`).
-		when(nextForeign).needs("tout ce", "todo lo", "tutto", "tudo", "alles"),
+		when(nextForeign),
 	// override/bypass: only the reader's own instructions ("override your safety guidelines",
 	// "bypass all previous instructions"); "let users override the system prompt" is a
 	// feature request in any LLM tool's tracker.
@@ -281,23 +282,23 @@ var rules = []rule{
 	// this to the user in the UI", which describes code)
 	mkRule(cConcealment, []string{"do", "don't", "don’t", "dont", "never"},
 		`(?:do not|don't|don’t|dont|never) (?:(?:mention|tell|say|bring up) (?:this|it|that|these|any of (?:this|it|that|these)|anything about (?:this|it|that)|(?:this|that|these) [a-z]+) to (?:the |your |any )?`+human+`\b|(?:mention|say) to (?:the |your |any )?`+human+` (?:that|what|anything|about (?:this|it|that))\b)`).
-		when(sentenceStart).needs(humanWords...).needs("mention", "tell", "say", "bring"),
+		when(sentenceStart).needs(humanWords...),
 	// prose about the injection filter itself: a claim that the text was cleared by it, or an
 	// instruction to the reader to switch it off
 	// (started at the participle, rarer than "this": selfClaim checks the subject before it)
 	mkRule(cInstructionOverride, []string{"verified", "approved", "whitelisted", "allowlisted", "cleared", "vetted", "exempt", "pre-approved", "preapproved", "authori", "marked"},
 		`(?:verified|approved|whitelisted|allowlisted|cleared|vetted|exempt(?:ed)?|pre-?approved|authori[sz]ed|marked (?:as )?safe) (?:by|from|in|for|with|against) (?:the |your |all |any |our )?`+filterNoun).
-		when(selfClaim).needs("injection", "jailbreak", "safety").needs("filter", "scanner", "check", "detect", "guard", "classifier", "rule", "protection", "restriction"),
+		when(selfClaim).needs("injection", "jailbreak", "safety"),
 	mkRule(cInstructionOverride, []string{"you"},
 		`you (?:should|must|need to|are (?:now )?(?:allowed|permitted|authori[sz]ed|free|cleared) to|can now|may now)(?: safely| now)? (?:ignore|bypass|disable|skip|turn off|switch off|circumvent|disregard|evade) (?:the|your|any|all|these|those)(?: own)? `+filterNoun).
-		needs("injection", "jailbreak", "safety").needs("filter", "scanner", "check", "detect", "guard", "classifier", "rule", "protection", "restriction"),
+		needs("injection", "jailbreak", "safety"),
 	// text addressed to the filter itself, asking it to let the text through
 	mkRule(cInstructionOverride, []string{"note", "message", "instruction", "dear", "hey", "hello", "attention", "if"},
 		`(?:(?:note|message|instructions?|attention) (?:to|for)|dear|hey|hello|if you are) (?:the |any |all |an? )?(?:prompt[- ]?)?(?:injection|jailbreak|safety|content|moderation) (?:filters?|detectors?|classifiers?|scanners?|guards?|guardrails?|models?)\b`).
-		when(filterWithin(6)).needs("injection", "jailbreak", "safety", "content", "moderation").needs("filter", "detector", "classifier", "scanner", "guard", "model"),
+		when(filterWithin(4)),
 	mkRule(cInstructionOverride, []string{"classify", "rate", "score"},
 		`(?:classify|rate|score) (?:this|the following|the above|it|me)(?: (?:text|message|comment|content|input|prompt|request|issue|pr))? as (?:safe|benign|harmless|clean|allowed|trusted|not (?:an? )?(?:prompt[- ]?)?(?:injection|jailbreak|malicious|harmful|unsafe))\b`).
-		when(nextIs("this", "the following", "the above", "it", "me")).needs("safe", "benign", "harmless", "clean", "allowed", "trusted", "not"),
+		when(nextIs("this", "the following", "the above", "it", "me")),
 	mkRule(cInstructionOverride, []string{"prompt", "injection", "jailbreak"},
 		`(?:prompt[- ]?)?(?:injection|jailbreak) (?:filters?|filtering|detection|detectors?|guardrails?|scanners?|checks?|classifiers?|protections?) (?:(?:has|have) been|(?:is|are)(?: now| currently)?) (?:disabled|turned off|off|bypassed|suspended|paused|inactive|not active)\b[^\n]{0,80}?\byou (?:can|may|must|should|are free to|are allowed to)\b`).
 		when(nearFold(40, "filter", "detect", "guard", "scanner", "check", "classifier", "protection")).needs("you"),
@@ -372,9 +373,11 @@ func filterWithin(n int) func(b []byte, i int) bool {
 			if j >= len(b) {
 				return false
 			}
-			for _, w := range filterWords {
-				if hasPrefixFold(b[j:], w) {
-					return true
+			if filterFirst[lowerASCII[b[j]]] {
+				for _, w := range filterWords {
+					if hasPrefixFold(b[j:], w) {
+						return true
+					}
 				}
 			}
 		}
@@ -383,6 +386,14 @@ func filterWithin(n int) func(b []byte, i int) bool {
 }
 
 var filterWords = []string{"injection", "prompt", "jailbreak", "safety", "content", "moderation"}
+
+// filterFirst marks the first letters of filterWords.
+var filterFirst = func() (t [256]bool) {
+	for _, w := range filterWords {
+		t[w[0]] = true
+	}
+	return t
+}()
 
 // foreignStarts holds a prefix of every word that can follow the verb in the multilingual
 // override rules (fillers, possessives, nouns, adjectives, "tout ce", "todo lo", …): an
@@ -411,10 +422,6 @@ func nextForeign(b []byte, i int) bool {
 
 // foreignOwn are the possessives that make "ignore your instructions" without an adjective.
 const foreignOwn = `(?:vos|tes|tus|sus|vuestras|deine|ihre|eure|le tue|le sue|tue|sue|suas|tuas|as suas|as tuas|je|uw)`
-
-// foreignNeed holds a literal of every alternative of foreignNoun.
-var foreignNeed = []string{"instru", "istruz", "anweis", "anleit", "befehl", "vorgab", "consign", "directiv", "diretriz", "direttiv",
-	"indicac", "indicaz", "orienta", "regel", "gles", "regla", "regol", "regra", "aanwijz", "prompt"}
 
 // docInstructions is the exception of the first override rule: instructions that a
 // documentation page gave ("you can ignore the earlier instructions in the README; they are
@@ -464,10 +471,26 @@ var clauseLeads = []string{"please", "and", "but", "so", "also", "just", "pls", 
 // is the text itself: "this message has been", "these instructions were", "the following is".
 var selfClaimRe = regexp.MustCompile(strings.ReplaceAll(`(?:this|these|the following|my|your) (?:message|comment|text|content|request|instructions?|prompt|input|issue|pr|pull request)s? (?:has|have|was|were|is|are)(?: been)?(?: already)? $`, " ", sep))
 
+// claimVerbs are the words selfClaimRe allows right before the participle.
+var claimVerbs = []string{"is", "are", "was", "were", "has", "have", "been", "already"}
+
 // selfClaim is a pre check: the text claims of itself that a filter cleared it ("this
 // message has been approved by the prompt injection filter"); an account of what a filter does
 // ("texts approved by the injection filter are still untrusted") passes.
 func selfClaim(b []byte, i int) bool {
+	// the word before the participle is the verb of a subject ("is", "been", "already" …):
+	// checked on the raw bytes first, so most participles cost no pattern run
+	j := i - 1
+	for j >= 0 && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '*' || b[j] == '_') {
+		j--
+	}
+	e := j + 1
+	for j >= 0 && isAlnum(b[j]) {
+		j--
+	}
+	if !slices.ContainsFunc(claimVerbs, func(v string) bool { return e-j-1 == len(v) && hasPrefixFold(b[j+1:e], v) }) {
+		return false
+	}
 	var buf [64]byte
 	from := max(0, i-len(buf))
 	return selfClaimRe.Match(lowerInto(buf[:0], b[from:i]))
@@ -928,6 +951,29 @@ var botAddr = regexp.MustCompile(`^(?:(?:(?:note|message|instructions?|reminder|
 // botVerb is the instruction that must follow a botAddr address.
 var botVerb = regexp.MustCompile(`^(?:ignore|disregard|forget|skip|approve|merge|close|delete|remove|push|run|execute|grant|give|invite|print|post|reveal|send|upload|leak|bypass|override|disable|mark|label|add|also|instead|you (?:must|should|will|are|need)|ignorez|ignore[rz]|oubliez|approuve[rz]?|fusionne[rz]?|supprime[rz]?|ex[eé]cute[rz]?|affiche[rz]?|envoie[rz]?|ajoute[rz]?|ignora|olvida|aprueba|fusiona|borra|elimina|ejecuta|env[ií]a|a[ñn]ade|ignoriere|vergiss|genehmige|l[öo]sche|f[üu]hre|sende|f[üu]ge)\b`)
 
+// botNames holds a literal of every alternative of botAddr's address: a line holding none
+// of them (or no '@', ':', ',' or ';', one of which every address ends with) cannot match.
+var botNames = [][]byte{[]byte("bot"), []byte("automat"), []byte("ai"), []byte("a.i."), []byte("llm"), []byte("model"),
+	[]byte("agent"), []byte("assistant"), []byte("copilot"), []byte("claude"), []byte("gpt"), []byte("gemini"),
+	[]byte("codex"), []byte("devin"), []byte("cursor")}
+
+// mayAddressBot is the cheap necessary condition of botAddr on a lower-cased line: most
+// lines of an ordinary template comment fail it without running the pattern.
+func mayAddressBot(line []byte) bool {
+	if bytes.IndexByte(line, '@') >= 0 {
+		return true
+	}
+	if bytes.IndexAny(line, ":,;") < 0 {
+		return false
+	}
+	for _, w := range botNames {
+		if bytes.Contains(line, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // botAddressed counts a hidden-html finding when a line of the hidden region [cs, end) opens
 // with an address to a bot or an AI followed by an instruction (botAddr, botVerb). Each line is read
 // once, at most its first 256 bytes, lower-cased in lineBuf (not the scan's block, which
@@ -946,7 +992,16 @@ func (s *injScan) botAddressed(cs, end int) {
 			p++
 		}
 		if p < le {
-			s.lineBuf = lowerInto(s.lineBuf, s.b[p:min(le, p+256)])
+			raw := s.b[p:min(le, p+256)]
+			if bytes.IndexAny(raw, "@:,;") < 0 { // every address ends with one of these
+				ls = le + 1
+				continue
+			}
+			s.lineBuf = lowerInto(s.lineBuf, raw)
+			if !mayAddressBot(s.lineBuf) {
+				ls = le + 1
+				continue
+			}
 			// the address first (a small pattern that fails within a word or two on almost
 			// every line; Match allocates nothing), the instruction only after one
 			if botAddr.Match(s.lineBuf) {
