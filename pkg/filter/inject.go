@@ -963,7 +963,7 @@ func mayAddressBot(line []byte) bool {
 	if bytes.IndexByte(line, '@') >= 0 {
 		return true
 	}
-	if bytes.IndexAny(line, ":,;") < 0 {
+	if !bytes.ContainsAny(line, ":,;") {
 		return false
 	}
 	for _, w := range botNames {
@@ -993,7 +993,7 @@ func (s *injScan) botAddressed(cs, end int) {
 		}
 		if p < le {
 			raw := s.b[p:min(le, p+256)]
-			if bytes.IndexAny(raw, "@:,;") < 0 { // every address ends with one of these
+			if !bytes.ContainsAny(raw, "@:,;") { // every address ends with one of these
 				ls = le + 1
 				continue
 			}
