@@ -252,36 +252,84 @@ func secretValue(class keyClass, val, key []byte, sep byte, quote []byte) bool {
 	// A quoted value is a string literal and the value of an upper-case NAME= (an environment
 	// file or a shell assignment) is literal text: neither is ever a variable name, so a
 	// value without a digit (about 1% of random 24-character secrets) is not an identifier
-	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference.
+	// there. A dotted value after NAME= (secrets.GITHUB_TOKEN) is still a reference unless
+	// envValue or opaqueDotted reads it as literal.
 	if ident && (quote != nil || envKey(key, sep) && bytes.IndexByte(val, '.') < 0) {
 		ident = false
 	}
 	if class == keyPassword {
-		return len(val) >= 4 && !(ident && (hump || bytes.IndexByte(val, '.') >= 0))
+		return len(val) >= 4 && !(ident && (hump || bytes.IndexByte(val, '.') >= 0) && !opaqueDotted(val))
 	}
 	if len(val) < 8 {
 		return false
 	}
-	if (ident || plainWord(val)) && !envValue(key, sep, quote, val) {
+	if (ident || plainWord(val)) && !envValue(key, sep, quote, val) && !opaqueDotted(val) {
 		return false
 	}
 	return true
 }
 
+// opaqueMinRun is the length from which a separator-free run of lower-case letters in a
+// dotted value is read as key material rather than a name.
+const opaqueMinRun = 16
+
+// nameWords are the words a name referring to a secret holds: a long run containing one
+// ("githubpersonalaccesstoken") is still a name.
+var nameWords = []string{"token", "secret", "key", "pass", "pwd", "auth", "cred", "cert", "pat"}
+
+// opaqueDotted reports a dotted all-lower-case value that is no reference to a secret by
+// name even though it has a name's letters: one of its runs between '.', '_' and '-' is at
+// least opaqueMinRun letters long and holds none of nameWords ("s.abcdefghijklmnopqrstuvwx",
+// a legacy Vault token in lower case; "abc.defghijklmnopqrstuvwx"). References name their
+// parts with words ("secrets.github_token", "inputs.token", "config.api.secret"), and
+// English words or identifier parts of 16 letters with no separator are rare.
+func opaqueDotted(v []byte) bool {
+	if bytes.IndexByte(v, '.') < 0 {
+		return false
+	}
+	run := 0
+	for k := 0; k <= len(v); k++ {
+		if k < len(v) && isLower(v[k]) {
+			run++
+			continue
+		}
+		if k < len(v) && v[k] != '.' && v[k] != '_' && v[k] != '-' {
+			return false // not all lower case: plainWord and identifier decide
+		}
+		if run >= opaqueMinRun && !hasNameWord(v[k-run:k]) {
+			return true
+		}
+		run = 0
+	}
+	return false
+}
+
+func hasNameWord(r []byte) bool {
+	for _, w := range nameWords {
+		if bytes.Contains(r, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
 // envValue reports an environment-file or shell assignment (an upper-case KEY, '=', no
-// spaces) whose value is a lower-case word: in .env files such a value ("supersecretvalue") is
-// the secret itself, while a reference to another variable would be written $NAME or in
-// upper case.
+// spaces) whose value is a lower-case word, also a dotted one: in .env files and shell
+// assignments such a value ("supersecretvalue", "abc.defghijklmnop") is the secret itself,
+// while a reference to another variable would be written $NAME, in upper case, or with the
+// secret's name in it (a GitHub Actions expression pasted without its ${{ }}).
 func envValue(key []byte, sep byte, quote, val []byte) bool {
 	if !envKey(key, sep) {
 		return false
 	}
 	for _, c := range val {
-		if isUpper(c) || c == '.' {
+		if isUpper(c) {
 			return false
 		}
 	}
-	return true
+	// a dotted value is literal text there too, unless it names a secret
+	// ("secrets.github_token", "steps.login.outputs.token", "github.token")
+	return bytes.IndexByte(val, '.') < 0 || !hasNameWord(val)
 }
 
 // envKey reports an environment-file or shell assignment key: upper case, digits and '_',
@@ -360,7 +408,7 @@ func flagSecret(class keyClass, val []byte) bool {
 	if len(val) < 4 || val[0] == '-' || placeholder(val) || bytes.IndexByte(val, '=') >= 0 || bytes.IndexByte(val, '(') >= 0 {
 		return false
 	}
-	return !plainWord(val) && (class != keySecret || len(val) >= 8)
+	return (!plainWord(val) || opaqueDotted(val)) && (class != keySecret || len(val) >= 8)
 }
 
 var curlWord = []byte("curl ")
@@ -423,7 +471,7 @@ func detectXMLElement(b []byte, i int) (span, bool) {
 		// element), never prose such as "<password> is required"
 		return span{}, false
 	}
-	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val))) {
+	if placeholder(val) || len(val) < 4 || (class == keySecret && (len(val) < 8 || plainWord(val) && !opaqueDotted(val))) {
 		return span{}, false
 	}
 	return span{v, e, cSecretAssignment}, true

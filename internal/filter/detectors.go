@@ -108,6 +108,11 @@ func init() {
 	add(prefixRule{prefix: "sk_live_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "sk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "sk-", set: &setAlnumUD, min: 32, kind: cOpenAIKey, check: mixed})
+	// The legacy key's body is exactly 48 alphanumerics: that length after "sk-" is key
+	// material whatever its letter classes (a body of one case, or with no digit, is rare in
+	// random keys but still one); a longer kebab-case word or one continued by '-' or '_' is
+	// not.
+	add(prefixRule{prefix: "sk-", set: &setAlnum, min: 48, max: 48, kind: cOpenAIKey, noFollow: "-_"})
 	add(prefixRule{prefix: "rk_live_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "rk_test_", set: &setAlnum, min: 20, kind: cStripeKey})
 	add(prefixRule{prefix: "whsec_", set: &setAlnum, min: 32, kind: cStripeKey})

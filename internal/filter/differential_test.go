@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/test/corpus"
@@ -63,26 +66,56 @@ func randomText(r *rand.Rand, ascii, extra []string) string {
 	return sb.String()
 }
 
-// recallFix matches what v1.4 may replace in v1.3's output: a digit-free secret-named value
-// (letters, '_', '.', '-', '+', '/', '=') v1.3 kept as an identifier.
-const recallFix = `(?:\[REDACTED:secret-assignment\]|[A-Za-z_.\-+/=]+)`
+// recallFix matches, per marker v1.4 or v1.5 may newly write, what v1.3's output holds there:
+// a digit-free secret-named value v1.3 kept as an identifier (v1.4; v1.5 adds dotted
+// lower-case values such as "s.abcdefghijklmnopqrstuvwx" after a secret-named key, the same
+// letters), a GitHub token glued to the letters before it (v1.5), "sk-" and exactly 48
+// alphanumerics of any letter classes (v1.5). Each may also be a marker v1.3 wrote too.
+var recallFix = map[string]string{
+	"[REDACTED:secret-assignment]": `(?:\[REDACTED:secret-assignment\]|[A-Za-z_.\-+/=]+)`,
+	"[REDACTED:github-token]":      `(?:\[REDACTED:github-token\]|(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}))`,
+	"[REDACTED:openai-key]":        `(?:\[REDACTED:openai-key\]|sk-[A-Za-z0-9]{48})`,
+}
 
-// onlyRecallFixes reports whether newOut is oldOut with some digit-free values redacted, i.e.
-// the only change v1.4 makes on purpose to the bytes of a text that is not rejected.
+var recallMarker = regexp.MustCompile(`\[REDACTED:(?:secret-assignment|github-token|openai-key)\]`)
+
+// onlyRecallFixes reports whether newOut is oldOut with some values redacted by the recall
+// fixes above, i.e. the only change v1.4 and v1.5 make on purpose to the bytes of a text that
+// is not rejected.
 func onlyRecallFixes(oldOut, newOut []byte) bool {
-	parts := strings.Split(string(newOut), "[REDACTED:secret-assignment]")
-	for k := range parts {
-		parts[k] = regexp.QuoteMeta(parts[k])
+	var pat strings.Builder
+	pat.WriteString("^")
+	last := 0
+	for _, m := range recallMarker.FindAllIndex(newOut, -1) {
+		pat.WriteString(regexp.QuoteMeta(string(newOut[last:m[0]])))
+		pat.WriteString(recallFix[string(newOut[m[0]:m[1]])])
+		last = m[1]
 	}
-	re, err := regexp.Compile(`^` + strings.Join(parts, recallFix) + `$`)
+	pat.WriteString(regexp.QuoteMeta(string(newOut[last:])) + "$")
+	re, err := regexp.Compile(pat.String())
 	return err == nil && re.Match(oldOut)
 }
 
+// The inputs v1.5's deliberate changes apply to (ASCII case-insensitive, as the filter reads
+// them): a GitHub token glued to a preceding letter or digit, "sk-" and 48 alphanumerics,
+// the new injection phrasings (a "don't mention this to the user" sentence, a bot addressed
+// in hidden HTML, an override in French, Spanish, Italian, Portuguese, German or Dutch,
+// prose about the injection filter or addressed to it, "| netcat"), and the documentation
+// exception of the override rule ("ignore the earlier instructions in the README").
+var (
+	v15Glued     = regexp.MustCompile(`[A-Za-z0-9](?:gh[pousr]|github)_`)
+	v15SK48      = regexp.MustCompile(`sk-[A-Za-z0-9]{48}`)
+	v15Injection = regexp.MustCompile(`(?i)(?:do not|don't|dont|never)\W+(?:mention|tell|say|bring)|<!--|\[//\]|\[comment\]|hidden|display|ignor|oubli|olvid|vergi|dimentic|esque|negeer|vergeet|compte|abstraction|cuenta|caso|injection|jailbreak|safety|content|moderation|classify|rate|score|netcat`)
+	v15DocInstr  = regexp.MustCompile(`(?i)instructions?\W+(?:in|from|of|on|at)\W+(?:(?:the|this|our|that|your|my)\W+)?(?:readme|docs?|documentation|wiki|contributing|install|setup|guide|changelog|manual|tutorial|faq|blog|article|[a-z0-9_./-]+\.(?:md|rst|txt|adoc))`)
+)
+
 // TestDifferentialAgainstV13: on a random corpus of every detector's anchors, probe lines,
-// corpus lines and hostile Unicode, the v1.4 pipeline emits v1.3.1's bytes, status and findings
-// exactly, except where a deliberate v1.4 change applies: a digit-free secret value now
-// redacted (recall fix), a pagination cursor no longer read as a card (precision fix), or an
-// injection that starts at a "$VARIABLE" now rejected.
+// corpus lines and hostile Unicode, the pipeline emits v1.3.1's bytes, status and findings
+// exactly, except where a deliberate v1.4 or v1.5 change applies: a digit-free secret value
+// now redacted (v1.4 recall fix; v1.5 adds dotted lower-case values), a pagination cursor no
+// longer read as a card (v1.4 precision fix), an injection that starts at a "$VARIABLE" now
+// rejected (v1.4), and v1.5's glued GitHub tokens, 48-character sk- keys, new injection
+// phrasings and the documentation exception of the override rule.
 func TestDifferentialAgainstV13(t *testing.T) {
 	probes, err := os.ReadFile(filepath.Join("testdata", "version_probes.txt"))
 	if err != nil {
@@ -129,33 +162,80 @@ func TestDifferentialAgainstV13(t *testing.T) {
 				got, _ = pn.Apply(bg, []byte(in), filter.Options{Role: role})
 				want, _ = po.Apply(bg, []byte(in), filterv13.Options{Role: filterv13.Role(role)})
 			}
-			if explained(got, want) {
+			if explained(in, got, want) {
 				continue
 			}
-			t.Fatalf("v1.4 differs from v1.3.1 on %q (role %s, max %d):\nnew %s %s %v\n%q\nold %s %s %v\n%q",
+			t.Fatalf("this version differs from v1.3.1 on %q (role %s, max %d):\nnew %s %s %v\n%q\nold %s %s %v\n%q",
 				in, role, max, got.Status, got.Gap, got.Findings, got.Output, want.Status, want.Gap, want.Findings, want.Output)
 		}
 	}
-	t.Logf("%d of %d results changed, each by a deliberate v1.4 change", changed, 2*n)
+	t.Logf("%d of %d results changed, each by a deliberate v1.4 or v1.5 change", changed, 2*n)
 }
 
-// explained accepts a difference only when it is one of v1.4's deliberate changes.
-func explained(got filter.Result, want filterv13.Result) bool {
+// deliberate reports whether a change of delta in the count of finding code on input in is
+// one that v1.4 or v1.5 makes on purpose.
+func deliberate(code string, delta int, in string) bool {
+	switch {
+	case code == "bound.truncated":
+		return true
+	case code == "redact.secret-assignment":
+		return delta > 0
+	case code == "redact.payment-card":
+		return delta < 0
+	case code == "redact.github-token":
+		return delta > 0 && v15Glued.MatchString(in)
+	case code == "redact.openai-key":
+		return delta > 0 && v15SK48.MatchString(in)
+	case strings.HasPrefix(code, "redact."):
+		return true // a longer span merged with its neighbour takes the most specific kind; the bytes decide
+	case code == "injection.exfiltration" && delta > 0:
+		return true // v1.4: rules that start at "$VARIABLE"
+	case code == "injection.instruction-override" && delta < 0:
+		return v15DocInstr.MatchString(in)
+	case strings.HasPrefix(code, "injection.") && delta > 0:
+		return v15Injection.MatchString(in)
+	case code == "injection.hidden-html" && delta < 0:
+		// a bot address counted at the start of its hidden region covers a match of an
+		// older rule in the same words (counts are of non-overlapping matches)
+		return v15Injection.MatchString(in)
+	}
+	return false
+}
+
+// explained accepts a difference only when it is one of the deliberate changes.
+func explained(in string, got filter.Result, want filterv13.Result) bool {
 	gf, wf := findingsOf(got.Findings), findingsOf13(want.Findings)
-	if got.Status == filter.StatusRejected && want.Status != filterv13.StatusRejected {
-		// a new rejection: only the exfiltration rules that start at "$github_token"
-		return gf["injection.exfiltration"] > 0
+	// the shapes are read in the source and in v1.3's normalised output (NFKC folds the
+	// full-width digits of "１２３gho_…")
+	in += "\n" + string(want.Output) + "\n" + norm.NFKC.String(strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r) && r != '\n' {
+			return -1
+		}
+		return r
+	}, in))
+	codes := map[string]bool{}
+	for c := range gf {
+		codes[c] = true
+	}
+	for c := range wf {
+		codes[c] = true
+	}
+	for c := range codes {
+		if d := gf[c] - wf[c]; d != 0 && !deliberate(c, d, in) {
+			return false
+		}
+	}
+	newRej, oldRej := got.Status == filter.StatusRejected, want.Status == filterv13.StatusRejected
+	switch {
+	case newRej && !oldRej:
+		return gf["injection.exfiltration"] > wf["injection.exfiltration"] || v15Injection.MatchString(in)
+	case oldRej && !newRej:
+		return v15DocInstr.MatchString(in)
+	case newRej:
+		return true
 	}
 	if string(got.Status) != string(want.Status) && !(got.Status == filter.StatusModified && want.Status == filterv13.StatusUnchanged) {
 		return false
-	}
-	if gf["redact.secret-assignment"] <= wf["redact.secret-assignment"] && gf["redact.payment-card"] >= wf["redact.payment-card"] {
-		return false
-	}
-	for c, v := range gf {
-		if c != "redact.secret-assignment" && c != "bound.truncated" && !strings.HasPrefix(c, "redact.") && wf[c] != v {
-			return false
-		}
 	}
 	// the precision fix: a Luhn-valid cursor after a pagination key is no longer a card
 	out := stateCursor.ReplaceAll(got.Output, []byte("${1}[REDACTED:payment-card]"))

@@ -39,7 +39,7 @@ import (
 
 // Version is the filter_version written into every snapshot. It changes whenever the emitted
 // bytes for the same input would change.
-const Version = "forgectx-filter-v1.4.0"
+const Version = "forgectx-filter-v1.5.0"
 
 // Role selects the bounding rule: bodies and logs get the single-trailing-LF rule, display
 // strings are bounded with no LF added.

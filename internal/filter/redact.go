@@ -107,9 +107,17 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 			// a word start that can open a token: a digit, a pair of bytes some prefix rule
 			// or the IBAN and webhook detectors start with, or a word glued to an escape
 			// (detectPrefix and detectNumber reject every other word at once)
+			found := false
 			if (i == 0 || !isAlnum(b[i-1])) && (isDigit(b[i]) || i+1 < n && prefixPair[pairKey(b[i], b[i+1])] ||
 				i > 0 && (b[i-1] == '%' || b[i-1] == '\\')) {
-				if s, ok := detectWord(b, i, end); ok {
+				var s span
+				if s, found = detectWord(b, i, end); found {
+					spans = append(spans, s)
+					end = max(end, s.end)
+				}
+			}
+			if !found && end < n && b[end] == '_' && end-i > 3 {
+				if s, ok := detectGluedGitHub(b, i, end); ok {
 					spans = append(spans, s)
 					end = max(end, s.end)
 				}
@@ -120,6 +128,44 @@ func (p *Pipeline) detect(b []byte, spans []span) []span {
 		}
 	}
 	return spans
+}
+
+// gluedGitHubPrefixes are the GitHub token prefixes without their '_' (the alphanumeric run
+// that detect sees ends right before it).
+var gluedGitHubPrefixes = []string{"ghp", "gho", "ghu", "ghs", "ghr", "github"}
+
+// detectGluedGitHub finds a GitHub token glued to the letters or digits before it
+// ("abcghp_…", "tokengithub_pat_…": a concatenated log line, a value pasted after a word with
+// no separator): the alphanumeric run [i, end) is followed by '_' and ends with a token prefix
+// that does not start it (a word that starts with one was tried by detectWord). The token
+// rule itself then decides, so the body needs its usual length and must end the token.
+func detectGluedGitHub(b []byte, i, end int) (span, bool) {
+	if b[end-2] != 'h' && b[end-1] != 'b' { // "gh?" or "github"
+		return span{}, false
+	}
+	for _, p := range gluedGitHubPrefixes {
+		st := end - len(p)
+		if st <= i || string(b[st:end]) != p {
+			continue
+		}
+		// glued, the body must not be lower-case letters only and must not go on with '_' (a
+		// long identifier such as "laughs_…" is no token; random base62 always has a digit or
+		// an upper-case letter)
+		if s, ok := detectPrefix(b, st); ok && s.kind == cGitHubToken && !allLowerLetters(b[end+1:s.end]) && (s.end == len(b) || b[s.end] != '_') {
+			return s, true
+		}
+	}
+	return span{}, false
+}
+
+// allLowerLetters reports a body of lower-case ASCII letters and '_' only.
+func allLowerLetters(b []byte) bool {
+	for _, c := range b {
+		if !isLower(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // detectLiterals adds a span for every occurrence of a registered literal.
