@@ -369,14 +369,32 @@ unset TRY_TIMEOUT
 
 # --- round 2: every command stops promptly on SIGTERM/SIGINT (item 2) ---
 # signal_blocked SIG LABEL ARGS...: start forgectx (with the variables of the SIG_ENV array)
-# with stdin a pipe whose writer stays open and silent, signal it after 0.3 s, and observe its
+# with stdin a pipe whose writer stays open and silent, signal it once it is blocked (blocked_ready), and observe its
 # exit code ("hang" if alive 3 s later, "slow" if it took 2 s or more).
+# blocked_ready PID: wait (at most 5 s) until forgectx is blocked where the try means it to be:
+# one of its threads reading a pipe (stdin) or an open socket (a silent forge). Either is
+# reached only after main has set up its signal handling, so the signal that follows tests the
+# command's stop and not a process that is still starting (a fixed sleep raced a loaded
+# machine: the Go runtime's default SIGTERM action ended it with 143). Off Linux: 0.3 s.
+blocked_ready() {
+  local pid="$1" i=0 f
+  [ -d "/proc/$pid/task" ] || { sleep 0.3; return; }
+  while [ $i -lt 250 ] && kill -0 "$pid" 2>/dev/null; do
+    for f in /proc/"$pid"/task/*/wchan; do
+      case "$(cat "$f" 2>/dev/null)" in *pipe_read*) sleep 0.05; return ;; esac
+    done
+    for f in /proc/"$pid"/fd/*; do
+      case "$(readlink "$f" 2>/dev/null)" in socket:*) sleep 0.05; return ;; esac
+    done
+    sleep 0.02; i=$((i + 1))
+  done
+}
 signal_blocked() {
   local sig="$1" label="$2"; shift 2
   local pipe="$T/hold-$n"; mkfifo "$pipe"; exec 7<>"$pipe"
   env ${SIG_ENV[@]+"${SIG_ENV[@]}"} "$bin" --log-level error "$@" <"$pipe" >"$T/.out" 2>"$T/.err" &
   local pid=$! i=0 code
-  sleep 0.3
+  blocked_ready "$pid"
   local s; s=$(date +%s%N); kill -"$sig" "$pid"
   while kill -0 "$pid" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.02; i=$((i + 1)); done
   if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid"; code=hang; else wait "$pid"; code=$?; fi
