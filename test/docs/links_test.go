@@ -51,3 +51,49 @@ func TestDocsIndexListsEveryPage(t *testing.T) {
 		}
 	}
 }
+
+// docRef matches a comment's pointer at a repository page, with the section it names when a
+// quoted heading follows: docs/contracts.md, "Canonical bytes".
+var docRef = regexp.MustCompile(`\b(docs/[A-Za-z0-9_./-]+\.md)(?:,\s*(?:sections?\s+)?"([^"]+)")?`)
+
+// TestCodeCommentsPointAtExistingDocs: every docs/….md a Go comment names exists, and a quoted
+// section after it is (part of) a heading of that page, so
+// the pointers that replaced the out-of-repository citations stay true when pages move.
+func TestCodeCommentsPointAtExistingDocs(t *testing.T) {
+	headings := map[string][]string{}
+	for _, rel := range files(t) {
+		if !strings.HasSuffix(rel, ".go") {
+			continue
+		}
+		for _, c := range goComments(t, rel) {
+			for _, m := range docRef.FindAllStringSubmatch(joinLines(c), -1) {
+				page := strings.TrimSuffix(m[1], ".")
+				hs, ok := headings[page]
+				if !ok {
+					b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(page)))
+					if err != nil {
+						t.Errorf("%s names %s: %v", rel, page, err)
+						headings[page] = nil
+						continue
+					}
+					for _, l := range strings.Split(string(b), "\n") {
+						if strings.HasPrefix(l, "#") {
+							hs = append(hs, strings.ReplaceAll(strings.TrimSpace(strings.TrimLeft(l, "#")), "`", ""))
+						}
+					}
+					headings[page] = hs
+				}
+				if m[2] == "" || hs == nil {
+					continue
+				}
+				found := false
+				for _, h := range hs {
+					found = found || strings.Contains(strings.ToLower(h), strings.ToLower(m[2]))
+				}
+				if !found {
+					t.Errorf("%s names section %q of %s, which has no such heading", rel, m[2], page)
+				}
+			}
+		}
+	}
+}
