@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # the single-quoted commands are expanded by the child shells they are handed to
-# Hostile-input campaign (issue #20): runs a built forgectx against the inputs a new user, a
+# Hostile-input campaign (docs/failures.md): runs a built forgectx against the inputs a new user, a
 # broken CI job or a hostile workspace would give it and prints one Markdown table row per try:
 #
 #   go build -o /tmp/forgectx ./cmd/forgectx

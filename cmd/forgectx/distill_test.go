@@ -94,7 +94,7 @@ func TestDistillMalformedInputExitsZeroWithEmptyObjectAndAWarning(t *testing.T) 
 	}
 }
 
-// Issue #20 item 7: a mistyped --payload path exited 0 with payload_unreadable and did not name
+// Regression: a mistyped --payload path exited 0 with payload_unreadable and did not name
 // the path. A file the operator names that cannot be read is a bad flag: exit 2 naming it. A
 // path from the CI environment stays fail safe ({} exit 0) and the warning names it.
 func TestDistillUnreadablePayloadNamesThePath(t *testing.T) {

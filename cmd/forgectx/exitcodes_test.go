@@ -19,17 +19,20 @@ import (
 	"github.com/forgectx/forgectx/test/verifytest"
 )
 
-// readmeExitTable returns the README's "Exit codes" table: command → the codes (0, 1, 2)
-// whose cell is not "—".
+// exitCodesDoc is the page that documents every command's exit codes.
+const exitCodesDoc = "../../docs/exit-codes.md"
+
+// readmeExitTable returns the exit-code table of docs/exit-codes.md: command → the codes
+// (0, 1, 2) whose cell is not "—".
 func readmeExitTable(t *testing.T) map[string][]int {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(exitCodesDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## Exit codes\n")
+	sec, ok := strings.CutPrefix(string(b), "# Exit codes\n")
 	if !ok {
-		t.Fatal("README has no Exit codes section")
+		t.Fatal("docs/exit-codes.md does not start with its # Exit codes title")
 	}
 	row := regexp.MustCompile("^\\| `([a-z][a-z -]*)` \\|(.*)\\|$")
 	table := map[string][]int{}
@@ -93,9 +96,9 @@ func naming(want string, c exitCase) exitCase {
 	}
 }
 
-// exitCases holds one case per cell of the README table. Each case is the cell's own
-// condition, not a stand-in: the test fails if the README gains a cell without a case here,
-// or this list has a case for a cell the README marks "—".
+// exitCases holds one case per cell of the docs/exit-codes.md table. Each case is the cell's own
+// condition, not a stand-in: the test fails if the page gains a cell without a case here,
+// or this list has a case for a cell the page marks "—".
 func exitCases(t *testing.T) map[string]map[int]exitCase {
 	mcpTree := verifytest.Write(t, verifytest.Demo)
 	cli := func(env map[string]string, stdin string, args ...string) exitCase {
@@ -291,22 +294,22 @@ func exitCases(t *testing.T) map[string]map[int]exitCase {
 	}
 }
 
-// TestExitCodeTable drives every cell of README.md's exit-code table that is not "—" and
-// checks the documented code; it fails when the README and the cases drift apart.
+// TestExitCodeTable drives every cell of docs/exit-codes.md's table that is not "—" and
+// checks the documented code; it fails when the page and the cases drift apart.
 func TestExitCodeTable(t *testing.T) {
 	table := readmeExitTable(t)
 	cases := exitCases(t)
 	if len(table) != len(cases) {
-		t.Errorf("README table has %d commands, the test %d", len(table), len(cases))
+		t.Errorf("docs/exit-codes.md table has %d commands, the test %d", len(table), len(cases))
 	}
 	for cmd, codes := range table {
 		byCode, ok := cases[cmd]
 		if !ok {
-			t.Errorf("README row %q has no cases", cmd)
+			t.Errorf("docs/exit-codes.md row %q has no cases", cmd)
 			continue
 		}
 		if len(byCode) != len(codes) {
-			t.Errorf("%s: README documents codes %v, the test drives %d", cmd, codes, len(byCode))
+			t.Errorf("%s: docs/exit-codes.md documents codes %v, the test drives %d", cmd, codes, len(byCode))
 		}
 		for _, code := range codes {
 			c, ok := byCode[code]

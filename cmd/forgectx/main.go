@@ -23,7 +23,7 @@ import (
 	"github.com/forgectx/forgectx/internal/platform/version"
 )
 
-// Exit codes shared by every command (documented in README.md, "Exit codes").
+// Exit codes shared by every command (documented per command in docs/exit-codes.md).
 const (
 	exitOK     = 0
 	exitFailed = 1

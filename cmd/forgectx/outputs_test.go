@@ -34,7 +34,7 @@ func stillCharDevice(t *testing.T, path string) {
 	}
 }
 
-// Issue #20 item 1, the repro: `mknod T c 1 3; forgectx prescript --none --dotenv T` turned T
+// Regression, as reproduced: `mknod T c 1 3; forgectx prescript --none --dotenv T` turned T
 // into a regular file. Now the flag is refused before anything runs (exit 2) and T stays.
 func TestPrescriptDotenvNeverReplacesADeviceNode(t *testing.T) {
 	dir := t.TempDir()
@@ -104,7 +104,7 @@ func TestFilterReportWritesThroughACharacterDevice(t *testing.T) {
 	stillCharDevice(t, dev)
 }
 
-// Issue #20 item 6: `demo --out /etc/passwd` exited 1 and `demo --out` to a symlink exited 1 or
+// Regression: `demo --out /etc/passwd` exited 1 and `demo --out` to a symlink exited 1 or
 // 2 depending on its target. Every --out that is not a real, empty directory (or a new one in
 // an existing directory) is exit 2 naming the rule, whatever it points at.
 func TestDemoOutIsAlwaysExit2WhenNotARealDirectory(t *testing.T) {
@@ -140,7 +140,7 @@ func TestDemoOutIsAlwaysExit2WhenNotARealDirectory(t *testing.T) {
 	}
 }
 
-// Issue #20 item 6: `snapshot --stats /nonexistent/s` and `--out /nonexistent/a/b` failed with
+// Regression: `snapshot --stats /nonexistent/s` and `--out /nonexistent/a/b` failed with
 // exit 1 after the whole fetch. The outputs are checked before the first request: exit 2 and
 // the loopback forge sees nothing.
 func TestSnapshotOutputsCheckedBeforeAnyRequest(t *testing.T) {
@@ -181,7 +181,7 @@ func TestSnapshotOutputsCheckedBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// Issue #20 item 1: `run --dotenv` naming a device node replaced it like prescript's did. It is
+// Regression: `run --dotenv` naming a device node replaced it like prescript's did. It is
 // now a configuration error (exit 2) before the harness is even read, so nothing is posted.
 func TestRunDotenvDeviceNodeIsAConfigurationError(t *testing.T) {
 	dir := t.TempDir()
@@ -194,7 +194,7 @@ func TestRunDotenvDeviceNodeIsAConfigurationError(t *testing.T) {
 	stillCharDevice(t, dev)
 }
 
-// Issue #20 item 8: `forgectx prescript` printed the script's live log unredacted ($MY_TOKEN
+// Regression: `forgectx prescript` printed the script's live log unredacted ($MY_TOKEN
 // verbatim), unlike `forgectx run`. The job log on stderr now carries the redaction marker.
 func TestPrescriptLiveLogIsRedacted(t *testing.T) {
 	const token = "my-token-value-0123456789abcdef"

@@ -395,7 +395,7 @@ echo "~~ chatty ::error::~~ chatty annotation ` + tok + `"
 				script := prescripttest.WriteScript(t, t.TempDir(), "pre.sh", c.body)
 				_, _, stderr := runCLI(t, env, "", "--log-format", format, "--log-level", "debug",
 					"prescript", "--timeout", "3s", "--", "bash", script)
-				// The live copy reaches the job log redacted (issue #20 item 8): the line is
+				// The live copy reaches the job log redacted (docs/hardening.md): the line is
 				// there, the token and the registered value are not, anywhere on stderr.
 				if !strings.Contains(stderr, scriptLine+"chatty out 200 token [REDACTED:") {
 					t.Fatalf("the script's output did not reach the job log:\n%s", stderr)

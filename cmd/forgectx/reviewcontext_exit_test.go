@@ -19,7 +19,7 @@ import (
 	"github.com/forgectx/forgectx/test/httpfake"
 )
 
-// The `review-context run` row of the README exit-code table, driven through the built
+// The `review-context run` row of the exit-code table (docs/exit-codes.md), driven through the built
 // forgectx binary (its own executable is the MCP entry's command, so it cannot be this test
 // binary) and internal/review/reviewrun's stand-in engine against a fake GitLab: a clean review posts its
 // summary note (0), a crashing engine posts the failure note (1).

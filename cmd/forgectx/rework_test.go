@@ -17,7 +17,7 @@ import (
 )
 
 // A compact Gitea 1.25-shaped world for the command tests (internal/rework's tests hold the full
-// rule tables): acme/demo, Source Issue 7, PR 9 by the impl actor 11, spec reviewer 21, code
+// rule tables): acme/demo, Source Issue number 7, PR 9 by the impl actor 11, spec reviewer 21, code
 // reviewer 22.
 const (
 	rwHead     = "0123456789abcdef0123456789abcdef01234567"

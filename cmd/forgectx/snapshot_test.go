@@ -156,7 +156,7 @@ func TestSnapshotSecretEnvValuesAreRedacted(t *testing.T) {
 	}
 }
 
-// Issue #23: an acquisition file sets the assembly's soft memory limit to
+// An acquisition file sets the assembly's soft memory limit to
 // snapshot.MemoryLimit of its size (reported in the "snapshot written" log line) and the
 // process's limit is restored afterwards; GOMEMLIMIT set by the operator wins.
 func TestSnapshotSetsAndRestoresTheMemoryLimit(t *testing.T) {

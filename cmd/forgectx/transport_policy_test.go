@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// #20.2: a token is never sent over plain http to a non-loopback host. snapshot, run and
+// A token is never sent over plain http to a non-loopback host. snapshot, run and
 // status reconcile refuse such an --api-url before any request, as a usage error naming
 // --api-url and the rule (the old code sent "Authorization: bearer ghp_…" to it). The .invalid
 // host cannot resolve, so no test ever reaches a network.

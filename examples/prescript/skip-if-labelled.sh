@@ -24,7 +24,7 @@ if [ -n "${ISSUE_LABELS+set}" ]; then
   labels="${ISSUE_LABELS}"
   source="ISSUE_LABELS"
 else
-  labels="bug,no-agent,priority/low" # embedded fixture: the labels of sample issue #42
+  labels="bug,no-agent,priority/low" # embedded fixture: the labels of a sample issue (number 42)
   source="embedded fixture"
 fi
 

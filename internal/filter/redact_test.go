@@ -257,7 +257,7 @@ func TestRedactionLiteralsEncodedForms(t *testing.T) {
 	}
 }
 
-// Issue #20 item 9: `run` registered the token-env value whatever its length, so GITHUB_TOKEN=x
+// Regression: `run` registered the token-env value whatever its length, so GITHUB_TOKEN=x
 // turned "fixture" into "fi[REDACTED:run-credential]ture" — destroying text and revealing the
 // value. A literal shorter than MinSecretEnvBytes is never registered, by any caller; one of
 // exactly MinSecretEnvBytes still is.

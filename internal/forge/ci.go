@@ -20,7 +20,7 @@ var digits = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
 // IsRunNumber reports whether s is a positive decimal CI run, job or attempt number.
 func IsRunNumber(s string) bool { return digits.MatchString(s) }
 
-// LocalReceiptID is the receipt id of a run outside CI (docs/run.md, "Receipt id"):
+// LocalReceiptID is the receipt id of a run outside CI (docs/run.md, "Receipts"):
 // local-<start as an order key>-<pid>.
 func LocalReceiptID(start time.Time) string {
 	return fmt.Sprintf("local-%s-%d", canon.OrderKeyOf(start), os.Getpid())

@@ -1,4 +1,4 @@
-// Package forge owns the provider contract and registry (architecture map, "Packages";
+// Package forge owns the provider contract and registry (docs/architecture.md, "Package map";
 // docs/forges.md): the Provider every forge registers (detection from the CI environment, CI
 // defaults, construction of its clients from one Options), the small interfaces every adapter
 // implements (Acquirer, Commenter), the command-line source policy (Open: replay, record,

@@ -1,5 +1,5 @@
-// Package rework implements the rework input gate of rework-input-gate.md ("Ordered initial
-// review input gate"): it validates the gitea-agent.rework-input/v1 target and the
+// Package rework implements the rework input gate of docs/rework.md (the ordered
+// initial review input gate): it validates the gitea-agent.rework-input/v1 target and the
 // gitea-agent.rework-provider-contract/v1 provider contract before any credential or request,
 // refuses an existing output, makes two authenticated GET-only captures of a Gitea/Forgejo pull
 // request, its Source Issue and every review's inline comments, derives a timeline and a

@@ -157,7 +157,7 @@ const (
 	CounterPRIssue = "pr_issue"
 )
 
-// Counter formula components (docs/rework.md, "Provider contract").
+// Counter formula components (docs/rework.md, "Input: gitea-agent.rework-provider-contract/v1").
 const (
 	ComponentReviewInlineRecords = "review_inline_records" // this review's inline endpoint rows
 	ComponentInlineRecords       = "inline_records"        // all reviews' inline rows

@@ -11,7 +11,7 @@ import (
 )
 
 // forgectx run hands its acquisition over to the assembler and never reads it again, so it
-// assembles with ReleaseBodies (issue #23): every staged comment and review body is gone from
+// assembles with ReleaseBodies: every staged comment and review body is gone from
 // the acquisition once the tree is built, and the tree is the one a body-keeping assembly
 // gives.
 func TestRunAssemblyReleasesBodies(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // EnvResultFile names the file the post-script may write the run's results into, for the
-// receipt (docs/run.md, "Results"). Only the post-script receives it: it runs on the host and
+// receipt (docs/run.md, "Receipts"). Only the post-script receives it: it runs on the host and
 // knows what was pushed; the agent does not.
 const EnvResultFile = "FORGECTX_RESULT_FILE"
 

@@ -1094,7 +1094,7 @@ func TestFilterFailureAborts(t *testing.T) {
 	}
 }
 
-// The demo conversation shows every headline rule (README "forgectx demo").
+// The demo conversation shows every headline rule (docs/commands.md, "forgectx demo").
 func TestDemoConversationShowsTheHeadlineRules(t *testing.T) {
 	acq, cfg := demo(t)
 	tree := assemble(t, acq, cfg)

@@ -1,7 +1,7 @@
-// Package snapshot assembles an entity-context-snapshot v1 tree (spec
-// ../shared/spec/entity-context-snapshot-v1.md, sections Tree, Stable records and mutable state,
-// Ordering files and prompt assembly, Checks, Relationships, history, and collection profiles,
-// Canonical bytes, Ordering and determinism) from a provider-neutral acquisition.
+// Package snapshot assembles an entity-context-snapshot v1 tree (docs/contracts.md,
+// "Entity-context snapshot v1": Tree, Record keys and record files, Admission, Ordering and
+// prompt assembly, Checks, Relationships, history and collection profiles, Canonical bytes,
+// Ordering and determinism) from a provider-neutral acquisition.
 //
 // Assemble is the one entry point: it validates the collection profile, admits records
 // (human role threshold by agent category, registered bots only), runs the filter pipeline on

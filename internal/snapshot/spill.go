@@ -147,7 +147,7 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 }
 
 // MemoryLimit is the soft Go memory limit (runtime/debug.SetMemoryLimit) for assembling an
-// acquisition of acquisitionBytes with AssembleTo: issue #23's bound of twice the acquisition
+// acquisition of acquisitionBytes with AssembleTo: the documented bound of twice the acquisition
 // plus 128 MiB, less 32 MiB for the memory the Go runtime does not count. With the record
 // files streamed the live heap stays well below it (about 1.7× a 100k-record acquisition at
 // its peak), so the collector runs a little more often instead of letting the heap grow to

@@ -1,5 +1,5 @@
 // Package cirelay relays a pre-script decision to the CI system: the "CI relay" section of the
-// pre-script output protocol v1 (spec prescript-output-v1.md), plus a GitLab dotenv report,
+// pre-script output protocol v1 (docs/prescript.md), plus a GitLab dotenv report,
 // which the spec leaves out of v1 and forgectx adds.
 //
 // # GitHub Actions

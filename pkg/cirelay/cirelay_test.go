@@ -287,7 +287,7 @@ func mkNullNode(t *testing.T, path string) {
 	}
 }
 
-// Issue #20 item 1: --dotenv naming a device node used to rename a temporary file over it
+// Regression: --dotenv naming a device node used to rename a temporary file over it
 // (as root, `--dotenv /dev/null` destroyed /dev/null). The relay now fails, names the
 // target and leaves the node alone; the same for $GITHUB_OUTPUT.
 func TestRelayNeverReplacesADeviceNode(t *testing.T) {
@@ -312,7 +312,7 @@ func TestRelayNeverReplacesADeviceNode(t *testing.T) {
 	}
 }
 
-// Issue #20 item 5: a relay error names the target the operator gave, not a temporary file.
+// Regression: a relay error names the target the operator gave, not a temporary file.
 func TestDotenvErrorNamesTheTarget(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "nonexistent", "prescript.env")
 	_, err := Relay(Options{DotenvPath: target, Getenv: func(string) string { return "" }}, prescript.Decision{})

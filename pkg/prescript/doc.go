@@ -1,5 +1,5 @@
-// Package prescript implements the pre-script output protocol v1 (spec
-// prescript-output-v1.md, the whole document): prepare the output file, run the script with its
+// Package prescript implements the pre-script output protocol v1 (docs/prescript.md,
+// "Protocol summary"; docs/contracts.md): prepare the output file, run the script with its
 // streams teed to the job log, apply the exit-code table, parse the file, and build hard-failure
 // diagnostics. The CI relay of the decision lives in pkg/cirelay.
 //

@@ -28,7 +28,7 @@ func alive(pid int) bool {
 	return len(f) == 0 || f[0] != "Z"
 }
 
-// Issue #20 item 8: a pre-script's background child (`(sleep 60)&`) survived the script. The
+// Regression: a pre-script's background child (`(sleep 60)&`) survived the script. The
 // script's whole process group now ends with it — promptly, not after the stream WaitDelay —
 // whatever the decision.
 func TestBackgroundChildrenDieWithTheScript(t *testing.T) {
@@ -51,7 +51,7 @@ func TestBackgroundChildrenDieWithTheScript(t *testing.T) {
 	}
 }
 
-// Issue #20 item 8: the live log (the script's own stdout and stderr copied to the job log)
+// Regression: the live log (the script's own stdout and stderr copied to the job log)
 // went out unredacted — `echo $MY_TOKEN` printed the token. It now passes the same redaction
 // as the diagnostics.
 func TestLiveLogIsRedacted(t *testing.T) {
@@ -78,7 +78,7 @@ func TestLiveLogIsRedacted(t *testing.T) {
 	}
 }
 
-// Issue #20: a cancelled pre-script was SIGKILLed outright. Its process group now gets SIGTERM
+// Regression: a cancelled pre-script was SIGKILLed outright. Its process group now gets SIGTERM
 // first (a trap can finish its writes; the result is still "interrupted", whatever it exits
 // with), then SIGKILL after KillGrace for a group that ignores SIGTERM.
 func TestCancelSendsSIGTERMThenSIGKILLAfterGrace(t *testing.T) {

@@ -123,10 +123,11 @@ func TestExampleWorkflowLints(t *testing.T) {
 	}
 }
 
-// The README's complete workflow is examples/github/forgectx.yml byte for byte (after the
-// file's three header comment lines), so what the tests run is what the README shows.
+// The install page's complete workflow (docs/install.md, linked from the README) is
+// examples/github/forgectx.yml byte for byte (after the file's three header comment lines), so
+// what the tests run is what the docs show.
 func TestReadmeShowsTheExampleWorkflow(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/install.md")
 	must(t, err)
 	file, err := os.ReadFile("../../examples/github/forgectx.yml")
 	must(t, err)
@@ -136,9 +137,9 @@ func TestReadmeShowsTheExampleWorkflow(t *testing.T) {
 	}
 	want := lines[3]
 	s := string(readme)
-	i := strings.Index(s, "### A complete GitHub workflow")
+	i := strings.Index(s, "## A complete GitHub workflow")
 	if i < 0 {
-		t.Fatal("README has no complete GitHub workflow section")
+		t.Fatal("docs/install.md has no complete GitHub workflow section")
 	}
 	j := strings.Index(s[i:], "```yaml\n")
 	if j < 0 {
@@ -147,6 +148,6 @@ func TestReadmeShowsTheExampleWorkflow(t *testing.T) {
 	block := s[i+j+len("```yaml\n"):]
 	block = block[:strings.Index(block, "```\n")]
 	if block != want {
-		t.Errorf("README workflow differs from examples/github/forgectx.yml:\n%s", block)
+		t.Errorf("docs/install.md workflow differs from examples/github/forgectx.yml:\n%s", block)
 	}
 }

@@ -219,7 +219,7 @@ func TestRunTotalTimeoutIsTimedOut(t *testing.T) {
 	w.assertNoTrees()
 }
 
-// The skip and pre-script-failure paths keep issue 8's order too: start status comment, the
+// The skip and pre-script-failure paths keep the fixed order too: start status comment, the
 // snapshot, then the completion status comment and the receipt.
 func TestRunSkipAndFailureKeepTheLifecycleOrder(t *testing.T) {
 	for _, tc := range []struct {

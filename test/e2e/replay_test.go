@@ -25,7 +25,7 @@ import (
 
 var update = flag.Bool("update", false, "regenerate examples/replay/github-issue")
 
-// exampleCassette is the committed example of `forgectx run --replay` (README, docs/run.md).
+// exampleCassette is the committed example of `forgectx run --replay` (docs/getting-started.md, docs/run.md).
 const exampleCassette = "../../examples/replay/github-issue"
 
 // runCassette is a whole run's forge reads for the scenario, as a recording of the run against

@@ -40,7 +40,7 @@ func TestRunProceedPostsStartCommentReceiptAndCompletionEdit(t *testing.T) {
 	if got := w.writes(); !reflect.DeepEqual(got, []string{"POST", "PATCH", "POST"}) {
 		t.Errorf("comment writes = %v, want start POST, completion PATCH, receipt POST", got)
 	}
-	// Issue 8's order: start status comment, then the snapshot, then the completion status
+	// The fixed order (docs/run.md): start status comment, then the snapshot, then the completion status
 	// comment and the receipt.
 	if got := w.lifecycleOrder(before); !reflect.DeepEqual(got, []string{"lookup", "start", "acquire", "status", "receipt"}) {
 		t.Errorf("lifecycle order = %v", got)

@@ -1,5 +1,5 @@
 // Package httpfake is the reusable httptest server every forge adapter test runs against
-// (architecture map, "Conventions": HTTP fakes fed by a registry of expected requests).
+// (docs/architecture.md, "Conventions": HTTP fakes fed by a registry of expected requests).
 //
 // A Server answers only requests that were registered with Expect (or loaded from a cassette
 // with ExpectCassette). It fails the test on an unexpected request — and answers it with

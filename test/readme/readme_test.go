@@ -1,6 +1,7 @@
 // Package readme runs the README's shell commands as a new user would type them.
 //
-// Every command of every ```sh block of README.md is classified: run here exactly as written,
+// Every command of every ```sh block of README.md and of the pages its content moved to
+// (docFiles) is classified: run here exactly as written,
 // or not run, with the reason (the test suite itself, a Gitea build, a synopsis with
 // placeholders). A command no rule classifies fails the test, so a new README command is either
 // proven offline or named as not runnable here.
@@ -37,17 +38,32 @@ var root = func() string {
 	return r
 }()
 
-// command is one README command: its first line number and its text (continuation lines
-// joined as bash joins them).
+// docFiles are the README and the pages its quick start, install steps, test instructions and
+// command reference live in: their commands are the ones a new user types first.
+var docFiles = []string{"README.md", "docs/getting-started.md", "docs/install.md", "docs/testing.md", "docs/commands.md", "docs/adapters.md"}
+
+// command is one documented command: its file, its first line number and its text
+// (continuation lines joined as bash joins them).
 type command struct {
+	file string
 	line int
 	text string
 }
 
-// readmeCommands returns the commands of every ```sh block of README.md.
+// readmeCommands returns the commands of every ```sh block of docFiles, file by file.
 func readmeCommands(t *testing.T) []command {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	var cmds []command
+	for _, f := range docFiles {
+		cmds = append(cmds, fileCommands(t, f)...)
+	}
+	return cmds
+}
+
+// fileCommands returns the commands of every ```sh block of one file.
+func fileCommands(t *testing.T, file string) []command {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +82,7 @@ func readmeCommands(t *testing.T) []command {
 				cmds, cur = append(cmds, *cur), nil
 			}
 		case in && strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#"):
-			c := command{line: i + 1, text: l}
+			c := command{file: file, line: i + 1, text: l}
 			if strings.HasSuffix(l, "\\") {
 				cur = &c
 			} else {
@@ -195,7 +211,7 @@ func TestReadmeCommandsRunAsWritten(t *testing.T) {
 	for _, c := range all {
 		w, why := classify(c)
 		if w == "" {
-			t.Logf("README.md:%d not run: %s: %s", c.line, why, firstLine(c.text))
+			t.Logf("%s:%d not run: %s: %s", c.file, c.line, why, firstLine(c.text))
 			continue
 		}
 		if w == asRoot && os.Geteuid() != 0 {
@@ -224,11 +240,11 @@ func TestReadmeCommandsRunAsWritten(t *testing.T) {
 	for i, c := range cmds {
 		r := res[i]
 		if r.code != 0 {
-			t.Errorf("README.md:%d exited %d: %s\nstdout:\n%s\nstderr:\n%s", c.line, r.code, c.text, r.stdout, r.stderr)
+			t.Errorf("%s:%d exited %d: %s\nstdout:\n%s\nstderr:\n%s", c.file, c.line, r.code, c.text, r.stdout, r.stderr)
 			continue
 		}
 		if msg := checkOutput(c.text, r.stdout); msg != "" {
-			t.Errorf("README.md:%d: %s: %s\nstdout:\n%s", c.line, c.text, msg, r.stdout)
+			t.Errorf("%s:%d: %s: %s\nstdout:\n%s", c.file, c.line, c.text, msg, r.stdout)
 		}
 	}
 	for _, name := range tmp {
@@ -305,9 +321,62 @@ func TestReadmeCommandClassification(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	for _, c := range readmeCommands(t) {
-		fmt.Fprintf(&buf, "%d %s\n", c.line, firstLine(c.text))
+		fmt.Fprintf(&buf, "%s:%d %s\n", c.file, c.line, firstLine(c.text))
 	}
 	if !strings.Contains(buf.String(), "/tmp/forgectx run --replay examples/replay/github-issue") {
 		t.Errorf("the README's replay command was not found among its commands:\n%s", buf.String())
 	}
+}
+
+// TestReadmeIsAFrontDoor: the README fits on a few screens (at most 150 lines), shows the
+// architecture as a Mermaid diagram, has exactly the two quick-start commands as its first
+// shell block (the embedded example with no network and no token, then the test suite), an
+// install section per forge and the container image, and links the documentation index.
+func TestReadmeIsAFrontDoor(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if n := strings.Count(s, "\n"); n > 150 {
+		t.Errorf("README.md has %d lines, want at most 150: move reference material under docs/", n)
+	}
+	if !strings.Contains(s, "\n```mermaid\nflowchart ") {
+		t.Error("README.md has no Mermaid flowchart")
+	}
+	cmds := fileCommands(t, "README.md")
+	if len(cmds) < 2 || cmds[0].text != "go run ./cmd/forgectx demo   # assemble an embedded pull-request conversation into a snapshot tree: no network, no token" ||
+		!strings.HasPrefix(cmds[1].text, "go test ./...") {
+		t.Errorf("README.md's quick start is not `go run ./cmd/forgectx demo` then `go test ./...`: %v", cmds)
+	}
+	qs := s[strings.Index(s, "\n## Quick start\n"):]
+	qs = qs[:strings.Index(qs[1:], "\n## ")+1]
+	if n := len(fileCommandsText(qs)); n != 2 {
+		t.Errorf("README.md's quick start has %d commands, want exactly 2", n)
+	}
+	for _, h := range []string{"### GitHub", "### GitLab", "### Forgejo", "### Container image", "## Licence"} {
+		if !strings.Contains(s, "\n"+h) {
+			t.Errorf("README.md has no %q section", h)
+		}
+	}
+	if !strings.Contains(s, "](docs/README.md)") {
+		t.Error("README.md does not link the documentation index docs/README.md")
+	}
+}
+
+// fileCommandsText counts the non-comment lines of the ```sh blocks of a text.
+func fileCommandsText(s string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case !in && l == "```sh":
+			in = true
+		case in && strings.HasPrefix(l, "```"):
+			in = false
+		case in && strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#"):
+			out = append(out, l)
+		}
+	}
+	return out
 }

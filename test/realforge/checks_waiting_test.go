@@ -1,4 +1,4 @@
-// A checks defect TestActionsChecks found on the real server (issues #15/#22): a job no runner
+// A checks defect TestActionsChecks found on the real server: a job no runner
 // has taken yet has no Actions task, so beside a head's other tasks it vanished from the
 // snapshot with no gap. Gitea (and Forgejo) writes a pending commit status for it when it
 // creates the run; the adapter now reads the head's statuses always and counts each one no

@@ -1,4 +1,4 @@
-// These tests reproduce, against a real Gitea, the defects issue #15 found in the Forgejo
+// These tests reproduce, against a real Gitea, the defects first found in the Forgejo
 // adapter; each failed on the adapter before its fix, and they run in .ci/run with the rest of
 // the real-server suite. `status reconcile --forge forgejo` is reconcile_test.go.
 package realforge

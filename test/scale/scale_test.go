@@ -1,4 +1,4 @@
-// Package scale holds the scale benchmarks of a 100,000-record pull request (issue #23): the
+// Package scale holds the scale benchmarks of a 100,000-record pull request: the
 // snapshot pipeline (acquisition.Read of the JSON file, snapshot.AssembleTo) against
 // its floor (writing the same files and bytes plus their SHA-256), then verify, stage and
 // prompt on the written tree, and `forgectx run`'s whole snapshot-to-sealed-copy path

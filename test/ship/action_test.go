@@ -402,7 +402,7 @@ func TestCompositeActionFromSource(t *testing.T) {
 					t.Errorf("context-dir %q still exists after the step (err %v)", ctxDir, err)
 				}
 				// Nothing here is the agent's to rename (a root-owned $RUNNER_TEMP under a sticky
-				// /tmp), so its copy stays in $RUNNER_TEMP (docs/ship.md, "What the action writes").
+				// /tmp), so its copy stays in $RUNNER_TEMP (docs/ship.md, "GitHub: the composite action").
 				if rt := r.temp + string(filepath.Separator); os.Geteuid() == 0 && !strings.HasPrefix(ctxDir, rt) {
 					t.Errorf("context-dir %q is not under $RUNNER_TEMP %s", ctxDir, r.temp)
 				}

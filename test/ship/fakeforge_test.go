@@ -52,7 +52,7 @@ var (
 	editComment   = regexp.MustCompile(`^/repos/octo-org/Hello-World/issues/comments/([0-9]+)$`)
 )
 
-// newFakeForge is the GitHub fake: issue #7 of octo-org/Hello-World.
+// newFakeForge is the GitHub fake: octo-org/Hello-World#7.
 func newFakeForge(t testing.TB) *fakeForge {
 	t.Helper()
 	sc := ghscenario.Issue()
@@ -86,7 +86,7 @@ func newGitLabFake(t testing.TB) *fakeForge {
 	return f
 }
 
-// newForgejoFake is the Forgejo fake: issue #7 of Acme/Widgets as recorded in
+// newForgejoFake is the Forgejo fake: Acme/Widgets#7 as recorded in
 // test/fixtures/forgejo/issue (its comment list also answers the status-comment lookup).
 func newForgejoFake(t testing.TB) *fakeForge {
 	t.Helper()

@@ -14,13 +14,13 @@ var secretRef = regexp.MustCompile(`^\$\{\{ secrets\.[A-Za-z_][A-Za-z0-9_]* \}\}
 
 // TestForgejoExamplesUseARepositoryAdminToken: Forgejo's automatic Actions token cannot read
 // collaborator permissions (docs/forgejo.md, "Actors"), so the Forgejo example workflow and the
-// README's Forgejo usage pass a token from a secret (a repository admin's) instead of the
+// install page's Forgejo usage pass a token from a secret (a repository admin's) instead of the
 // default, leave comment-author-id to GET /user, and leave the forge to forgectx's detection.
-// The README and docs/ship.md say why.
+// The install page and docs/ship.md say why.
 func TestForgejoExamplesUseARepositoryAdminToken(t *testing.T) {
 	for _, c := range []struct{ name, workflow string }{
 		{"examples/forgejo/forgectx.yml", readFile(t, filepath.Join(root, "examples", "forgejo", "forgectx.yml"))},
-		{"README.md ### Forgejo", readmeBlock(t, "### Forgejo")},
+		{installDoc + " ## Forgejo", installBlock(t, "## Forgejo")},
 	} {
 		var wf struct {
 			Jobs map[string]struct {
@@ -55,10 +55,10 @@ func TestForgejoExamplesUseARepositoryAdminToken(t *testing.T) {
 			t.Errorf("%s: %d forgectx steps, want 1", c.name, found)
 		}
 	}
-	readme := readFile(t, filepath.Join(root, "README.md"))
-	usage := readme[strings.Index(readme, "\n### Forgejo\n"):strings.Index(readme, "\n### Container image\n")]
+	doc := readFile(t, filepath.Join(root, installDoc))
+	usage := doc[strings.Index(doc, "\n## Forgejo\n"):strings.Index(doc, "\n## Container image\n")]
 	ship := readFile(t, filepath.Join(root, "docs", "ship.md"))
-	for _, d := range []struct{ name, text string }{{"README.md ### Forgejo", usage}, {"docs/ship.md", ship}} {
+	for _, d := range []struct{ name, text string }{{installDoc + " ## Forgejo", usage}, {"docs/ship.md", ship}} {
 		for _, want := range []string{"cannot read collaborator permissions", "repository-admin token"} {
 			if !strings.Contains(strings.Join(strings.Fields(d.text), " "), want) {
 				t.Errorf("%s does not say %q", d.name, want)

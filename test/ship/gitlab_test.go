@@ -248,8 +248,8 @@ func TestGitLabPipelinesValidate(t *testing.T) {
 			[]string{"forgectx never", "test on_success", "component-selftest on_success", "binaries never", "release never"}},
 		{"examples/gitlab/.gitlab-ci.yml", readFile(t, filepath.Join(root, "examples", "gitlab", ".gitlab-ci.yml")),
 			[]string{"forgectx never", "forgectx-report never"}},
-		{"README.md ### GitLab", readmeBlock(t, "### GitLab"), []string{"forgectx never"}},
-		{"README.md ### forgectx (Components)", readmeBlock(t, "### forgectx"), []string{"forgectx on_success"}},
+		{installDoc + " ## GitLab", installBlock(t, "## GitLab"), []string{"forgectx never"}},
+		{installDoc + " ### forgectx (Components)", installBlock(t, "### forgectx"), []string{"forgectx on_success"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

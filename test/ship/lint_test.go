@@ -158,48 +158,52 @@ func TestShellcheckWrapperScripts(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first ```yaml block under the README heading (e.g. "### GitHub").
-func readmeBlock(t *testing.T, heading string) string {
+// installDoc is the page that shows each forge's workflow or pipeline in full (the README
+// links it from its Install section).
+const installDoc = "docs/install.md"
+
+// installBlock returns the first ```yaml block under the installDoc heading (e.g. "## GitHub").
+func installBlock(t *testing.T, heading string) string {
 	t.Helper()
-	readme := readFile(t, filepath.Join(root, "README.md"))
-	i := strings.Index(readme, "\n"+heading+"\n")
+	doc := readFile(t, filepath.Join(root, installDoc))
+	i := strings.Index(doc, "\n"+heading+"\n")
 	if i < 0 {
-		t.Fatalf("README.md has no %q section", heading)
+		t.Fatalf("%s has no %q section", installDoc, heading)
 	}
-	rest := readme[i:]
+	rest := doc[i:]
 	start := strings.Index(rest, "```yaml\n")
 	if start < 0 {
-		t.Fatalf("README.md %s has no yaml block", heading)
+		t.Fatalf("%s %s has no yaml block", installDoc, heading)
 	}
 	rest = rest[start+len("```yaml\n"):]
 	end := strings.Index(rest, "```")
 	if end < 0 {
-		t.Fatalf("README.md %s: unterminated yaml block", heading)
+		t.Fatalf("%s %s: unterminated yaml block", installDoc, heading)
 	}
 	return rest[:end]
 }
 
-// TestReadmeUsageWorkflowsLint: the README's GitHub and Forgejo examples are complete workflows
+// TestReadmeUsageWorkflowsLint: the install page's GitHub and Forgejo examples are complete workflows
 // that actionlint passes (the Forgejo one with full-URL `uses:`, which only Forgejo resolves).
 func TestReadmeUsageWorkflowsLint(t *testing.T) {
 	t.Parallel() // subprocess-bound: runs beside the other slow ship tests
 	al := actionlint(t)
 	for _, c := range []struct{ heading, ignore string }{
-		{"### GitHub", ""},
-		{"### Forgejo", `specifying action "https://[^"]+" in invalid format`},
+		{"## GitHub", ""},
+		{"## Forgejo", `specifying action "https://[^"]+" in invalid format`},
 	} {
 		dir := t.TempDir()
 		must(t, os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755))
 		cfg := filepath.Join(dir, "actionlint.yaml")
 		must(t, os.WriteFile(cfg, []byte("self-hosted-runner:\n  labels: [docker]\n"), 0o644))
 		p := filepath.Join(dir, ".github", "workflows", "readme.yml")
-		must(t, os.WriteFile(p, []byte(readmeBlock(t, c.heading)), 0o644))
+		must(t, os.WriteFile(p, []byte(installBlock(t, c.heading)), 0o644))
 		args := []string{"-no-color", "-config-file", cfg}
 		if c.ignore != "" {
 			args = append(args, "-ignore", c.ignore)
 		}
 		if out, code := runCmd(t, time.Minute, dir, nil, al, append(args, p)...); code != 0 {
-			t.Errorf("actionlint on README.md %s (exit %d):\n%s", c.heading, code, out)
+			t.Errorf("actionlint on %s %s (exit %d):\n%s", installDoc, c.heading, code, out)
 		}
 	}
 }

@@ -44,19 +44,19 @@ func containerNode(image string, steps []string) (int, string) {
 }
 
 // TestContainerJobsRunTheirNodeActions: a workflow job in a container (the Forgejo example, and
-// the README's copy of it) runs JavaScript actions with the container's Node.js, so that Node.js
+// the install page's copy of it) runs JavaScript actions with the container's Node.js, so that Node.js
 // must be at least the version each pinned action runs on. Debian bookworm's nodejs (18) cannot
 // run actions/checkout v6 (node24).
 func TestContainerJobsRunTheirNodeActions(t *testing.T) {
 	docs := map[string]string{"examples/forgejo/forgectx.yml": readFile(t, filepath.Join(root, "examples", "forgejo", "forgectx.yml"))}
-	readme := readFile(t, filepath.Join(root, "README.md"))
-	i := strings.Index(readme, "\n### Forgejo\n")
+	doc := readFile(t, filepath.Join(root, installDoc))
+	i := strings.Index(doc, "\n## Forgejo\n")
 	if i < 0 {
-		t.Fatal("README.md has no ### Forgejo section")
+		t.Fatalf("%s has no ## Forgejo section", installDoc)
 	}
-	block := readme[i:]
+	block := doc[i:]
 	block = block[strings.Index(block, "```yaml\n")+len("```yaml\n"):]
-	docs["README.md ### Forgejo"] = block[:strings.Index(block, "```")]
+	docs[installDoc+" ## Forgejo"] = block[:strings.Index(block, "```")]
 	containerJobs := 0
 	for name, doc := range docs {
 		var wf struct {
@@ -100,7 +100,7 @@ func TestContainerJobsRunTheirNodeActions(t *testing.T) {
 		}
 	}
 	if containerJobs < 2 {
-		t.Fatalf("found %d container jobs, want the Forgejo example and the README's copy", containerJobs)
+		t.Fatalf("found %d container jobs, want the Forgejo example and the install page's copy", containerJobs)
 	}
 	// The rule itself: the old example's Debian bookworm nodejs is refused.
 	if have, _ := containerNode("docker.io/library/debian:bookworm", []string{"apt-get install -y -qq --no-install-recommends ca-certificates curl git jq nodejs"}); have >= 24 {

@@ -227,27 +227,27 @@ func TestCheckIncludeRefusesWhatGitLabWould(t *testing.T) {
 	}
 }
 
-// TestReadmeComponentsSection: the README's Components section counts the components the
+// TestReadmeComponentsSection: the install page's Components section counts the components the
 // project ships (one template each under templates/) and its table lists every input of the
 // forgectx component, no more (artifacts-dir was once left out).
 func TestReadmeComponentsSection(t *testing.T) {
-	readme := readFile(t, filepath.Join(root, "README.md"))
-	i := strings.Index(readme, "\n## Components\n")
+	doc := readFile(t, filepath.Join(root, installDoc))
+	i := strings.Index(doc, "\n## Components\n")
 	if i < 0 {
-		t.Fatal("README.md has no ## Components section")
+		t.Fatalf("%s has no ## Components section", installDoc)
 	}
-	sec := readme[i+1:]
+	sec := doc[i+1:]
 	sec = sec[:strings.Index(sec[1:], "\n## ")+1]
 	templates, err := filepath.Glob(filepath.Join(root, "templates", "*.yml"))
 	must(t, err)
 	words := map[int]string{1: "one", 2: "two", 3: "three", 4: "four"}
 	if want := "catalog project with " + words[len(templates)] + " component"; !strings.Contains(sec, want) {
-		t.Errorf("README.md ## Components does not say %q (templates/ holds %d)", want, len(templates))
+		t.Errorf("%s ## Components does not say %q (templates/ holds %d)", installDoc, want, len(templates))
 	}
 	for _, tmpl := range templates {
 		name := strings.TrimSuffix(filepath.Base(tmpl), ".yml")
 		if !strings.Contains(sec, "`"+name+"`") && !strings.Contains(sec, "### "+name+"\n") {
-			t.Errorf("README.md ## Components does not name the %s component", name)
+			t.Errorf("%s ## Components does not name the %s component", installDoc, name)
 		}
 	}
 	spec, _ := loadComponentFile(t, componentPath)
@@ -263,12 +263,12 @@ func TestReadmeComponentsSection(t *testing.T) {
 	}
 	for name := range spec.Spec.Inputs {
 		if !listed[name] {
-			t.Errorf("README.md's component table leaves out the input %q", name)
+			t.Errorf("%s's component table leaves out the input %q", installDoc, name)
 		}
 	}
 	for name := range listed {
 		if _, ok := spec.Spec.Inputs[name]; !ok {
-			t.Errorf("README.md's component table lists %q, which templates/forgectx.yml does not declare", name)
+			t.Errorf("%s's component table lists %q, which templates/forgectx.yml does not declare", installDoc, name)
 		}
 	}
 }

@@ -262,7 +262,7 @@ func TestGitLabNoteIsCappedAndItsAddressSurvives(t *testing.T) {
 }
 
 // TestSizeTargets holds the excerpt sizes on GitHub's published webhook examples to issue
-// #15's targets (the-loop's field rules on the same payloads): a median excerpt of at most
+// The targets (the-loop's field rules on the same payloads): a median excerpt of at most
 // 1.2% of its payload over all the examples of the nine event types, and at most 192
 // characters for the largest issue_comment excerpt. A deleted comment's excerpt also carries
 // "action":"deleted" (an agent must not read a deleted comment as a live instruction; the

@@ -1,7 +1,7 @@
 // Package distill turns the webhook event that triggered a CI job into a lean, parseable excerpt
 // for an agent's prompt. It implements the spec "Requirements: a forwarded event carries the
-// instruction, not GitHub's metadata" (shared/spec/event-excerpt-distillation.md), Requirements
-// 1–5 and its abuse cases, for GitHub, Forgejo and GitLab payloads. docs/distill.md lists every
+// instruction, not GitHub's metadata" (docs/contracts.md, "Event excerpt distillation"),
+// Requirements 1–5 and its abuse cases, for GitHub, Forgejo and GitLab payloads. docs/distill.md lists every
 // event's fields, the caps and the truncation marker.
 //
 // There is one distillation function. Excerpt takes a raw webhook payload; FromAPIObject wraps an

@@ -1,5 +1,5 @@
-// Package bodycap bounds a forge API response body for the adapters under internal/forge (spec
-// ../shared/spec/entity-context-snapshot-v1.md, "Canonical bytes": missing data from a selected
+// Package bodycap bounds a forge API response body for the adapters under internal/forge (docs/contracts.md,
+// "Relationships, history and collection profiles": missing data from a selected
 // source is a gap, never silently treated as an empty or shorter history). The forge SDKs decode a list page into
 // memory whole, so each adapter wraps every API response body in a Reader: a hostile or broken
 // server cannot make the process hold more than the limit of one answer, and a body longer

@@ -1,6 +1,6 @@
 // Package cassette is the forge-neutral record/replay http.RoundTripper behind
 // `forgectx snapshot --record DIR` and `--replay DIR` (test-only replay of recorded forge
-// answers, architecture map "Packages"; the on-disk format is documented in docs/cassettes.md).
+// answers, docs/architecture.md, "Package map"; the on-disk format is documented in docs/cassettes.md).
 //
 // A cassette is a directory:
 //

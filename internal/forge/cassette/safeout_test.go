@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue #20 item 1: a cassette file that already exists as something other than a regular
+// Regression: a cassette file that already exists as something other than a regular
 // file (here a FIFO, which os.WriteFile would block on or write into) is refused by the
 // safe-output rule, naming it, and left in place.
 func TestWriteRefusesANonRegularCassetteFile(t *testing.T) {

@@ -700,7 +700,7 @@ func TestCommitStatusesWithoutTasksAreAChecksGap(t *testing.T) {
 	}
 }
 
-// TestWaitingJobBesideTasksIsAChecksGap is the defect of issues #15/#22 with the HTTP fake:
+// TestWaitingJobBesideTasksIsAChecksGap is the waiting-job checks defect with the HTTP fake:
 // a job no runner has taken (or one blocked on needs:) has no task, only the pending commit
 // status Gitea wrote when it created the run. Beside the head's other tasks it vanished with
 // no gap, because statuses were read only when no task matched the head. Now every status no

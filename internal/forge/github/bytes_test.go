@@ -13,7 +13,7 @@ import (
 )
 
 // TestStatsCountResponseBytesRead: --stats response_bytes is the body bytes the adapter read,
-// also when no answer announced a Content-Length (issue #15: Gitea streams its JSON chunked;
+// also when no answer announced a Content-Length (Gitea streams its JSON chunked;
 // summing Content-Length reported a fraction of what was read).
 func TestStatsCountResponseBytesRead(t *testing.T) {
 	s := ghscenario.Small()["pr"]()

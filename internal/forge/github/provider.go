@@ -133,7 +133,7 @@ func linkOfRepo(link, repo string) bool {
 // ciIdentity returns the CI run link and the receipt id. Under GitHub Actions (GITHUB_RUN_ID
 // numeric) the link is $GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID and
 // the id gha-<run id>-<attempt> ($GITHUB_RUN_ATTEMPT, default 1). Elsewhere there is no link
-// and the id is local-<start as an order key>-<pid> (docs/run.md, "Receipt id").
+// and the id is local-<start as an order key>-<pid> (docs/run.md, "Receipts").
 func ciIdentity(getenv func(string) string, start time.Time) (string, string) {
 	runID := getenv("GITHUB_RUN_ID")
 	id := forge.CIReceiptID("gha", runID, getenv("GITHUB_RUN_ATTEMPT"))

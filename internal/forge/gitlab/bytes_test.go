@@ -9,7 +9,7 @@ import (
 )
 
 // TestGitLabStatsCountResponseBytesRead: --stats response_bytes is the body bytes read, also
-// when no answer announced a Content-Length (issue #15: summing Content-Length undercounts a
+// when no answer announced a Content-Length (summing Content-Length undercounts a
 // chunked answer); the document names its forge.
 func TestGitLabStatsCountResponseBytesRead(t *testing.T) {
 	f := httpfake.New(t)

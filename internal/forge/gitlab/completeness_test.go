@@ -19,7 +19,7 @@ import (
 )
 
 // The completeness fault matrix (issue: no list is ever silently short), as for Forgejo. A
-// world is merge request !7 (or issue #3) of project 42 whose discussions and pipelines are
+// world is merge request !7 (or issue iid 3) of project 42 whose discussions and pipelines are
 // 7 rows each, and whose pipeline 801 has 7 jobs (the other pipelines one each): at a page
 // size of 2 a list of 7 is 4 pages (2, 2, 2, 1), served with GitLab's real pagination headers
 // (X-Total, X-Next-Page, X-Total-Pages, Link). Every paged listing of the adapter's dependency

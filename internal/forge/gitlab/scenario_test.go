@@ -84,7 +84,7 @@ func profileIssue() acquisition.Profile {
 	return p
 }
 
-// Expected request paths of the fixtures (project 42, MR !7, issue #3).
+// Expected request paths of the fixtures (project 42, MR !7, issue iid 3).
 const (
 	pProjectByPath = "/api/v4/projects/Acme%2FPlatform%2Fwidgets"
 	pProject       = "/api/v4/projects/42"

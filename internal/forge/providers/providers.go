@@ -1,5 +1,5 @@
-// Package providers is the registration list of the forge registry (architecture map,
-// "Packages": internal/forge owns the provider contract and registry). It is the only package
+// Package providers is the registration list of the forge registry (docs/architecture.md,
+// "Package map": internal/forge owns the provider contract and registry). It is the only package
 // that imports the forge adapters; importing it registers every forge of this build.
 //
 // Adding a forge is one new package under internal/forge/<name> exporting a forge.Provider and

@@ -1,5 +1,5 @@
-// Package retry is the one retry and back-off policy of every forge adapter (architecture
-// map, "Packages": internal/forge owns the shared retry), applied through go-retryablehttp: which
+// Package retry is the one retry and back-off policy of every forge adapter (docs/architecture.md,
+// "Package map": internal/forge owns the shared retry), applied through go-retryablehttp: which
 // answers are retried (transport errors and time-outs, 429, 5xx but 501, a 403 that carries a
 // rate-limit signal, plus what a forge adds, such as GitHub's secondary limits), how long to
 // wait (Retry-After in seconds or as an HTTP date, x-ratelimit-reset, RateLimit-Reset, else

@@ -32,7 +32,7 @@ func client(t *testing.T, logs *bytes.Buffer, max int) *http.Client {
 	return rc.StandardClient()
 }
 
-// #20.10: every retry is one log line naming the endpoint template, the status, the attempt
+// Every retry is one log line naming the endpoint template, the status, the attempt
 // and the wait; the URL's path values, its query and the headers never appear.
 func TestEachRetryIsLoggedWithoutURLOrHeaders(t *testing.T) {
 	var n atomic.Int32

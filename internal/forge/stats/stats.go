@@ -1,5 +1,5 @@
 // Package stats is the one `forgectx snapshot --stats` document every forge adapter fills (run
-// telemetry, never part of an entity-context-snapshot v1 tree; architecture map, "Packages"):
+// telemetry, never part of an entity-context-snapshot v1 tree; docs/architecture.md, "Package map"):
 // Stats, with the per-source record counts, the request ratio and the JSON encoding. What only
 // some forges can count (retries and failures apart from requests, pages, lower-bound parts)
 // are optional members, emitted only for the forges that name them in Stats.Counted.

@@ -1,5 +1,5 @@
 // Package reviewctx is review-context enrichment, part 1, of the review-context-enrichment
-// spec (../shared/spec/review-context-enrichment.md): the closed selectors
+// contract (docs/contracts.md, "Review-context enrichment"; docs/review-context.md): the closed selectors
 // (OCR_REVIEW_CONTEXT_MODE, OCR_GITLAB_TARGET_PROTECTION_MODE), the protected policy
 // (.opencodereview/review-context-policy.json, ocr.review-context-policy/v1..v3), GitLab
 // acquisition read twice, reference recognizers, brokered adapters

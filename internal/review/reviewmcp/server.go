@@ -1,6 +1,5 @@
-// Package reviewmcp is forgectx's built-in MCP server for one review run (spec
-// ../shared/spec/review-context-enrichment.md, the paragraphs on the built-in MCP tools:
-// "In off and metadata, the built-in MCP exposes the fixed evidence tools …"; issue #18 item 1).
+// Package reviewmcp is forgectx's built-in MCP server for one review run (docs/review-context.md,
+// "Built-in MCP server": in off and metadata mode it exposes only the fixed evidence tools).
 //
 // It serves MCP over stdio (github.com/modelcontextprotocol/go-sdk, every protocol version the
 // SDK negotiates) from two read-only sources loaded once at start-up:

@@ -1,7 +1,6 @@
-// Package reviewpub is the publication DLP of a review-context run (spec
-// ../shared/spec/review-context-enrichment.md, "After OCR exits, the toolkit applies separate
-// publication-sink and private-retention projections …" through the
-// ocr.publication-dlp-signal/v2 and ocr.private-dlp-decisions/v1 paragraphs; issue #18 item 4).
+// Package reviewpub is the publication DLP of a review-context run (docs/review-context.md,
+// "Publication DLP": after the engine exits, separate publication-sink and private-retention
+// projections, with the ocr.publication-dlp-signal/v2 and ocr.private-dlp-decisions/v1 records).
 //
 // Project takes a validated review result (internal/review/reviewresult) and returns two projections:
 //

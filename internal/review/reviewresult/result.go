@@ -1,6 +1,6 @@
 // Package reviewresult is the review result file the review engine writes at the end of one
-// review-context run (spec ../shared/spec/review-context-enrichment.md, issue #18 item 3,
-// "Review result"): findings (severity, path, line, message, existing_code,
+// review-context run (docs/review-context.md,
+// "Review result file"): findings (severity, path, line, message, existing_code,
 // suggestion_code), warnings, the outcome message, displayed tool names, the coverage kind and
 // counts, the manifest failure path and reason, and private engine metadata.
 //

@@ -1,7 +1,7 @@
 // Package reviewrun is the protected review lifecycle of review-context enrichment
-// (../shared/spec/review-context-enrichment.md, the paragraphs "The protected lifecycle is
-// fixed", "Receipt v8", "Every existing manifest, coverage … gate remains" and "OCR runs under a
-// fresh owner-only isolated HOME"; docs/review-context.md, part 2):
+// (docs/contracts.md, "Review-context enrichment": the fixed protected lifecycle, receipt v8,
+// the manifest and coverage gates, the engine under a fresh owner-only isolated HOME;
+// docs/review-context.md, part 2):
 //
 //  1. capture the target (protection, target SHA, reviewed head) and decide the lifecycle;
 //  2. acquire, authorize, normalize, DLP-check and commit the private context store

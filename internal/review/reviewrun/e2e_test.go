@@ -715,7 +715,7 @@ func TestReviewContextEngineIsolation(t *testing.T) {
 	}
 }
 
-// Issue #18: a hostile engine leaks context text, a secret, PII, a Markdown image link and a
+// A hostile engine leaks context text, a secret, PII, a Markdown image link and a
 // bidi-laundered copy into findings; each is caught before anything reaches the merge request.
 func TestReviewContextHostileEngine(t *testing.T) {
 	if testing.Short() {
@@ -1116,7 +1116,7 @@ func TestReviewContextCLISigterm(t *testing.T) {
 	assertNoLeftovers(t, tmp)
 }
 
-// Issue #18: GitLab's checkout keeps the job token in .git/config's remote URL. The engine
+// GitLab's checkout keeps the job token in .git/config's remote URL. The engine
 // (working in the checkout) sees the configuration without it; afterwards the file is the
 // original again, byte for byte and mode for mode.
 func TestReviewContextCheckoutCredentialsStripped(t *testing.T) {

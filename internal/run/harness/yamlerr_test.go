@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue #20 item 5: a YAML syntax error said only "must be one YAML mapping with only the
+// Regression: a YAML syntax error said only "must be one YAML mapping with only the
 // documented keys: line 1". Each YAML error now gives the line, the column where the document
 // parses far enough to locate the node, and yaml.v3's cause — never the offending value.
 func TestYAMLErrorsGiveLineColumnAndCause(t *testing.T) {

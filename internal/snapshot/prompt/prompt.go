@@ -1,5 +1,5 @@
 // Package prompt renders a verified entity-context-snapshot v1 tree as ordered model-request
-// content blocks (spec ../shared/spec/entity-context-snapshot-v1.md, "Ordering files and
+// content blocks (docs/contracts.md, "Ordering and
 // prompt assembly"; the untrusted-data rule of "Canonical bytes").
 //
 // A projection (a view or thread order file) becomes one block per referenced record, in the

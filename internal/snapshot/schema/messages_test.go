@@ -25,7 +25,7 @@ func demoIndex(t *testing.T) map[string]any {
 	return doc
 }
 
-// Issue #20 item 4: renaming "gaps" in index.json made verify print
+// Regression: renaming "gaps" in index.json made verify print
 // "schema validation failed: / (schema ); / (schema )". Every message now names the JSON
 // pointer of the instance, the keyword and what was expected — and never a document value.
 func TestSchemaErrorsNamePointerKeywordAndExpectation(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package stage is the host-side staging lifecycle of an entity-context-snapshot v1 tree (spec
-// ../shared/spec/entity-context-snapshot-v1.md, "Lifecycle and access" and "Canonical bytes":
+// Package stage is the host-side staging lifecycle of an entity-context-snapshot v1 tree (docs/contracts.md,
+// "Lifecycle and access" and "Canonical bytes":
 // root index retention and verification/upload).
 //
 // The lifecycle `forgectx run` drives (and `forgectx stage` exposes to scripts):

@@ -16,7 +16,7 @@ import (
 
 // Load's memory traffic grows linearly with the tree and stays at its level: the bytes it
 // allocates per byte of tree are about the same for a tree eight times larger, and below a
-// bound the code before issue #23's verify round exceeded. This is the benchmark-free guard of
+// bound the code before the linear-verify rework exceeded. This is the benchmark-free guard of
 // the scale targets (test/scale measures the time): a cost that grows faster than the tree
 // (re-reading the index per record, a quadratic append) raises the per-byte figure with n,
 // and decoding or copying the 77 MB index again raises its level. Allocation does not depend

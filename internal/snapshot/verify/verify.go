@@ -1,6 +1,5 @@
-// Package verify is the consumer-side check of an entity-context-snapshot v1 tree (spec
-// ../shared/spec/entity-context-snapshot-v1.md, sections "Tree", "Stable records and mutable
-// state", "Ordering files and prompt assembly", "Canonical bytes" — manifest, root index
+// Package verify is the consumer-side check of an entity-context-snapshot v1 tree (docs/contracts.md,
+// sections "Tree", "Record keys and record files", "Ordering and prompt assembly", "Canonical bytes" — manifest, root index
 // retention, verification — "Lifecycle and access" and "Compatibility").
 //
 // Load reads a tree exactly once, without following any symlink, into memory, and checks it:
