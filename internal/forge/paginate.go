@@ -54,6 +54,10 @@ type PageRules struct {
 	// last declared total incomplete (ErrIncomplete): GitLab's X-Total counts what its
 	// pages hold, so a shortfall is rows the pages did not deliver.
 	TotalBinds bool
+	// Bound, when set, is asked before a declared next page is fetched; true ends the listing
+	// there (StopBound) with NextDeclared kept: the caller's own bound (a page budget, or rows
+	// enough for what it selects) cut the listing, an omission it reports, not an error.
+	Bound func(pg Pagination) bool
 }
 
 // TotalCountRules are the rules of a Gitea or Forgejo list: X-Total-Count, when sent, decides
@@ -103,6 +107,8 @@ const (
 	// StopCovered: the pages tried cover the declared total at the largest page seen, yet
 	// rows are missing; the listing is incomplete.
 	StopCovered StopReason = "pages_cover_total"
+	// StopBound: the caller's PageRules.Bound ended the listing before a declared next page.
+	StopBound StopReason = "bound"
 )
 
 // ErrIncomplete is returned (wrapped) when a listing ended before the total or next page the
@@ -161,12 +167,15 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 			// real page size): reading on would only find empty pages.
 			next, stop = false, StopCovered
 		}
+		if next && rules.Bound != nil && rules.Bound(pg) {
+			next, stop = false, StopBound
+		}
 		if !next {
 			pg.Stop = stop
 			if failed != nil {
 				return pg, incomplete()
 			}
-			if (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds) && pg.Total > pg.Rows {
+			if stop != StopBound && (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds) && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
 			return pg, nil
