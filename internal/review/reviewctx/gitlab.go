@@ -34,7 +34,7 @@ const (
 // GitLab is the GitLab edge for one exact project and merge request.
 type GitLab struct {
 	svc     *glforge.Services // the forge layer's GitLab services: every read goes through them
-	project string // numeric ID or full path, as validated by NewGitLab
+	project string            // numeric ID or full path, as validated by NewGitLab
 	iid     int64
 	perPage int64
 	now     func() time.Time
