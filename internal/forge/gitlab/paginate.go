@@ -71,17 +71,16 @@ type listed[T any] struct {
 	lost int
 }
 
-// all reads every page of a list completely (read without the drift check), failing on an
-// incomplete one. The commenter's own-note search uses it.
+// all reads every page of a list completely (ListOptions.Complete, without the drift check),
+// failing on an incomplete one. The commenter's own-note search uses it.
 func all[T any](ctx context.Context, fetch listFunc[T]) ([]T, error) {
-	l := read(ctx, fetch, nil)
-	return l.rows, l.err
+	l, err := list(ctx, fetch, ListOptions[T]{Complete: true})
+	return l.Rows, err
 }
 
-// read reads every page of a list completely (ListOptions.Complete), with the drift check
-// when key is set: the acquisition's reading.
-func read[T any](ctx context.Context, fetch listFunc[T], key func(T) (string, time.Time)) listed[T] {
-	l, err := list(ctx, fetch, ListOptions[T]{Complete: true, DriftKey: key})
+// kept is a complete list read as the acquisition keeps it: the rows read, the error that
+// made it incomplete and the rows lost.
+func kept[T any](l List[T], err error) listed[T] {
 	return listed[T]{rows: l.Rows, err: err, lost: l.Lost}
 }
 
