@@ -184,7 +184,7 @@ func (ps *poster) sticky(ctx context.Context, body string) error {
 func (ps *poster) discussions(ctx context.Context, findings []reviewresult.Finding) (int, error) {
 	seen := map[string]bool{}
 	ds, err := ps.svc.Discussions.ListMergeRequest(ctx, ps.pid, ps.iid,
-		&gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: 100}},
+		&gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: glforge.PerPage}},
 		glforge.ListOptions[*gl.Discussion]{MaxPages: maxDiscussionPages})
 	if err != nil {
 		return 0, fmt.Errorf("reviewrun: discussions lookup failed")
