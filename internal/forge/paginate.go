@@ -54,6 +54,10 @@ type PageRules struct {
 	// last declared total incomplete (ErrIncomplete): GitLab's X-Total counts what its
 	// pages hold, so a shortfall is rows the pages did not deliver.
 	TotalBinds bool
+	// Bound, when set, is asked before a declared next page is fetched; true ends the listing
+	// there (StopBound) with NextDeclared kept: the caller's own bound (a page budget, or rows
+	// enough for what it selects) cut the listing, an omission it reports, not an error.
+	Bound func(pg Pagination) bool
 }
 
 // TotalCountRules are the rules of a Gitea or Forgejo list: X-Total-Count, when sent, decides
@@ -103,6 +107,8 @@ const (
 	// StopCovered: the pages tried cover the declared total at the largest page seen, yet
 	// rows are missing; the listing is incomplete.
 	StopCovered StopReason = "pages_cover_total"
+	// StopBound: the caller's PageRules.Bound ended the listing before a declared next page.
+	StopBound StopReason = "bound"
 )
 
 // ErrIncomplete is returned (wrapped) when a listing ended before the total or next page the
@@ -155,18 +161,17 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		}
 		pg.NextDeclared = p.HasNext
 		next, stop := decideNext(rules, pg, p)
-		if next && (rules.TotalEnds || pg.Failed > 0) && pg.Total >= 0 && pg.covered() >= pg.Total {
-			// Rows are missing (hidden, or lost in a failed page) but the pages tried already
-			// cover every offset of the total at the largest page seen (a lower bound of the
-			// real page size): reading on would only find empty pages.
-			next, stop = false, StopCovered
+		if next {
+			if early := endsEarly(rules, pg); early != "" {
+				next, stop = false, early
+			}
 		}
 		if !next {
 			pg.Stop = stop
 			if failed != nil {
 				return pg, incomplete()
 			}
-			if (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds) && pg.Total > pg.Rows {
+			if endsShort(rules, stop) && pg.Total > pg.Rows {
 				return pg, fmt.Errorf("%w: %d of %d declared rows in %d pages", ErrIncomplete, pg.Rows, pg.Total, pg.Pages)
 			}
 			return pg, nil
@@ -179,6 +184,28 @@ func Paginate[C any](first C, rules PageRules, fetch func(C) (Page[C], error)) (
 		}
 		cursor = p.Next
 	}
+}
+
+// endsEarly is why a listing that would read on ends here all the same ("" when it reads
+// on): rows are missing (hidden, or lost in a failed page) but the pages tried already cover
+// every offset of the total at the largest page seen, a lower bound of the real page size, so
+// reading on would only find empty pages (StopCovered); or the caller's bound says so
+// (StopBound).
+func endsEarly(rules PageRules, pg Pagination) StopReason {
+	if (rules.TotalEnds || pg.Failed > 0) && pg.Total >= 0 && pg.covered() >= pg.Total {
+		return StopCovered
+	}
+	if rules.Bound != nil && rules.Bound(pg) {
+		return StopBound
+	}
+	return ""
+}
+
+// endsShort says whether a listing that ended for stop, with fewer rows than its declared
+// total, is incomplete: after an empty page or covering pages, or under TotalBinds; never when
+// the caller's own bound ended it.
+func endsShort(rules PageRules, stop StopReason) bool {
+	return stop != StopBound && (stop == StopEmptyPage || stop == StopCovered || rules.TotalBinds)
 }
 
 func decideNext[C any](rules PageRules, pg Pagination, p Page[C]) (bool, StopReason) {

@@ -181,3 +181,30 @@ func FuzzPaginate(f *testing.F) {
 		}
 	})
 }
+
+// A caller's bound ends the listing before a declared next page: the page is never fetched,
+// the declared next page stays visible (NextDeclared) and a total the bound left unread is an
+// omission the caller reports, not ErrIncomplete. Without a next page the bound is not asked.
+func TestPaginateBoundStopsBeforeDeclaredNext(t *testing.T) {
+	type pg = forge.Page[int]
+	fetched := 0
+	fetch := func(n int) (pg, error) {
+		fetched++
+		if n > 1 {
+			t.Fatalf("page %d fetched past the bound", n)
+		}
+		return pg{Rows: 2, HasNext: true, Next: n + 1, NextKey: "k", Total: 9}, nil
+	}
+	asked := 0
+	bound := func(p forge.Pagination) bool { asked++; return p.Pages >= 1 }
+	got, err := forge.Paginate(1, forge.PageRules{TotalBinds: true, Bound: bound}, fetch)
+	want := forge.Pagination{Pages: 1, RowsPerPage: []int{2}, Rows: 2, Total: 9, NextDeclared: true, Stop: forge.StopBound}
+	if err != nil || !reflect.DeepEqual(got, want) || fetched != 1 || asked != 1 {
+		t.Fatalf("bound: %+v, %v, %d fetches, %d asks; want %+v, nil, 1, 1", got, err, fetched, asked, want)
+	}
+	asked = 0
+	last := func(int) (pg, error) { return pg{Rows: 1, Total: -1}, nil }
+	if got, err := forge.Paginate(1, forge.PageRules{Bound: bound}, last); err != nil || got.Stop != forge.StopNoNext || asked != 0 {
+		t.Fatalf("no next: %+v, %v, asked %d; want no_next and no ask", got, err, asked)
+	}
+}

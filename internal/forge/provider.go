@@ -134,11 +134,6 @@ type Conn struct {
 	RunState func(ctx context.Context, repo, link string) (RunState, error)
 	// Stats returns the statistics of the last acquisition (nil before one).
 	Stats func() *Stats
-	// Native is the adapter's own client, for a capability the spec defines on one forge only
-	// (review-context enrichment on GitLab: the client-go client behind `API()`), so that such
-	// a capability reaches the forge through the registry, with the adapter's one retry,
-	// auth and redirect policy, without importing the adapter. nil when the forge has none.
-	Native any
 }
 
 // RunState is a CI run's state as the forge reports it.

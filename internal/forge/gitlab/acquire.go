@@ -264,7 +264,7 @@ func (c *Client) issue(ctx context.Context, pid any, iid int64, a *acquisition.A
 }
 
 func (c *Client) mergeRequest(ctx context.Context, pid any, iid int64, a *acquisition.Acquisition) error {
-	mr, _, err := c.gl.MergeRequests.GetMergeRequest(pid, iid, nil, gl.WithContext(ctx))
+	mr, _, err := c.Services().MergeRequests.Get(ctx, pid, iid)
 	if err != nil {
 		return entityFetchError("merge_request", err)
 	}
@@ -363,16 +363,14 @@ func labels(l gl.Labels) []string {
 
 // discussions reads every discussion of the entity, all pages, in forge order.
 func (c *Client) discussions(ctx context.Context, pid any, iid int64, change bool) listed[*gl.Discussion] {
+	lo := ListOptions[*gl.Discussion]{Complete: true, DriftKey: discussionKey}
+	svc := c.Services().Discussions
 	if change {
 		opt := &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}}
-		return read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
-			return c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
-		}, discussionKey)
+		return kept(svc.ListMergeRequest(ctx, pid, iid, opt, lo))
 	}
 	opt := &gl.ListIssueDiscussionsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}}
-	return read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
-		return c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
-	}, discussionKey)
+	return kept(svc.ListIssue(ctx, pid, iid, opt, lo))
 }
 
 // uniqueDiscussions keeps the first listing of each discussion id: offset pages can repeat a
@@ -505,9 +503,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 		SHA:         gl.Ptr(head), OrderBy: gl.Ptr("id"), Sort: gl.Ptr("asc"),
 	}
 	sel := forge.Selected(profile)
-	pl := read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
-		return c.gl.Pipelines.ListProjectPipelines(pid, popt, o...)
-	}, pipelineKey)
+	pl := kept(c.Services().Pipelines.ListProject(ctx, pid, popt, ListOptions[*gl.PipelineInfo]{Complete: true, DriftKey: pipelineKey}))
 	if pl.err != nil {
 		// The unread pipelines' jobs are missing checks and their traces missing logs; the
 		// pipelines read are kept.
@@ -521,9 +517,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 			continue
 		}
 		jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}, IncludeRetried: gl.Ptr(true)}
-		jl := read(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
-			return c.gl.Jobs.ListPipelineJobs(pid, p.ID, jopt, o...)
-		}, jobKey)
+		jl := kept(c.Services().Pipelines.ListJobs(ctx, pid, p.ID, jopt, ListOptions[*gl.Job]{Complete: true, DriftKey: jobKey}))
 		if jl.err != nil {
 			// This pipeline's unread jobs are missing checks (and logs); the jobs read, and
 			// every other pipeline's, are kept.

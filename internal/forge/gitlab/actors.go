@@ -2,14 +2,10 @@ package gitlab
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"sync"
-
-	gl "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
@@ -93,7 +89,7 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 		out.gap = acquisition.GapInvalidMetadata
 		return out
 	}
-	u, _, err := c.gl.Users.GetUser(uid, gl.GetUsersOptions{}, gl.WithContext(ctx))
+	u, _, err := c.Services().Users.Get(ctx, uid)
 	switch {
 	case err != nil && statusOf(err) == http.StatusNotFound:
 		// A deleted or hidden user: no bot evidence and no membership to verify.
@@ -116,7 +112,7 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 		out.actor.Kind = acquisition.ActorBot
 		return out
 	}
-	m, err := c.inheritedMember(ctx, pid, uid)
+	m, err := c.Services().Members.Inherited(ctx, pid, uid)
 	switch {
 	case err != nil && statusOf(err) == http.StatusNotFound:
 		return out
@@ -149,28 +145,4 @@ func (c *Client) actor(ctx context.Context, pid any, id string, login *string) a
 	out.actor.Role = &role
 	out.actor.RoleVerified = true
 	return out
-}
-
-// member is the members API row forgectx reads. client-go's ProjectMember has no
-// membership_state, which decides whether an awaiting member holds its access level.
-type member struct {
-	ID              int64                `json:"id"`
-	State           string               `json:"state"`
-	MembershipState string               `json:"membership_state"`
-	AccessLevel     *gl.AccessLevelValue `json:"access_level"`
-}
-
-// inheritedMember reads GET /projects/:id/members/all/:user_id (direct, inherited from
-// ancestor groups, and invited-group membership) through client-go's request machinery
-// (auth, retries, rate limits, counting).
-func (c *Client) inheritedMember(ctx context.Context, pid any, uid int64) (*member, error) {
-	req, err := c.gl.NewRequest(http.MethodGet, fmt.Sprintf("projects/%s/members/all/%d", url.PathEscape(fmt.Sprint(pid)), uid), nil, []gl.RequestOptionFunc{gl.WithContext(ctx)})
-	if err != nil {
-		return nil, err
-	}
-	var m member
-	if _, err := c.gl.Do(req, &m); err != nil {
-		return nil, err
-	}
-	return &m, nil
 }

@@ -183,10 +183,6 @@ func New(o Options) (*Client, error) {
 	return &Client{gl: client, base: base, host: host, opts: o, httpc: httpc, retrier: retrier, counter: cnt}, nil
 }
 
-// API exposes the underlying client-go client (for callers that need an endpoint this
-// package does not wrap).
-func (c *Client) API() *gl.Client { return c.gl }
-
 // Host is the normalised source.host of the configured instance.
 func (c *Client) Host() string { return c.host }
 

@@ -51,7 +51,7 @@ func (m *Commenter) whoami(ctx context.Context) (int64, error) {
 	if m.self > 0 {
 		return m.self, nil
 	}
-	u, _, err := m.c.gl.Users.CurrentUser(gl.WithContext(ctx))
+	u, _, err := m.c.Services().Users.Current(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("gitlab: current user: %w", quiet(err))
 	}

@@ -69,6 +69,12 @@ func (p provider) CIDefaults(in forge.JobInput) (forge.Job, error) {
 // o.OwnReceipts the receipts read into agent_runs are only the notes by forgectx's own
 // identity: the commenter's GET /user, read once (the status comment lookup already made it).
 func (provider) Open(o forge.Options) (*forge.Conn, error) {
+	conn, _, err := open(o)
+	return conn, err
+}
+
+// open builds the connection and returns the client behind it (Open, for its Services).
+func open(o forge.Options) (*forge.Conn, *Client, error) {
 	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: KindForToken(o.TokenEnv, o.Token), Log: o.Log,
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax, MaxServerWait: o.Retry.MaxServerWait}
 	if o.Transport != nil {
@@ -80,16 +86,16 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	}
 	gc, err := New(opts)
 	if err != nil {
-		return nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
+		return nil, nil, &forge.ConfigError{Field: "--api-url", Rule: "invalid", Err: err}
 	}
-	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState, Native: gc}
+	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState}
 	if o.WithCommenter || o.OwnReceipts {
 		if glc, err = NewCommenter(gc, o.Kind); err != nil {
-			return nil, &forge.ConfigError{Field: "--kind", Rule: "invalid", Err: err}
+			return nil, nil, &forge.ConfigError{Field: "--kind", Rule: "invalid", Err: err}
 		}
 		if o.WithCommenter {
 			conn.Commenter = glc
 		}
 	}
-	return conn, nil
+	return conn, gc, nil
 }

@@ -353,7 +353,7 @@ func TestGitLabRedirectToAnotherOriginIsRefused(t *testing.T) {
 	})
 	defer same.Close()
 	c, _ := New(Options{APIURL: same.URL + "/api/v4", Token: testToken, RetryMax: -1})
-	if u, _, err := c.API().Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 2 {
+	if u, _, err := c.gl.Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 2 {
 		t.Errorf("same-origin redirect: %v %v", u, err)
 	}
 }
@@ -386,7 +386,7 @@ func TestGitLabResponseBodiesAreCapped(t *testing.T) {
 	if err := c.discussions(context.Background(), int64(1), 1, true).err; !errors.Is(err, ErrResponseTooLarge) {
 		t.Errorf("endless page: %v", err)
 	}
-	if u, _, err := c.API().Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {
+	if u, _, err := c.gl.Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {
 		t.Errorf("body of exactly the cap: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
+	glforge "github.com/forgectx/forgectx/internal/forge/gitlab"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
@@ -32,8 +33,8 @@ const (
 
 // GitLab is the GitLab edge for one exact project and merge request.
 type GitLab struct {
-	api     *gl.Client
-	project string // numeric ID or full path, as validated by NewGitLab
+	svc     *glforge.Services // the forge layer's GitLab services: every read goes through them
+	project string            // numeric ID or full path, as validated by NewGitLab
 	iid     int64
 	perPage int64
 	now     func() time.Time
@@ -86,7 +87,7 @@ func NewGitLab(o GitLabOptions, project string, iid int64, now func() time.Time)
 	if iid <= 0 {
 		return nil, fmt.Errorf("reviewctx: merge request: IID %d must be positive", iid)
 	}
-	api, err := newGitLabAPI(o)
+	_, svc, err := ConnectGitLab(o, "")
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +98,13 @@ func NewGitLab(o GitLabOptions, project string, iid int64, now func() time.Time)
 	if now == nil {
 		now = time.Now
 	}
-	return &GitLab{api: api, project: project, iid: iid, perPage: pp, now: now}, nil
+	return &GitLab{svc: svc, project: project, iid: iid, perPage: pp, now: now}, nil
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 func (g *GitLab) readMR(ctx context.Context) (*gl.MergeRequest, error) {
-	mr, _, err := g.api.MergeRequests.GetMergeRequest(g.project, g.iid, nil, gl.WithContext(ctx))
+	mr, _, err := g.svc.MergeRequests.Get(ctx, g.project, g.iid)
 	if err != nil {
 		return nil, fmt.Errorf("reviewctx: gitlab: merge request: %w", err)
 	}
@@ -130,7 +131,7 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 	if mr.Author != nil {
 		g.see(mr.Author.Username, mr.Author.Name)
 	}
-	br, _, err := g.api.Branches.GetBranch(g.project, mr.TargetBranch, gl.WithContext(ctx))
+	br, _, err := g.svc.Repository.Branch(ctx, g.project, mr.TargetBranch)
 	if err != nil {
 		return Target{}, fmt.Errorf("reviewctx: gitlab: target branch: %w", err)
 	}
@@ -147,9 +148,7 @@ func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 		return nil, policyErr(errors.New("target sha malformed"))
 	}
 	dir, name := ".opencodereview", "review-context-policy.json"
-	tree, err := readPages(ctx, maxPolicyTreePages, nil, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.TreeNode, *gl.Response, error) {
-		return g.api.Repositories.ListTree(g.project, &gl.ListTreeOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}, Path: &dir, Ref: &sha}, opts...)
-	})
+	tree, err := g.tree(ctx, dir, sha)
 	if err != nil {
 		var er *gl.ErrorResponse
 		if errors.Is(err, gl.ErrNotFound) || (errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 404) {
@@ -161,7 +160,7 @@ func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 		return nil, policyErr(fmt.Errorf("%s: .opencodereview has more entries than the listing bound", PolicyPath))
 	}
 	var entry *gl.TreeNode
-	for _, n := range tree.Items {
+	for _, n := range tree.Rows {
 		if n != nil && n.Name == name && n.Path == PolicyPath {
 			if entry != nil {
 				return nil, policyErr(fmt.Errorf("%s: listed twice", PolicyPath))
@@ -181,14 +180,21 @@ func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 	case !shaRE.MatchString(entry.ID):
 		return nil, policyErr(fmt.Errorf("%s: blob id malformed", PolicyPath))
 	}
-	b, err := getRaw(ctx, g.api, "projects/"+url.PathEscape(g.project)+"/repository/blobs/"+entry.ID+"/raw", MaxPolicyBytes)
-	if errors.Is(err, errTooLarge) {
+	b, err := g.svc.Repository.Blob(ctx, g.project, entry.ID, MaxPolicyBytes)
+	if errors.Is(err, glforge.ErrOverBound) {
 		return nil, policyErr(fmt.Errorf("%s: over the %d-byte (64 KiB) bound", PolicyPath, MaxPolicyBytes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reviewctx: gitlab: policy blob: %w", err)
 	}
 	return b, nil
+}
+
+// tree lists dir at sha within maxPolicyTreePages pages (a next page beyond them is
+// NextDeclared: more entries than the bound).
+func (g *GitLab) tree(ctx context.Context, dir, sha string) (glforge.List[*gl.TreeNode], error) {
+	return g.svc.Repository.Tree(ctx, g.project, &gl.ListTreeOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: g.perPage}, Path: &dir, Ref: &sha},
+		glforge.ListOptions[*gl.TreeNode]{MaxPages: maxPolicyTreePages})
 }
 
 func mrMetadata(mr *gl.MergeRequest) Metadata {
@@ -227,7 +233,7 @@ func (g *GitLab) liveBot(ctx context.Context) (*gl.User, error) {
 	if g.bot != nil {
 		return g.bot, nil
 	}
-	u, _, err := g.api.Users.CurrentUser(gl.WithContext(ctx))
+	u, _, err := g.svc.Users.Current(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reviewctx: gitlab: live bot: %w", err)
 	}
@@ -519,14 +525,14 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 	if reason != "" {
 		return fail(c, reason)
 	}
-	for _, d := range first.Items {
+	for _, d := range first.Rows {
 		for _, n := range d.Notes {
 			if n != nil {
 				g.see(n.Author.Username, n.Author.Name)
 			}
 		}
 	}
-	s := g.selectThreads(first.Items, generic, remediation, head, bot)
+	s := g.selectThreads(first.Rows, generic, remediation, head, bot)
 	if generic != nil {
 		gr.State = s.gState
 		if first.NextDeclared {
@@ -551,15 +557,15 @@ func (g *GitLab) Discussions(ctx context.Context, generic, remediation *Discussi
 
 // readDiscussionsTwice reads the discussion snapshot twice; a failed read is unavailable and
 // two reads that differ are mutated (reason names which).
-func (g *GitLab) readDiscussionsTwice(ctx context.Context, generic, remediation *Discussions, head string, bot *gl.User) (pageResult[*gl.Discussion], Completeness, string) {
+func (g *GitLab) readDiscussionsTwice(ctx context.Context, generic, remediation *Discussions, head string, bot *gl.User) (glforge.List[*gl.Discussion], Completeness, string) {
 	filled := func(ds []*gl.Discussion) bool {
 		s := g.selectThreads(ds, generic, remediation, head, bot)
 		return (generic == nil || len(s.generic) >= generic.MaxThreads) && (remediation == nil || len(s.remediation) >= remediation.MaxThreads)
 	}
-	read := func() (pageResult[*gl.Discussion], error) {
-		return readPages(ctx, maxDiscussionPages, filled, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
-			return g.api.Discussions.ListMergeRequestDiscussions(g.project, g.iid, &gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}}, opts...)
-		})
+	read := func() (glforge.List[*gl.Discussion], error) {
+		return g.svc.Discussions.ListMergeRequest(ctx, g.project, g.iid,
+			&gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: g.perPage}},
+			glforge.ListOptions[*gl.Discussion]{MaxPages: maxDiscussionPages, Enough: filled})
 	}
 	first, err := read()
 	if err != nil {
@@ -569,7 +575,7 @@ func (g *GitLab) readDiscussionsTwice(ctx context.Context, generic, remediation 
 	if err != nil {
 		return first, Unavailable, "read_failed"
 	}
-	if first.Pages != second.Pages || snapshotDigest(first.Items, first.NextDeclared) != snapshotDigest(second.Items, second.NextDeclared) {
+	if first.Pages != second.Pages || snapshotDigest(first.Rows, first.NextDeclared) != snapshotDigest(second.Rows, second.NextDeclared) {
 		return first, Mutated, "snapshot_changed"
 	}
 	return first, Complete, ""
@@ -740,15 +746,16 @@ type ciJob struct {
 func (g *GitLab) readCI(ctx context.Context, head string) ([]ciJob, []string, error) {
 	var reasons []string
 	sha, orderBy, sortDir := head, "id", "desc"
-	pipes, resp, err := g.api.Pipelines.ListProjectPipelines(g.project, &gl.ListProjectPipelinesOptions{ListOptions: gl.ListOptions{PerPage: maxPipelines}, SHA: &sha, OrderBy: &orderBy, Sort: &sortDir}, gl.WithContext(ctx))
+	pipes, err := g.svc.Pipelines.ListProject(ctx, g.project, &gl.ListProjectPipelinesOptions{ListOptions: gl.ListOptions{PerPage: maxPipelines}, SHA: &sha, OrderBy: &orderBy, Sort: &sortDir},
+		glforge.ListOptions[*gl.PipelineInfo]{MaxPages: 1})
 	if err != nil {
 		return nil, nil, err
 	}
-	if resp != nil && resp.NextPage != 0 {
+	if pipes.NextDeclared {
 		reasons = append(reasons, "pipeline_page_omitted")
 	}
 	var jobs []ciJob
-	for _, p := range pipes {
+	for _, p := range pipes.Rows {
 		if p == nil || p.ID <= 0 {
 			reasons = append(reasons, "malformed")
 			continue
@@ -758,16 +765,15 @@ func (g *GitLab) readCI(ctx context.Context, head string) ([]ciJob, []string, er
 		}
 		pid := p.ID
 		includeRetried := true
-		r, err := readPages(ctx, maxJobPages, nil, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
-			return g.api.Jobs.ListPipelineJobs(g.project, pid, &gl.ListJobsOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}, IncludeRetried: &includeRetried}, opts...)
-		})
+		r, err := g.svc.Pipelines.ListJobs(ctx, g.project, pid, &gl.ListJobsOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: g.perPage}, IncludeRetried: &includeRetried},
+			glforge.ListOptions[*gl.Job]{MaxPages: maxJobPages})
 		if err != nil {
 			return nil, nil, err
 		}
 		if r.NextDeclared {
 			reasons = append(reasons, "job_page_omitted")
 		}
-		for _, j := range r.Items {
+		for _, j := range r.Rows {
 			if j == nil || j.ID <= 0 || j.Name == "" {
 				reasons = append(reasons, "malformed")
 				continue

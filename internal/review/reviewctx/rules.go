@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path"
 	"regexp"
 	"sort"
 	"unicode/utf8"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
+
+	glforge "github.com/forgectx/forgectx/internal/forge/gitlab"
 )
 
 // Repository Rules are the review guidance a repository gives the engine: the Markdown files
@@ -50,9 +51,7 @@ func (g *GitLab) RuleFiles(ctx context.Context, sha string) ([]RuleFile, error) 
 		return nil, fmt.Errorf("%w: target sha malformed", ErrRules)
 	}
 	dir := RulesDir
-	tree, err := readPages(ctx, maxPolicyTreePages, nil, func(page int64, opts ...gl.RequestOptionFunc) ([]*gl.TreeNode, *gl.Response, error) {
-		return g.api.Repositories.ListTree(g.project, &gl.ListTreeOptions{ListOptions: gl.ListOptions{Page: page, PerPage: g.perPage}, Path: &dir, Ref: &sha}, opts...)
-	})
+	tree, err := g.tree(ctx, dir, sha)
 	if err != nil {
 		var er *gl.ErrorResponse
 		if errors.Is(err, gl.ErrNotFound) || (errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 404) {
@@ -64,7 +63,7 @@ func (g *GitLab) RuleFiles(ctx context.Context, sha string) ([]RuleFile, error) 
 		return nil, fmt.Errorf("%w: %s has more entries than the listing bound", ErrRules, RulesDir)
 	}
 	var entries []*gl.TreeNode
-	for _, n := range tree.Items {
+	for _, n := range tree.Rows {
 		if n == nil || path.Ext(n.Name) != ".md" {
 			continue
 		}
@@ -115,8 +114,8 @@ func checkRuleEntry(n *gl.TreeNode) error {
 
 // ruleBlob reads one rule blob by ID within MaxRuleBytes; it must be valid UTF-8.
 func (g *GitLab) ruleBlob(ctx context.Context, n *gl.TreeNode) ([]byte, error) {
-	b, err := getRaw(ctx, g.api, "projects/"+url.PathEscape(g.project)+"/repository/blobs/"+n.ID+"/raw", MaxRuleBytes)
-	if errors.Is(err, errTooLarge) {
+	b, err := g.svc.Repository.Blob(ctx, g.project, n.ID, MaxRuleBytes)
+	if errors.Is(err, glforge.ErrOverBound) {
 		return nil, fmt.Errorf("%w: %s/%s: over the %d-byte bound", ErrRules, RulesDir, n.Name, MaxRuleBytes)
 	}
 	if err != nil {

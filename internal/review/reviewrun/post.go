@@ -13,7 +13,7 @@ import (
 	gl "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/forgectx/forgectx/internal/forge"
-	"github.com/forgectx/forgectx/internal/forge/retry"
+	glforge "github.com/forgectx/forgectx/internal/forge/gitlab"
 	"github.com/forgectx/forgectx/internal/review/reviewctx"
 	"github.com/forgectx/forgectx/internal/review/reviewpub"
 	"github.com/forgectx/forgectx/internal/review/reviewresult"
@@ -36,7 +36,7 @@ func Fingerprint(f reviewresult.Finding) string {
 
 // poster writes the summary note, the finding discussions and the approval on GitLab.
 type poster struct {
-	api  *gl.Client
+	svc  *glforge.Services
 	cm   forge.Commenter
 	ref  forge.Ref
 	pid  any
@@ -47,7 +47,7 @@ type poster struct {
 }
 
 func (r *runner) newPoster() (*poster, error) {
-	conn, api, err := reviewctx.ConnectGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, acquisition.KindChangeProposal)
+	conn, svc, err := reviewctx.ConnectGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, acquisition.KindChangeProposal)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *runner) newPoster() (*poster, error) {
 	if n, err := strconv.ParseInt(r.o.Project, 10, 64); err == nil {
 		pid = n
 	}
-	return &poster{api: api, cm: conn.Commenter, pid: pid, iid: r.o.MR,
+	return &poster{svc: svc, cm: conn.Commenter, pid: pid, iid: r.o.MR,
 		ref: forge.Ref{Forge: "gitlab", APIURL: r.o.APIURL, Repo: r.o.Project, Number: int(r.o.MR)}}, nil
 }
 
@@ -77,7 +77,7 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 	if ps.self, err = me.Self(ctx); err != nil || ps.self <= 0 {
 		return fmt.Errorf("reviewrun: posting: current user unavailable")
 	}
-	mr, _, err := ps.api.MergeRequests.GetMergeRequest(ps.pid, ps.iid, nil, gl.WithContext(ctx))
+	mr, _, err := ps.svc.MergeRequests.Get(ctx, ps.pid, ps.iid)
 	if err != nil {
 		return fmt.Errorf("reviewrun: posting: merge request unavailable")
 	}
@@ -107,7 +107,7 @@ func (r *runner) post(ctx context.Context, p *Projection) error {
 		return err
 	}
 	if r.res.Decision.Approve {
-		if _, _, err := ps.api.MergeRequestApprovals.ApproveMergeRequest(ps.pid, ps.iid, &gl.ApproveMergeRequestOptions{SHA: gl.Ptr(p.Receipt.SourceSHA)}, gl.WithContext(retry.Once(ctx))); err != nil {
+		if _, err := ps.svc.MergeRequests.Approve(ctx, ps.pid, ps.iid, p.Receipt.SourceSHA); err != nil {
 			return fmt.Errorf("reviewrun: approval failed")
 		}
 		r.res.Approved = true
@@ -183,21 +183,19 @@ func (ps *poster) sticky(ctx context.Context, body string) error {
 // yet (a verified remediation root of part 1: own author, one valid marker).
 func (ps *poster) discussions(ctx context.Context, findings []reviewresult.Finding) (int, error) {
 	seen := map[string]bool{}
-	for page := int64(1); page > 0 && page <= maxDiscussionPages; {
-		ds, resp, err := ps.api.Discussions.ListMergeRequestDiscussions(ps.pid, ps.iid,
-			&gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: page, PerPage: 100}}, gl.WithContext(ctx))
-		if err != nil {
-			return 0, fmt.Errorf("reviewrun: discussions lookup failed")
+	ds, err := ps.svc.Discussions.ListMergeRequest(ctx, ps.pid, ps.iid,
+		&gl.ListMergeRequestDiscussionsOptions{ListOptions: gl.ListOptions{Page: 1, PerPage: glforge.PerPage}},
+		glforge.ListOptions[*gl.Discussion]{MaxPages: maxDiscussionPages})
+	if err != nil {
+		return 0, fmt.Errorf("reviewrun: discussions lookup failed")
+	}
+	for _, d := range ds.Rows {
+		if len(d.Notes) == 0 || d.Notes[0].Author.ID != ps.self {
+			continue
 		}
-		for _, d := range ds {
-			if len(d.Notes) == 0 || d.Notes[0].Author.ID != ps.self {
-				continue
-			}
-			if fp, _, ok := reviewctx.ParseMarker(d.Notes[0].Body); ok {
-				seen[fp] = true
-			}
+		if fp, _, ok := reviewctx.ParseMarker(d.Notes[0].Body); ok {
+			seen[fp] = true
 		}
-		page = resp.NextPage
 	}
 	n := 0
 	for _, f := range findings {
@@ -219,11 +217,10 @@ func (ps *poster) discussions(ctx context.Context, findings []reviewresult.Findi
 // 400; the finding is then opened as a general discussion. A create is never retried after a
 // server error (it may exist already): only after a rate limit.
 func (ps *poster) createDiscussion(ctx context.Context, f reviewresult.Finding, body string) error {
-	wctx := gl.WithContext(retry.Once(ctx))
 	if d := ps.diff; d.BaseSha != "" && d.HeadSha != "" && d.StartSha != "" {
 		pos := &gl.PositionOptions{BaseSHA: gl.Ptr(d.BaseSha), HeadSHA: gl.Ptr(d.HeadSha), StartSHA: gl.Ptr(d.StartSha),
 			PositionType: gl.Ptr("text"), NewPath: gl.Ptr(f.Path), NewLine: gl.Ptr(int64(f.Line))}
-		_, resp, err := ps.api.Discussions.CreateMergeRequestDiscussion(ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body), Position: pos}, wctx)
+		_, resp, err := ps.svc.Discussions.CreateMergeRequest(ctx, ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body), Position: pos})
 		if err == nil {
 			return nil
 		}
@@ -231,7 +228,7 @@ func (ps *poster) createDiscussion(ctx context.Context, f reviewresult.Finding, 
 			return fmt.Errorf("reviewrun: finding discussion not created")
 		}
 	}
-	if _, _, err := ps.api.Discussions.CreateMergeRequestDiscussion(ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body)}, wctx); err != nil {
+	if _, _, err := ps.svc.Discussions.CreateMergeRequest(ctx, ps.pid, ps.iid, &gl.CreateMergeRequestDiscussionOptions{Body: gl.Ptr(body)}); err != nil {
 		return fmt.Errorf("reviewrun: finding discussion not created")
 	}
 	return nil
