@@ -89,7 +89,7 @@ func rowsOf[T any](l forgejo.List[T], raw *[]any, typed *[]T) {
 // capture makes one complete capture through the forgejo Reader's services. It stops at the
 // first failure, returning what it read so far and a *captureError.
 func capture(ctx context.Context, rd *forgejo.Reader, t *Target) (*Snapshot, *model, error) {
-	c := &capturer{ctx: ctx, rd: rd, t: t,
+	c := &capturer{ctx: ctx, rd: rd, repo: rd.Repo(t.Owner, t.Repository), t: t,
 		s: &Snapshot{SourceIssueComments: []any{}, PRIssueComments: []any{}, Reviews: []any{}, Inline: []InlineList{}, Provenance: []Provenance{}},
 		m: &model{inline: map[int64][]forgejo.ReviewCommentRecord{}}}
 	for _, step := range []func() error{c.objects, c.lists, c.inline, func() error {
@@ -107,11 +107,12 @@ func capture(ctx context.Context, rd *forgejo.Reader, t *Target) (*Snapshot, *mo
 
 // capturer is one capture in progress: what was read (s, m) and where (provenance in s).
 type capturer struct {
-	ctx context.Context
-	rd  *forgejo.Reader
-	t   *Target
-	s   *Snapshot
-	m   *model
+	ctx  context.Context
+	rd   *forgejo.Reader
+	repo forgejo.Repo // the target repository's services
+	t    *Target
+	s    *Snapshot
+	m    *model
 }
 
 // object records one single-object answer's provenance and returns its raw form, its typed
@@ -147,15 +148,15 @@ func (c *capturer) objects() error {
 		return capFail(ReasonMalformedRecord, "version", "version is missing or not a string")
 	}
 	c.m.version = *vr.Version
-	repo, err := c.rd.Repos().Get(c.ctx, c.t.Owner, c.t.Repository)
+	repo, err := c.repo.Get(c.ctx)
 	if c.s.Repository, err = object(c, "repository", repo, err, &c.m.repo); err != nil {
 		return err
 	}
-	pull, err := c.rd.Pulls().Get(c.ctx, c.t.Owner, c.t.Repository, c.t.PR)
+	pull, err := c.repo.Pulls.Get(c.ctx, c.t.PR)
 	if c.s.PullRequest, err = object(c, "pull_request", pull, err, &c.m.pull); err != nil {
 		return err
 	}
-	issue, err := c.rd.Issues().Get(c.ctx, c.t.Owner, c.t.Repository, c.t.Issue)
+	issue, err := c.repo.Issues.Get(c.ctx, c.t.Issue)
 	c.s.SourceIssue, err = object(c, "source_issue", issue, err, &c.m.issue)
 	return err
 }
@@ -163,15 +164,15 @@ func (c *capturer) objects() error {
 // lists reads both comment lists and the reviews, and checks the review IDs.
 func (c *capturer) lists() error {
 	s, m, t := c.s, c.m, c.t
-	ic, err := c.rd.Issues().ListComments(c.ctx, t.Owner, t.Repository, t.Issue)
+	ic, err := c.repo.Issues.ListComments(c.ctx, t.Issue)
 	if err := listOf(c, "source_issue_comments", ic, err, &s.SourceIssueComments, &m.issueComments); err != nil {
 		return err
 	}
-	pc, err := c.rd.Issues().ListComments(c.ctx, t.Owner, t.Repository, t.PR)
+	pc, err := c.repo.Issues.ListComments(c.ctx, t.PR)
 	if err := listOf(c, "pr_issue_comments", pc, err, &s.PRIssueComments, &m.prComments); err != nil {
 		return err
 	}
-	rv, err := c.rd.Reviews().List(c.ctx, t.Owner, t.Repository, t.PR)
+	rv, err := c.repo.Reviews.List(c.ctx, t.PR)
 	if err := listOf(c, "reviews", rv, err, &s.Reviews, &m.reviews); err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func (c *capturer) inline() error {
 		list := InlineList{ReviewID: id, Records: []any{}}
 		var typed []forgejo.ReviewCommentRecord
 		resource := fmt.Sprintf("inline review %d", id)
-		l, err := c.rd.ReviewComments().List(c.ctx, c.t.Owner, c.t.Repository, c.t.PR, id)
+		l, err := c.repo.ReviewComments.List(c.ctx, c.t.PR, id)
 		err = listOf(c, resource, l, err, &list.Records, &typed)
 		c.s.Inline = append(c.s.Inline, list)
 		if err != nil {

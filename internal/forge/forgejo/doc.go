@@ -30,7 +30,7 @@
 //
 // NewReadOnlyClient and NewReader are a second, strict way in for a caller that decides on a
 // whole collection and archives the provider's bytes (the rework gate): typed services per API
-// area (Pulls, Issues, Reviews, ReviewComments, Repos, Version) hand back every object and list
+// area (Reader.Repo's Pulls, Issues, Reviews and ReviewComments) hand back every object and list
 // row as sent, with a typed view and each answer's provenance, and page by the same
 // forge.TotalCountRules with stricter completeness checks (reader.go; docs/forgejo.md,
 // "Strict reader").

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -148,14 +147,10 @@ func (r *Reader) get(ctx context.Context, rel string) ([]byte, http.Header, int,
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("GET %s: %w", p, err)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "forgectx")
-	resp, err := r.hc.Do(req)
-	if err != nil {
+	resp, body, err := doGET(r.hc, req, r.lim.MaxResponseBytes)
+	if resp == nil {
 		return nil, nil, 0, fmt.Errorf("GET %s: %w", p, scrubURLError(err))
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(r.lim.MaxResponseBytes)+1))
 	if err != nil {
 		return nil, nil, resp.StatusCode, fmt.Errorf("GET %s: read body: %w", p, err)
 	}

@@ -64,7 +64,7 @@ func TestReviewsListReadsEveryPageWithoutLinkKeepingBytes(t *testing.T) {
 	lim.PageSize = 100 // asks for more than the server's 50: the clamp must not end the list
 	var n atomic.Int64
 	rd := newTestReader(t, f.Start(unexpected(t)), lim, &n)
-	l, err := rd.Reviews().List(context.Background(), "acme", "demo", 9)
+	l, err := rd.Repo("acme", "demo").Reviews.List(context.Background(), 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestReviewsListHiddenRowsIncomplete(t *testing.T) {
 	f.List("/api/v1/repos/acme/demo/pulls/9/reviews", reviewRows(60)...)
 	f.HidePage("/api/v1/repos/{owner}/{repo}/pulls/{n}/reviews", 2, 1)
 	rd := newTestReader(t, f.Start(unexpected(t)), testLimits, nil)
-	l, err := rd.Reviews().List(context.Background(), "acme", "demo", 9)
+	l, err := rd.Repo("acme", "demo").Reviews.List(context.Background(), 9)
 	var pe *PaginationError
 	if !errors.As(err, &pe) || pe.Rule != "read 59 rows, X-Total-Count says 60" {
 		t.Fatalf("err = %v, want the incomplete-list rule", err)
@@ -119,7 +119,7 @@ func TestListBounds(t *testing.T) {
 			lim := testLimits
 			c.lim(&lim)
 			rd := newTestReader(t, f.Start(unexpected(t)), lim, nil)
-			_, err := rd.Issues().ListComments(context.Background(), "acme", "demo", 7)
+			_, err := rd.Repo("acme", "demo").Issues.ListComments(context.Background(), 7)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
@@ -133,7 +133,7 @@ func TestDecodeErrorKeepsEarlierRows(t *testing.T) {
 	f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
 	f.List("/api/v1/repos/acme/demo/pulls/9/reviews/5/comments", json.RawMessage(`{"id":1,"pull_request_review_id":5}`), json.RawMessage(`"secret text"`))
 	rd := newTestReader(t, f.Start(unexpected(t)), testLimits, nil)
-	l, err := rd.ReviewComments().List(context.Background(), "acme", "demo", 9, 5)
+	l, err := rd.Repo("acme", "demo").ReviewComments.List(context.Background(), 9, 5)
 	var de *DecodeError
 	if !errors.As(err, &de) || !strings.HasPrefix(de.Msg, "row 2 is not a well-typed JSON object") || strings.Contains(de.Msg, "secret") {
 		t.Fatalf("err = %v, want the row-2 decode error without the row's text", err)
@@ -157,15 +157,15 @@ func TestObjectServices(t *testing.T) {
 	if err != nil || *v.Value.Version != "1.27.3" || string(v.Raw) != `{"version":"1.27.3"}` || v.Page.Request != "/version" || v.Page.Rows != 1 {
 		t.Fatalf("version %+v, %v", v, err)
 	}
-	r, err := rd.Repos().Get(ctx, "acme", "demo")
+	r, err := rd.Repo("acme", "demo").Get(ctx)
 	if err != nil || *r.Value.ID != 77 || *r.Value.DefaultBranch != "main" {
 		t.Fatalf("repo %+v, %v", r, err)
 	}
-	p, err := rd.Pulls().Get(ctx, "acme", "demo", 9)
+	p, err := rd.Repo("acme", "demo").Pulls.Get(ctx, 9)
 	if err != nil || string(p.Value.Comments) != "1.5" || *p.Value.Head.SHA != "abc" || p.Value.Merged != nil {
 		t.Fatalf("pull %+v, %v", p, err)
 	}
-	is, err := rd.Issues().Get(ctx, "acme", "demo", 7)
+	is, err := rd.Repo("acme", "demo").Issues.Get(ctx, 7)
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != 404 || is.Page.Status != 404 || is.Page.Rows != 0 || is.Raw != nil {
 		t.Fatalf("issue %+v, %v: want the 404 with its provenance", is, err)

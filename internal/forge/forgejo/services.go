@@ -183,75 +183,74 @@ func readAll[T any](ctx context.Context, r *Reader, path string) (List[T], error
 	return l, err
 }
 
-func repoPath(owner, repo string) string {
-	return "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(repo)
-}
-
 // Version reads GET /version.
 func (r *Reader) Version(ctx context.Context) (Object[VersionRecord], error) {
 	return object[VersionRecord](ctx, r, "/version")
 }
 
-// RepoService reads repositories.
-type RepoService struct{ r *Reader }
+// scope is one repository of one Reader: what every service of that repository shares.
+type scope struct {
+	r    *Reader
+	path string // /repos/{owner}/{repo}, escaped
+}
 
-// Repos is the repositories service.
-func (r *Reader) Repos() RepoService { return RepoService{r} }
+// Repo is the typed services of one repository, one per API area.
+type Repo struct {
+	scope
+	Pulls          PullService
+	Issues         IssueService
+	Reviews        ReviewService
+	ReviewComments ReviewCommentService
+}
+
+// Repo returns the services of repository owner/name.
+func (r *Reader) Repo(owner, name string) Repo {
+	sc := scope{r: r, path: "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name)}
+	return Repo{scope: sc, Pulls: PullService{sc}, Issues: IssueService{sc}, Reviews: ReviewService{sc}, ReviewComments: ReviewCommentService{sc}}
+}
 
 // Get reads GET /repos/{owner}/{repo}.
-func (s RepoService) Get(ctx context.Context, owner, repo string) (Object[RepoRecord], error) {
-	return object[RepoRecord](ctx, s.r, repoPath(owner, repo))
+func (p Repo) Get(ctx context.Context) (Object[RepoRecord], error) {
+	return object[RepoRecord](ctx, p.r, p.path)
 }
 
 // PullService reads pull requests.
-type PullService struct{ r *Reader }
-
-// Pulls is the pull requests service.
-func (r *Reader) Pulls() PullService { return PullService{r} }
+type PullService struct{ scope }
 
 // Get reads GET /repos/{owner}/{repo}/pulls/{n}.
-func (s PullService) Get(ctx context.Context, owner, repo string, n int64) (Object[PullRecord], error) {
-	return object[PullRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d", repoPath(owner, repo), n))
+func (s PullService) Get(ctx context.Context, n int64) (Object[PullRecord], error) {
+	return object[PullRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d", s.path, n))
 }
 
-// IssueService reads issues and their comments.
-type IssueService struct{ r *Reader }
-
-// Issues is the issues service (a pull request is an issue too: its conversation comments are
-// its issue's).
-func (r *Reader) Issues() IssueService { return IssueService{r} }
+// IssueService reads issues and their comments (a pull request is an issue too: its
+// conversation comments are its issue's).
+type IssueService struct{ scope }
 
 // Get reads GET /repos/{owner}/{repo}/issues/{n}.
-func (s IssueService) Get(ctx context.Context, owner, repo string, n int64) (Object[IssueRecord], error) {
-	return object[IssueRecord](ctx, s.r, fmt.Sprintf("%s/issues/%d", repoPath(owner, repo), n))
+func (s IssueService) Get(ctx context.Context, n int64) (Object[IssueRecord], error) {
+	return object[IssueRecord](ctx, s.r, fmt.Sprintf("%s/issues/%d", s.path, n))
 }
 
 // ListComments reads every page of GET /repos/{owner}/{repo}/issues/{n}/comments.
-func (s IssueService) ListComments(ctx context.Context, owner, repo string, n int64) (List[CommentRecord], error) {
-	return readAll[CommentRecord](ctx, s.r, fmt.Sprintf("%s/issues/%d/comments", repoPath(owner, repo), n))
+func (s IssueService) ListComments(ctx context.Context, n int64) (List[CommentRecord], error) {
+	return readAll[CommentRecord](ctx, s.r, fmt.Sprintf("%s/issues/%d/comments", s.path, n))
 }
 
 // ReviewService reads pull request reviews.
-type ReviewService struct{ r *Reader }
-
-// Reviews is the reviews service.
-func (r *Reader) Reviews() ReviewService { return ReviewService{r} }
+type ReviewService struct{ scope }
 
 // List reads every page of GET /repos/{owner}/{repo}/pulls/{n}/reviews (Gitea sends
 // X-Total-Count and no Link on it).
-func (s ReviewService) List(ctx context.Context, owner, repo string, pr int64) (List[ReviewRecord], error) {
-	return readAll[ReviewRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d/reviews", repoPath(owner, repo), pr))
+func (s ReviewService) List(ctx context.Context, pr int64) (List[ReviewRecord], error) {
+	return readAll[ReviewRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d/reviews", s.path, pr))
 }
 
 // ReviewCommentService reads a review's inline (code) comments.
-type ReviewCommentService struct{ r *Reader }
-
-// ReviewComments is the review comments service.
-func (r *Reader) ReviewComments() ReviewCommentService { return ReviewCommentService{r} }
+type ReviewCommentService struct{ scope }
 
 // List reads every page of GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments. Gitea
 // serves these rows in no fixed order (it iterates a map), so two reads of an unchanged
 // review may differ in order only.
-func (s ReviewCommentService) List(ctx context.Context, owner, repo string, pr, review int64) (List[ReviewCommentRecord], error) {
-	return readAll[ReviewCommentRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", repoPath(owner, repo), pr, review))
+func (s ReviewCommentService) List(ctx context.Context, pr, review int64) (List[ReviewCommentRecord], error) {
+	return readAll[ReviewCommentRecord](ctx, s.r, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", s.path, pr, review))
 }
