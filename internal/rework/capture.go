@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
+
+	"github.com/forgectx/forgectx/internal/forge/forgejo"
 )
 
 // Snapshot is one capture's parsed native records, in provider row order, with body text: the
@@ -38,76 +39,16 @@ type Provenance struct {
 	Pages    []Page `json:"pages"`
 }
 
-type nUser struct {
-	ID    *int64  `json:"id"`
-	Login *string `json:"login"`
-}
-
-type nRepo struct {
-	ID            *int64  `json:"id"`
-	Name          *string `json:"name"`
-	FullName      *string `json:"full_name"`
-	Owner         *nUser  `json:"owner"`
-	DefaultBranch *string `json:"default_branch"`
-}
-
-type nBranch struct {
-	Ref    *string `json:"ref"`
-	SHA    *string `json:"sha"`
-	RepoID *int64  `json:"repo_id"`
-}
-
-type nPull struct {
-	ID             *int64          `json:"id"`
-	Number         *int64          `json:"number"`
-	User           *nUser          `json:"user"`
-	State          *string         `json:"state"`
-	Merged         *bool           `json:"merged"`
-	Base           *nBranch        `json:"base"`
-	Head           *nBranch        `json:"head"`
-	Comments       json.RawMessage `json:"comments"`
-	ReviewComments json.RawMessage `json:"review_comments"`
-}
-
-type nIssue struct {
-	ID          *int64          `json:"id"`
-	Number      *int64          `json:"number"`
-	Body        *string         `json:"body"`
-	PullRequest json.RawMessage `json:"pull_request"`
-	Comments    json.RawMessage `json:"comments"`
-}
-
-type nComment struct {
-	ID *int64 `json:"id"`
-}
-
-type nReview struct {
-	ID            *int64          `json:"id"`
-	User          *nUser          `json:"user"`
-	State         *string         `json:"state"`
-	Body          *string         `json:"body"`
-	CommitID      *string         `json:"commit_id"`
-	Stale         *bool           `json:"stale"`
-	Dismissed     *bool           `json:"dismissed"`
-	CommentsCount json.RawMessage `json:"comments_count"`
-	SubmittedAt   *string         `json:"submitted_at"`
-}
-
-type nInline struct {
-	ID       *int64 `json:"id"`
-	ReviewID *int64 `json:"pull_request_review_id"`
-}
-
 // model is the typed view of one capture the decision reads.
 type model struct {
 	version        string
-	repo           nRepo
-	pull           nPull
-	issue          nIssue
-	issueComments  []nComment
-	prComments     []nComment
-	reviews        []nReview
-	inline         map[int64][]nInline
+	repo           forgejo.RepoRecord
+	pull           forgejo.PullRecord
+	issue          forgejo.IssueRecord
+	issueComments  []forgejo.CommentRecord
+	prComments     []forgejo.CommentRecord
+	reviews        []forgejo.ReviewRecord
+	inline         map[int64][]forgejo.ReviewCommentRecord
 	inlineRecordsN int
 }
 
@@ -122,49 +63,35 @@ func capFail(r Reason, subject, format string, a ...any) *captureError {
 	return &captureError{Blocking{Reason: r, Subject: subject, Rule: fmt.Sprintf(format, a...)}}
 }
 
-// decodeRow decodes one JSON value both generically (numbers as literals, for the raw
-// snapshot) and into the typed view v.
-func decodeRow(b []byte, v any) (any, error) {
+// native decodes one row the Reader has already checked (a JSON object) generically, numbers
+// kept as literals: the raw snapshot's form of it.
+func native(b json.RawMessage) any {
+	if b == nil {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var g any
 	if err := dec.Decode(&g); err != nil {
-		return nil, err
+		return nil // unreachable: the Reader refused the row
 	}
-	if _, ok := g.(map[string]any); !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return g, nil
+	return g
 }
 
-// decodeRows splits a JSON array page into rows, decoding each with decodeRow into a new T.
-func decodeRows[T any](b []byte, raw *[]any, typed *[]T) (int, error) {
-	var rows []json.RawMessage
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return 0, decodeErr{"the page is not a JSON array"}
+// rowsOf appends l's rows, in the order served, to raw (generic) and typed.
+func rowsOf[T any](l forgejo.List[T], raw *[]any, typed *[]T) {
+	for _, r := range l.Rows {
+		*raw = append(*raw, native(r.Raw))
+		*typed = append(*typed, r.Value)
 	}
-	for i, r := range rows {
-		var t T
-		g, err := decodeRow(r, &t)
-		if err != nil {
-			return 0, decodeErr{fmt.Sprintf("row %d is not a well-typed JSON object (%v)", i+1, err)}
-		}
-		*raw = append(*raw, g)
-		*typed = append(*typed, t)
-	}
-	return len(rows), nil
 }
 
-// capture makes one complete capture. It stops at the first failure, returning what it read so
-// far and a *captureError.
-func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, error) {
-	c := &capturer{ctx: ctx, g: g, t: t,
-		s:        &Snapshot{SourceIssueComments: []any{}, PRIssueComments: []any{}, Reviews: []any{}, Inline: []InlineList{}, Provenance: []Provenance{}},
-		m:        &model{inline: map[int64][]nInline{}},
-		repoPath: "/repos/" + url.PathEscape(t.Owner) + "/" + url.PathEscape(t.Repository)}
+// capture makes one complete capture through the forgejo Reader's services. It stops at the
+// first failure, returning what it read so far and a *captureError.
+func capture(ctx context.Context, rd *forgejo.Reader, t *Target) (*Snapshot, *model, error) {
+	c := &capturer{ctx: ctx, rd: rd, repo: rd.Repo(t.Owner, t.Repository), t: t,
+		s: &Snapshot{SourceIssueComments: []any{}, PRIssueComments: []any{}, Reviews: []any{}, Inline: []InlineList{}, Provenance: []Provenance{}},
+		m: &model{inline: map[int64][]forgejo.ReviewCommentRecord{}}}
 	for _, step := range []func() error{c.objects, c.lists, c.inline, func() error {
 		if err := uniqueIDs("source_issue_comments", c.m.issueComments); err != nil {
 			return err
@@ -180,30 +107,30 @@ func capture(ctx context.Context, g *Getter, t *Target) (*Snapshot, *model, erro
 
 // capturer is one capture in progress: what was read (s, m) and where (provenance in s).
 type capturer struct {
-	ctx      context.Context
-	g        *Getter
-	t        *Target
-	s        *Snapshot
-	m        *model
-	repoPath string
+	ctx  context.Context
+	rd   *forgejo.Reader
+	repo forgejo.Repo // the target repository's services
+	t    *Target
+	s    *Snapshot
+	m    *model
 }
 
-func (c *capturer) object(resource, rel string, typed any) (any, error) {
-	body, pg, err := c.g.getObject(c.ctx, rel)
-	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: []Page{pg}})
+// object records one single-object answer's provenance and returns its raw form, its typed
+// view stored in typed.
+func object[T any](c *capturer, resource string, o forgejo.Object[T], err error, typed *T) (any, error) {
+	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: []Page{o.Page}})
 	if err != nil {
 		return nil, classify(resource, err)
 	}
-	v, err := decodeRow(body, typed)
-	if err != nil {
-		return nil, capFail(ReasonMalformedRecord, resource, "the response is not a well-typed JSON object (%v)", err)
-	}
-	return v, nil
+	*typed = o.Value
+	return native(o.Raw), nil
 }
 
-func (c *capturer) listOf(resource, path string, decode func([]byte) (int, error)) error {
-	pages, err := c.g.list(c.ctx, path, decode)
-	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: pages})
+// listOf records one list's rows (raw and typed, also those read before a failure) and its
+// provenance.
+func listOf[T any](c *capturer, resource string, l forgejo.List[T], err error, raw *[]any, typed *[]T) error {
+	rowsOf(l, raw, typed)
+	c.s.Provenance = append(c.s.Provenance, Provenance{Resource: resource, Pages: l.Pages})
 	if err != nil {
 		return classify(resource, err)
 	}
@@ -212,43 +139,41 @@ func (c *capturer) listOf(resource, path string, decode func([]byte) (int, error
 
 // objects reads the version, the repository, the pull request and the Source Issue.
 func (c *capturer) objects() error {
-	var ver struct {
-		Version *string `json:"version"`
-	}
-	var err error
-	if c.s.Version, err = c.object("version", "/version", &ver); err != nil {
+	ver, err := c.rd.Version(c.ctx)
+	var vr forgejo.VersionRecord
+	if c.s.Version, err = object(c, "version", ver, err, &vr); err != nil {
 		return err
 	}
-	if ver.Version == nil {
+	if vr.Version == nil {
 		return capFail(ReasonMalformedRecord, "version", "version is missing or not a string")
 	}
-	c.m.version = *ver.Version
-	if c.s.Repository, err = c.object("repository", c.repoPath, &c.m.repo); err != nil {
+	c.m.version = *vr.Version
+	repo, err := c.repo.Get(c.ctx)
+	if c.s.Repository, err = object(c, "repository", repo, err, &c.m.repo); err != nil {
 		return err
 	}
-	if c.s.PullRequest, err = c.object("pull_request", fmt.Sprintf("%s/pulls/%d", c.repoPath, c.t.PR), &c.m.pull); err != nil {
+	pull, err := c.repo.Pulls.Get(c.ctx, c.t.PR)
+	if c.s.PullRequest, err = object(c, "pull_request", pull, err, &c.m.pull); err != nil {
 		return err
 	}
-	c.s.SourceIssue, err = c.object("source_issue", fmt.Sprintf("%s/issues/%d", c.repoPath, c.t.Issue), &c.m.issue)
+	issue, err := c.repo.Issues.Get(c.ctx, c.t.Issue)
+	c.s.SourceIssue, err = object(c, "source_issue", issue, err, &c.m.issue)
 	return err
 }
 
 // lists reads both comment lists and the reviews, and checks the review IDs.
 func (c *capturer) lists() error {
 	s, m, t := c.s, c.m, c.t
-	if err := c.listOf("source_issue_comments", fmt.Sprintf("%s/issues/%d/comments", c.repoPath, t.Issue), func(b []byte) (int, error) {
-		return decodeRows(b, &s.SourceIssueComments, &m.issueComments)
-	}); err != nil {
+	ic, err := c.repo.Issues.ListComments(c.ctx, t.Issue)
+	if err := listOf(c, "source_issue_comments", ic, err, &s.SourceIssueComments, &m.issueComments); err != nil {
 		return err
 	}
-	if err := c.listOf("pr_issue_comments", fmt.Sprintf("%s/issues/%d/comments", c.repoPath, t.PR), func(b []byte) (int, error) {
-		return decodeRows(b, &s.PRIssueComments, &m.prComments)
-	}); err != nil {
+	pc, err := c.repo.Issues.ListComments(c.ctx, t.PR)
+	if err := listOf(c, "pr_issue_comments", pc, err, &s.PRIssueComments, &m.prComments); err != nil {
 		return err
 	}
-	if err := c.listOf("reviews", fmt.Sprintf("%s/pulls/%d/reviews", c.repoPath, t.PR), func(b []byte) (int, error) {
-		return decodeRows(b, &s.Reviews, &m.reviews)
-	}); err != nil {
+	rv, err := c.repo.Reviews.List(c.ctx, t.PR)
+	if err := listOf(c, "reviews", rv, err, &s.Reviews, &m.reviews); err != nil {
 		return err
 	}
 	return uniqueReviewIDs(m.reviews)
@@ -260,11 +185,10 @@ func (c *capturer) inline() error {
 	for _, r := range c.m.reviews {
 		id := *r.ID
 		list := InlineList{ReviewID: id, Records: []any{}}
-		var typed []nInline
+		var typed []forgejo.ReviewCommentRecord
 		resource := fmt.Sprintf("inline review %d", id)
-		err := c.listOf(resource, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", c.repoPath, c.t.PR, id), func(b []byte) (int, error) {
-			return decodeRows(b, &list.Records, &typed)
-		})
+		l, err := c.repo.ReviewComments.List(c.ctx, c.t.PR, id)
+		err = listOf(c, resource, l, err, &list.Records, &typed)
 		c.s.Inline = append(c.s.Inline, list)
 		if err != nil {
 			return err
@@ -278,7 +202,7 @@ func (c *capturer) inline() error {
 	return nil
 }
 
-func uniqueReviewIDs(reviews []nReview) error {
+func uniqueReviewIDs(reviews []forgejo.ReviewRecord) error {
 	seen := map[int64]bool{}
 	for i, r := range reviews {
 		if r.ID == nil || *r.ID <= 0 {
@@ -294,7 +218,7 @@ func uniqueReviewIDs(reviews []nReview) error {
 
 // checkInline checks one review's inline rows: positive IDs, bound to the endpoint's review,
 // and each inline comment ID listed once across every review (seen maps ID to review).
-func checkInline(resource string, id int64, typed []nInline, seen map[int64]int64) error {
+func checkInline(resource string, id int64, typed []forgejo.ReviewCommentRecord, seen map[int64]int64) error {
 	for j, c := range typed {
 		if c.ID == nil || *c.ID <= 0 {
 			return capFail(ReasonMalformedRecord, fmt.Sprintf("%s row %d", resource, j+1), "id is missing or not a positive integer")
@@ -314,7 +238,7 @@ func checkInline(resource string, id int64, typed []nInline, seen map[int64]int6
 	return nil
 }
 
-func uniqueIDs(resource string, cs []nComment) error {
+func uniqueIDs(resource string, cs []forgejo.CommentRecord) error {
 	seen := map[int64]bool{}
 	for i, c := range cs {
 		if c.ID == nil || *c.ID <= 0 {
@@ -336,28 +260,24 @@ func classify(resource string, err error) error {
 	if errors.As(err, &ce) {
 		return ce
 	}
-	var se *StatusError
+	var se *forgejo.StatusError
 	if errors.As(err, &se) {
 		if len(resource) > 7 && resource[:7] == "inline " && (se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed) {
 			return capFail(ReasonInlineEndpointUnavailable, resource, "the review's inline endpoint answered HTTP %d; a counter-only fallback is not allowed at initial intake", se.Status)
 		}
 		return capFail(ReasonCaptureFailed, resource, "GET answered HTTP %s", strconv.Itoa(se.Status))
 	}
-	var pe *PaginationError
+	var pe *forgejo.PaginationError
 	if errors.As(err, &pe) {
 		return capFail(ReasonPaginationIncomplete, resource, "%s", pe.Rule)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return capFail(ReasonCaptureFailed, resource, "the request was cancelled or timed out")
 	}
-	// Decoding failures carry no body text (decodeRows formats its own messages).
-	var de decodeErr
+	// Decoding failures carry no body text (the Reader formats its own messages).
+	var de *forgejo.DecodeError
 	if errors.As(err, &de) {
-		return capFail(ReasonMalformedRecord, resource, "%s", de.msg)
+		return capFail(ReasonMalformedRecord, resource, "%s", de.Msg)
 	}
 	return capFail(ReasonCaptureFailed, resource, "the request failed (%v)", err)
 }
-
-type decodeErr struct{ msg string }
-
-func (d decodeErr) Error() string { return d.msg }

@@ -1,7 +1,6 @@
 package rework
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/forgectx/forgectx/test/httpfake"
@@ -20,24 +19,5 @@ func TestCrossOriginRedirectNotFollowed(t *testing.T) {
 	}
 	if n := len(other.Served()); n != 0 {
 		t.Errorf("the other origin served %d requests", n)
-	}
-}
-
-// TestRetryLogEndpointNamesNoRepository: the retry log line's endpoint template carries no
-// owner, repository, number or query.
-func TestRetryLogEndpointNamesNoRepository(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://git.example/api/v1/version":                                         "GET /version",
-		"https://git.example/api/v1/repos/acme/demo":                                 "GET /repos/{owner}/{repo}",
-		"https://git.example/api/v1/repos/acme/demo/pulls/9/reviews?limit=50&page=2": "GET /repos/{owner}/{repo}/pulls/{n}/reviews",
-		"https://git.example/sub/api/v1/repos/acme/42/pulls/9/reviews/77/comments":   "GET /repos/{owner}/{repo}/pulls/{n}/reviews/{n}/comments",
-	} {
-		req, err := http.NewRequest(http.MethodGet, in, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := endpointOf(req); got != want {
-			t.Errorf("endpointOf(%s) = %q, want %q", in, got, want)
-		}
 	}
 }

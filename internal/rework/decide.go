@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgectx/forgectx/internal/forge/forgejo"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
@@ -224,7 +225,7 @@ func (b *blocker) add(r Reason, subject, format string, a ...any) {
 	b.out = append(b.out, Blocking{Reason: r, Subject: subject, Rule: fmt.Sprintf(format, a...)})
 }
 
-func bindRepository(b *blocker, t *Target, r *nRepo) {
+func bindRepository(b *blocker, t *Target, r *forgejo.RepoRecord) {
 	switch {
 	case r.ID == nil || r.FullName == nil || r.Name == nil || r.Owner == nil || r.Owner.Login == nil || r.DefaultBranch == nil:
 		b.add(ReasonMalformedRecord, "repository", "id, name, full_name, owner.login and default_branch are required")
@@ -233,7 +234,7 @@ func bindRepository(b *blocker, t *Target, r *nRepo) {
 	}
 }
 
-func bindPull(b *blocker, t *Target, actorID int64, p *nPull, r *nRepo) {
+func bindPull(b *blocker, t *Target, actorID int64, p *forgejo.PullRecord, r *forgejo.RepoRecord) {
 	if p.Number == nil || p.User == nil || p.User.ID == nil || p.State == nil || p.Merged == nil || p.Base == nil || p.Base.Ref == nil || p.Head == nil || p.Head.SHA == nil {
 		b.add(ReasonMalformedRecord, "pull_request", "number, user.id, state, merged, base.ref and head.sha are required")
 		return
@@ -258,7 +259,7 @@ func bindPull(b *blocker, t *Target, actorID int64, p *nPull, r *nRepo) {
 	}
 }
 
-func bindSourceIssue(b *blocker, t *Target, is *nIssue) {
+func bindSourceIssue(b *blocker, t *Target, is *forgejo.IssueRecord) {
 	if is.Number == nil || is.Body == nil {
 		b.add(ReasonMalformedRecord, "source_issue", "number and body are required")
 		return
@@ -347,7 +348,7 @@ func (tl *timelineRun) add(r Reason, id int64, format string, a ...any) {
 
 // newEntry is the timeline entry of one review row, before classification; ok is false when
 // the row lacks a field the decision needs.
-func newEntry(r nReview, inline int) TimelineEntry {
+func newEntry(r forgejo.ReviewRecord, inline int) TimelineEntry {
 	e := TimelineEntry{ReviewID: *r.ID, ExclusionReasons: []string{}, InlineRecords: inline, ok: true}
 	e.Author.Role = RoleNone
 	if r.User != nil {

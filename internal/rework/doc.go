@@ -6,6 +6,9 @@
 // rework / no_op / blocked decision, and publishes an immutable
 // gitea-agent.rework-input-gate/v1 receipt atomically and without clobbering.
 //
+// It issues no request itself: every read goes through the Forgejo adapter's strict reader and
+// its typed services (internal/forge/forgejo, NewReadOnlyClient and NewReader).
+//
 // Choices the spec leaves open (marker formats, the provider-contract schema, the receipt's
 // canonical bytes, reason names) are documented in docs/rework.md; the wire names there are
 // the constants of this package.

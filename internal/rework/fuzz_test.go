@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/forgectx/forgectx/internal/forge/forgejo"
 )
 
 // FuzzParseTarget: the target file is untrusted; the parser never panics, and anything it
@@ -63,18 +65,6 @@ func FuzzParseMarker(f *testing.F) {
 	})
 }
 
-// FuzzNextLink: the Link header is untrusted; it never steers the walk off the endpoint.
-func FuzzNextLink(f *testing.F) {
-	f.Add(`<http://h/api/v1/x?limit=50&page=2>; rel="next",<http://h/api/v1/x?limit=50&page=3>; rel="last"`)
-	f.Add(`<//evil/api/v1/x?page=2>; rel=next`)
-	f.Fuzz(func(t *testing.T, link string) {
-		h := map[string][]string{"Link": {link}}
-		if next, err := nextLink("/x", h, 1); next && (err != nil || !strings.Contains(link, "/api/v1/x") || !strings.Contains(link, "page=2")) {
-			t.Fatalf("next page accepted from %q (err %v)", link, err)
-		}
-	})
-}
-
 // FuzzTimeline: review rows come from the forge; decoding and the whole decision never panic
 // and always end in one of the three decisions, with rework_review_ids only for rework.
 func FuzzTimeline(f *testing.F) {
@@ -89,10 +79,13 @@ func FuzzTimeline(f *testing.F) {
 	c, _ := ParseContract([]byte(contractJSON()), implID)
 	tg := testTarget(w)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m := &model{inline: map[int64][]nInline{}}
-		var raw []any
-		if _, err := decodeRows(b, &raw, &m.reviews); err != nil {
+		m := &model{inline: map[int64][]forgejo.ReviewCommentRecord{}}
+		rows, err := forgejo.DecodeRows[forgejo.ReviewRecord](b)
+		if err != nil {
 			return
+		}
+		for _, r := range rows {
+			m.reviews = append(m.reviews, r.Value)
 		}
 		for _, r := range m.reviews {
 			if r.ID == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/forge/forgejo"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
@@ -114,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := ParseAPIURL(o.APIURL); err != nil {
 		return nil, err
 	}
-	// The transport rule, before the token is read; NewHTTPClient applies (and logs) it again.
+	// The transport rule, before the token is read; NewReadOnlyClient applies (and logs) it again.
 	if err := forge.CheckAPIURL(o.APIURL, o.InsecureHTTP, zerolog.Nop()); err != nil {
 		var ce *forge.ConfigError
 		if errors.As(err, &ce) {
@@ -137,12 +138,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("--token-env %s: %w", o.TokenEnv, ErrToken)
 	}
 	var counter atomic.Int64
-	hc, err := NewHTTPClient(forge.Options{APIURL: o.APIURL, Token: token, TokenEnv: o.TokenEnv, Transport: o.Transport,
-		Retry: o.Retry, InsecureHTTP: o.InsecureHTTP, Log: o.Log}, &counter)
+	hc, err := forgejo.NewReadOnlyClient(forge.Options{APIURL: o.APIURL, Token: token, TokenEnv: o.TokenEnv, Transport: o.Transport,
+		Retry: o.Retry, InsecureHTTP: o.InsecureHTTP, Log: o.Log}, DefaultRetry, &counter)
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGetter(o.APIURL, hc)
+	g, err := forgejo.NewReader(o.APIURL, hc, readerLimits)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // evaluate fills r from two captures. Capture failures become blocking reasons; only an
 // internal serialization failure is an error.
-func evaluate(ctx context.Context, g *Getter, r *Receipt, t *Target, c *Contract, actorID int64) error {
+func evaluate(ctx context.Context, g *forgejo.Reader, r *Receipt, t *Target, c *Contract, actorID int64) error {
 	var pre []Blocking
 	s1, m1, err1 := capture(ctx, g, t)
 	r.RawInputSnapshot = s1

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 	"github.com/forgectx/forgectx/test/httpfake"
 )
@@ -485,27 +484,6 @@ func TestPreNetworkRefusals(t *testing.T) {
 				t.Error("the error carries the token")
 			}
 		})
-	}
-}
-
-func TestGETOnly(t *testing.T) {
-	var n atomic.Int64
-	hc, err := NewHTTPClient(forge.Options{APIURL: "http://127.0.0.1:1/api/v1", Token: "secret-token-value",
-		Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-			t.Error("a non-GET request reached the transport")
-			return nil, errors.New("unreachable")
-		})}, &n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		req, _ := http.NewRequest(m, "http://127.0.0.1:1/api/v1/version", nil)
-		if _, err := hc.Do(req); err == nil || !strings.Contains(err.Error(), "only GET") {
-			t.Errorf("%s: err = %v, want the GET-only refusal", m, err)
-		}
-	}
-	if n.Load() != 0 {
-		t.Errorf("%d requests counted", n.Load())
 	}
 }
 

@@ -324,17 +324,13 @@ func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values,
 	if err != nil {
 		return nil, 0, &APIError{Op: op, Err: err}
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "forgectx")
 	if c.token != "" {
 		req.Header.Set("Authorization", "token "+c.token)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+	resp, body, err := doGET(c.http, req, maxResponseBytes)
+	if resp == nil {
 		return nil, 0, &APIError{Op: op, Err: err}
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: err}
 	}
@@ -348,6 +344,22 @@ func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values,
 		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("decode: %w", err)}
 	}
 	return resp.Header, nextPage(resp.Header), nil
+}
+
+// doGET sends req (a GET its caller built) with the adapter's Accept and User-Agent headers
+// and reads at most limit+1 bytes of the answer's body, so that the caller can tell a body
+// over limit from one at it. A nil response means no answer came (err is the transport's);
+// with a response, err is a failed body read. Judging the status is the caller's.
+func doGET(hc *http.Client, req *http.Request, limit int) (*http.Response, []byte, error) {
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "forgectx")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	return resp, body, err
 }
 
 // nextPage extracts the page number of Link rel="next", or 0.

@@ -26,6 +26,15 @@
 // MAX_RESPONSE_ITEMS), stopping when X-Total-Count items were read, on an empty page, or, with
 // no X-Total-Count, when there is no Link rel="next".
 //
+// # Strict reader
+//
+// NewReadOnlyClient and NewReader are a second, strict way in for a caller that decides on a
+// whole collection and archives the provider's bytes (the rework gate): typed services per API
+// area (Reader.Repo's Pulls, Issues, Reviews and ReviewComments) hand back every object and list
+// row as sent, with a typed view and each answer's provenance, and page by the same
+// forge.TotalCountRules with stricter completeness checks (reader.go; docs/forgejo.md,
+// "Strict reader").
+//
 // # Mappings and decisions
 //
 //   - IDs: numeric repository, issue, pull request, comment, review, task and user ids in
