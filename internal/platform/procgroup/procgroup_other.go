@@ -3,6 +3,7 @@
 package procgroup
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -21,3 +22,12 @@ func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
 
 // Kill kills the process.
 func Kill(cmd *exec.Cmd) error { return Signal(cmd, syscall.SIGKILL) }
+
+// terminate kills the child itself: without process groups and SIGTERM there is nothing
+// gentler to send, and its children are not reached (docs/run.md states it).
+func terminate(cmd *exec.Cmd) error { return Kill(cmd) }
+
+// setIdentity refuses: running a child as another user needs Unix credentials.
+func setIdentity(*exec.Cmd, *Identity) error {
+	return errors.New("running a program as another user is not supported on this platform")
+}

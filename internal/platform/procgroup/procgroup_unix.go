@@ -30,3 +30,13 @@ func Signal(cmd *exec.Cmd, sig syscall.Signal) error {
 
 // Kill sends SIGKILL to cmd's whole process group.
 func Kill(cmd *exec.Cmd) error { return Signal(cmd, syscall.SIGKILL) }
+
+// terminate asks the whole group to end (SIGTERM), so the child and its children can finish
+// their writes before the grace runs out.
+func terminate(cmd *exec.Cmd) error { return Signal(cmd, syscall.SIGTERM) }
+
+// setIdentity makes cmd run as id with no supplementary groups.
+func setIdentity(cmd *exec.Cmd, id *Identity) error {
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: []uint32{}}
+	return nil
+}
