@@ -90,7 +90,7 @@ func Run(ctx context.Context, s Spec) Result {
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Env, s.Dir, s.Stdin, s.Stdout, s.Stderr
 	cmd.WaitDelay = s.WaitDelay
-	Set(cmd)
+	setGroup(cmd)
 	if s.Identity != nil && cmd.Err == nil {
 		if err := CheckExecutable(cmd.Path); err != nil {
 			res.Refused = err
@@ -112,17 +112,17 @@ func Run(ctx context.Context, s Spec) Result {
 		return res
 	}
 	if s.KillGroupOnExit {
-		KillWhenLeaderExits(cmd)
+		killWhenLeaderExits(cmd)
 	}
 	if s.Unprivileged {
 		if err := CheckProcess(cmd.Process.Pid); err != nil {
 			res.CheckErr = err
-			_ = Kill(cmd)
+			_ = kill(cmd)
 		}
 	}
 	res.WaitErr, res.Stopped = wait(ctx, cmd, s.Grace)
 	res.Duration = time.Since(start)
-	_ = Kill(cmd)
+	_ = kill(cmd)
 	res.State, res.ExitCode, res.CtxErr = cmd.ProcessState, cmd.ProcessState.ExitCode(), ctx.Err()
 	return res
 }
@@ -138,7 +138,7 @@ func wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration) (err error, s
 	case <-ctx.Done():
 	}
 	if grace <= 0 {
-		_ = Kill(cmd)
+		_ = kill(cmd)
 		return <-waited, true
 	}
 	_ = terminate(cmd)
@@ -147,7 +147,7 @@ func wait(ctx context.Context, cmd *exec.Cmd, grace time.Duration) (err error, s
 	select {
 	case err = <-waited:
 	case <-t.C:
-		_ = Kill(cmd)
+		_ = kill(cmd)
 		err = <-waited
 	}
 	return err, true
