@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/internal/event/distill"
+	"github.com/forgectx/forgectx/internal/platform/procgroup"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
 	"github.com/forgectx/forgectx/internal/snapshot/treefs"
@@ -338,9 +339,9 @@ func (r *runner) agent(parent, ctx context.Context) (outcome, bool) {
 	env := r.agentEnv()
 	// In both modes the launched agent must be unprivileged: with a write-overriding
 	// capability or UID 0 it could rewrite the root-owned copy (ownership) or remount the
-	// read-only bind mount writable (bind-mount). stage.CheckAgentProcess runs right after the
+	// read-only bind mount writable (bind-mount). procgroup.CheckProcess runs right after the
 	// start; a refused agent is killed and the run fails (docs/run.md, "Agent privileges").
-	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace, afterStart: stage.CheckAgentProcess}
+	spec := procSpec{argv: h.Agent.Command, env: env, timeout: h.Agent.Timeout, grace: r.o.KillGrace, unprivileged: true}
 	if sealed.Mode == stage.ModeOwnership || sealed.AgentUID > 0 && os.Geteuid() == 0 {
 		// The agent runs as the agent UID with no supplementary groups, so the kernel clears
 		// every capability at execve — unless the binary grants some back.
@@ -348,7 +349,7 @@ func (r *runner) agent(parent, ctx context.Context) (outcome, bool) {
 			r.log.Error().Err(err).Msg("forgectx run: agent executable refused")
 			return outcome{StatusFailure, agentExecutableProblem(err)}, true
 		}
-		spec.attr = sealed.SysProcAttr()
+		spec.identity = &procgroup.Identity{UID: uint32(sealed.AgentUID), GID: uint32(sealed.AgentGID)}
 	}
 	r.phase("agent").Str("mode", string(sealed.Mode)).Msg("forgectx run: agent starting")
 	aout, aerr := prescript.NewRedactingLog(r.o.Stdout, r.pipe), prescript.NewRedactingLog(r.o.Stderr, r.pipe)

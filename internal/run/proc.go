@@ -8,12 +8,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/platform/procgroup"
 	"github.com/forgectx/forgectx/internal/run/harness"
-	"github.com/forgectx/forgectx/internal/snapshot/stage"
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
@@ -23,7 +22,7 @@ type procResult struct {
 	TimedOut  bool // its own timeout, or the run's total timeout, ended it
 	Cancelled bool // the run was cancelled (SIGTERM/SIGINT to forgectx) while it ran
 	StartErr  error
-	// CheckErr is the afterStart check's refusal; the process was killed.
+	// CheckErr is the privilege check's refusal (procgroup.CheckProcess); the process was killed.
 	CheckErr error
 	Duration time.Duration
 }
@@ -38,49 +37,32 @@ type procSpec struct {
 	dir            string
 	stdout, stderr io.Writer
 	timeout, grace time.Duration
-	// attr replaces the default process attributes (its own process group); it must keep
-	// Setpgid so the group can be signalled.
-	attr *syscall.SysProcAttr
-	// afterStart checks the started process (the agent's privileges); an error kills it.
-	afterStart func(pid int) error
+	// identity is the agent's user when forgectx drops to it (ownership mode, or root with an
+	// agent UID); nil runs as this process's user.
+	identity *procgroup.Identity
+	// unprivileged checks the started process (the agent's privileges); a refusal kills it.
+	unprivileged bool
 }
 
-// runProc runs the process with exactly its env in its own process group. When ctx ends
-// (cancellation) or the timeout passes, the group receives SIGTERM, then SIGKILL after grace;
-// stragglers of the group are killed once the leader is reaped. parent's end is a
-// cancellation (or, if its deadline passed, a time-out); the timeout is the process's own.
+// runProc runs the process with exactly its env in its own process group (procgroup.Run).
+// When ctx ends (cancellation) or the timeout passes, the group receives SIGTERM, then SIGKILL
+// after grace; stragglers of the group are killed once the leader is reaped. parent's end is
+// a cancellation (or, if its deadline passed, a time-out); the timeout is the process's own.
 func runProc(parent context.Context, p procSpec) procResult {
-	ctx, cancel := context.WithTimeout(parent, p.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
-	cmd.Env = p.env
-	cmd.Dir = p.dir
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	if p.attr != nil {
-		cmd.SysProcAttr = p.attr
-	} else {
-		setProcessGroup(cmd)
-	}
-	cmd.Cancel = func() error { return signalGroup(cmd, sigTerm) }
-	cmd.WaitDelay = p.grace
-	start := time.Now()
-	res := procResult{ExitCode: -1}
-	if err := cmd.Start(); err != nil {
+	r := procgroup.Run(parent, procgroup.Spec{Argv: p.argv, Env: p.env, Dir: p.dir, Stdout: p.stdout, Stderr: p.stderr,
+		Identity: p.identity, Unprivileged: p.unprivileged, Timeout: p.timeout, Grace: p.grace, WaitDelay: p.grace})
+	res := procResult{ExitCode: r.ExitCode, Duration: r.Duration, CheckErr: r.CheckErr}
+	switch {
+	case r.StartErr != nil:
 		// Keep why (not found on PATH, not executable, interpreter missing) for the status.
-		res.StartErr = prescript.DescribeStart(p.argv[0], p.dir, err)
+		res.StartErr = prescript.DescribeStart(p.argv[0], p.dir, r.StartErr)
+		return res
+	case r.Refused != nil:
+		// The agent's pre-start check passed and the executable changed since: still refused.
+		res.CheckErr = r.Refused
 		return res
 	}
-	if p.afterStart != nil {
-		if err := p.afterStart(cmd.Process.Pid); err != nil {
-			res.CheckErr = err
-			_ = signalGroup(cmd, sigKill)
-		}
-	}
-	err := cmd.Wait()
-	res.Duration = time.Since(start)
-	_ = signalGroup(cmd, sigKill)
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	if ctx.Err() != nil && (res.ExitCode != 0 || errors.Is(err, exec.ErrWaitDelay)) {
+	if r.CtxErr != nil && (res.ExitCode != 0 || errors.Is(r.WaitErr, exec.ErrWaitDelay)) {
 		switch {
 		case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
 			res.Cancelled = true
@@ -92,14 +74,14 @@ func runProc(parent context.Context, p procSpec) procResult {
 }
 
 // checkAgentExecutable resolves the agent program like exec does and refuses one that could
-// regain privileges at exec (internal/snapshot/stage). A program that cannot be resolved at all is a
+// regain privileges at exec (procgroup.CheckExecutable, which procgroup.Run applies again). A program that cannot be resolved at all is a
 // *prescript.StartError (not found on PATH, not executable), not a privilege refusal.
 func checkAgentExecutable(argv0 string, _ []string) error {
 	path, err := exec.LookPath(argv0)
 	if err != nil {
 		return prescript.DescribeStart(argv0, "", err)
 	}
-	return stage.CheckAgentExecutable(path)
+	return procgroup.CheckExecutable(path)
 }
 
 // agentExecutableProblem is the status detail for checkAgentExecutable's refusal.

@@ -101,7 +101,7 @@ func defaults(o *Options) {
 		o.Now = time.Now
 	}
 	if o.KillGrace <= 0 {
-		o.KillGrace = 3 * time.Second
+		o.KillGrace = prescript.DefaultKillGrace // one grace for every child forgectx stops
 	}
 	if o.FinishTimeout <= 0 {
 		o.FinishTimeout = 5 * time.Second

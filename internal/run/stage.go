@@ -55,7 +55,7 @@ func preflight(o *Options, c *config) error {
 	if err := stage.CheckMode(stage.SealOptions{Mode: o.Immutability, AgentUID: o.AgentUID, AgentGID: o.AgentGID}); err != nil {
 		return &ConfigError{Field: "--immutability/--agent-uid/--agent-gid", Rule: "cannot be enforced here", Err: err}
 	}
-	// As root, an agent without its own UID inherits UID 0, which stage.CheckAgentProcess
+	// As root, an agent without its own UID inherits UID 0, which procgroup.CheckProcess
 	// refuses right after the start: refuse the configuration instead.
 	if os.Geteuid() == 0 && o.AgentUID == 0 {
 		return &ConfigError{Field: "--agent-uid/--agent-gid", Rule: "required when forgectx runs as root: the agent must never run as UID 0"}

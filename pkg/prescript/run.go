@@ -223,8 +223,7 @@ type execution struct {
 	state     *os.ProcessState
 	code      int
 	out, errc *capture
-	// stopped: the context ended before the script did and it was signalled (set by exec's
-	// Cancel, which runs before Wait returns).
+	// stopped: the context ended before the script was reaped and its group was signalled.
 	stopped bool
 }
 
@@ -238,44 +237,25 @@ func execute(ctx context.Context, opts Options, p *prepared, log *zerolog.Logger
 	var jl jobLog
 	liveOut, liveErr := NewRedactingLog(opts.Stdout, p.redactor), NewRedactingLog(opts.Stderr, p.redactor)
 	x := &execution{out: newCapture(jl.to(liveOut.writer()), p.secrets), errc: newCapture(jl.to(liveErr.writer()), p.secrets)}
-	cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
-	cmd.Env = withVar(p.env, EnvOutput, p.path)
-	cmd.Dir = opts.Dir
-	cmd.Stdout, cmd.Stderr = x.out, x.errc
 	grace := opts.KillGrace
 	if grace <= 0 {
 		grace = DefaultKillGrace
 	}
-	reaped := make(chan struct{})
-	stopTreeOnCancel(cmd, grace, reaped)
+	waitDelay := opts.WaitDelay
+	if waitDelay == 0 {
+		waitDelay = DefaultWaitDelay
+	}
+	// The script runs in its own process group: when the context ends (time-out, interrupt)
+	// the whole group gets SIGTERM, so the script and its children can finish their writes,
+	// then SIGKILL after grace. Its background children are killed as soon as it exits (and
+	// once more after it is reaped, for a child that escaped the first signal), never left
+	// running with the job's environment or holding the captured streams open. The streams
+	// are closed after WaitDelay, never before the group's grace.
+	r := procgroup.Run(ctx, procgroup.Spec{Argv: opts.Command, Env: withVar(p.env, EnvOutput, p.path), Dir: opts.Dir,
+		Stdout: x.out, Stderr: x.errc, Grace: grace, WaitDelay: max(waitDelay, grace), KillGroupOnExit: true})
 	// A script stopped by the context is interrupted whatever it then exits with: with a
 	// SIGTERM first, a trap could exit 0 or 78, and that is no decision.
-	stop := cmd.Cancel
-	cmd.Cancel = func() error {
-		x.stopped = true
-		if stop != nil {
-			return stop()
-		}
-		return cmd.Process.Kill()
-	}
-	cmd.WaitDelay = opts.WaitDelay
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = DefaultWaitDelay
-	}
-	// exec kills the leader once WaitDelay has passed after the cancellation: never before
-	// the group's grace.
-	cmd.WaitDelay = max(cmd.WaitDelay, grace)
-	start := time.Now()
-	// The script's whole process group ends with the script: a background child it left
-	// behind is killed as soon as the script exits (and once more after Wait, for a child
-	// that escaped the first signal), never left running with the job's environment.
-	runErr := cmd.Start()
-	if runErr == nil {
-		procgroup.KillWhenLeaderExits(cmd)
-		runErr = cmd.Wait()
-		close(reaped)
-		_ = procgroup.Kill(cmd)
-	}
+	x.stopped = r.Stopped
 	x.out.close()
 	x.errc.close()
 	liveOut.Flush()
@@ -283,21 +263,21 @@ func execute(ctx context.Context, opts Options, p *prepared, log *zerolog.Logger
 	if jl.failed > 0 {
 		log.Warn().Int("failed_writes", jl.failed).Msg("pre-script output could not be copied to the job log")
 	}
-	var exitErr *exec.ExitError
-	// A script the context stopped that then exited 0 makes Wait return the context's error:
-	// it exited all the same (Run reports it interrupted).
-	exited := errors.As(runErr, &exitErr) || errors.Is(runErr, exec.ErrWaitDelay) || x.stopped && cmd.ProcessState != nil
-	if runErr != nil && !exited {
-		if cmd.ProcessState == nil {
-			// Say why (not found, not executable, interpreter missing): the status comment
-			// shows it, and "no such file or directory" alone hides a missing #! interpreter.
-			return nil, fmt.Errorf("prescript: %w", DescribeStart(opts.Command[0], opts.Dir, runErr))
-		}
-		return nil, fmt.Errorf("prescript: wait: %w", runErr)
+	if r.StartErr != nil {
+		// Say why (not found, not executable, interpreter missing): the status comment shows
+		// it, and "no such file or directory" alone hides a missing #! interpreter.
+		return nil, fmt.Errorf("prescript: %w", DescribeStart(opts.Command[0], opts.Dir, r.StartErr))
 	}
-	x.state, x.code = cmd.ProcessState, cmd.ProcessState.ExitCode()
+	var exitErr *exec.ExitError
+	// A script that exited (with any code, or whose streams were closed after WaitDelay) has
+	// a decision or a failure to report; any other wait error is no outcome.
+	exited := errors.As(r.WaitErr, &exitErr) || errors.Is(r.WaitErr, exec.ErrWaitDelay)
+	if r.WaitErr != nil && !exited {
+		return nil, fmt.Errorf("prescript: wait: %w", r.WaitErr)
+	}
+	x.state, x.code = r.State, r.ExitCode
 	log.Debug().Int("exit_code", x.code).Int("stdout_lines", x.out.lines).Int("stderr_lines", x.errc.lines).
-		Int64("duration_ms", time.Since(start).Milliseconds()).Msg("pre-script exited")
+		Int64("duration_ms", r.Duration.Milliseconds()).Msg("pre-script exited")
 	return x, nil
 }
 

@@ -15,7 +15,7 @@ import (
 
 // In bind-mount mode an agent running as root could remount the read-only copy writable. As
 // root without --agent-uid the agent would inherit UID 0: the configuration is refused before
-// anything is posted (exit 2), not after the start comment. (stage.CheckAgentProcess still
+// anything is posted (exit 2), not after the start comment. (procgroup.CheckProcess still
 // checks every launched agent, for capabilities a binary grants back.)
 func TestRunPrivilegedAgentRefusedBeforePosting(t *testing.T) {
 	if os.Geteuid() != 0 {

@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// KillWhenLeaderExits kills cmd's process group as soon as its leader (cmd itself) exits: a
+// killWhenLeaderExits kills cmd's process group as soon as its leader (cmd itself) exits: a
 // background child holding the captured stdout open would otherwise keep exec's Wait busy
 // until WaitDelay. waitid(WNOWAIT) observes the exit without reaping. exec's own Wait may reap
 // the leader first (this waitid then fails with ECHILD); the group is signalled either way —
 // Linux does not reuse a PID while a process group of that ID still has members, which is
 // exactly when the signal matters. Call it right after cmd.Start; it returns at once.
-func KillWhenLeaderExits(cmd *exec.Cmd) {
+func killWhenLeaderExits(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package procgroup_test
+package procgroup
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/forgectx/forgectx/internal/platform/procgroup"
 )
 
 // A child holding the leader's stdout open does not keep Wait busy: the group is killed when
@@ -22,14 +20,14 @@ func TestKillWhenLeaderExitsEndsTheGroupPromptly(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "(sleep 60) & echo started")
 	cmd.Stdout = &out
 	cmd.WaitDelay = 30 * time.Second
-	procgroup.Set(cmd)
+	setGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	procgroup.KillWhenLeaderExits(cmd)
+	killWhenLeaderExits(cmd)
 	err := cmd.Wait()
-	_ = procgroup.Kill(cmd)
+	_ = kill(cmd)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("Wait took %s (err %v): the background child kept the stream open", d, err)
 	}
@@ -37,13 +35,13 @@ func TestKillWhenLeaderExitsEndsTheGroupPromptly(t *testing.T) {
 		t.Errorf("output %q lost", out.String())
 	}
 	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
-		t.Error("Set did not put the command in its own process group")
+		t.Error("setGroup did not put the command in its own process group")
 	}
 }
 
 // Signal on a command that never started is a no-op, not a panic or an error.
 func TestSignalBeforeStartIsANoOp(t *testing.T) {
-	if err := procgroup.Kill(exec.Command("true")); err != nil {
+	if err := kill(exec.Command("true")); err != nil {
 		t.Fatal(err)
 	}
 }

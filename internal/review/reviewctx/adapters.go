@@ -14,15 +14,14 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/internal/filter"
+	"github.com/forgectx/forgectx/internal/platform/procgroup"
 )
 
 // Adapter protocol wire names (byte-exact).
@@ -447,21 +446,16 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 		}
 		envv = append(envv, n+"="+v)
 	}
-	cmd := exec.CommandContext(ctx, s.cfg.Command, s.cfg.Args...)
-	cmd.Env = envv
-	cmd.Dir = home
-	cmd.Stdin = bytes.NewReader(append(append([]byte{}, req...), '\n'))
 	out := &boundedBuf{max: MaxFrameBytes + 1}
 	errb := &capBuf{max: maxStderrBytes}
-	cmd.Stdout, cmd.Stderr = out, errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 200 * time.Millisecond
-	if err := cmd.Start(); err != nil {
+	// No grace: the group is killed as soon as the deadline passes; the streams are closed
+	// shortly after the child exits; the group is killed again once it is reaped.
+	r := procgroup.Run(ctx, procgroup.Spec{Argv: append([]string{s.cfg.Command}, s.cfg.Args...), Env: envv, Dir: home,
+		Stdin: bytes.NewReader(append(append([]byte{}, req...), '\n')), Stdout: out, Stderr: errb, WaitDelay: 200 * time.Millisecond})
+	if r.StartErr != nil {
 		return nil, errUnavailable
 	}
-	werr := cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // reap any lingering group member
+	werr := r.WaitErr
 	// Redaction can lengthen the text (a marker for a short value): bound it again after.
 	red, _ := filter.New(nil).Redact(strings.ToValidUTF8(string(errb.b), ""))
 	if len(red) > maxStderrBytes {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/internal/platform/procgroup"
-	"github.com/forgectx/forgectx/internal/snapshot/stage"
 )
 
 // interruptGuard turns SIGTERM and SIGINT into a cancellation of the review (acquisition,
@@ -81,67 +80,33 @@ type engineSpec struct {
 }
 
 // runEngine starts argv once in its own process group with exactly env, in dir, and waits
-// for it within timeout. On cancellation or time-out the whole group gets SIGTERM, then
-// SIGKILL after grace; after a normal exit the group is killed too, so a forked child cannot
-// outlive the review and keep the MCP server's store open.
+// for it within timeout (procgroup.Run). On cancellation or time-out the whole group gets
+// SIGTERM, then SIGKILL after grace; after a normal exit the group is killed too, so a forked
+// child cannot outlive the review and keep the MCP server's store open. With cred, the engine
+// must hold no privilege, as forgectx run's agent: a set-ID or file-capability binary is not
+// started, and a started engine with UID 0 or a write-overriding capability is killed.
 func runEngine(ctx context.Context, sp engineSpec) engineRun {
-	ctx, cancel := context.WithTimeout(ctx, sp.timeout)
-	defer cancel()
-	argv := sp.argv
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Stdin = sp.env, sp.dir, sp.stdout, sp.stderr, nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	procgroup.Set(cmd)
-	procgroup.KillWhenLeaderExits(cmd)
-	if cmd.Err != nil {
-		// The engine was not found: report that, not a failed check of a path that is not one.
-		return engineRun{ExitCode: -1, Err: cmd.Err}
-	}
+	spec := procgroup.Spec{Argv: sp.argv, Env: sp.env, Dir: sp.dir, Stdout: sp.stdout, Stderr: sp.stderr,
+		Timeout: sp.timeout, Grace: sp.grace}
 	if sp.cred != nil {
-		// A set-ID or file-capability binary would hand back what the credential drops.
-		if err := stage.CheckAgentExecutable(cmd.Path); err != nil {
-			return engineRun{ExitCode: -1, Err: err}
-		}
-		cmd.SysProcAttr.Credential = sp.cred
+		spec.Identity, spec.Unprivileged = &procgroup.Identity{UID: sp.cred.Uid, GID: sp.cred.Gid}, true
 	}
-	if err := cmd.Start(); err != nil {
-		return engineRun{ExitCode: -1, Err: err}
-	}
-	if sp.cred != nil {
-		// As forgectx run does: the started engine must hold no UID 0 and no write-overriding
-		// capability (its /proc status, readable until it is reaped); otherwise it is killed.
-		if err := stage.CheckAgentProcess(cmd.Process.Pid); err != nil {
-			_ = procgroup.Kill(cmd)
-			_ = cmd.Wait()
+	r := procgroup.Run(ctx, spec)
+	for _, err := range []error{r.StartErr, r.Refused, r.CheckErr} {
+		if err != nil {
 			return engineRun{ExitCode: -1, Err: err}
 		}
 	}
-	grace := sp.grace
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		_ = procgroup.Signal(cmd, syscall.SIGTERM)
-		select {
-		case err = <-waited:
-		case <-time.After(grace):
-			_ = procgroup.Kill(cmd)
-			err = <-waited
-		}
-	}
-	_ = procgroup.Kill(cmd)
-	r := engineRun{ExitCode: cmd.ProcessState.ExitCode()}
+	e := engineRun{ExitCode: r.ExitCode}
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.TimedOut = true
-	case ctx.Err() != nil:
-		r.Stopped = true
+	case errors.Is(r.CtxErr, context.DeadlineExceeded):
+		e.TimedOut = true
+	case r.CtxErr != nil:
+		e.Stopped = true
 	}
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		r.Err = err
+	if r.WaitErr != nil && !errors.As(r.WaitErr, &ee) {
+		e.Err = r.WaitErr
 	}
-	return r
+	return e
 }

@@ -235,7 +235,7 @@ func prepare(o Options) (*runner, error) {
 		o.Now = time.Now
 	}
 	if o.KillGrace <= 0 {
-		o.KillGrace = 3 * time.Second
+		o.KillGrace = prescript.DefaultKillGrace // the same grace as forgectx run and the pre-script
 	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard

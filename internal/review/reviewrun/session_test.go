@@ -87,7 +87,7 @@ func TestRelayRefusesOtherPeers(t *testing.T) {
 	}
 }
 
-// The started engine's privileges are checked (stage.CheckAgentProcess): an engine that still
+// The started engine's privileges are checked (procgroup.CheckProcess): an engine that still
 // holds UID 0 is killed and the start is an error, before it can finish its work.
 func TestRunEngineRefusesAPrivilegedEngine(t *testing.T) {
 	if os.Geteuid() != 0 {

@@ -4,8 +4,5 @@ package stage
 // copy, or the bind mount's private copy), before it is made read-only and verified.
 func (s *Stage) SetAfterCopy(f func(dir string)) { s.afterCopy = f }
 
-// CheckStatus exposes the /proc status parser.
-func CheckStatus(pid int, status string) error { return checkStatus(pid, status) }
-
 // StateDirOf returns the stage's private state entry.
 func (s *Stage) StateDirOf() string { return s.stateDir }

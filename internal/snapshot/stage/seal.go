@@ -95,7 +95,8 @@ type Sealed struct {
 // SysProcAttr returns the process attributes the agent must be started with in ownership
 // mode: the unprivileged credential with no supplementary groups (so the kernel clears every
 // capability at execve) and its own process group (so the runner can signal it as a whole).
-// Combine with CheckAgentExecutable before and CheckAgentProcess after starting it.
+// Combine with procgroup.CheckExecutable before and procgroup.CheckProcess after starting
+// it (procgroup.Run does both for a Spec with Identity and Unprivileged).
 func (s *Sealed) SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Credential: &syscall.Credential{Uid: uint32(s.AgentUID), Gid: uint32(s.AgentGID), Groups: []uint32{}},

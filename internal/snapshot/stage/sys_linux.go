@@ -7,8 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func getxattr(path, name string) (int, error) { return unix.Getxattr(path, name, nil) }
-
 // bindReadOnly bind-mounts src at dst and remounts it read-only, nosuid, nodev (a bind mount
 // ignores MS_RDONLY on the first call, hence the remount).
 func bindReadOnly(src, dst string) error {

@@ -6,7 +6,6 @@ import "errors"
 
 var errUnsupported = errors.New("not supported on this platform")
 
-func getxattr(string, string) (int, error) { return 0, errUnsupported }
 func bindReadOnly(string, string) error    { return errUnsupported }
 func mountedReadOnly(string) (bool, error) { return false, errUnsupported }
 func unmount(string) error                 { return nil }
