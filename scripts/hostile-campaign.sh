@@ -357,9 +357,9 @@ try "\`distill --payload -\` with stdin /dev/zero, 512 MiB memory limit" 0 -- di
 try "\`filter --max-source-bytes 1000\` with stdin /dev/zero, 512 MiB memory limit" 0 -- filter --max-source-bytes 1000 --report "$T/f-report.json"
 TRY_STDIN=/dev/null
 if [ -n "${FORGECTX_CAMPAIGN_API_BIG:-}" ]; then
-  TRY_MEM_KB=786432
+  TRY_MEM_KB=262144
   TRY_ENV=(GITHUB_TOKEN=campaign-token-value-0123456789)
-  try "\`status reconcile\` against an endless comment listing (bound named, 768 MiB memory limit)" 1 -- status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_BIG"
+  try "\`status reconcile\` against an endless comment listing (bound named, 256 MiB memory limit)" 1 -- status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_BIG"
   TRY_ENV=()
 else
   echo "campaign: FORGECTX_CAMPAIGN_API_BIG unset: the endless-response try is skipped (the Go test sets it)" >&2
