@@ -184,6 +184,20 @@ func TestEndlessInputsStayWithinMemory(t *testing.T) {
 	if code != 1 || mib > 64 {
 		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 within 64 MiB", code, mib, stderr)
 	}
+	// A regular file of NUL bytes under the 1 GiB bound (sparse: no disk used): the first byte
+	// is a syntax error, final at once; the document is not read whole to rank it.
+	zeros := filepath.Join(dir, "zeros.json")
+	if err := os.WriteFile(zeros, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(zeros, 900<<20); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, mib = peakRSS(t, bin, nil, "", "snapshot", "--from-acquisition", zeros, "--profile", profile, "--category", "observation", "--out", filepath.Join(dir, "out-zeros"))
+	t.Logf("snapshot --from-acquisition <900 MiB regular file of NUL bytes>: exit %d, peak RSS %.1f MiB", code, mib)
+	if code != 1 || !strings.Contains(stderr, "invalid character") || mib > 64 {
+		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 with the syntax error within 64 MiB", code, mib, stderr)
+	}
 	big := endlessListing()
 	defer big.Close()
 	code, stderr, mib = peakRSS(t, bin, []string{"GITHUB_TOKEN=campaign-token-value-0123456789"}, "", "status", "reconcile", "--agent", "triage", "--number", "7", "--repo", "o/r", "--comment-author", "bot", "--api-url", big.URL)
