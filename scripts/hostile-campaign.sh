@@ -356,10 +356,17 @@ try "\`snapshot --from-acquisition -\` with stdin /dev/zero, 512 MiB memory limi
 try "\`distill --payload -\` with stdin /dev/zero, 512 MiB memory limit" 0 -- distill --payload -
 try "\`filter --max-source-bytes 1000\` with stdin /dev/zero, 512 MiB memory limit" 0 -- filter --max-source-bytes 1000 --report "$T/f-report.json"
 TRY_STDIN=/dev/null
+# A regular file of NUL bytes: past the 1 GiB bound it is refused by its size before any read;
+# under it the first byte is a syntax error, final at once (never read whole to rank it).
+truncate -s 3G "$T/zeros-3g.json"
+truncate -s 900M "$T/zeros-900m.json"
+try "\`snapshot --from-acquisition\` a 3 GiB regular file of NUL bytes, 512 MiB memory limit" 1 -- snapshot --from-acquisition "$T/zeros-3g.json" --profile "$profile" --category observation --out "$T/s-zeros-3g"
+try "\`snapshot --from-acquisition\` a 900 MiB regular file of NUL bytes, 512 MiB memory limit" 1 -- snapshot --from-acquisition "$T/zeros-900m.json" --profile "$profile" --category observation --out "$T/s-zeros-900m"
+rm -f "$T/zeros-3g.json" "$T/zeros-900m.json"
 if [ -n "${FORGECTX_CAMPAIGN_API_BIG:-}" ]; then
-  TRY_MEM_KB=786432
+  TRY_MEM_KB=262144
   TRY_ENV=(GITHUB_TOKEN=campaign-token-value-0123456789)
-  try "\`status reconcile\` against an endless comment listing (bound named, 768 MiB memory limit)" 1 -- status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_BIG"
+  try "\`status reconcile\` against an endless comment listing (bound named, 256 MiB memory limit)" 1 -- status reconcile --agent triage --number 7 --repo o/r --comment-author bot --api-url "$FORGECTX_CAMPAIGN_API_BIG"
   TRY_ENV=()
 else
   echo "campaign: FORGECTX_CAMPAIGN_API_BIG unset: the endless-response try is skipped (the Go test sets it)" >&2

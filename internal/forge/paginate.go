@@ -253,12 +253,28 @@ func (pg Pagination) Needed() int {
 // run needs when every page of the listing was short (rows the server counts, pages and then
 // hides from the token): a perfect run at the server's page size reads the pages covering
 // the declared total and no more. Without a declared total every page read was needed.
+//
+// When no other listing showed a larger page than this one's, its own short pages are no
+// evidence of the server's page size, and the empty pages that end it are not counted: they
+// lie past the server's last page (Gitea hides another user's pending reviews from a page but
+// counts them in X-Total-Count, so a reader asks on until its short pages could hold the
+// total), or at most the last real page was hidden whole. The pages up to the last one that
+// held a row are then the lower bound.
 func (pg Pagination) NeededAt(size int) int {
-	size = max(size, pg.Largest())
+	own := pg.Largest()
+	size = max(size, own)
 	if pg.Total < 0 || size == 0 {
 		return max(1, pg.Pages)
 	}
-	return max(1, min(pg.Pages, (pg.Total+size-1)/size))
+	n := min(pg.Pages, (pg.Total+size-1)/size)
+	if pg.Failed == 0 && size == own {
+		held := len(pg.RowsPerPage)
+		for held > 0 && pg.RowsPerPage[held-1] == 0 {
+			held--
+		}
+		n = min(n, held)
+	}
+	return max(1, n)
 }
 
 // ServedPageSize is the largest page any of these listings served and then read on from: a

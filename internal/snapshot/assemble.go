@@ -974,7 +974,9 @@ func (a *asm) reviews() error {
 		r := &list[i]
 		t, sts, ok := ts(r.SubmittedAt)
 		upd, uok := optTS(r.UpdatedAt)
-		valid := !dup[r.ID] && forgeRecordID(a.forge, r.ID) && a.boundOK(r.ID) && ok && uok && reviewStates[r.State] &&
+		// GitLab has no formal v1 review records (approvals carry no immutable record ID): a
+		// review in a GitLab acquisition is invalid metadata, dropped and counted, never staged.
+		valid := a.forge != "gitlab" && !dup[r.ID] && forgeRecordID(a.forge, r.ID) && a.boundOK(r.ID) && ok && uok && reviewStates[r.State] &&
 			(r.ReviewedSHA == "" || a.oidOK(r.ReviewedSHA))
 		if valid && r.State == "dismissed" {
 			if r.DismissedAt != nil {

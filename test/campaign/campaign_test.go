@@ -170,8 +170,8 @@ func peakRSS(t *testing.T, bin string, env []string, stdin string, args ...strin
 }
 
 // TestEndlessInputsStayWithinMemory measures the peak memory of the endless inputs: stdin
-// /dev/zero as an acquisition stops at its first byte, and an endless forge response stops at
-// the 64 MiB body bound with its named error.
+// /dev/zero as an acquisition stops at its first byte, and an endless comment of a forge
+// listing stops at the 1 MiB per-comment bound with its named error.
 func TestEndlessInputsStayWithinMemory(t *testing.T) {
 	bin, _ := build(t)
 	dir := t.TempDir()
@@ -184,11 +184,27 @@ func TestEndlessInputsStayWithinMemory(t *testing.T) {
 	if code != 1 || mib > 64 {
 		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 within 64 MiB", code, mib, stderr)
 	}
+	// A regular file of NUL bytes under the 1 GiB bound (sparse: no disk used): the first byte
+	// is a syntax error, final at once; the document is not read whole to rank it.
+	zeros := filepath.Join(dir, "zeros.json")
+	if err := os.WriteFile(zeros, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(zeros, 900<<20); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, mib = peakRSS(t, bin, nil, "", "snapshot", "--from-acquisition", zeros, "--profile", profile, "--category", "observation", "--out", filepath.Join(dir, "out-zeros"))
+	t.Logf("snapshot --from-acquisition <900 MiB regular file of NUL bytes>: exit %d, peak RSS %.1f MiB", code, mib)
+	if code != 1 || !strings.Contains(stderr, "invalid character") || mib > 64 {
+		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 with the syntax error within 64 MiB", code, mib, stderr)
+	}
 	big := endlessListing()
 	defer big.Close()
 	code, stderr, mib = peakRSS(t, bin, []string{"GITHUB_TOKEN=campaign-token-value-0123456789"}, "", "status", "reconcile", "--agent", "triage", "--number", "7", "--repo", "o/r", "--comment-author", "bot", "--api-url", big.URL)
 	t.Logf("status reconcile against a 300 MiB listing: exit %d, peak RSS %.1f MiB", code, mib)
-	if code != 1 || !strings.Contains(stderr, "response body over the 67108864-byte bound") || mib > 384 {
-		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 naming the bound within 384 MiB", code, mib, stderr)
+	// The listing is decoded one comment at a time under its 1 MiB bound, never as a whole
+	// 64 MiB page (which held about 343 MiB): the peak stays near the process's base.
+	if code != 1 || !strings.Contains(stderr, "a comment of the answer is over the 1048576-byte bound") || mib > 64 {
+		t.Errorf("exit %d, peak %.1f MiB, stderr %q; want exit 1 naming the 1048576-byte comment bound within 64 MiB", code, mib, stderr)
 	}
 }

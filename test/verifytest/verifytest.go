@@ -21,6 +21,12 @@ var trees embed.FS
 const (
 	Demo      = "demo"       // the `forgectx demo` tree
 	DemoReply = "demo-reply" // the same conversation plus one later issue comment
+	// GitLabReview is a tampered tree: a GitLab change proposal carrying one formal review
+	// record and its relationship row, otherwise well formed. The assembler no longer
+	// produces it (it drops reviews from a GitLab acquisition as invalid metadata), so it is
+	// stored as written by an earlier assembler and is never regenerated; only verify's
+	// gitlab_review rule reads it.
+	GitLabReview = "gitlab-review"
 )
 
 // IndexSHA256 is the root index digest of each stored tree, as the assembler retained it

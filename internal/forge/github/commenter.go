@@ -112,8 +112,16 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	}
 	const endpoint = "GET /repos/{owner}/{repo}/issues/{number}/comments"
 	var out []forge.Comment
+	// Each page is decoded one comment at a time and only a marked comment keeps its body, so
+	// memory stays a few MiB whatever the answer holds (maxListedComment).
+	keep := func(c *gh.IssueComment) *gh.IssueComment {
+		if firstLine(c.GetBody()) == marker {
+			return c
+		}
+		return &gh.IssueComment{ID: c.ID, User: c.User}
+	}
 	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
-		return m.c.rest.Issues.ListComments(ctx, owner, name, ref.Number, &gh.IssueListCommentsOptions{ListOptions: opt})
+		return m.c.listCommentsStreamed(ctx, owner, name, ref.Number, opt, keep)
 	}
 	_, err = pagesREST(withEndpoint(ctx, endpoint), endpoint, nil, list, func(items []*gh.IssueComment) {
 		for _, c := range items {
@@ -200,7 +208,7 @@ func (c *Client) WorkflowRunState(ctx context.Context, repo string, runID int64)
 // quietErr keeps an API error's status code and GitHub's message class but drops the request
 // URL's query and any echoed body text: what reaches a log or a status comment is the status.
 func quietErr(err error) error {
-	if errors.Is(err, errPaginationBackwards) || errors.Is(err, forge.ErrTooManyPages) {
+	if errors.Is(err, errPaginationBackwards) || errors.Is(err, forge.ErrTooManyPages) || errors.Is(err, errCommentTooLarge) || errors.Is(err, errNotAList) || errors.Is(err, errTooManyComments) {
 		return err // our own words, no URL
 	}
 	var er *gh.ErrorResponse

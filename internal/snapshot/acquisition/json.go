@@ -89,16 +89,27 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readStream decodes the document from rs (positioned at start) without holding it whole.
+// readStream decodes the document from rs (positioned at start) without holding it whole. A
+// regular file larger than the bound is refused before any read, and a syntax error is final
+// at once (the document cannot be valid JSON, so no other error outranks it): only another
+// decode error reads the document whole to rank it.
 func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
+	if st, ok := rs.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size()-start > MaxDocumentBytes {
+			return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+		}
+	}
 	var keys keyScanner
 	cr := &countingReader{r: io.LimitReader(rs, MaxDocumentBytes+1)}
 	a, err := decodeDocument(io.TeeReader(cr, &keys))
+	var syntax *json.SyntaxError
 	switch {
 	case cr.err != nil:
 		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
 	case cr.n > MaxDocumentBytes:
 		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case err != nil && errors.As(err, &syntax):
+		return nil, err
 	case err != nil:
 		// The error path only: read the document whole to rank the error as Read does.
 		if _, serr := rs.Seek(start, io.SeekStart); serr != nil {

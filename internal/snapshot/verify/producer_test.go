@@ -12,9 +12,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/forgectx/forgectx/internal/filter"
-	"github.com/forgectx/forgectx/internal/snapshot"
-	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/snapshot/verify"
 	"github.com/forgectx/forgectx/test/verifytest"
 )
@@ -444,35 +441,11 @@ func FuzzDisplayStringProducerRules(f *testing.F) {
 }
 
 // GitLab has no formal v1 review records: a GitLab change proposal whose tree carries one is
-// rejected with gitlab_review (and nothing else). The tree is the assembler's own output for
-// an acquisition no GitLab adapter produces (a review on a GitLab merge request): the
-// assembler stages what it is given, verify is where the forge rule is enforced.
+// rejected with gitlab_review (and nothing else). No producer of ours writes that tree (the
+// assembler drops a GitLab acquisition's reviews as invalid metadata), so the tree is the
+// stored verifytest.GitLabReview, written by an earlier assembler that staged them.
 func TestGitLabTreeWithAReviewIsRejected(t *testing.T) {
-	f, err := os.Open("../../../test/fixtures/acquisition/work-item/acquisition.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	acq, err := acquisition.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if acq.Source.Forge != "gitlab" {
-		t.Fatalf("fixture forge %q", acq.Source.Forge)
-	}
-	acq.Entity.Kind = "change_proposal"
-	acq.Entity.HeadSHA = strings.Repeat("ab", 20)
-	acq.Reviews = []acquisition.Review{{ID: "7001", Author: acq.Comments[0].Author, State: "approved", SubmittedAt: "2026-05-04T11:00:00Z", Body: "Looks good.\n"}}
-	prof := acquisition.Profile{EntityKind: "change_proposal", IncludedSources: []string{"agent_runs", "comments", "entity", "reviews"}, RecordSelection: "oldest", CheckLogSelection: "none",
-		Bounds: acquisition.Bounds{MaxRecordsPerSource: 100, MaxSourceBytes: 1 << 20, MaxRecordBytes: 1 << 16, MaxLogBytes: 1 << 14, MaxMetadataStringBytes: 256, MaxLabels: 20}}
-	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: prof, Category: "observation", Filter: filter.New(nil)})
-	if err != nil {
-		t.Fatalf("assemble: %v", err)
-	}
-	dir := filepath.Join(t.TempDir(), "ctx")
-	if err := tree.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := verifytest.Write(t, verifytest.GitLabReview)
 	_, rep, err := verify.LoadChecked(t, context.Background(), dir, verify.Options{ProducerCheck: true})
 	if err != nil {
 		t.Fatal(err)

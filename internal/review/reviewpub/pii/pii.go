@@ -19,18 +19,26 @@ const (
 )
 
 var (
-	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
+	emailRe = regexp.MustCompile(`[A-Za-z0-9._%+-]+[@＠﹫][A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
+	// emailSpelledRe is an address written to dodge the plain pattern: the at sign spelled
+	// "at" inside brackets, either tight ("bob[at]example.org", "bob(at)example(dot)org") or
+	// spaced on both sides ("bob [at] example [dot] org"). A bare " at " is not taken ("look
+	// at README.md" is prose), nor a bracket spaced on one side only (code: "data[at] x.y").
+	emailSpelledRe = regexp.MustCompile(`(?i)[a-z0-9._%+-]+(?:` +
+		`[\[({<]at[\])}>][a-z0-9-]+(?:(?:\.|[\[({<]dot[\])}>])[a-z0-9-]+)*(?:\.|[\[({<]dot[\])}>])[a-z]{2,}` + `|` +
+		`[ \t]+[\[({<][ \t]*at[ \t]*[\])}>][ \t]+[a-z0-9-]+(?:(?:\.|[ \t]*[\[({<][ \t]*dot[ \t]*[\])}>][ \t]*)[a-z0-9-]+)*(?:\.|[ \t]*[\[({<][ \t]*dot[ \t]*[\])}>][ \t]*)[a-z]{2,})`)
 	// phoneRe needs separators and a final group of four digits: a bare digit run (a build
 	// number, an opaque ID) is not phone-like; a separator-bearing technical identifier can
 	// still be (conservative). A closing parenthesis is itself a separator: "(415)555-0100".
 	phoneRe = regexp.MustCompile(`\+?(?:\(\d{1,4}\)[ .-]?\(?\d{2,4}\)?|\(?\d{1,4}\)?[ .-]\(?\d{2,4}\)?)(?:[ .-]\(?\d{2,4}\)?){0,2}[ .-]\d{4}`)
 )
 
-// Find returns the codes of the patterns s matches, in the order e-mail, phone (10–15 digits
-// with separators, not inside a word).
+// Find returns the codes of the patterns s matches, in the order e-mail (also with a
+// full-width at sign or the at sign spelled in brackets), phone (10–15 digits with
+// separators, not inside a word).
 func Find(s string) []string {
 	var codes []string
-	if strings.IndexByte(s, '@') >= 0 && emailRe.MatchString(s) {
+	if (strings.ContainsAny(s, "@＠﹫") && emailRe.MatchString(s)) || (strings.ContainsAny(s, "[({<") && emailSpelledRe.MatchString(s)) {
 		codes = append(codes, CodeEmail)
 	}
 	digits := 0
