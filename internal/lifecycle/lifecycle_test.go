@@ -35,8 +35,11 @@ func TestSequenceRunsInOrderAndStops(t *testing.T) {
 	}
 	s := Sequence[string]{
 		Phases: []Phase[string]{ph("a", false), ph("b", true), ph("c", false)},
-		Before: func(_ context.Context, name string) (string, bool) { trace = append(trace, "before:"+name); return "", false },
-		After:  func(name string, done bool) { trace = append(trace, "after:"+name) },
+		Before: func(_ context.Context, name string) (string, bool) {
+			trace = append(trace, "before:"+name)
+			return "", false
+		},
+		After: func(name string, done bool) { trace = append(trace, "after:"+name) },
 	}
 	out, done := s.Run(context.Background())
 	if out != "b" || !done {
