@@ -66,6 +66,37 @@ func TestSequenceRunsInOrderAndStops(t *testing.T) {
 	}
 }
 
+func TestSequenceRecover(t *testing.T) {
+	boom := func(context.Context) (string, bool) { panic("content") }
+	ok := func(context.Context) (string, bool) { return "", false }
+	s := Sequence[string]{
+		Phases:  []Phase[string]{{Name: "a", Run: ok}, {Name: "b", Run: boom}, {Name: "c", Run: ok}},
+		Recover: func(name string, p any) string { return "failed in " + name },
+	}
+	if out, done := s.Run(context.Background()); out != "failed in b" || !done {
+		t.Fatalf("outcome %q done=%v, want the panicking phase's outcome", out, done)
+	}
+	// A panic in Before is the phase's too.
+	s.Phases = []Phase[string]{{Name: "a", Run: ok}, {Name: "b", Run: ok}}
+	s.Before = func(_ context.Context, name string) (string, bool) {
+		if name == "b" {
+			panic("hook")
+		}
+		return "", false
+	}
+	if out, done := s.Run(context.Background()); out != "failed in b" || !done {
+		t.Fatalf("outcome %q done=%v, want the panic in b's Before recovered", out, done)
+	}
+	// Without Recover a panic propagates.
+	s.Recover = nil
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a panic was swallowed without Recover")
+		}
+	}()
+	s.Run(context.Background())
+}
+
 func TestProtectRecovers(t *testing.T) {
 	var got string
 	after := false

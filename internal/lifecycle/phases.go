@@ -23,12 +23,26 @@ type Sequence[O any] struct {
 	Before func(ctx context.Context, name string) (out O, done bool)
 	// After, when set, runs after each phase with whether it ended the lifecycle.
 	After func(name string, done bool)
+	// Recover, when set, turns a panic in a phase (or in Before or After) into the lifecycle's
+	// outcome, given the name of the phase that was running: the lifecycle ends there and the
+	// command's finishing steps still run. Recover must not print the panic value: it may
+	// carry content. Without it a panic propagates.
+	Recover func(name string, p any) O
 }
 
 // Run runs the phases in order until one ends the lifecycle and returns its outcome and true;
 // when every phase ran it returns the zero outcome and false.
-func (s Sequence[O]) Run(ctx context.Context) (O, bool) {
+func (s Sequence[O]) Run(ctx context.Context) (out O, done bool) {
+	cur := ""
+	if s.Recover != nil {
+		defer func() {
+			if p := recover(); p != nil {
+				out, done = s.Recover(cur, p), true
+			}
+		}()
+	}
 	for _, p := range s.Phases {
+		cur = p.Name
 		if s.Before != nil {
 			if out, done := s.Before(ctx, p.Name); done {
 				return out, true

@@ -19,8 +19,8 @@ import (
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
-// phase names one step of the lifecycle (docs/run.md). The running phase is a value of this
-// type (runner.cur), never a string assembled on the way.
+// phase names one step of the lifecycle (docs/run.md): a closed list, never a string
+// assembled on the way.
 type phase int
 
 const (
@@ -70,10 +70,8 @@ var runPhases = []struct {
 // (the agent's, as the post-script amended it) is the outcome when every phase ran.
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	seq := lifecycle.Sequence[outcome]{Phases: make([]lifecycle.Phase[outcome], 0, len(runPhases))}
-	ids := map[string]phase{}
 	for _, p := range runPhases {
 		p := p
-		ids[p.id.String()] = p.id
 		seq.Phases = append(seq.Phases, lifecycle.Phase[outcome]{Name: p.id.String(),
 			Run: func(ctx context.Context) (outcome, bool) { return p.run(r, parent, ctx) }})
 	}
@@ -86,7 +84,6 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 		if o, ok := interrupted(parent, ctx); ok {
 			return o, true
 		}
-		r.cur = ids[name]
 		// Progress on long work: each phase's start and end with its duration, names and
 		// counts only (the phases' own lines carry their details, never bodies).
 		began = time.Now()
@@ -99,6 +96,13 @@ func (r *runner) lifecycle(parent, ctx context.Context) outcome {
 	seq.After = func(name string, done bool) {
 		r.log.Info().Str("phase", name).Int64("duration_ms", time.Since(began).Milliseconds()).
 			Bool("ends_run", done).Msg("forgectx run: phase ended")
+	}
+	// A panic in any phase is a failed run (the status comment, receipt and cleanup still
+	// follow). Only the phase and, for a Go runtime error, its message are logged: a panic
+	// value may carry content.
+	seq.Recover = func(name string, p any) outcome {
+		r.logPanic(name, p)
+		return outcome{StatusFailure, "forgectx failed internally during the " + name + " phase"}
 	}
 	if out, done := seq.Run(ctx); done {
 		return out

@@ -51,7 +51,6 @@ type runner struct {
 	results     runResults
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
-	cur         phase  // the lifecycle phase running (for an internal error)
 	result      outcome
 	sealed      *stage.Sealed
 }
@@ -182,7 +181,7 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	r.log.Info().Str("agent", r.c.h.Agent.Name).Str("forge", r.c.ref.Forge).Str("kind", r.c.kind).
 		Int("number", r.c.ref.Number).Str("receipt_id", r.c.receipt).Msg("forgectx run: starting")
 
-	out := r.guardLifecycle(parent, ctx)
+	out := r.lifecycle(parent, ctx)
 
 	// Finish on every path, in the order: completion status comment, receipt, cleanup,
 	// then the job summary. After a cancellation or time-out the run's context is over, so the
@@ -216,19 +215,6 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 		return r.res, &RunError{Status: out.status, Detail: out.detail}
 	}
 	return r.res, nil
-}
-
-// guardLifecycle runs the lifecycle and turns a panic in any phase into a failed run (the
-// status comment, receipt and cleanup still follow). Only the phase and, for a Go runtime
-// error, its message are logged: a panic value may carry content.
-func (r *runner) guardLifecycle(parent, ctx context.Context) (out outcome) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.logPanic(r.cur.String(), p)
-			out = outcome{StatusFailure, "forgectx failed internally during the " + r.cur.String() + " phase"}
-		}
-	}()
-	return r.lifecycle(parent, ctx)
 }
 
 // guard runs one finishing step; a panic in it is logged and the remaining steps still run.
