@@ -28,11 +28,11 @@ const (
 	EnvAgentStatus = "FORGECTX_AGENT_STATUS"
 )
 
-// Exit codes of forgectx run.
+// Exit codes of forgectx run: the lifecycle's.
 const (
-	ExitOK     = 0 // success or skip
-	ExitFailed = 1 // failure, cancellation, time-out
-	ExitConfig = 2 // configuration error: nothing was posted
+	ExitOK     = lifecycle.ExitOK     // success or skip
+	ExitFailed = lifecycle.ExitFailed // failure, cancellation, time-out
+	ExitConfig = lifecycle.ExitConfig // configuration error: nothing was posted
 )
 
 // Options configure one run. Zero values take the documented defaults; under GitHub Actions
@@ -99,13 +99,13 @@ type Options struct {
 	FinishTimeout time.Duration
 }
 
-// Statuses of a run (the receipt's status vocabulary).
+// Statuses of a run (the receipt's status vocabulary): the lifecycle's.
 const (
-	StatusSuccess   = "success"
-	StatusFailure   = "failure"
-	StatusSkipped   = "skipped"
-	StatusCancelled = "cancelled"
-	StatusTimedOut  = "timed_out"
+	StatusSuccess   = lifecycle.StatusSuccess
+	StatusFailure   = lifecycle.StatusFailure
+	StatusSkipped   = lifecycle.StatusSkipped
+	StatusCancelled = lifecycle.StatusCancelled
+	StatusTimedOut  = lifecycle.StatusTimedOut
 )
 
 // Result is what a run did: counts, codes and digests only.

@@ -51,11 +51,11 @@ type Options struct {
 	hook func(point string)
 }
 
-// Run statuses.
+// Run statuses: the lifecycle's.
 const (
-	StatusSuccess   = "success"
-	StatusFailure   = "failure"
-	StatusCancelled = "cancelled"
+	StatusSuccess   = lifecycle.StatusSuccess
+	StatusFailure   = lifecycle.StatusFailure
+	StatusCancelled = lifecycle.StatusCancelled
 )
 
 // Result is what one run did: closed states and counts only.
