@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/review/reviewrun"
 	fxrun "github.com/forgectx/forgectx/internal/run"
 	"github.com/forgectx/forgectx/internal/run/harness"
@@ -65,9 +66,10 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 	environ := e.Environ()
 	_ = os.Unsetenv(o.TokenEnv)
 	res, err := reviewrun.Run(ctx, reviewrun.Options{
-		APIURL: o.APIURL, Project: o.Project, MR: o.MR, TokenEnv: o.TokenEnv, ExpectedHead: o.ExpectedHead,
-		InsecureHTTP: o.InsecureHTTP, Harness: h, TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,
-		Environ: func() []string { return environ }, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow,
+		Common: lifecycle.Common{APIURL: o.APIURL, TokenEnv: o.TokenEnv, InsecureHTTP: o.InsecureHTTP, Harness: h,
+			Environ: func() []string { return environ }, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow},
+		Project: o.Project, MR: o.MR, ExpectedHead: o.ExpectedHead,
+		TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,
 		EngineUID: o.EngineUID, EngineGID: o.EngineGID,
 	})
 	if res != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/platform/safeout"
 	fxrun "github.com/forgectx/forgectx/internal/run"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
@@ -22,7 +23,7 @@ const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo 
 func runRun(ctx context.Context, e *env, args []string) error {
 	// The scripts' and the agent's streams go to stderr (the job log); stdout carries only a
 	// replayed run's would-be posts (--replay).
-	o := fxrun.Options{Getenv: e.Getenv, Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Posts: e.Stdout, Log: e.Log}
+	o := fxrun.Options{Getenv: e.Getenv, Posts: e.Stdout, Common: lifecycle.Common{Environ: e.Environ, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log}}
 	fs := newFlagSet(e, "run", runSynopsis)
 	fs.StringVar(&o.HarnessPath, "harness", "", "harness file (docs/harness.md)")
 	fs.StringVar(&o.Forge, "forge", "", "forge: github, gitlab or forgejo (default: forgejo under Forgejo Actions, gitlab under GitLab CI, else github)")

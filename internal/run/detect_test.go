@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/pkg/cirelay"
@@ -58,7 +59,7 @@ func TestForgeDetectedFromTheCIEnvironmentExplicitWins(t *testing.T) {
 					t.Errorf("forge.Detect = %q, want %q", got, tc.want)
 				}
 			}
-			o := Options{Harness: h, Forge: tc.forge, Repo: "o/r", Number: 1, CommentAuthor: "bot", APIURL: "https://forge.example/api/v1", Getenv: getenv}
+			o := Options{Common: lifecycle.Common{Harness: h, APIURL: "https://forge.example/api/v1"}, Forge: tc.forge, Repo: "o/r", Number: 1, CommentAuthor: "bot", Getenv: getenv}
 			if tc.want == "gitlab" {
 				o.Repo = "7"
 			}
@@ -84,7 +85,7 @@ func TestGitLabTriggerErrorLoggedAsCode(t *testing.T) {
 	env := map[string]string{"GITLAB_CI": "true", "CI_API_V4_URL": "https://gitlab.example/api/v4", "CI_PROJECT_ID": "7",
 		"TRIGGER_PAYLOAD": payload, "CI_PIPELINE_SOURCE": "trigger", "GITLAB_TOKEN": "b", "RUNNER_TEMP": t.TempDir()}
 	var logBuf bytes.Buffer
-	o := Options{Harness: h, Number: 3, Getenv: func(k string) string { return env[k] }, Log: zerolog.New(&logBuf)}
+	o := Options{Common: lifecycle.Common{Harness: h, Log: zerolog.New(&logBuf)}, Number: 3, Getenv: func(k string) string { return env[k] }}
 	c, err := resolve(&o, time.Now())
 	if err != nil {
 		t.Fatalf("resolve: %v", err)

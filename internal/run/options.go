@@ -7,9 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
@@ -29,19 +28,23 @@ const (
 	EnvAgentStatus = "FORGECTX_AGENT_STATUS"
 )
 
-// Exit codes of forgectx run.
+// Exit codes of forgectx run: the lifecycle's.
 const (
-	ExitOK     = 0 // success or skip
-	ExitFailed = 1 // failure, cancellation, time-out
-	ExitConfig = 2 // configuration error: nothing was posted
+	ExitOK     = lifecycle.ExitOK     // success or skip
+	ExitFailed = lifecycle.ExitFailed // failure, cancellation, time-out
+	ExitConfig = lifecycle.ExitConfig // configuration error: nothing was posted
 )
 
 // Options configure one run. Zero values take the documented defaults; under GitHub Actions
 // Repo, Number, APIURL and Kind default from the job environment.
+//
+// The fields every lifecycle shares (Harness, APIURL, TokenEnv, InsecureHTTP, Environ, Stdout,
+// Stderr, Log, Now, KillGrace) are lifecycle.Common's. Here APIURL defaults to
+// $GITHUB_API_URL, else the public API, and TokenEnv to GITHUB_TOKEN.
 type Options struct {
+	lifecycle.Common
 	// HarnessPath is the harness file (docs/harness.md); Harness, when set, is used instead.
 	HarnessPath string
-	Harness     *harness.Harness
 
 	Forge  string // github (default), gitlab or forgejo
 	Repo   string // OWNER/NAME; default $GITHUB_REPOSITORY
@@ -49,21 +52,12 @@ type Options struct {
 	// Kind is work_item or change_proposal; default from the event (an issue_comment on a pull
 	// request is a change_proposal), else the harness's only profile.
 	Kind string
-	// APIURL is the forge API base; default $GITHUB_API_URL, else the public API.
-	APIURL string
-	// TokenEnv names the variable holding the forge token (default GITHUB_TOKEN). The value is
-	// registered with the filter and never reaches the agent.
-	TokenEnv string
 	// CommentAuthor is the login forgectx's own comments are attributed to (the status comment
 	// lookup accepts only comments by it). Default under GitHub Actions: github-actions[bot].
 	CommentAuthor string
 	// CommentAuthorID is the Forgejo user id the token posts as (the automatic Forgejo Actions
 	// token: -2); 0 asks GET /user. GitLab always asks GET /user (its tokens may).
 	CommentAuthorID int64
-	// InsecureHTTP allows a plain-http APIURL to a non-loopback host (--insecure-http; logged).
-	// Without it such a URL is a configuration error: the token would cross the network in
-	// clear.
-	InsecureHTTP bool
 	// DotenvPath, when set, also relays the decision as a GitLab dotenv report (pkg/cirelay).
 	DotenvPath string
 	// HeadSHA is the Git revision checked out for the run (the receipt's input_head_sha);
@@ -91,15 +85,9 @@ type Options struct {
 	// AgentUID and AgentGID are the unprivileged identity the agent runs as in ownership mode.
 	AgentUID, AgentGID int
 
-	Getenv  func(string) string
-	Environ func() []string
-	// Stdout and Stderr receive the streams of the scripts and the agent (the job log).
-	Stdout, Stderr io.Writer
-	Log            zerolog.Logger
-	// Now is the clock of receipts and durations (tests pin it); default time.Now.
-	Now func() time.Time
-	// KillGrace is how long a stopped process gets between SIGTERM and SIGKILL (default 3s).
-	KillGrace time.Duration
+	// Getenv reads one variable (default os.Getenv).
+	Getenv func(string) string
+
 	// PhaseHook, when set, is called at the start of each lifecycle phase with the run's
 	// context and the phase's name (scavenge, status, snapshot, pre-script, relay, verify,
 	// agent, post-script), before the phase does its work. It is a test seam only: the e2e
@@ -111,13 +99,13 @@ type Options struct {
 	FinishTimeout time.Duration
 }
 
-// Statuses of a run (the receipt's status vocabulary).
+// Statuses of a run (the receipt's status vocabulary): the lifecycle's.
 const (
-	StatusSuccess   = "success"
-	StatusFailure   = "failure"
-	StatusSkipped   = "skipped"
-	StatusCancelled = "cancelled"
-	StatusTimedOut  = "timed_out"
+	StatusSuccess   = lifecycle.StatusSuccess
+	StatusFailure   = lifecycle.StatusFailure
+	StatusSkipped   = lifecycle.StatusSkipped
+	StatusCancelled = lifecycle.StatusCancelled
+	StatusTimedOut  = lifecycle.StatusTimedOut
 )
 
 // Result is what a run did: counts, codes and digests only.

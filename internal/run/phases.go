@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forgectx/forgectx/internal/event/distill"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/platform/procgroup"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
@@ -18,8 +19,8 @@ import (
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
-// phase names one step of the lifecycle (docs/run.md). The running phase is a value of this
-// type (runner.cur), never a string assembled on the way.
+// phase names one step of the lifecycle (docs/run.md): a closed list, never a string
+// assembled on the way.
 type phase int
 
 const (
@@ -47,11 +48,11 @@ func (p phase) String() string {
 // and post-script phases record the running result in runner.result instead.
 type step func(r *runner, parent, ctx context.Context) (out outcome, done bool)
 
-// lifecycle is the run as a list of phases, in order, like the assembler's step list:
+// runPhases is the run as a list of phases, in order, like the assembler's step list:
 // scavenge → start status comment → snapshot → pre-script → relay → (skip | root-index
 // compare, verified read-only copy → agent → post-script). The completion status comment,
 // receipt and cleanup follow in run(), from one place for every exit path.
-var lifecycle = []struct {
+var runPhases = []struct {
 	id  phase
 	run step
 }{
@@ -65,31 +66,46 @@ var lifecycle = []struct {
 	{phasePostscript, (*runner).postscript},
 }
 
-// lifecycle runs the phases until one ends the run; the running result (the agent's, as the
-// post-script amended it) is the outcome when every phase ran.
+// lifecycle runs the phases (lifecycle.Sequence) until one ends the run; the running result
+// (the agent's, as the post-script amended it) is the outcome when every phase ran.
 func (r *runner) lifecycle(parent, ctx context.Context) outcome {
-	for _, p := range lifecycle {
+	seq := lifecycle.Sequence[outcome]{Phases: make([]lifecycle.Phase[outcome], 0, len(runPhases))}
+	for _, p := range runPhases {
+		p := p
+		seq.Phases = append(seq.Phases, lifecycle.Phase[outcome]{Name: p.id.String(),
+			Run: func(ctx context.Context) (outcome, bool) { return p.run(r, parent, ctx) }})
+	}
+	var began time.Time
+	seq.Before = func(ctx context.Context, name string) (outcome, bool) {
 		// A signal (or the total timeout) that arrived during the previous phase ends the run
 		// before the next one starts, whatever that phase made of its cancelled context: a
 		// run cancelled while scavenging posts no ⏳ start comment, one cancelled while its
 		// start comment was in flight reads nothing from the forge.
 		if o, ok := interrupted(parent, ctx); ok {
-			return o
+			return o, true
 		}
-		r.cur = p.id
 		// Progress on long work: each phase's start and end with its duration, names and
 		// counts only (the phases' own lines carry their details, never bodies).
-		began := time.Now()
-		r.log.Info().Str("phase", p.id.String()).Msg("forgectx run: phase started")
+		began = time.Now()
+		r.log.Info().Str("phase", name).Msg("forgectx run: phase started")
 		if r.o.PhaseHook != nil {
-			r.o.PhaseHook(ctx, p.id.String())
+			r.o.PhaseHook(ctx, name)
 		}
-		out, done := p.run(r, parent, ctx)
-		r.log.Info().Str("phase", p.id.String()).Int64("duration_ms", time.Since(began).Milliseconds()).
+		return outcome{}, false
+	}
+	seq.After = func(name string, done bool) {
+		r.log.Info().Str("phase", name).Int64("duration_ms", time.Since(began).Milliseconds()).
 			Bool("ends_run", done).Msg("forgectx run: phase ended")
-		if done {
-			return out
-		}
+	}
+	// A panic in any phase is a failed run (the status comment, receipt and cleanup still
+	// follow). Only the phase and, for a Go runtime error, its message are logged: a panic
+	// value may carry content.
+	seq.Recover = func(name string, p any) outcome {
+		r.logPanic(name, p)
+		return outcome{StatusFailure, "forgectx failed internally during the " + name + " phase"}
+	}
+	if out, done := seq.Run(ctx); done {
+		return out
 	}
 	return r.result
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/forge"
 	_ "github.com/forgectx/forgectx/internal/forge/providers" // registers every forge of this build
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
 	"github.com/forgectx/forgectx/internal/status"
@@ -50,7 +51,6 @@ type runner struct {
 	results     runResults
 	agentStatus string
 	contextDir  string // the sealed copy handed to the agent
-	cur         phase  // the lifecycle phase running (for an internal error)
 	result      outcome
 	sealed      *stage.Sealed
 }
@@ -87,21 +87,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := preflight(&r.o, c); err != nil {
 		return nil, err
 	}
-	return r.run(ctx)
+	// The one signal guard of every lifecycle: SIGTERM or SIGINT cancels the run (as main's
+	// context does) and the finishing steps still run before it is stopped.
+	gctx, guard := lifecycle.WatchSignals(ctx)
+	defer guard.Stop()
+	return r.run(gctx)
 }
 
 func defaults(o *Options) {
+	o.Common.Defaults()
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
-	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.KillGrace <= 0 {
-		o.KillGrace = prescript.DefaultKillGrace // one grace for every child forgectx stops
 	}
 	if o.FinishTimeout <= 0 {
 		o.FinishTimeout = 5 * time.Second
@@ -178,18 +174,14 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	defer cancel()
 	// Cleanup runs exactly once on every path; the deferred call covers a panic that escapes
 	// the guards below (it then propagates with every tree already removed).
-	cleaned := false
-	clean := func() {
-		if !cleaned {
-			cleaned = true
-			r.cleanup()
-		}
-	}
+	var cleanups lifecycle.Cleanups
+	cleanups.Add(r.cleanup)
+	clean := cleanups.Run
 	defer clean()
 	r.log.Info().Str("agent", r.c.h.Agent.Name).Str("forge", r.c.ref.Forge).Str("kind", r.c.kind).
 		Int("number", r.c.ref.Number).Str("receipt_id", r.c.receipt).Msg("forgectx run: starting")
 
-	out := r.guardLifecycle(parent, ctx)
+	out := r.lifecycle(parent, ctx)
 
 	// Finish on every path, in the order: completion status comment, receipt, cleanup,
 	// then the job summary. After a cancellation or time-out the run's context is over, so the
@@ -225,28 +217,8 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	return r.res, nil
 }
 
-// guardLifecycle runs the lifecycle and turns a panic in any phase into a failed run (the
-// status comment, receipt and cleanup still follow). Only the phase and, for a Go runtime
-// error, its message are logged: a panic value may carry content.
-func (r *runner) guardLifecycle(parent, ctx context.Context) (out outcome) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.logPanic(r.cur.String(), p)
-			out = outcome{StatusFailure, "forgectx failed internally during the " + r.cur.String() + " phase"}
-		}
-	}()
-	return r.lifecycle(parent, ctx)
-}
-
 // guard runs one finishing step; a panic in it is logged and the remaining steps still run.
-func (r *runner) guard(step string, f func()) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.logPanic(step, p)
-		}
-	}()
-	f()
-}
+func (r *runner) guard(step string, f func()) { lifecycle.Protect(step, f, r.logPanic) }
 
 func (r *runner) logPanic(phase string, p any) {
 	ev := r.log.Error().Str("phase", phase).Str("panic_type", fmt.Sprintf("%T", p))

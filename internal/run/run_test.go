@@ -15,6 +15,7 @@ import (
 
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
@@ -227,7 +228,7 @@ func TestTreesOutsideWorkspaceAndArtifacts(t *testing.T) {
 		Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}}}
 	env := map[string]string{"GITHUB_TOKEN": "x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": filepath.Join(dir, "out", "tmp")}
 	getenv := func(k string) string { return env[k] }
-	base := Options{Harness: h, Repo: "o/r", Number: 1, Getenv: getenv}
+	base := Options{Common: lifecycle.Common{Harness: h}, Repo: "o/r", Number: 1, Getenv: getenv}
 	if _, err := resolve(&base, time.Now()); err != nil {
 		t.Fatalf("a placement outside every forbidden directory was refused: %v", err)
 	}
@@ -301,13 +302,13 @@ func TestResolveRefusesCredentialsInAgentEnv(t *testing.T) {
 		{"ACTIONS_ID_TOKEN_REQUEST_URL", "", []string{"ACTIONS_ID_TOKEN_REQUEST_URL"}},
 		{"registered secret", "", []string{"MODEL_SECRET"}},
 	} {
-		o := Options{Harness: mk(tc.agentEnv...), Repo: "o/r", Number: 1, Getenv: getenv, TokenEnv: tc.tokenEnv}
+		o := Options{Common: lifecycle.Common{Harness: mk(tc.agentEnv...), TokenEnv: tc.tokenEnv}, Repo: "o/r", Number: 1, Getenv: getenv}
 		_, err := resolve(&o, time.Now())
 		if !IsConfigError(err) || !strings.Contains(err.Error(), "agent.env[") {
 			t.Errorf("%s: err = %v, want a configuration error naming agent.env", tc.name, err)
 		}
 	}
-	o := Options{Harness: mk("PATH", "HOME"), Repo: "o/r", Number: 1, Getenv: getenv}
+	o := Options{Common: lifecycle.Common{Harness: mk("PATH", "HOME")}, Repo: "o/r", Number: 1, Getenv: getenv}
 	if _, err := resolve(&o, time.Now()); err != nil {
 		t.Errorf("ordinary agent.env refused: %v", err)
 	}
@@ -346,7 +347,7 @@ func TestRepoCannotSteerRequestPaths(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	for _, repo := range []string{"../..", "o/..", "./r", "o/r/x", "o/r?x=1", "o/r#x", "o%2F/r", "o /r", "o/", "/r"} {
 		for _, fg := range []string{"github", "forgejo"} {
-			o := Options{Harness: h, Forge: fg, Repo: repo, Number: 1, APIURL: "https://forge.example/api/v1", Getenv: getenv}
+			o := Options{Common: lifecycle.Common{Harness: h, APIURL: "https://forge.example/api/v1"}, Forge: fg, Repo: repo, Number: 1, Getenv: getenv}
 			if _, err := resolve(&o, time.Now()); !IsConfigError(err) || !strings.Contains(err.Error(), "--repo") {
 				t.Errorf("%s --repo %q: err = %v, want a --repo configuration error", fg, repo, err)
 			}
@@ -365,7 +366,7 @@ func TestHeadSHARule(t *testing.T) {
 		Profiles: map[string]acquisition.Profile{acquisition.KindWorkItem: {EntityKind: acquisition.KindWorkItem}}}
 	env := map[string]string{"GITHUB_TOKEN": "x", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "GITHUB_SHA": "not-a-sha"}
 	getenv := func(k string) string { return env[k] }
-	o := Options{Harness: h, Repo: "o/r", Number: 1, Getenv: getenv, HeadSHA: strings.Repeat("AB", 20)}
+	o := Options{Common: lifecycle.Common{Harness: h}, Repo: "o/r", Number: 1, Getenv: getenv, HeadSHA: strings.Repeat("AB", 20)}
 	c, err := resolve(&o, time.Now())
 	if err != nil || c.headSHA != strings.Repeat("ab", 20) {
 		t.Errorf("upper-case head sha: %v, %q", err, c.headSHA)

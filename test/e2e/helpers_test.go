@@ -23,6 +23,7 @@ import (
 	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/forge/cassette"
 	"github.com/forgectx/forgectx/internal/forge/github"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/run"
 	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/internal/snapshot"
@@ -250,11 +251,13 @@ const agentUID = 65534
 func (w *world) options() run.Options {
 	o := run.Options{
 		HarnessPath: filepath.Join(w.dir, "harness.yml"),
-		Getenv:      w.getenv, Environ: w.environ,
-		Stdout: w.jobLog, Stderr: w.jobLog,
-		Log:       zerolog.New(w.logBuf),
-		Now:       func() time.Time { return clock },
-		KillGrace: 500 * time.Millisecond,
+		Getenv:      w.getenv,
+		Common: lifecycle.Common{Environ: w.environ,
+			Stdout: w.jobLog, Stderr: w.jobLog,
+			Log:       zerolog.New(w.logBuf),
+			Now:       func() time.Time { return clock },
+			KillGrace: 500 * time.Millisecond,
+		},
 	}
 	if os.Geteuid() == 0 {
 		// A read-only bind mount, with the agent as an unprivileged user (as root it could

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/run"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
@@ -120,9 +121,11 @@ func TestRunReplayExampleCassetteOffline(t *testing.T) {
 		HarnessPath: "../../examples/harness/triage.yml", Replay: exampleCassette,
 		Repo: "octo-org/Hello-World", Number: 7, Kind: "work_item", CommentAuthor: ghscenario.Actions.Login,
 		TreeDir: treeDir, StateDir: filepath.Join(dir, "state"),
-		Getenv: func(k string) string { return env[k] }, Environ: func() []string { return []string{"PATH=" + env["PATH"], "HOME=" + dir} },
-		Stdout: &jobLog, Stderr: &jobLog, Posts: &posts, Log: zerolog.New(&logBuf),
-		Now: func() time.Time { return clock },
+		Getenv: func(k string) string { return env[k] }, Posts: &posts,
+		Common: lifecycle.Common{Environ: func() []string { return []string{"PATH=" + env["PATH"], "HOME=" + dir} },
+			Stdout: &jobLog, Stderr: &jobLog, Log: zerolog.New(&logBuf),
+			Now: func() time.Time { return clock },
+		},
 	}
 	if os.Geteuid() == 0 {
 		o.Immutability, o.AgentUID, o.AgentGID = stage.ModeBindMount, agentUID, agentUID

@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge/cassette"
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/review/reviewctx"
 	"github.com/forgectx/forgectx/internal/review/reviewpub"
 	"github.com/forgectx/forgectx/internal/run/harness"
@@ -443,9 +444,10 @@ func runScenarioWith(t *testing.T, sc scenario, hook func(string), opt func(*Opt
 	}
 	var logs bytes.Buffer
 	o := Options{
-		APIURL: f.front.URL + "/api/v4", Project: e2eProject, MR: 7, TokenEnv: "GITLAB_TOKEN", ExpectedHead: e2eHead,
-		Harness: h, Forgectx: fctx, TempDir: tmp, Environ: func() []string { return env },
-		Stdout: io.Discard, Stderr: &logs, Log: zerolog.New(&logs), hook: hook,
+		Common: lifecycle.Common{APIURL: f.front.URL + "/api/v4", TokenEnv: "GITLAB_TOKEN",
+			Harness: h, Environ: func() []string { return env },
+			Stdout: io.Discard, Stderr: &logs, Log: zerolog.New(&logs)},
+		Project: e2eProject, MR: 7, ExpectedHead: e2eHead, Forgectx: fctx, TempDir: tmp, hook: hook,
 	}
 	opt(&o)
 	res, err := Run(context.Background(), o)

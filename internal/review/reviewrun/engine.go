@@ -4,62 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
-	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/forgectx/forgectx/internal/platform/procgroup"
 )
-
-// interruptGuard turns SIGTERM and SIGINT into a cancellation of the review (acquisition,
-// engine) instead of process termination, so that cleanup and the atomic result projection
-// always run to their end: a completed raw result can never replace the validated
-// projection/receipt boundary, and no session artifact outlives an interruption. The run ends
-// (without posting) once both are done.
-type interruptGuard struct {
-	ch     chan os.Signal
-	done   chan struct{}
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	sig    os.Signal
-}
-
-func guardSignals(cancel context.CancelFunc) *interruptGuard {
-	g := &interruptGuard{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
-	signal.Notify(g.ch, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		for {
-			select {
-			case s := <-g.ch:
-				g.mu.Lock()
-				if g.sig == nil {
-					g.sig = s
-				}
-				g.mu.Unlock()
-				g.cancel()
-			case <-g.done:
-				return
-			}
-		}
-	}()
-	return g
-}
-
-// interrupted returns the first signal received, or nil.
-func (g *interruptGuard) interrupted() os.Signal {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.sig
-}
-
-// stop restores the default signal disposition (after cleanup and projection).
-func (g *interruptGuard) stop() {
-	signal.Stop(g.ch)
-	close(g.done)
-}
 
 // engineRun is how the one review engine process ended.
 type engineRun struct {

@@ -4,53 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"syscall"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/forge"
 	_ "github.com/forgectx/forgectx/internal/forge/providers" // the GitLab provider of the snapshot path
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/review/reviewctx"
 	"github.com/forgectx/forgectx/internal/review/reviewmcp"
 	"github.com/forgectx/forgectx/internal/review/reviewpub"
-	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/snapshot/verify"
 	"github.com/forgectx/forgectx/pkg/prescript"
 )
 
-// Options configure one review run.
+// Options configure one review run. The fields every lifecycle shares are lifecycle.Common's:
+// here APIURL is the GitLab REST base (…/api/v4), TokenEnv's value is read from Environ, and
+// Harness supplies the engine command (agent.command, agent.env, agent.timeout), the snapshot
+// profile (profiles.change_proposal), the bot registry and the secrets.
 type Options struct {
-	APIURL  string // GitLab REST base (…/api/v4)
-	Project string // numeric ID or namespace/project path
-	MR      int64
-	// TokenEnv names the variable holding the token; its value is read from Environ, registered
-	// with the filter and never reaches the engine.
-	TokenEnv     string
+	lifecycle.Common
+	Project      string // numeric ID or namespace/project path
+	MR           int64
 	ExpectedHead string
-	InsecureHTTP bool
-	// Harness supplies the engine command (agent.command, agent.env, agent.timeout), the
-	// snapshot profile (profiles.change_proposal), the bot registry and the secrets.
-	Harness *harness.Harness
 	// Forgectx is the executable the generated MCP entry starts (default os.Executable()).
 	Forgectx string
 	// WorkDir is the engine's working directory (the checkout; default the current one).
 	WorkDir string
 	// TempDir is where the owner-only session is created (default the OS temporary directory).
 	TempDir string
-	Environ func() []string
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Log     zerolog.Logger
-	Now     func() time.Time
-	// KillGrace is the engine's SIGTERM→SIGKILL grace (default 3s).
-	KillGrace time.Duration
 	// PreservePrivateArtifacts keeps the owner-only session and adds the value-free DLP
 	// decisions sidecar instead of cleaning up, projecting and posting (a local diagnostic;
 	// refused under GitLab CI merge request execution).
@@ -66,11 +51,11 @@ type Options struct {
 	hook func(point string)
 }
 
-// Run statuses.
+// Run statuses: the lifecycle's.
 const (
-	StatusSuccess   = "success"
-	StatusFailure   = "failure"
-	StatusCancelled = "cancelled"
+	StatusSuccess   = lifecycle.StatusSuccess
+	StatusFailure   = lifecycle.StatusFailure
+	StatusCancelled = lifecycle.StatusCancelled
 )
 
 // Result is what one run did: closed states and counts only.
@@ -150,18 +135,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if r.s, err = newSession(o.TempDir, r.engineCred); err != nil {
 		return nil, err
 	}
+	var cleanups lifecycle.Cleanups
 	if !o.PreservePrivateArtifacts {
-		defer r.s.remove() // belt and braces: cleanup below removes each part and reports it
+		cleanups.Add(func() { _ = r.s.remove() }) // belt and braces: cleanup below removes each part and reports it
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	guard := guardSignals(cancel)
-	stopGuard := func() {
-		if guard != nil {
-			guard.stop()
-			guard = nil
-		}
-	}
+	defer cleanups.Run()
+	// The one signal guard of every lifecycle: SIGTERM and SIGINT cancel the review instead of
+	// ending the process, so that cleanup and the projection always run to their end.
+	runCtx, guard := lifecycle.WatchSignals(ctx)
+	stopGuard := guard.Stop
 	defer stopGuard()
 
 	runErr := r.review(runCtx, mode, prot)
@@ -176,7 +158,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if runErr == nil {
 		proj, runErr = r.project(context.WithoutCancel(ctx))
 	}
-	sig := guard.interrupted()
+	sig := guard.Signal()
 	stopGuard()
 	if sig != nil {
 		r.res.Status, r.res.Detail = StatusCancelled, "interrupted by "+sig.String()+"; cleanup and projection completed, nothing posted"
@@ -228,21 +210,7 @@ func prepare(o Options) (*runner, error) {
 	if err := o.Harness.CheckAgentEnv(o.TokenEnv); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if o.Environ == nil {
-		o.Environ = os.Environ
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.KillGrace <= 0 {
-		o.KillGrace = prescript.DefaultKillGrace // the same grace as forgectx run and the pre-script
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
+	o.Common.Defaults() // the same defaults (clock, grace, streams) as forgectx run
 	if o.Forgectx == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -302,9 +270,29 @@ func (r *runner) selectors() (reviewctx.Mode, reviewctx.ProtectionMode, error) {
 	return mode, prot, err
 }
 
-// review is the part of the lifecycle that an interruption cancels: acquisition, snapshot,
-// engine. Acquisition is complete before the engine starts.
+// review is the part of the lifecycle that an interruption cancels, as a phase list
+// (lifecycle.Sequence): acquisition, snapshot, engine. Acquisition is complete before the
+// engine starts; the first phase that fails ends the review with its error.
 func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx.ProtectionMode) error {
+	step := func(f func(context.Context) error) func(context.Context) (phaseErr, bool) {
+		return func(ctx context.Context) (phaseErr, bool) { err := f(ctx); return phaseErr{err}, err != nil }
+	}
+	seq := lifecycle.Sequence[phaseErr]{Phases: []lifecycle.Phase[phaseErr]{
+		{Name: "acquisition", Run: step(func(ctx context.Context) error { return r.acquire(ctx, mode, prot) })},
+		{Name: "snapshot", Run: step(func(ctx context.Context) error { r.failState = FailSnapshot; return r.snapshot(ctx) })},
+		{Name: "engine", Run: step(r.runEngine)},
+	}}
+	out, _ := seq.Run(ctx)
+	return out.err
+}
+
+// phaseErr is a review phase's outcome: the error that ended the review (nil: the next phase
+// runs).
+type phaseErr struct{ err error }
+
+// acquire reads the review context (and the repository Rules at the target SHA) into the
+// owner-only store.
+func (r *runner) acquire(ctx context.Context, mode reviewctx.Mode, prot reviewctx.ProtectionMode) error {
 	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, r.o.Project, r.o.MR, r.o.Now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -324,11 +312,7 @@ func (r *runner) review(ctx context.Context, mode reviewctx.Mode, prot reviewctx
 		return err
 	}
 	r.at("acquired")
-	r.failState = FailSnapshot
-	if err := r.snapshot(ctx); err != nil {
-		return err
-	}
-	return r.runEngine(ctx)
+	return nil
 }
 
 // collectContext keeps every admitted context value in memory (for the publication DLP's

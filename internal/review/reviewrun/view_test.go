@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/forgectx/forgectx/internal/lifecycle"
 	"github.com/forgectx/forgectx/internal/review/reviewctx"
 	"github.com/forgectx/forgectx/internal/run/harness"
 	"github.com/forgectx/forgectx/test/httpfake"
@@ -177,9 +178,10 @@ func TestEngineViewIsExactlyWhatModeAndProtectionAdmit(t *testing.T) {
 					t.Fatal(err)
 				}
 				env := []string{"GITLAB_TOKEN=" + e2eToken, "OCR_REVIEW_CONTEXT_MODE=" + mode}
-				_, err = Run(context.Background(), Options{APIURL: fake.URL + "/api/v4", Project: e2eProject, MR: 7, TokenEnv: "GITLAB_TOKEN",
-					Harness: h, Forgectx: "/bin/true", TempDir: t.TempDir(), Environ: func() []string { return env },
-					Stdout: io.Discard, Stderr: io.Discard, Log: zerolog.Nop()})
+				_, err = Run(context.Background(), Options{Common: lifecycle.Common{APIURL: fake.URL + "/api/v4", TokenEnv: "GITLAB_TOKEN",
+					Harness: h, Environ: func() []string { return env },
+					Stdout: io.Discard, Stderr: io.Discard, Log: zerolog.Nop()}, Project: e2eProject, MR: 7,
+					Forgectx: "/bin/true", TempDir: t.TempDir()})
 				if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "context mode "+mode) || !strings.Contains(err.Error(), src) {
 					t.Fatalf("err %v, want a configuration error naming mode %s and source %s", err, mode, src)
 				}
