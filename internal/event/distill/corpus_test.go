@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// allowedKeys is the documented allow-list (docs/distill.md) per excerpt container, GitHub side.
+// allowedKeys is the documented allow-list (docs/distill.md) per excerpt container, gitHub side.
 var allowedKeys = map[string][]string{
 	"comment":      {"path", "start_line", "line", "original_line", "body", "html_url", "author"},
 	"review":       {"state", "body", "html_url", "author"},
@@ -60,7 +60,7 @@ func TestCorpusInvariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, rep := Excerpt(GitHub, ev, payload, Options{})
+			out, rep := Excerpt(gitHub, ev, payload, Options{})
 			checkInvariants(t, f, ev, payload, out, rep)
 			ratios = append(ratios, float64(len(out))/float64(len(payload)))
 			sizes = append(sizes, utf8.RuneCount(out))
@@ -169,13 +169,13 @@ func checkInvariants(t *testing.T, file, ev string, payload, out []byte, rep Rep
 			}
 		}
 	}
-	again, _ := Excerpt(GitHub, ev, payload, Options{})
+	again, _ := Excerpt(gitHub, ev, payload, Options{})
 	if string(again) != string(out) {
 		t.Errorf("%s: not deterministic", name)
 	}
 }
 
-// TestGitLabFixtures checks each GitLab webhook shape against its documented field list.
+// TestGitLabFixtures checks each gitLab webhook shape against its documented field list.
 func TestGitLabFixtures(t *testing.T) {
 	cases := []struct {
 		file, event, container string
@@ -196,7 +196,7 @@ func TestGitLabFixtures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			payload := readFixture(t, "gitlab/"+tc.file)
-			out, rep := Excerpt(GitLab, "", payload, Options{})
+			out, rep := Excerpt(gitLab, "", payload, Options{})
 			m := decode(t, out)
 			// The rule's container names the event: no "event" key; the report names it.
 			if _, has := m["event"]; has || rep.Rule != tc.event || rep.Event != tc.event {
@@ -220,25 +220,25 @@ func TestGitLabFixtures(t *testing.T) {
 func TestGitLabEventNames(t *testing.T) {
 	note := readFixture(t, "gitlab/note_issue.json")
 	for _, name := range []string{"", "Note Hook", "note hook", "Confidential Note Hook", "note"} {
-		out, rep := Excerpt(GitLab, name, note, Options{})
+		out, rep := Excerpt(gitLab, name, note, Options{})
 		if rep.Rule != "note" || !strings.HasPrefix(string(out), `{"action":"create","note":{`) {
 			t.Errorf("%q: rule %q %s", name, rep.Rule, out)
 		}
 	}
 	job := readFixture(t, "gitlab/job.json")
 	for _, name := range []string{"Job Hook", "build", "job", ""} {
-		if _, rep := Excerpt(GitLab, name, job, Options{}); rep.Rule != "build" {
+		if _, rep := Excerpt(gitLab, name, job, Options{}); rep.Rule != "build" {
 			t.Errorf("%q: rule %q", name, rep.Rule)
 		}
 	}
 	// A note payload named as a hook without a rule distils the merge request it carries.
-	out, rep := Excerpt(GitLab, "Emoji Hook", readFixture(t, "gitlab/note_merge_request.json"), Options{})
+	out, rep := Excerpt(gitLab, "Emoji Hook", readFixture(t, "gitlab/note_merge_request.json"), Options{})
 	want := `{"event":"emoji_hook","action":"create","merge_request":{"iid":1,"title":"Tempora et eos debitis quae laborum et.","state":"opened","url":"http://example.com/gitlab-org/gitlab-test/-/merge_requests/1"}}`
 	if string(out) != want || rep.Rule != "generic" {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 	// The pipeline payload's variables (values may be secrets) never reach the excerpt.
-	out, _ = Excerpt(GitLab, "", readFixture(t, "gitlab/pipeline.json"), Options{})
+	out, _ = Excerpt(gitLab, "", readFixture(t, "gitlab/pipeline.json"), Options{})
 	if strings.Contains(string(out), "us-west-1") {
 		t.Errorf("pipeline variables carried: %s", out)
 	}
@@ -250,18 +250,18 @@ func TestGitLabNoteIsCappedAndItsAddressSurvives(t *testing.T) {
 		t.Fatal(err)
 	}
 	root["object_attributes"].(map[string]any)["note"] = strings.Repeat("log line\n", 6000)
-	out, rep := Excerpt(GitLab, "Note Hook", mustJSON(t, root), Options{})
+	out, rep := Excerpt(gitLab, "Note Hook", mustJSON(t, root), Options{})
 	n := obj(t, decode(t, out), "note")
 	if n["url"] != "http://example.com/gitlab-org/gitlab-test/-/merge_requests/1#note_1244" ||
 		n["new_path"] != "files/ruby/popen.rb" || n["new_line"] != json.Number("9") {
 		t.Errorf("address lost: %v", n)
 	}
-	if !strings.Contains(n["note"].(string), MarkerPrefix) || fmt.Sprint(rep.Truncated) != "[note.note]" {
+	if !strings.Contains(n["note"].(string), markerPrefix) || fmt.Sprint(rep.Truncated) != "[note.note]" {
 		t.Errorf("note not capped: truncated %v", rep.Truncated)
 	}
 }
 
-// TestSizeTargets holds the excerpt sizes on GitHub's published webhook examples to issue
+// TestSizeTargets holds the excerpt sizes on gitHub's published webhook examples to issue
 // The targets (the-loop's field rules on the same payloads): a median excerpt of at most
 // 1.2% of its payload over all the examples of the nine event types, and at most 192
 // characters for the largest issue_comment excerpt. A deleted comment's excerpt also carries
@@ -284,7 +284,7 @@ func TestSizeTargets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := Excerpt(GitHub, ev, payload, Options{})
+			out, _ := Excerpt(gitHub, ev, payload, Options{})
 			ratios = append(ratios, float64(utf8.RuneCount(out))/float64(utf8.RuneCount(payload)))
 			if ev == "issue_comment" {
 				var root struct{ Action string }

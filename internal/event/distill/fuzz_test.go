@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-var fuzzForges = []Forge{GitHub, GitLab, Forgejo}
+var fuzzForges = []Forge{gitHub, gitLab, Forgejo}
 
 // FuzzExcerpt: for any payload bytes and event name, Excerpt never panics and always returns
 // one valid JSON object; the text cap holds for every string it carries.
@@ -57,7 +57,7 @@ func FuzzExcerpt(f *testing.F) {
 		}
 		checkCaps(t, v)
 		// No address field is an API URL. (Free text is carried as written: a comment that
-		// mentions https://api.github.com/... is the author's words, not GitHub's metadata.)
+		// mentions https://api.github.com/... is the author's words, not gitHub's metadata.)
 		checkAddresses(t, v)
 	})
 }

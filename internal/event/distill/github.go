@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// GitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver GitHub-shaped payloads under
-// GitHub's event names; the differences handled here are its review object ({type, content}
+// gitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver gitHub-shaped payloads under
+// gitHub's event names; the differences handled here are its review object ({type, content}
 // instead of {state, body, html_url, user}).
 
 var (
@@ -150,7 +150,7 @@ var rootAction = []path{rp("action")}
 // commentQuietActions are the comment events' actions left out of the excerpt (rule.quietActions).
 var commentQuietActions = []string{"created", "edited"}
 
-// githubRules maps GitHub event names to their rules. Looked up, never ranged over.
+// githubRules maps gitHub event names to their rules. Looked up, never ranged over.
 var githubRules = map[string]rule{
 	"issue_comment":               {containers: []container{cIssueComment}},
 	"pull_request_review_comment": {containers: []container{cReviewComment}},
@@ -234,7 +234,7 @@ var cItemLabels = container{out: "labels", scalar: true, actions: []string{"labe
 
 // currentLabels lists the names of the pull request's (else the issue's) labels, in the
 // payload's order ([] after label_cleared). A missing item yields nothing, a wrong-typed list
-// is left out (OmitWrongType), and a label without a name is skipped.
+// is left out (omitWrongType), and a label without a name is skipped.
 func currentLabels(st *state, _ map[string]any, at string) (value, bool) {
 	if a, _ := st.root["action"].(string); a == "label_cleared" {
 		return array{}, true
@@ -255,7 +255,7 @@ func currentLabels(st *state, _ map[string]any, at string) (value, bool) {
 	}
 	ls, ok := list.([]any)
 	if !ok {
-		st.omit(at, OmitWrongType)
+		st.omit(at, omitWrongType)
 		return nil, false
 	}
 	out := array{}
@@ -288,7 +288,7 @@ func forgejoRule(name string, r rule) rule {
 	return r
 }
 
-// forgejoReviewState maps Forgejo's review hook types to GitHub's review states.
+// forgejoReviewState maps Forgejo's review hook types to gitHub's review states.
 func forgejoReviewState(s string) string {
 	switch s {
 	case "pull_request_review_approved":

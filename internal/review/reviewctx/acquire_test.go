@@ -9,7 +9,7 @@ import (
 )
 
 func draftText(src, text string) Draft {
-	return Draft{Source: src, ResourceClass: ResourceDiscussion, CanonicalObject: "o/" + text, Content: Content{Descriptor: "d", State: "open", Text: text}}
+	return Draft{Source: src, ResourceClass: resourceDiscussion, CanonicalObject: "o/" + text, Content: Content{Descriptor: "d", State: "open", Text: text}}
 }
 
 func TestDLPRejectsSecretsAndInjectionBeforeCommit(t *testing.T) {
@@ -42,7 +42,7 @@ func TestDLPAppliesToRemediationReplies(t *testing.T) {
 }
 
 func TestBudgetsOmitVisiblyNeverSilently(t *testing.T) {
-	p, err := ParsePolicy(mutate(t, func(m map[string]any) {
+	p, err := parsePolicy(mutate(t, func(m map[string]any) {
 		obj(m, "budgets")["max_records"] = 2
 		obj(m, "forge_discussions", "budgets")["max_lines"] = 6
 	}))

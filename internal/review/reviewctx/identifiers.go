@@ -18,9 +18,9 @@ type Identities struct {
 
 // Identifier finding codes (context DLP at admission, besides the filter's redact.* codes).
 const (
-	IdentEmail      = pii.CodeEmail
-	IdentPhone      = pii.CodePhone
-	IdentProfileURL = "identifier.profile_url"
+	identEmail      = pii.CodeEmail
+	identPhone      = pii.CodePhone
+	identProfileURL = "identifier.profile_url"
 )
 
 var urlRE = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#<>()\[\]"']+)(/[^\s?#<>()\[\]"']*)?`)
@@ -36,7 +36,7 @@ func identifierCodes(s string, ids Identities) []string {
 		first := strings.TrimRight(strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0], ".,;:!?")
 		if strings.Contains(path, "/user/avatar/") || host == "gravatar.com" || strings.HasSuffix(host, ".gravatar.com") ||
 			(len(first) >= 3 && containsFold(ids.Usernames, first)) {
-			codes = append(codes, IdentProfileURL)
+			codes = append(codes, identProfileURL)
 			break
 		}
 	}

@@ -24,14 +24,14 @@ const (
 	EnvCommitSHA = "CI_COMMIT_SHA"
 )
 
-// CheckMREnvironment validates the merge-request pipeline environment of an enriched run
+// checkMREnvironment validates the merge-request pipeline environment of an enriched run
 // against the merge request the API answered (t): GITLAB_CI is exactly true,
 // CI_PIPELINE_SOURCE is exactly merge_request_event, CI_MERGE_REQUEST_PROJECT_ID and
 // CI_MERGE_REQUEST_IID are set and equal the API's project ID and IID, and the source head —
 // CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, or CI_COMMIT_SHA when that is empty (a detached merge
 // request pipeline) — equals the API's head SHA. The error names the variable and the rule, never its value.
 // off and metadata need no pipeline (local use); only enriched calls this.
-func CheckMREnvironment(env Env, t Target) error {
+func checkMREnvironment(env Env, t Target) error {
 	get := func(name string) (string, error) {
 		if env == nil {
 			return "", fmt.Errorf("%w: %s: unset", ErrMREnvironment, name)

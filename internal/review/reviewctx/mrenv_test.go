@@ -54,7 +54,7 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 			f := newFakeGL(t)
 			f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")))
 			f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, fx(t, "branch_main")))
-			_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+			_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 				StoreDir: t.TempDir() + "/s", Env: mrPipelineEnv(nil, tc.over)})
 			if !errors.Is(err, ErrMREnvironment) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want ErrMREnvironment naming %q", err, tc.want)
@@ -71,14 +71,14 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 // commit and is not read when the source-branch variable is set.
 func TestMREnvironmentSourceHeadPerPipelineKind(t *testing.T) {
 	tg := Target{ProjectID: 42, IID: 7, ReviewedHead: fxHead}
-	if err := CheckMREnvironment(mrPipelineEnv(nil, nil), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, nil), tg); err != nil {
 		t.Fatalf("merged-results pipeline: %v", err)
 	}
-	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: fxHead}), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: fxHead}), tg); err != nil {
 		t.Fatalf("detached pipeline: %v", err)
 	}
 	merge := strings.Repeat("c", 40)
-	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvCommitSHA: merge}), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, map[string]string{EnvCommitSHA: merge}), tg); err != nil {
 		t.Fatalf("merged-results pipeline with its merge commit: %v", err)
 	}
 }

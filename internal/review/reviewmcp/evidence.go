@@ -16,12 +16,12 @@ const (
 	KindReview   = "review"
 	KindCheck    = "check"
 	KindCheckLog = "check_log"
-	KindThread   = "thread"
-	KindDocument = "document"
+	kindThread   = "thread"
+	kindDocument = "document"
 )
 
 // evidenceKinds is the closed kind set, in list order.
-var evidenceKinds = []string{KindEntity, KindComment, KindReview, KindCheck, KindCheckLog, KindThread, KindDocument}
+var evidenceKinds = []string{KindEntity, KindComment, KindReview, KindCheck, KindCheckLog, kindThread, kindDocument}
 
 // kindScope maps a record kind to the snapshot gap scope that covers it.
 var kindScope = map[string]string{
@@ -128,7 +128,7 @@ func newEvidence(snap *verify.Snapshot) (*evidence, error) {
 	} {
 		if b, ok := snap.File(d.path); ok {
 			// served as content, so a large document (many actors, runs) pages like a record
-			e.add(&item{ID: d.id, Kind: KindDocument, content: string(b)})
+			e.add(&item{ID: d.id, Kind: kindDocument, content: string(b)})
 		}
 	}
 	rank := map[string]int{}
@@ -234,7 +234,7 @@ func (e *evidence) addThreads(rows []json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		e.add(&item{ID: "thr_" + k.ThreadKey, Kind: KindThread, CreatedAt: k.CreatedAt, metadata: merged})
+		e.add(&item{ID: "thr_" + k.ThreadKey, Kind: kindThread, CreatedAt: k.CreatedAt, metadata: merged})
 		e.threads++
 	}
 	return nil

@@ -115,7 +115,7 @@ func TestMCPEvidenceServesVerifiedSnapshot(t *testing.T) {
 			json.Unmarshal(mustFile(t, snap, "collection.json"), &col)
 			for _, kind := range coverageKinds {
 				scope := kindScope[kind]
-				m := s.ok(t, ToolEvidenceCoverage, fmt.Sprintf(`{"kind":%q,"scope":%q,"query":"zq-no-such-token-zq"}`, kind, scope))
+				m := s.ok(t, toolEvidenceCoverage, fmt.Sprintf(`{"kind":%q,"scope":%q,"query":"zq-no-such-token-zq"}`, kind, scope))
 				reasons := fmt.Sprint(m["reasons"])
 				gapScopes := []string{scope}
 				if kind == KindCheckLog {
