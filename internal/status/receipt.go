@@ -11,11 +11,10 @@ import (
 
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
-	"github.com/forgectx/forgectx/internal/status/marker"
 )
 
 // ReceiptMarker is the first line of every receipt comment (docs/receipts.md).
-const ReceiptMarker = marker.Receipt
+const ReceiptMarker = "<!-- forgectx:receipt v1 -->"
 
 // Receipt statuses (history/agent-runs.json runs[].status).
 var receiptStatuses = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true, "timed_out": true}

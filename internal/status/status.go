@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/internal/filter"
-	"github.com/forgectx/forgectx/internal/status/marker"
 )
 
 // State is the state a status comment shows.
@@ -110,7 +109,8 @@ type Parsed struct {
 	State State
 }
 
-var markerLine = marker.StatusLine
+// markerLine matches the first line of a status comment and captures the agent name.
+var markerLine = regexp.MustCompile(`^<!-- forgectx:status agent=([A-Za-z0-9][A-Za-z0-9._-]{0,63}) -->$`)
 var stateLine = regexp.MustCompile(`^(?:⏳|✅|❌|⏭️|⚠️) \*\*forgectx\*\* agent ` + "`" + `[^` + "`" + `]+` + "`" + ` (started|succeeded|failed|skipped|was cancelled|timed out)`)
 
 // ParseStatus reads the agent and state of a status comment body, ok=false when the body is
