@@ -3,8 +3,6 @@ package reviewctx
 import (
 	"regexp"
 	"strings"
-
-	"github.com/forgectx/forgectx/internal/review/reviewpub/pii"
 )
 
 // Identities are the display identities the forge edge saw during one acquisition: the
@@ -18,8 +16,8 @@ type Identities struct {
 
 // Identifier finding codes (context DLP at admission, besides the filter's redact.* codes).
 const (
-	identEmail      = pii.CodeEmail
-	identPhone      = pii.CodePhone
+	identEmail      = "pii.email"
+	identPhone      = "pii.phone"
 	identProfileURL = "identifier.profile_url"
 )
 
@@ -30,7 +28,7 @@ var urlRE = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#<>()\[\]"']+)(/[^\s?#<>()
 // known username — the forge's own profile pages and other hosts' alike —, GitLab's user
 // avatar path, Gravatar). A record carrying one is rejected.
 func identifierCodes(s string, ids Identities) []string {
-	codes := pii.Find(s)
+	codes := FindPII(s)
 	for _, m := range urlRE.FindAllStringSubmatch(s, -1) {
 		host, path := strings.ToLower(m[1]), strings.ToLower(m[2])
 		first := strings.TrimRight(strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0], ".,;:!?")

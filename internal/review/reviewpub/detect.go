@@ -11,7 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/forgectx/forgectx/internal/filter"
-	"github.com/forgectx/forgectx/internal/review/reviewpub/pii"
+	"github.com/forgectx/forgectx/internal/review/reviewctx"
 )
 
 // Reason is a closed DLP reason code.
@@ -295,10 +295,10 @@ func (d *detector) secrets(s string, add func(Reason, string)) {
 	}
 }
 
-// piiPatterns applies the closed PII patterns this package adds to the filter's (package pii):
+// piiPatterns applies the closed PII patterns this package adds to the filter's (reviewctx.FindPII):
 // e-mail addresses and separator-bearing phone numbers.
 func piiPatterns(s string, add func(Reason, string)) {
-	for _, code := range pii.Find(s) {
+	for _, code := range reviewctx.FindPII(s) {
 		add(ReasonPII, code)
 	}
 }
