@@ -84,9 +84,6 @@ type Lifecycle struct {
 // target only).
 func (l Lifecycle) UsesPolicy() bool { return !l.Constrained && l.Mode == ModeEnriched }
 
-// UsesStore reports whether the run commits a private context store.
-func (l Lifecycle) UsesStore() bool { return !l.Constrained && l.Mode != ModeOff }
-
 // Decide combines the selectors with the protection state GitLab reported. adaptersSet is
 // whether OCR_REVIEW_CONTEXT_ADAPTERS_JSON is present in the environment (any value, "[]"
 // included, is an adapter setting).

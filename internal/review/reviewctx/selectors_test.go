@@ -81,3 +81,6 @@ func TestLifecycleDecision(t *testing.T) {
 		})
 	}
 }
+
+// UsesStore reports whether the run commits a private context store.
+func (l Lifecycle) UsesStore() bool { return !l.Constrained && l.Mode != ModeOff }
