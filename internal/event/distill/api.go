@@ -22,12 +22,12 @@ const (
 	actionSubmitted = "submitted"
 )
 
-// fromAPIObject distils an object fetched from the gitHub or Forgejo REST API (for example
+// fromAPIObject distils an object fetched from the GitHub or Forgejo REST API (for example
 // GET /repos/{o}/{r}/issues/comments/{id}, .../pulls/comments/{id} or
 // .../pulls/{n}/reviews/{id}) as the webhook event eventName with the given action would carry
 // it, through the same rules as Excerpt: the excerpt has exactly the fields the webhook's would
 // (Requirement 4). The object is placed in the event's container; nothing else of a webhook
-// payload is invented. An event without a REST counterpart, or gitLab (whose REST notes carry no
+// payload is invented. An event without a REST counterpart, or GitLab (whose REST notes carry no
 // web URL), yields {} with warnNothingKnown.
 func fromAPIObject(forge Forge, eventName, action string, object []byte, opts Options) ([]byte, Report) {
 	opts = opts.withDefaults()

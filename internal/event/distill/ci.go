@@ -21,9 +21,9 @@ const (
 //
 //   - Forge: gitlab when GITLAB_CI=true, forgejo when FORGEJO_ACTIONS or GITEA_ACTIONS is true,
 //     else github.
-//   - gitHub and Forgejo Actions: Event from GITHUB_EVENT_NAME, the payload from the file named by
+//   - GitHub and Forgejo Actions: Event from GITHUB_EVENT_NAME, the payload from the file named by
 //     GITHUB_EVENT_PATH.
-//   - gitLab: the payload from TRIGGER_PAYLOAD (a file variable: its value is a path; a value that
+//   - GitLab: the payload from TRIGGER_PAYLOAD (a file variable: its value is a path; a value that
 //     starts with "{" is taken as the payload itself); the event from the payload's object_kind.
 type CIInput struct {
 	Forge       Forge

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// allowedKeys is the documented allow-list (docs/distill.md) per excerpt container, gitHub side.
+// allowedKeys is the documented allow-list (docs/distill.md) per excerpt container, GitHub side.
 var allowedKeys = map[string][]string{
 	"comment":      {"path", "start_line", "line", "original_line", "body", "html_url", "author"},
 	"review":       {"state", "body", "html_url", "author"},
@@ -175,7 +175,7 @@ func checkInvariants(t *testing.T, file, ev string, payload, out []byte, rep Rep
 	}
 }
 
-// TestGitLabFixtures checks each gitLab webhook shape against its documented field list.
+// TestGitLabFixtures checks each GitLab webhook shape against its documented field list.
 func TestGitLabFixtures(t *testing.T) {
 	cases := []struct {
 		file, event, container string
@@ -261,7 +261,7 @@ func TestGitLabNoteIsCappedAndItsAddressSurvives(t *testing.T) {
 	}
 }
 
-// TestSizeTargets holds the excerpt sizes on gitHub's published webhook examples to issue
+// TestSizeTargets holds the excerpt sizes on GitHub's published webhook examples to issue
 // The targets (the-loop's field rules on the same payloads): a median excerpt of at most
 // 1.2% of its payload over all the examples of the nine event types, and at most 192
 // characters for the largest issue_comment excerpt. A deleted comment's excerpt also carries

@@ -1,7 +1,7 @@
 // Package distill turns the webhook event that triggered a CI job into a lean, parseable excerpt
 // for an agent's prompt. It implements the spec "Requirements: a forwarded event carries the
-// instruction, not gitHub's metadata" (docs/contracts.md, "Event excerpt distillation"),
-// Requirements 1–5 and its abuse cases, for gitHub, Forgejo and gitLab payloads. docs/distill.md lists every
+// instruction, not GitHub's metadata" (docs/contracts.md, "Event excerpt distillation"),
+// Requirements 1–5 and its abuse cases, for GitHub, Forgejo and GitLab payloads. docs/distill.md lists every
 // event's fields, the caps and the truncation marker.
 //
 // There is one distillation function. Excerpt takes a raw webhook payload; fromAPIObject wraps an
@@ -59,7 +59,7 @@ const (
 	// MinCapChars is the smallest accepted cap; smaller values are raised to it so the marker
 	// always fits with some text before it.
 	MinCapChars = 64
-	// defaultMaxPayloadBytes bounds the payload Excerpt will parse (gitHub caps deliveries at
+	// defaultMaxPayloadBytes bounds the payload Excerpt will parse (GitHub caps deliveries at
 	// 25 MB).
 	defaultMaxPayloadBytes = 32 << 20
 	// maxStructuralBytes bounds a URL or path; longer values are omitted, never cut, because a
@@ -148,8 +148,8 @@ type Report struct {
 var empty = []byte("{}")
 
 // Excerpt distils a webhook payload of the named event. eventName is the forge's event name
-// (gitHub/Forgejo: GITHUB_EVENT_NAME or X-gitHub-Event; gitLab: X-Gitlab-Event such as
-// "Note Hook" or the payload's object_kind; empty means "take object_kind" on gitLab and "no rule
+// (GitHub/Forgejo: GITHUB_EVENT_NAME or X-GitHub-Event; GitLab: X-Gitlab-Event such as
+// "Note Hook" or the payload's object_kind; empty means "take object_kind" on GitLab and "no rule
 // of its own" elsewhere). It always returns valid JSON: at worst {} with Report.Warning set.
 func Excerpt(forge Forge, eventName string, payload []byte, opts Options) ([]byte, Report) {
 	opts = opts.withDefaults()

@@ -10,7 +10,7 @@ import (
 	"github.com/forgectx/forgectx/internal/filter"
 )
 
-// A realistic issue_comment payload in the shape gitHub sends (comment, issue, repository,
+// A realistic issue_comment payload in the shape GitHub sends (comment, issue, repository,
 // sender), built from the vendored example so each test can change one thing.
 func issueCommentPayload(t *testing.T, mutate func(root, comment map[string]any)) []byte {
 	t.Helper()
@@ -708,12 +708,12 @@ func TestForgejoReviewShape(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
-	// The same event on gitHub does not take the sender.
+	// The same event on GitHub does not take the sender.
 	out, _ = Excerpt(gitHub, "pull_request_review", payload, Options{})
 	if strings.Contains(string(out), "bob") {
 		t.Errorf("GitHub rule used the sender: %s", out)
 	}
-	// gitHub-shaped comments distil the same on Forgejo.
+	// GitHub-shaped comments distil the same on Forgejo.
 	gh, _ := Excerpt(gitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
 	fj, _ := Excerpt(Forgejo, "issue_comment", issueCommentPayload(t, nil), Options{})
 	if string(gh) != string(fj) {

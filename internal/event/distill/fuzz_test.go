@@ -57,7 +57,7 @@ func FuzzExcerpt(f *testing.F) {
 		}
 		checkCaps(t, v)
 		// No address field is an API URL. (Free text is carried as written: a comment that
-		// mentions https://api.github.com/... is the author's words, not gitHub's metadata.)
+		// mentions https://api.github.com/... is the author's words, not GitHub's metadata.)
 		checkAddresses(t, v)
 	})
 }

@@ -143,7 +143,7 @@ func TestRecordedGiteaWebhooks(t *testing.T) {
 }
 
 // A Gitea label event's labels list: null is no labels, a wrong-typed list is left out (the
-// item is still carried), a label without a name is skipped, and on gitHub (whose label events
+// item is still carried), a label without a name is skipped, and on GitHub (whose label events
 // carry the label object) the names are not read.
 func TestGiteaLabelEventShapes(t *testing.T) {
 	for _, tc := range []struct {

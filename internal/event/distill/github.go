@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// gitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver gitHub-shaped payloads under
-// gitHub's event names; the differences handled here are its review object ({type, content}
+// GitHub and Forgejo rules. Forgejo (and Gitea) Actions deliver GitHub-shaped payloads under
+// GitHub's event names; the differences handled here are its review object ({type, content}
 // instead of {state, body, html_url, user}).
 
 var (
@@ -150,7 +150,7 @@ var rootAction = []path{rp("action")}
 // commentQuietActions are the comment events' actions left out of the excerpt (rule.quietActions).
 var commentQuietActions = []string{"created", "edited"}
 
-// githubRules maps gitHub event names to their rules. Looked up, never ranged over.
+// githubRules maps GitHub event names to their rules. Looked up, never ranged over.
 var githubRules = map[string]rule{
 	"issue_comment":               {containers: []container{cIssueComment}},
 	"pull_request_review_comment": {containers: []container{cReviewComment}},
@@ -288,7 +288,7 @@ func forgejoRule(name string, r rule) rule {
 	return r
 }
 
-// forgejoReviewState maps Forgejo's review hook types to gitHub's review states.
+// forgejoReviewState maps Forgejo's review hook types to GitHub's review states.
 func forgejoReviewState(s string) string {
 	switch s {
 	case "pull_request_review_approved":

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// gitLab rules: the same requirements with gitLab's field names (iid, url, note, description,
+// GitLab rules: the same requirements with GitLab's field names (iid, url, note, description,
 // ref, build_*). The author is still a bare login string (user.username at the payload root).
 
 // gitlabEvents maps X-Gitlab-Event header values and object_kind values to the object_kind whose
@@ -32,7 +32,7 @@ var (
 	glAuthor = field{out: "author", from: []path{rp("user", "username")}, kind: kindDisplay}
 
 	// A note (comment on a merge request, issue, commit or snippet): the diff position (path and
-	// line) before the body, then url and author — Requirement 1.1/1.3 in gitLab's names.
+	// line) before the body, then url and author — Requirement 1.1/1.3 in GitLab's names.
 	glNoteFields = []field{
 		{out: "noteable_type", from: []path{p("noteable_type")}, kind: kindDisplay},
 		{out: "new_path", from: []path{p("position", "new_path")}, kind: kindPath},
@@ -67,7 +67,7 @@ var (
 		{out: "url", from: []path{p("url")}, kind: kindURL},
 	}
 
-	// Requirement 2.3 for a pipeline: identity, status (gitLab's status is also the conclusion),
+	// Requirement 2.3 for a pipeline: identity, status (GitLab's status is also the conclusion),
 	// url, ref; and the failed jobs, which are what a session diagnoses.
 	glPipelineFields = []field{
 		{out: "id", from: []path{p("id")}, kind: kindInt},
@@ -84,7 +84,7 @@ var (
 		{out: "build_name", from: []path{p("build_name")}, kind: kindDisplay},
 		{out: "build_stage", from: []path{p("build_stage")}, kind: kindDisplay},
 		{out: "build_status", from: []path{p("build_status")}, kind: kindEnum},
-		// gitLab fills build_failure_reason on successful jobs too; it means something only
+		// GitLab fills build_failure_reason on successful jobs too; it means something only
 		// when the job failed.
 		{out: "build_failure_reason", from: []path{p("build_failure_reason")}, kind: kindEnum,
 			when: func(c map[string]any) bool { s, _ := c["build_status"].(string); return s == "failed" }},
@@ -108,7 +108,7 @@ var (
 		"build":         {containers: []container{glBuild}},
 	}
 
-	// glGeneric is Requirement 2.6 for gitLab: the merge request or issue a payload of another
+	// glGeneric is Requirement 2.6 for GitLab: the merge request or issue a payload of another
 	// kind carries at its root.
 	glGeneric = rule{name: "generic", containers: []container{
 		{out: "merge_request", src: []string{"merge_request"}, fields: glRefFields},
@@ -231,7 +231,7 @@ func failedJobs(st *state, _ map[string]any, at string) (value, bool) {
 }
 
 // pipelineURL is object_attributes.url, or the project's web URL plus /-/pipelines/<id> for
-// payloads from gitLab versions that do not send it.
+// payloads from GitLab versions that do not send it.
 func pipelineURL(st *state, c map[string]any, at string) (value, bool) {
 	if s, ok := c["url"].(string); ok && s != "" {
 		return st.text(kindURL, nil, s, at)

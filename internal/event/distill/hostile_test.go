@@ -329,8 +329,8 @@ func TestTenMegabyteBody(t *testing.T) {
 	t.Logf("10 MB body distilled in %v", elapsed)
 }
 
-// gitlabCarried is, per gitLab rule, every payload path whose value may reach the excerpt
-// (docs/distill.md, "gitLab events"), written out independently of the rule tables. N stands for
+// gitlabCarried is, per GitLab rule, every payload path whose value may reach the excerpt
+// (docs/distill.md, "GitLab events"), written out independently of the rule tables. N stands for
 // any array index.
 var gitlabCarried = map[string][]string{
 	"note": {"object_attributes.action", "object_attributes.noteable_type", "object_attributes.position.new_path",
@@ -372,7 +372,7 @@ func gitlabMayCarry(rule, p string) bool {
 	return false
 }
 
-// TestHostileVariantsOfGitLabPayloads is TestHostileVariantsOfTheCorpus for gitLab's webhook
+// TestHostileVariantsOfGitLabPayloads is TestHostileVariantsOfTheCorpus for GitLab's webhook
 // shapes: every value of one payload per rule replaced by the wrong type or an API URL with a
 // canary; nothing outside the carried paths reaches the excerpt, every key is allow-listed and
 // every url is a web URL.

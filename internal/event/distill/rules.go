@@ -78,7 +78,7 @@ type rule struct {
 	name       string
 	action     []path
 	containers []container
-	// implied: the rule's containers say which event happened (a named gitHub or Forgejo
+	// implied: the rule's containers say which event happened (a named GitHub or Forgejo
 	// rule), so the excerpt carries no "event" key repeating it.
 	implied bool
 	// quietActions are actions the excerpt leaves out because the container already shows
@@ -348,10 +348,10 @@ func (st *state) omit(at, code string) {
 }
 
 // apiPath matches the REST and GraphQL prefixes of the three forges, also under a relative URL
-// root: gitLab /api/v4, Forgejo /api/v1, gitHub Enterprise Server /api/v3 and /api/graphql.
+// root: GitLab /api/v4, Forgejo /api/v1, GitHub Enterprise Server /api/v3 and /api/graphql.
 var apiPath = regexp.MustCompile(`(^|/)api/(v[0-9]+|graphql)(/|$)`)
 
-// apiHosts are API-only hosts that have no "api" label: gitHub's upload API.
+// apiHosts are API-only hosts that have no "api" label: GitHub's upload API.
 var apiHosts = map[string]bool{"uploads.github.com": true}
 
 // isWebURL accepts an absolute http(s) URL with a host that is not an API endpoint: no host
