@@ -229,8 +229,8 @@ type AdapterLimits struct {
 	DeadlineMS    int64 `json:"deadline_ms"`
 }
 
-// AdapterRequest is one ocr.context-adapter-request/v1 frame.
-type AdapterRequest struct {
+// adapterRequest is one ocr.context-adapter-request/v1 frame.
+type adapterRequest struct {
 	SchemaVersion   string        `json:"schema_version"`
 	Operation       string        `json:"operation"`
 	RequestID       string        `json:"request_id"`
@@ -271,7 +271,7 @@ func requestedFields(retrieve []string) []string {
 // excess bytes, a record whose keys differ from requested_fields, an expired or malformed
 // expiry — returns an error (the record is unavailable). A well-formed unavailable response
 // returns (nil, nil).
-func decodeAdapterResponse(frame []byte, req *AdapterRequest, now time.Time) (*AdapterRecord, error) {
+func decodeAdapterResponse(frame []byte, req *adapterRequest, now time.Time) (*AdapterRecord, error) {
 	o, err := openFrame(frame)
 	if err != nil {
 		return nil, err
@@ -315,7 +315,7 @@ func openFrame(frame []byte) (*objReader, error) {
 
 // responseStatus checks the frame's schema and identity against the request and reports
 // whether it admits a record; a well-formed unavailable response is (false, nil).
-func responseStatus(o *objReader, req *AdapterRequest) (bool, error) {
+func responseStatus(o *objReader, req *adapterRequest) (bool, error) {
 	if o.str("schema_version", true) != adapterResponseSchema {
 		o.fail(errors.New("$.schema_version: wrong schema"))
 	}
@@ -344,7 +344,7 @@ func responseStatus(o *objReader, req *AdapterRequest) (bool, error) {
 
 // decodeRecord reads exactly the requested fields of $.record into c and checks the
 // request's limits.
-func decodeRecord(rv *strictValue, req *AdapterRequest, c *Content) error {
+func decodeRecord(rv *strictValue, req *adapterRequest, c *Content) error {
 	ro, err := newObj("$.record", rv)
 	if err != nil {
 		return err
@@ -604,7 +604,7 @@ func (b *Broker) Resolve(ctx context.Context, runID, requestID string, ref Refer
 	if d, ok := ctx.Deadline(); ok {
 		deadline = max(1, time.Until(d).Milliseconds())
 	}
-	req := &AdapterRequest{
+	req := &adapterRequest{
 		SchemaVersion: adapterRequestSchema, Operation: adapterOperation, RequestID: requestID, RunID: runID,
 		Adapter: ref.Adapter, Tenant: ref.Tenant, ResourceClass: ref.ResourceClass, Candidate: candidate,
 		RequestedFields: requestedFields(ref.Projections.Retrieve),
