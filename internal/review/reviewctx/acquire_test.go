@@ -31,7 +31,7 @@ func TestDLPRejectsSecretsAndInjectionBeforeCommit(t *testing.T) {
 }
 
 func TestDLPAppliesToRemediationReplies(t *testing.T) {
-	d := Draft{Source: SourceRemediation, ResourceClass: ResourceRemediation, CanonicalObject: "o", Content: Content{Thread: &Thread{Root: "finding", Replies: []Reply{{Author: "participant-1", Class: ClassUser, Text: "key AKIAIOSFODNN7EXAMPLE here"}}}}}
+	d := Draft{Source: SourceRemediation, ResourceClass: ResourceRemediation, CanonicalObject: "o", Content: Content{Thread: &Thread{Root: "finding", Replies: []Reply{{Author: "participant-1", Class: classUser, Text: "key AKIAIOSFODNN7EXAMPLE here"}}}}}
 	r := SourceResult{State: newState(SourceRemediation, false), Drafts: []Draft{d}}
 	if err := applyDLP(context.Background(), filter.New(nil), Identities{}, &r); err != nil {
 		t.Fatal(err)

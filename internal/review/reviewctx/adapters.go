@@ -220,8 +220,8 @@ func checkRemoteAdapter(p string, a *AdapterConfig) error {
 	return nil
 }
 
-// AdapterLimits are the per-request limits.
-type AdapterLimits struct {
+// adapterLimits are the per-request limits.
+type adapterLimits struct {
 	MaxChars      int   `json:"max_chars"`
 	MaxBytes      int   `json:"max_bytes"`
 	MaxLines      int   `json:"max_lines"`
@@ -240,7 +240,7 @@ type adapterRequest struct {
 	ResourceClass   string        `json:"resource_class"`
 	Candidate       string        `json:"candidate"`
 	RequestedFields []string      `json:"requested_fields"`
-	Limits          AdapterLimits `json:"limits"`
+	Limits          adapterLimits `json:"limits"`
 }
 
 // AdapterRecord is an admitted response's validated content.
@@ -608,7 +608,7 @@ func (b *Broker) Resolve(ctx context.Context, runID, requestID string, ref Refer
 		SchemaVersion: adapterRequestSchema, Operation: adapterOperation, RequestID: requestID, RunID: runID,
 		Adapter: ref.Adapter, Tenant: ref.Tenant, ResourceClass: ref.ResourceClass, Candidate: candidate,
 		RequestedFields: requestedFields(ref.Projections.Retrieve),
-		Limits:          AdapterLimits{MaxChars: ref.Budgets.MaxChars, MaxBytes: ref.Budgets.MaxBytes, MaxLines: ref.Budgets.MaxLines, MaxAgeSeconds: ref.MaxAgeSeconds, DeadlineMS: deadline},
+		Limits:          adapterLimits{MaxChars: ref.Budgets.MaxChars, MaxBytes: ref.Budgets.MaxBytes, MaxLines: ref.Budgets.MaxLines, MaxAgeSeconds: ref.MaxAgeSeconds, DeadlineMS: deadline},
 	}
 	if req.RequestedFields == nil {
 		req.RequestedFields = []string{}

@@ -413,7 +413,7 @@ func TestChangedVersionForSameObjectIsUnavailable(t *testing.T) {
 }
 
 func FuzzDecodeAdapterResponse(f *testing.F) {
-	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: AdapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
+	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: adapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
 	f.Add([]byte(`{"schema_version":"ocr.context-adapter-response/v1","request_id":"req-1","run_id":"run-1","status":"admitted","canonical_object":"o","version":"1","expiry":"2026-12-01T06:00:00Z","record":{"descriptor":"d","state":"s","text":"t"}}` + "\n"))
 	f.Add([]byte(`{"schema_version":"ocr.context-adapter-response/v1","request_id":"req-1","run_id":"run-1","status":"unavailable","reason":"unavailable"}`))
 	f.Add([]byte("{\"a\":\"\xff\"}"))
@@ -432,7 +432,7 @@ func FuzzDecodeAdapterResponse(f *testing.F) {
 // enforced on the answer: the byte, character and line limits bound the whole record, so
 // three fields each just within max_bytes (about 3× the bound together) are refused.
 func TestAdapterRecordLimitsBoundTheWholeRecord(t *testing.T) {
-	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: AdapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
+	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: adapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
 	frame := func(d, s, x string) []byte {
 		b, _ := json.Marshal(map[string]any{"schema_version": adapterResponseSchema, "request_id": "req-1", "run_id": "run-1", "status": "admitted",
 			"canonical_object": "o", "version": "1", "expiry": "2026-12-01T06:00:00Z", "record": map[string]any{"descriptor": d, "state": s, "text": x}})

@@ -280,13 +280,13 @@ func classify(n *gl.Note, bot *gl.User) string {
 	}
 	switch {
 	case n.System:
-		return ClassSystem
+		return classSystem
 	case n.Author.ID == bot.ID:
-		return ClassToolkitBot
+		return classToolkitBot
 	case automationRE.MatchString(n.Author.Username):
-		return ClassAutomation
+		return classAutomation
 	}
-	return ClassUser
+	return classUser
 }
 
 func supportedNote(n *gl.Note) bool {
@@ -430,7 +430,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 	fp, rest, marked := ParseMarker(root.Body)
 	// A verified root is remediation whenever that selector is on; only without it can
 	// the bot's own note be a generic (toolkit_bot) discussion.
-	isRemediation := marked && classes[0] == ClassToolkitBot && remediation != nil
+	isRemediation := marked && classes[0] == classToolkitBot && remediation != nil
 	sel, st, n, list := generic, &s.gState, &items[0], &s.generic
 	if isRemediation {
 		sel, st, n, list = remediation, &s.rState, &items[1], &s.remediation
@@ -453,7 +453,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 	allowed := classSet(sel.AccountClasses)
 	for i, note := range d.Notes[1:] {
 		c := classes[i+1]
-		if !allowed[c] || (isRemediation && c == ClassToolkitBot) {
+		if !allowed[c] || (isRemediation && c == classToolkitBot) {
 			continue
 		}
 		reason := ""
@@ -607,9 +607,9 @@ func newPseudonyms(s selection) *pseudonyms {
 
 func (p *pseudonyms) name(n *gl.Note, class string) string {
 	switch class {
-	case ClassSystem:
+	case classSystem:
 		return "system"
-	case ClassToolkitBot:
+	case classToolkitBot:
 		return "toolkit"
 	}
 	if name, ok := p.byID[n.Author.ID]; ok {

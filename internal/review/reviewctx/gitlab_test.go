@@ -205,7 +205,7 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	}
 	th := rem[0].Content.Thread
 	if th.Fingerprint != strings.Repeat("3f", 32) || strings.Contains(th.Root, "remediation-marker") || th.ReplyCount != 1 || th.OmittedReplies != 1 ||
-		th.Replies[0].Text != "Fixed by reading cache.ttl in NewCache; see DEMO-42." || th.Replies[0].Class != ClassUser {
+		th.Replies[0].Text != "Fixed by reading cache.ttl in NewCache; see DEMO-42." || th.Replies[0].Class != classUser {
 		t.Fatalf("remediation thread %+v", th)
 	}
 	ci := byClass[resourceCIOutcome]

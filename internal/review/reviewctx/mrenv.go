@@ -13,15 +13,15 @@ var ErrMREnvironment = errors.New("reviewctx: enriched requires a validated GitL
 // GitLab merge-request pipeline variables an enriched run requires (GitLab sets them in
 // merge_request_event pipelines).
 const (
-	EnvGitLabCI       = "GITLAB_CI"
-	EnvPipelineSource = "CI_PIPELINE_SOURCE"
-	EnvMRProjectID    = "CI_MERGE_REQUEST_PROJECT_ID"
-	EnvMRIID          = "CI_MERGE_REQUEST_IID"
-	EnvMRSourceSHA    = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
-	// EnvCommitSHA is the source head in a detached merge request pipeline (where
+	envGitLabCI       = "GITLAB_CI"
+	envPipelineSource = "CI_PIPELINE_SOURCE"
+	envMRProjectID    = "CI_MERGE_REQUEST_PROJECT_ID"
+	envMRIID          = "CI_MERGE_REQUEST_IID"
+	envMRSourceSHA    = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
+	// envCommitSHA is the source head in a detached merge request pipeline (where
 	// CI_MERGE_REQUEST_SOURCE_BRANCH_SHA is empty); in a merged-results pipeline it is the
 	// merge commit, so it is read only when the source-branch variable is empty.
-	EnvCommitSHA = "CI_COMMIT_SHA"
+	envCommitSHA = "CI_COMMIT_SHA"
 )
 
 // checkMREnvironment validates the merge-request pipeline environment of an enriched run
@@ -43,7 +43,7 @@ func checkMREnvironment(env Env, t Target) error {
 		return v, nil
 	}
 	exact := []struct{ name, want string }{
-		{EnvGitLabCI, "true"}, {EnvPipelineSource, "merge_request_event"},
+		{envGitLabCI, "true"}, {envPipelineSource, "merge_request_event"},
 	}
 	for _, x := range exact {
 		v, err := get(x.name)
@@ -58,7 +58,7 @@ func checkMREnvironment(env Env, t Target) error {
 		name string
 		want int64
 		what string
-	}{{EnvMRProjectID, t.ProjectID, "project ID"}, {EnvMRIID, t.IID, "IID"}}
+	}{{envMRProjectID, t.ProjectID, "project ID"}, {envMRIID, t.IID, "IID"}}
 	for _, x := range ids {
 		v, err := get(x.name)
 		if err != nil {
@@ -74,12 +74,12 @@ func checkMREnvironment(env Env, t Target) error {
 	}
 	// GitLab sets CI_MERGE_REQUEST_SOURCE_BRANCH_SHA only in merged-results pipelines; in a
 	// (detached) merge request pipeline it is empty and CI_COMMIT_SHA is the source head.
-	name := EnvMRSourceSHA
+	name := envMRSourceSHA
 	v, err := get(name)
 	if err != nil {
-		name = EnvCommitSHA
+		name = envCommitSHA
 		if v, err = get(name); err != nil {
-			return fmt.Errorf("%w: %s (or %s in a detached merge request pipeline): unset", ErrMREnvironment, EnvMRSourceSHA, EnvCommitSHA)
+			return fmt.Errorf("%w: %s (or %s in a detached merge request pipeline): unset", ErrMREnvironment, envMRSourceSHA, envCommitSHA)
 		}
 	}
 	if v != t.ReviewedHead {

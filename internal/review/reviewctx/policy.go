@@ -33,17 +33,17 @@ var ErrPolicy = errors.New("reviewctx: invalid review-context policy")
 
 // Account classes (closed set).
 const (
-	ClassUser       = "user"
-	ClassAutomation = "automation"
-	ClassSystem     = "system"
-	ClassToolkitBot = "toolkit_bot"
+	classUser       = "user"
+	classAutomation = "automation"
+	classSystem     = "system"
+	classToolkitBot = "toolkit_bot"
 )
 
 // Projection fields (closed set). Retention is limited to retainable fields.
 var (
 	projectionFields = map[string]bool{"count": true, "descriptor": true, "digest": true, "expiry": true, "state": true, "text": true, "version": true}
 	retainFields     = map[string]bool{"count": true, "digest": true, "expiry": true, "state": true, "version": true}
-	accountClasses   = map[string]bool{ClassUser: true, ClassAutomation: true, ClassSystem: true, ClassToolkitBot: true}
+	accountClasses   = map[string]bool{classUser: true, classAutomation: true, classSystem: true, classToolkitBot: true}
 	nameRE           = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 	issuePrefixRE    = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,15}$`)
 )
@@ -336,7 +336,7 @@ func parseDiscussions(p string, v *strictValue, remediation bool) (*Discussions,
 		if !accountClasses[c] {
 			return nil, fmt.Errorf("%s.account_classes[%d]: %q is not one of automation, system, toolkit_bot, user", p, i, c)
 		}
-		if remediation && c == ClassToolkitBot {
+		if remediation && c == classToolkitBot {
 			return nil, fmt.Errorf("%s.account_classes[%d]: remediation replies cannot include toolkit_bot (the verified root owns that role)", p, i)
 		}
 	}

@@ -447,7 +447,7 @@ func TestReadUsageStrict(t *testing.T) {
 // maxMessage, and the pages concatenate to the verified content.
 func TestGetPagesWithinResponseBound(t *testing.T) {
 	content := strings.Repeat("\"<&>\\\n\u00e9\u4e16 plain text ", 20000)
-	it := &item{ID: "rec_big", Kind: KindComment, content: content, metadata: json.RawMessage(`{"a":"` + strings.Repeat("\\\"", 100) + `"}`)}
+	it := &item{ID: "rec_big", Kind: kindComment, content: content, metadata: json.RawMessage(`{"a":"` + strings.Repeat("\\\"", 100) + `"}`)}
 	s := &server{ev: &evidence{byID: map[string]*item{it.ID: it}}}
 	var got strings.Builder
 	off := 0

@@ -78,7 +78,7 @@ func TestMCPEvidenceServesVerifiedSnapshot(t *testing.T) {
 						t.Errorf("record %s: served content differs from the verified file", r.RecordKey)
 					}
 				}
-				if r.MetadataPath != "" && r.Kind != KindReview {
+				if r.MetadataPath != "" && r.Kind != kindReview {
 					if b, _ := snap.File(r.MetadataPath); string(meta) != string(b) {
 						t.Errorf("record %s: served metadata differs from the verified file", r.RecordKey)
 					}
@@ -118,7 +118,7 @@ func TestMCPEvidenceServesVerifiedSnapshot(t *testing.T) {
 				m := s.ok(t, toolEvidenceCoverage, fmt.Sprintf(`{"kind":%q,"scope":%q,"query":"zq-no-such-token-zq"}`, kind, scope))
 				reasons := fmt.Sprint(m["reasons"])
 				gapScopes := []string{scope}
-				if kind == KindCheckLog {
+				if kind == kindCheckLog {
 					gapScopes = append(gapScopes, "checks")
 				}
 				for _, g := range snap.Manifest.Gaps {

@@ -63,7 +63,7 @@ var (
 )
 
 // coverageKinds are the record kinds a coverage question may name.
-var coverageKinds = []string{KindEntity, KindComment, KindReview, KindCheck, KindCheckLog}
+var coverageKinds = []string{kindEntity, kindComment, kindReview, kindCheck, kindCheckLog}
 
 var evidenceArgs = []argSpec{{"action", argString}, {"kind", argString}, {"page_size", argInt}, {"cursor", argString}, {"id", argString}, {"offset", argInt}}
 
@@ -367,9 +367,9 @@ func (s *server) coverageReasons(kind, scope string) []string {
 		return append(reasons, "scope_not_selected")
 	}
 	gaps := s.ev.scopeGaps(scope)
-	if kind == KindCheckLog {
+	if kind == kindCheckLog {
 		// a log exists only for a retained check: a checks gap also hides logs
-		gaps = append(gaps, s.ev.scopeGaps(kindScope[KindCheck])...)
+		gaps = append(gaps, s.ev.scopeGaps(kindScope[kindCheck])...)
 	}
 	for _, g := range gaps {
 		r := "partial_scope"
@@ -380,7 +380,7 @@ func (s *server) coverageReasons(kind, scope string) []string {
 			reasons = append(reasons, r)
 		}
 	}
-	if kind == KindCheckLog && s.ev.checkLogSelection != "all" {
+	if kind == kindCheckLog && s.ev.checkLogSelection != "all" {
 		reasons = append(reasons, "selective_logs")
 	}
 	return reasons
