@@ -195,7 +195,7 @@ func readConfig[T any](path, flagName string, read func(io.Reader) (T, error)) (
 }
 
 // readAcquisition reads the acquisition from a regular file or stdin ("-"); either is read
-// through acquisition.MaxDocumentBytes while reading (acquisition.Read).
+// through the acquisition package's 1 GiB document bound while reading (acquisition.Read).
 func readAcquisition(e *env, path string) (*acquisition.Acquisition, error) {
 	var r io.Reader = e.Stdin
 	if path != "-" {

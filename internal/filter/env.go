@@ -25,11 +25,11 @@ var secretEnvSuffixes = []string{"_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_
 // notSecretEnvSuffixes override the suffix rule for names that are public by convention.
 var notSecretEnvSuffixes = []string{"_PUBLIC_KEY", "CACHE_KEY", "_SORT_KEY", "_PARTITION_KEY"}
 
-// SecretEnvName reports whether an environment variable name looks secret by the documented
+// secretEnvName reports whether an environment variable name looks secret by the documented
 // rule: one of a fixed list of CI credential names, or an upper-cased name ending in _TOKEN,
 // _SECRET, _PASSWORD, _PASSWD, _PASSPHRASE, _KEY, _PAT, _CREDENTIALS, _AUTH or _JWT, except
 // names ending in _PUBLIC_KEY, CACHE_KEY, _SORT_KEY or _PARTITION_KEY.
-func SecretEnvName(name string) bool {
+func secretEnvName(name string) bool {
 	n := strings.ToUpper(name)
 	if secretEnvNames[n] {
 		return true
@@ -38,7 +38,7 @@ func SecretEnvName(name string) bool {
 }
 
 // SecretEnvValues returns the literal values of the variables in environ ("NAME=value") that
-// are named in names or whose name SecretEnvName accepts. Values shorter than
+// are named in names or whose name secretEnvName accepts. Values shorter than
 // MinSecretEnvBytes are ignored; a multi-line value also contributes each of its lines that is
 // long enough (a log may print it line by line). The result is deduplicated and ordered
 // longest first (then bytewise), so overlapping literals redact whole.
@@ -57,7 +57,7 @@ func SecretEnvValues(environ []string, names []string) []string {
 	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || !(want[k] || SecretEnvName(k)) {
+		if !ok || k == "" || !(want[k] || secretEnvName(k)) {
 			continue
 		}
 		add(v)

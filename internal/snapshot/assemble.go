@@ -13,7 +13,7 @@ import (
 	"github.com/forgectx/forgectx/internal/platform/parallel"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
-	"github.com/forgectx/forgectx/internal/status/marker"
+	"github.com/forgectx/forgectx/internal/status"
 )
 
 // File roles and media types (index.schema.json file.role; closed by role).
@@ -919,7 +919,7 @@ func (a *asm) comments() error {
 	cands := make([]candidate, 0, len(list))
 	for i := range list {
 		c := &list[i]
-		if marker.IsOwnComment(c.Body) {
+		if status.IsOwnComment(c.Body) {
 			// forgectx's own status and receipt comments are not conversation: the sticky
 			// status is a mutable summary (staging it would change the agent's context every
 			// run and defeat prompt-cache reuse) and receipts are read back into

@@ -41,7 +41,7 @@ func (a *asm) finish() (*Tree, error) {
 	files, entries := a.files, a.entries
 	for i := 1; i < len(files); i++ {
 		if files[i].Path == files[i-1].Path {
-			return nil, abortf("schema", AbortSchemaInvalid, "two files share one path")
+			return nil, abortf("schema", abortSchemaInvalid, "two files share one path")
 		}
 	}
 	sort.Slice(a.records, func(i, j int) bool {
@@ -67,7 +67,7 @@ func (a *asm) finish() (*Tree, error) {
 	}
 	b, err := schema.Project()
 	if err != nil {
-		return nil, &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
+		return nil, &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
 	if err := a.validateDocs(files, b); err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func (a *asm) validateDocs(files []File, b *schema.Bundle) error {
 			f := files[i]
 			name := schema.ForPath(f.Path)
 			if err := b.Validate(name, f.Data); err != nil {
-				return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
+				return &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: f.Path + " does not validate against " + name, Err: err}
 			}
 		}
 		return nil
@@ -266,7 +266,7 @@ func buildIndex(idx indexJSON, b *schema.Bundle) ([]byte, error) {
 			return err
 		}
 		if err := b.Validate(schema.Index, buf); err != nil {
-			return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
+			return &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: "index.json does not validate against " + schema.Index, Err: err}
 		}
 		items[c] = cw.items
 		return nil

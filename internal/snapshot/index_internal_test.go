@@ -58,7 +58,7 @@ func TestIndexValidationFailureAbortsInAnyChunk(t *testing.T) {
 		bad.Records[at] = r
 		_, err := buildIndex(bad, b)
 		var ab *AbortError
-		if !errors.As(err, &ab) || ab.Code != AbortSchemaInvalid || !errors.Is(err, schema.ErrInvalid) {
+		if !errors.As(err, &ab) || ab.Code != abortSchemaInvalid || !errors.Is(err, schema.ErrInvalid) {
 			t.Errorf("invalid record %d: %v, want a schema_invalid abort", at, err)
 		}
 		badFile := sampleIndex(n)

@@ -167,7 +167,7 @@ func Usability(code string) string {
 
 // Abort codes beyond the gap codes.
 const (
-	AbortSchemaInvalid = "schema_invalid" // an emitted document failed its v1 schema
+	abortSchemaInvalid = "schema_invalid" // an emitted document failed its v1 schema
 	AbortFilterFailed  = "filter_failed"  // a filter component error: nothing passes through
 )
 

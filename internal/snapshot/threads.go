@@ -253,13 +253,13 @@ func (a *asm) relationDocs() error {
 	// finish() does not validate them again.
 	bundle, err := schema.Project()
 	if err != nil {
-		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
+		return &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: "the v1 schema bundle did not load", Err: err}
 	}
 	revItems := encodeItems(a.reviewOrder, reviewRelJSON.appendCanonical)
 	thrItems := encodeItems(a.threadRels, threadRelJSON.appendCanonical)
 	doc, err := arrayDocument(bundle, schema.Reviews, []arrayMember{{"reviews", revItems}, {"threads", thrItems}})
 	if err != nil {
-		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "relations/reviews.json does not validate against " + schema.Reviews, Err: err}
+		return &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: "relations/reviews.json does not validate against " + schema.Reviews, Err: err}
 	}
 	// Review paths are structural (checked, never rewritten): the document has no display text.
 	a.addFile("relations/reviews.json", "reviews", mediaJSON, doc, &filterJSON{Status: filter.StatusUnchanged, Findings: []filter.Finding{}})
@@ -267,7 +267,7 @@ func (a *asm) relationDocs() error {
 
 	stItems := encodeItems(a.threadStates, threadStateJSON.appendCanonical)
 	if doc, err = arrayDocument(bundle, schema.Threads, []arrayMember{{"threads", stItems}}); err != nil {
-		return &AbortError{Scope: "schema", Code: AbortSchemaInvalid, Reason: "state/threads.json does not validate against " + schema.Threads, Err: err}
+		return &AbortError{Scope: "schema", Code: abortSchemaInvalid, Reason: "state/threads.json does not validate against " + schema.Threads, Err: err}
 	}
 	a.addFile("state/threads.json", "thread_state", mediaJSON, doc, nil)
 	a.validated["state/threads.json"] = true

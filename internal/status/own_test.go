@@ -53,7 +53,7 @@ func FuzzIsOwnComment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		if IsOwnComment(body) {
 			// A match implies the body parses as either kind's first line.
-			if _, err := ParseReceipt(body); err == ErrNotReceipt {
+			if _, err := ParseReceipt(body); err == errNotReceipt {
 				first := body
 				if i := indexNL(body); i >= 0 {
 					first = body[:i]

@@ -11,11 +11,10 @@ import (
 
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
-	"github.com/forgectx/forgectx/internal/status/marker"
 )
 
 // ReceiptMarker is the first line of every receipt comment (docs/receipts.md).
-const ReceiptMarker = marker.Receipt
+const ReceiptMarker = "<!-- forgectx:receipt v1 -->"
 
 // Receipt statuses (history/agent-runs.json runs[].status).
 var receiptStatuses = map[string]bool{"success": true, "failure": true, "cancelled": true, "skipped": true, "timed_out": true}
@@ -34,9 +33,9 @@ var (
 	canonicalTS      = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{9}Z$`)
 )
 
-// ValidateReceipt checks every field against the agent-runs schema rules and the receipt ID
+// validateReceipt checks every field against the agent-runs schema rules and the receipt ID
 // rule, naming the field and the rule on failure. It sorts ResultRecordKeys (ASCII order).
-func ValidateReceipt(r *Receipt) error {
+func validateReceipt(r *Receipt) error {
 	if !receiptIDPattern.MatchString(r.ID) {
 		return fmt.Errorf("receipt: id: must match %s", receiptIDPattern)
 	}
@@ -81,7 +80,7 @@ func ValidateReceipt(r *Receipt) error {
 // RenderReceipt returns the body of a receipt comment: the marker, one human line and the
 // receipt as RFC 8785 JSON in a fenced block. The comment is posted once and never edited.
 func RenderReceipt(r Receipt) (string, error) {
-	if err := ValidateReceipt(&r); err != nil {
+	if err := validateReceipt(&r); err != nil {
 		return "", err
 	}
 	js, err := canon.JSON(r)
@@ -98,11 +97,11 @@ func RenderReceipt(r Receipt) (string, error) {
 	return b.String(), nil
 }
 
-// ErrNotReceipt is returned by ParseReceipt for a body that does not start with ReceiptMarker.
-var ErrNotReceipt = errors.New("receipt: not a forgectx receipt")
+// errNotReceipt is returned by ParseReceipt for a body that does not start with ReceiptMarker.
+var errNotReceipt = errors.New("receipt: not a forgectx receipt")
 
-// MaxReceiptBytes bounds the receipt bodies ParseReceipt reads.
-const MaxReceiptBytes = 64 << 10
+// maxReceiptBytes bounds the receipt bodies ParseReceipt reads.
+const maxReceiptBytes = 64 << 10
 
 // ParseReceipt reads a receipt comment body back. It accepts exactly the layout RenderReceipt
 // writes (marker on the first line, one fenced json block) with strict JSON (no unknown
@@ -111,12 +110,12 @@ const MaxReceiptBytes = 64 << 10
 // registered bot identity) is the caller's decision.
 func ParseReceipt(body string) (Receipt, error) {
 	var r Receipt
-	if len(body) > MaxReceiptBytes {
-		return r, fmt.Errorf("receipt: body larger than %d bytes", MaxReceiptBytes)
+	if len(body) > maxReceiptBytes {
+		return r, fmt.Errorf("receipt: body larger than %d bytes", maxReceiptBytes)
 	}
 	first, rest, _ := strings.Cut(body, "\n")
 	if strings.TrimSuffix(first, "\r") != ReceiptMarker {
-		return r, ErrNotReceipt
+		return r, errNotReceipt
 	}
 	rest = strings.ReplaceAll(rest, "\r\n", "\n")
 	start := strings.Index(rest, "\n```json\n")
@@ -136,7 +135,7 @@ func ParseReceipt(body string) (Receipt, error) {
 	if dec.More() {
 		return Receipt{}, errors.New("receipt: json block: trailing data")
 	}
-	if err := ValidateReceipt(&r); err != nil {
+	if err := validateReceipt(&r); err != nil {
 		return Receipt{}, err
 	}
 	// The block must be exactly the RFC 8785 bytes RenderReceipt writes: encoding/json keeps

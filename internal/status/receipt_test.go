@@ -91,7 +91,7 @@ func TestParseReceiptRejectsForgeries(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := ParseReceipt("plain comment"); err != ErrNotReceipt {
+	if _, err := ParseReceipt("plain comment"); err != errNotReceipt {
 		t.Errorf("plain comment: %v, want ErrNotReceipt", err)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/internal/filter"
-	"github.com/forgectx/forgectx/internal/status/marker"
 )
 
 // State is the state a status comment shows.
@@ -56,8 +55,8 @@ var words = map[State]string{
 // Valid reports whether s is one of the states above.
 func (s State) Valid() bool { _, ok := icons[s]; return ok }
 
-// MaxDetailBytes caps the rendered one-line detail (after sanitising).
-const MaxDetailBytes = 300
+// maxDetailBytes caps the rendered one-line detail (after sanitising).
+const maxDetailBytes = 300
 
 // agentPattern is what an agent name in a marker may look like; harness validation enforces
 // it, and Render refuses anything else so a name can never break out of the marker.
@@ -78,7 +77,7 @@ func Marker(agent string) string {
 }
 
 // Render returns the comment body for s. The detail passes the filter's Unicode safety and
-// secret redaction, is folded to one line, capped at MaxDetailBytes on a UTF-8 boundary and
+// secret redaction, is folded to one line, capped at maxDetailBytes on a UTF-8 boundary and
 // rendered inside a code span with < and > replaced, so it cannot forge markers, links,
 // mentions or HTML.
 func Render(p *filter.Pipeline, s Status) (string, error) {
@@ -110,7 +109,8 @@ type Parsed struct {
 	State State
 }
 
-var markerLine = marker.StatusLine
+// markerLine matches the first line of a status comment and captures the agent name.
+var markerLine = regexp.MustCompile(`^<!-- forgectx:status agent=([A-Za-z0-9][A-Za-z0-9._-]{0,63}) -->$`)
 var stateLine = regexp.MustCompile(`^(?:⏳|✅|❌|⏭️|⚠️) \*\*forgectx\*\* agent ` + "`" + `[^` + "`" + `]+` + "`" + ` (started|succeeded|failed|skipped|was cancelled|timed out)`)
 
 // ParseStatus reads the agent and state of a status comment body, ok=false when the body is
@@ -137,7 +137,7 @@ func ParseStatus(body string) (Parsed, bool) {
 // SanitizeDetail makes an untrusted detail safe for one status line: filter Unicode safety and
 // redaction, control characters, line breaks and every other space character folded to
 // spaces, runs of spaces collapsed, anything that renders invisibly dropped (invisible
-// reports), < and > replaced by ‹ and ›, and the result capped at MaxDetailBytes on a UTF-8
+// reports), < and > replaced by ‹ and ›, and the result capped at maxDetailBytes on a UTF-8
 // boundary with "…" appended when cut.
 func SanitizeDetail(p *filter.Pipeline, detail string) string {
 	if p == nil {
@@ -168,8 +168,8 @@ func SanitizeDetail(p *filter.Pipeline, detail string) string {
 		b.WriteRune(r)
 	}
 	out := strings.TrimSpace(b.String())
-	if len(out) > MaxDetailBytes {
-		cut := MaxDetailBytes - len("…")
+	if len(out) > maxDetailBytes {
+		cut := maxDetailBytes - len("…")
 		for cut > 0 && !utf8.RuneStart(out[cut]) {
 			cut--
 		}

@@ -81,7 +81,7 @@ func TestDetailRedactsSecretsAndCaps(t *testing.T) {
 	if strings.Contains(d, "s3cr3t-value-123") {
 		t.Errorf("registered secret not redacted: %q", d)
 	}
-	if len(d) > MaxDetailBytes || !utf8.ValidString(d) || !strings.HasSuffix(d, "…") {
+	if len(d) > maxDetailBytes || !utf8.ValidString(d) || !strings.HasSuffix(d, "…") {
 		t.Errorf("cap broken: %d bytes, valid=%v", len(d), utf8.ValidString(d))
 	}
 }
@@ -140,7 +140,7 @@ func FuzzRenderDetail(f *testing.F) {
 			t.Fatalf("parse back = %+v, %v", p, ok)
 		}
 		d := SanitizeDetail(nil, detail)
-		if len(d) > MaxDetailBytes || !utf8.ValidString(d) {
+		if len(d) > maxDetailBytes || !utf8.ValidString(d) {
 			t.Fatalf("detail %d bytes, valid=%v", len(d), utf8.ValidString(d))
 		}
 		for _, r := range d {

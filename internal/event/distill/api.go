@@ -18,27 +18,27 @@ var apiContainers = map[string]string{
 
 // Actions a poller synthesises for a newly seen object.
 const (
-	ActionCreated   = "created"
-	ActionSubmitted = "submitted"
+	actionCreated   = "created"
+	actionSubmitted = "submitted"
 )
 
-// FromAPIObject distils an object fetched from the GitHub or Forgejo REST API (for example
+// fromAPIObject distils an object fetched from the GitHub or Forgejo REST API (for example
 // GET /repos/{o}/{r}/issues/comments/{id}, .../pulls/comments/{id} or
 // .../pulls/{n}/reviews/{id}) as the webhook event eventName with the given action would carry
 // it, through the same rules as Excerpt: the excerpt has exactly the fields the webhook's would
 // (Requirement 4). The object is placed in the event's container; nothing else of a webhook
 // payload is invented. An event without a REST counterpart, or GitLab (whose REST notes carry no
-// web URL), yields {} with WarnNothingKnown.
-func FromAPIObject(forge Forge, eventName, action string, object []byte, opts Options) ([]byte, Report) {
+// web URL), yields {} with warnNothingKnown.
+func fromAPIObject(forge Forge, eventName, action string, object []byte, opts Options) ([]byte, Report) {
 	opts = opts.withDefaults()
 	rep := Report{Forge: forge}
-	if forge != GitHub && forge != Forgejo {
-		rep.Warning = WarnUnknownForge
+	if forge != gitHub && forge != Forgejo {
+		rep.Warning = warnUnknownForge
 		return empty, rep
 	}
 	key, ok := apiContainers[strings.TrimSpace(eventName)]
 	if !ok {
-		rep.Warning = WarnNothingKnown
+		rep.Warning = warnNothingKnown
 		return empty, rep
 	}
 	obj, warn := decodeObject(object, opts.MaxPayloadBytes)
@@ -56,20 +56,4 @@ func FromAPIObject(forge Forge, eventName, action string, object []byte, opts Op
 		delete(root, "action")
 	}
 	return distil(forge, eventName, root, opts, rep)
-}
-
-// IssueComment distils a REST issue comment as an issue_comment event.
-func IssueComment(forge Forge, action string, object []byte, opts Options) ([]byte, Report) {
-	return FromAPIObject(forge, "issue_comment", action, object, opts)
-}
-
-// ReviewComment distils a REST pull request review comment as a pull_request_review_comment
-// event.
-func ReviewComment(forge Forge, action string, object []byte, opts Options) ([]byte, Report) {
-	return FromAPIObject(forge, "pull_request_review_comment", action, object, opts)
-}
-
-// Review distils a REST pull request review as a pull_request_review event.
-func Review(forge Forge, action string, object []byte, opts Options) ([]byte, Report) {
-	return FromAPIObject(forge, "pull_request_review", action, object, opts)
 }

@@ -18,7 +18,7 @@ func BenchmarkExcerpt(b *testing.B) {
 		b.Run(ev, func(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			for i := 0; i < b.N; i++ {
-				Excerpt(GitHub, ev, payload, Options{})
+				Excerpt(gitHub, ev, payload, Options{})
 			}
 		})
 	}
@@ -27,7 +27,7 @@ func BenchmarkExcerpt(b *testing.B) {
 	b.Run("issue_comment_50KB_body", func(b *testing.B) {
 		b.SetBytes(int64(len(big)))
 		for i := 0; i < b.N; i++ {
-			Excerpt(GitHub, "issue_comment", big, Options{})
+			Excerpt(gitHub, "issue_comment", big, Options{})
 		}
 	})
 }

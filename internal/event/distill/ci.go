@@ -12,8 +12,8 @@ import (
 
 // Warning codes for the CI input (see Report.Warning).
 const (
-	WarnPayloadMissing    = "payload_missing"    // no --payload and no CI variable names one
-	WarnPayloadUnreadable = "payload_unreadable" // the named file or stdin could not be read
+	warnPayloadMissing    = "payload_missing"    // no --payload and no CI variable names one
+	warnPayloadUnreadable = "payload_unreadable" // the named file or stdin could not be read
 )
 
 // CIInput says where the triggering event comes from. Empty fields take the CI environment's
@@ -33,15 +33,15 @@ type CIInput struct {
 	Getenv      func(string) string
 }
 
-// DetectForge picks the forge from the CI environment.
-func DetectForge(getenv func(string) string) Forge {
+// detectForge picks the forge from the CI environment.
+func detectForge(getenv func(string) string) Forge {
 	switch {
 	case getenv("GITLAB_CI") == "true":
-		return GitLab
+		return gitLab
 	case getenv("FORGEJO_ACTIONS") == "true", getenv("GITEA_ACTIONS") == "true":
 		return Forgejo
 	}
-	return GitHub
+	return gitHub
 }
 
 // FromCI resolves the input against the environment, reads the payload and distils it. Like
@@ -54,12 +54,12 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 	}
 	forge := in.Forge
 	if forge == "" {
-		forge = DetectForge(getenv)
+		forge = detectForge(getenv)
 	}
 	event, src, from := in.Event, in.PayloadPath, "--payload"
 	var inline []byte
 	switch forge {
-	case GitLab:
+	case gitLab:
 		if src == "" {
 			v := getenv("TRIGGER_PAYLOAD")
 			if strings.HasPrefix(strings.TrimSpace(v), "{") {
@@ -79,11 +79,11 @@ func FromCI(in CIInput, opts Options) ([]byte, Report) {
 	payload := inline
 	if payload == nil {
 		if src == "" {
-			return empty, Report{Forge: forge, Warning: WarnPayloadMissing}
+			return empty, Report{Forge: forge, Warning: warnPayloadMissing}
 		}
 		b, err := readPayload(src, in.Stdin, opts.MaxPayloadBytes)
 		if err != nil {
-			return empty, Report{Forge: forge, Warning: WarnPayloadUnreadable, PayloadPath: src, PayloadFrom: from, PayloadErr: err}
+			return empty, Report{Forge: forge, Warning: warnPayloadUnreadable, PayloadPath: src, PayloadFrom: from, PayloadErr: err}
 		}
 		payload = b
 	}

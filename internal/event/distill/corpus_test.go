@@ -60,7 +60,7 @@ func TestCorpusInvariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, rep := Excerpt(GitHub, ev, payload, Options{})
+			out, rep := Excerpt(gitHub, ev, payload, Options{})
 			checkInvariants(t, f, ev, payload, out, rep)
 			ratios = append(ratios, float64(len(out))/float64(len(payload)))
 			sizes = append(sizes, utf8.RuneCount(out))
@@ -169,7 +169,7 @@ func checkInvariants(t *testing.T, file, ev string, payload, out []byte, rep Rep
 			}
 		}
 	}
-	again, _ := Excerpt(GitHub, ev, payload, Options{})
+	again, _ := Excerpt(gitHub, ev, payload, Options{})
 	if string(again) != string(out) {
 		t.Errorf("%s: not deterministic", name)
 	}
@@ -196,7 +196,7 @@ func TestGitLabFixtures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
 			payload := readFixture(t, "gitlab/"+tc.file)
-			out, rep := Excerpt(GitLab, "", payload, Options{})
+			out, rep := Excerpt(gitLab, "", payload, Options{})
 			m := decode(t, out)
 			// The rule's container names the event: no "event" key; the report names it.
 			if _, has := m["event"]; has || rep.Rule != tc.event || rep.Event != tc.event {
@@ -220,25 +220,25 @@ func TestGitLabFixtures(t *testing.T) {
 func TestGitLabEventNames(t *testing.T) {
 	note := readFixture(t, "gitlab/note_issue.json")
 	for _, name := range []string{"", "Note Hook", "note hook", "Confidential Note Hook", "note"} {
-		out, rep := Excerpt(GitLab, name, note, Options{})
+		out, rep := Excerpt(gitLab, name, note, Options{})
 		if rep.Rule != "note" || !strings.HasPrefix(string(out), `{"action":"create","note":{`) {
 			t.Errorf("%q: rule %q %s", name, rep.Rule, out)
 		}
 	}
 	job := readFixture(t, "gitlab/job.json")
 	for _, name := range []string{"Job Hook", "build", "job", ""} {
-		if _, rep := Excerpt(GitLab, name, job, Options{}); rep.Rule != "build" {
+		if _, rep := Excerpt(gitLab, name, job, Options{}); rep.Rule != "build" {
 			t.Errorf("%q: rule %q", name, rep.Rule)
 		}
 	}
 	// A note payload named as a hook without a rule distils the merge request it carries.
-	out, rep := Excerpt(GitLab, "Emoji Hook", readFixture(t, "gitlab/note_merge_request.json"), Options{})
+	out, rep := Excerpt(gitLab, "Emoji Hook", readFixture(t, "gitlab/note_merge_request.json"), Options{})
 	want := `{"event":"emoji_hook","action":"create","merge_request":{"iid":1,"title":"Tempora et eos debitis quae laborum et.","state":"opened","url":"http://example.com/gitlab-org/gitlab-test/-/merge_requests/1"}}`
 	if string(out) != want || rep.Rule != "generic" {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 	// The pipeline payload's variables (values may be secrets) never reach the excerpt.
-	out, _ = Excerpt(GitLab, "", readFixture(t, "gitlab/pipeline.json"), Options{})
+	out, _ = Excerpt(gitLab, "", readFixture(t, "gitlab/pipeline.json"), Options{})
 	if strings.Contains(string(out), "us-west-1") {
 		t.Errorf("pipeline variables carried: %s", out)
 	}
@@ -250,13 +250,13 @@ func TestGitLabNoteIsCappedAndItsAddressSurvives(t *testing.T) {
 		t.Fatal(err)
 	}
 	root["object_attributes"].(map[string]any)["note"] = strings.Repeat("log line\n", 6000)
-	out, rep := Excerpt(GitLab, "Note Hook", mustJSON(t, root), Options{})
+	out, rep := Excerpt(gitLab, "Note Hook", mustJSON(t, root), Options{})
 	n := obj(t, decode(t, out), "note")
 	if n["url"] != "http://example.com/gitlab-org/gitlab-test/-/merge_requests/1#note_1244" ||
 		n["new_path"] != "files/ruby/popen.rb" || n["new_line"] != json.Number("9") {
 		t.Errorf("address lost: %v", n)
 	}
-	if !strings.Contains(n["note"].(string), MarkerPrefix) || fmt.Sprint(rep.Truncated) != "[note.note]" {
+	if !strings.Contains(n["note"].(string), markerPrefix) || fmt.Sprint(rep.Truncated) != "[note.note]" {
 		t.Errorf("note not capped: truncated %v", rep.Truncated)
 	}
 }
@@ -284,7 +284,7 @@ func TestSizeTargets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := Excerpt(GitHub, ev, payload, Options{})
+			out, _ := Excerpt(gitHub, ev, payload, Options{})
 			ratios = append(ratios, float64(utf8.RuneCount(out))/float64(utf8.RuneCount(payload)))
 			if ev == "issue_comment" {
 				var root struct{ Action string }

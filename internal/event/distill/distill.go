@@ -4,7 +4,7 @@
 // Requirements 1–5 and its abuse cases, for GitHub, Forgejo and GitLab payloads. docs/distill.md lists every
 // event's fields, the caps and the truncation marker.
 //
-// There is one distillation function. Excerpt takes a raw webhook payload; FromAPIObject wraps an
+// There is one distillation function. Excerpt takes a raw webhook payload; fromAPIObject wraps an
 // object fetched from the forge's REST API into the container the webhook would carry and runs the
 // same code, so both ingresses emit the same fields (Requirement 4).
 //
@@ -33,15 +33,15 @@ type Forge string
 
 // Forges.
 const (
-	GitHub  Forge = "github"
-	GitLab  Forge = "gitlab"
+	gitHub  Forge = "github"
+	gitLab  Forge = "gitlab"
 	Forgejo Forge = "forgejo"
 )
 
 // ParseForge maps a --forge value to a Forge; ok is false for anything else.
 func ParseForge(s string) (Forge, bool) {
 	switch f := Forge(strings.ToLower(strings.TrimSpace(s))); f {
-	case GitHub, GitLab, Forgejo:
+	case gitHub, gitLab, Forgejo:
 		return f, true
 	}
 	return "", false
@@ -53,15 +53,15 @@ const (
 	// DefaultMaxTextChars caps a free-text field (body, description, summary, note), in Unicode
 	// code points, marker included.
 	DefaultMaxTextChars = 2000
-	// DefaultMaxDisplayChars caps a short display string (title, name, label, login, state), in
+	// defaultMaxDisplayChars caps a short display string (title, name, label, login, state), in
 	// code points, marker included.
-	DefaultMaxDisplayChars = 256
+	defaultMaxDisplayChars = 256
 	// MinCapChars is the smallest accepted cap; smaller values are raised to it so the marker
 	// always fits with some text before it.
 	MinCapChars = 64
-	// DefaultMaxPayloadBytes bounds the payload Excerpt will parse (GitHub caps deliveries at
+	// defaultMaxPayloadBytes bounds the payload Excerpt will parse (GitHub caps deliveries at
 	// 25 MB).
-	DefaultMaxPayloadBytes = 32 << 20
+	defaultMaxPayloadBytes = 32 << 20
 	// maxStructuralBytes bounds a URL or path; longer values are omitted, never cut, because a
 	// cut address points somewhere else.
 	maxStructuralBytes = 4096
@@ -77,8 +77,8 @@ type Sanitizer interface {
 // Options tune one distillation. The zero value uses the defaults and filter.New(nil).
 type Options struct {
 	MaxTextChars    int       // 0 → DefaultMaxTextChars
-	MaxDisplayChars int       // 0 → DefaultMaxDisplayChars
-	MaxPayloadBytes int       // 0 → DefaultMaxPayloadBytes
+	MaxDisplayChars int       // 0 → defaultMaxDisplayChars
+	MaxPayloadBytes int       // 0 → defaultMaxPayloadBytes
 	Filter          Sanitizer // nil → filter.New(nil)
 }
 
@@ -87,12 +87,12 @@ func (o Options) withDefaults() Options {
 		o.MaxTextChars = DefaultMaxTextChars
 	}
 	if o.MaxDisplayChars == 0 {
-		o.MaxDisplayChars = DefaultMaxDisplayChars
+		o.MaxDisplayChars = defaultMaxDisplayChars
 	}
 	o.MaxTextChars = max(o.MaxTextChars, MinCapChars)
 	o.MaxDisplayChars = max(o.MaxDisplayChars, MinCapChars)
 	if o.MaxPayloadBytes <= 0 {
-		o.MaxPayloadBytes = DefaultMaxPayloadBytes
+		o.MaxPayloadBytes = defaultMaxPayloadBytes
 	}
 	if o.Filter == nil {
 		o.Filter = filter.New(nil)
@@ -102,21 +102,21 @@ func (o Options) withDefaults() Options {
 
 // Warning codes in Report.Warning: why the excerpt is {}.
 const (
-	WarnUnknownForge     = "unknown_forge"
-	WarnPayloadEmpty     = "payload_empty"
-	WarnPayloadTooLarge  = "payload_too_large"
-	WarnPayloadNotJSON   = "payload_not_json"
-	WarnPayloadNotObject = "payload_not_object"
-	WarnNothingKnown     = "nothing_recognised"
+	warnUnknownForge     = "unknown_forge"
+	warnPayloadEmpty     = "payload_empty"
+	warnPayloadTooLarge  = "payload_too_large"
+	warnPayloadNotJSON   = "payload_not_json"
+	warnPayloadNotObject = "payload_not_object"
+	warnNothingKnown     = "nothing_recognised"
 )
 
 // Omission codes in Report.Omitted: why a present field was left out.
 const (
-	OmitWrongType       = "wrong_type"        // not the JSON type the field rule expects
+	omitWrongType       = "wrong_type"        // not the JSON type the field rule expects
 	OmitFilterError     = "filter_error"      // the filter failed; fail safe, the field goes
-	OmitUnsafeStructure = "unsafe_structural" // a URL, path or branch the filter would rewrite
-	OmitNotWebURL       = "not_web_url"       // not an absolute http(s) URL, or an API URL
-	OmitTooLong         = "too_long"          // a URL or path over 4096 bytes (never cut)
+	omitUnsafeStructure = "unsafe_structural" // a URL, path or branch the filter would rewrite
+	omitNotWebURL       = "not_web_url"       // not an absolute http(s) URL, or an API URL
+	omitTooLong         = "too_long"          // a URL or path over 4096 bytes (never cut)
 )
 
 // Omission is one field left out of the excerpt. Field is the excerpt path (e.g.
@@ -155,7 +155,7 @@ func Excerpt(forge Forge, eventName string, payload []byte, opts Options) ([]byt
 	opts = opts.withDefaults()
 	rep := Report{Forge: forge}
 	if _, ok := ParseForge(string(forge)); !ok || Forge(strings.ToLower(string(forge))) != forge {
-		rep.Warning = WarnUnknownForge
+		rep.Warning = warnUnknownForge
 		return empty, rep
 	}
 	root, warn := decodeObject(payload, opts.MaxPayloadBytes)
@@ -167,29 +167,29 @@ func Excerpt(forge Forge, eventName string, payload []byte, opts Options) ([]byt
 }
 
 // decodeObject parses payload as exactly one JSON object with numbers kept as json.Number. A
-// payload over maxBytes is not parsed at all (WarnPayloadTooLarge); any other refusal is the
+// payload over maxBytes is not parsed at all (warnPayloadTooLarge); any other refusal is the
 // warning it returns.
 func decodeObject(payload []byte, maxBytes int) (map[string]any, string) {
 	if len(payload) > maxBytes {
-		return nil, WarnPayloadTooLarge
+		return nil, warnPayloadTooLarge
 	}
 	payload = bytes.TrimPrefix(payload, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(payload)) == 0 {
-		return nil, WarnPayloadEmpty
+		return nil, warnPayloadEmpty
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, WarnPayloadNotJSON
+		return nil, warnPayloadNotJSON
 	}
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, WarnPayloadNotJSON
+		return nil, warnPayloadNotJSON
 	}
 	root, ok := v.(map[string]any)
 	if !ok {
-		return nil, WarnPayloadNotObject
+		return nil, warnPayloadNotObject
 	}
 	return root, ""
 }
@@ -198,12 +198,12 @@ func decodeObject(payload []byte, maxBytes int) (map[string]any, string) {
 // else (it came from the environment or a flag) is not carried.
 var safeEventName = regexp.MustCompile(`^[a-z][a-z0-9_.]{0,63}$`)
 
-// distil is the one distillation path: Excerpt and FromAPIObject both end here.
+// distil is the one distillation path: Excerpt and fromAPIObject both end here.
 func distil(forge Forge, eventName string, root map[string]any, opts Options, rep Report) ([]byte, Report) {
 	var r rule
 	var event string
 	switch forge {
-	case GitLab:
+	case gitLab:
 		event, r = gitlabRule(eventName, root)
 	default:
 		event, r = githubRule(forge, eventName)
@@ -222,7 +222,7 @@ func distil(forge Forge, eventName string, root map[string]any, opts Options, re
 		}
 	}
 	if len(out) == 0 {
-		rep.Warning = WarnNothingKnown
+		rep.Warning = warnNothingKnown
 		rep.Fields = 0
 		rep.Findings = nil
 		return empty, rep

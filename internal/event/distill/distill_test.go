@@ -37,7 +37,7 @@ func reviewCommentPayload(t *testing.T, mutate func(comment map[string]any)) []b
 }
 
 func TestR1_1_IssueCommentCarriesBodyURLAndLoginOnly(t *testing.T) {
-	out, rep := Excerpt(GitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
+	out, rep := Excerpt(gitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
 	// A created comment: no "event" (the comment container names it) and no "action" (the
 	// comment as it now stands is what "created" means).
 	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"comment"}) {
@@ -58,7 +58,7 @@ func TestR1_1_IssueCommentCarriesBodyURLAndLoginOnly(t *testing.T) {
 }
 
 func TestR1_2_IssueCommentCarriesNoIssueSenderRepositoryOrAPIURL(t *testing.T) {
-	out, _ := Excerpt(GitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
+	out, _ := Excerpt(gitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
 	m := decode(t, out)
 	for _, k := range []string{"issue", "sender", "repository", "installation", "organization"} {
 		if _, ok := m[k]; ok {
@@ -86,7 +86,7 @@ func TestR1_3_ReviewCommentCarriesPathAndLineBeforeBodyThenURLAndLogin(t *testin
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _ := Excerpt(GitHub, "pull_request_review_comment", reviewCommentPayload(t, tc.mutate), Options{})
+			out, _ := Excerpt(gitHub, "pull_request_review_comment", reviewCommentPayload(t, tc.mutate), Options{})
 			if got := keysInOrder(t, out, "comment"); !reflect.DeepEqual(got, tc.keys) {
 				t.Errorf("keys %v, want %v\n%s", got, tc.keys, out)
 			}
@@ -105,7 +105,7 @@ func TestR1_4_ReviewCarriesStateBodyURLAndLoginOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	root["review"].(map[string]any)["body"] = "Please split this function."
-	out, _ := Excerpt(GitHub, "pull_request_review", mustJSON(t, root), Options{})
+	out, _ := Excerpt(gitHub, "pull_request_review", mustJSON(t, root), Options{})
 	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"action", "review"}) {
 		t.Errorf("top-level keys %v", got)
 	}
@@ -117,7 +117,7 @@ func TestR1_4_ReviewCarriesStateBodyURLAndLoginOnly(t *testing.T) {
 func TestR1_5_AuthorIsABareLoginString(t *testing.T) {
 	for ev, files := range githubCorpus(t) {
 		for _, f := range files {
-			out, _ := Excerpt(GitHub, ev, readFixture(t, strings.TrimPrefix(f, fixtures+"/")), Options{})
+			out, _ := Excerpt(gitHub, ev, readFixture(t, strings.TrimPrefix(f, fixtures+"/")), Options{})
 			for _, v := range decode(t, out) {
 				if c, ok := v.(map[string]any); ok {
 					if a, present := c["author"]; present {
@@ -145,7 +145,7 @@ func TestR2_1_IssuesAndPullRequestsCarryNumberTitleStateURLMergedDraft(t *testin
 	}
 	for _, tc := range cases {
 		t.Run(tc.event, func(t *testing.T) {
-			out, _ := Excerpt(GitHub, tc.event, readFixture(t, tc.file), Options{})
+			out, _ := Excerpt(gitHub, tc.event, readFixture(t, tc.file), Options{})
 			if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"action", tc.container}) {
 				t.Errorf("top-level keys %v", got)
 			}
@@ -168,7 +168,7 @@ func TestR2_2_LabeledAndUnlabeledCarryTheLabelName(t *testing.T) {
 		{"pull_request", "github/pull_request/12-opened.json", false},
 	}
 	for _, tc := range cases {
-		out, _ := Excerpt(GitHub, tc.event, readFixture(t, tc.file), Options{})
+		out, _ := Excerpt(gitHub, tc.event, readFixture(t, tc.file), Options{})
 		l, ok := decode(t, out)["label"]
 		if ok != tc.label || (ok && l != "bug") {
 			t.Errorf("%s: label %v (present %v), want present %v", tc.file, l, ok, tc.label)
@@ -196,7 +196,7 @@ func TestR2_3_RunsAndChecksCarryIdentityStatusConclusionURLBranch(t *testing.T) 
 			"id": json.Number("118578147"), "status": "completed", "conclusion": "success", "head_branch": "changes"}},
 	}
 	for _, tc := range cases {
-		out, _ := Excerpt(GitHub, tc.event, readFixture(t, tc.file), Options{})
+		out, _ := Excerpt(gitHub, tc.event, readFixture(t, tc.file), Options{})
 		if got := obj(t, decode(t, out), tc.event); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %v\nwant %v", tc.file, got, tc.want)
 		}
@@ -204,7 +204,7 @@ func TestR2_3_RunsAndChecksCarryIdentityStatusConclusionURLBranch(t *testing.T) 
 }
 
 func TestR2_4_CheckRunOutputTitleAndSummaryAreCappedFreeText(t *testing.T) {
-	out, _ := Excerpt(GitHub, "check_run", readFixture(t, "github/check_run/07-rerequested.json"), Options{})
+	out, _ := Excerpt(gitHub, "check_run", readFixture(t, "github/check_run/07-rerequested.json"), Options{})
 	o := obj(t, obj(t, decode(t, out), "check_run"), "output")
 	if o["title"] != "Report" || o["summary"] != "It's all good." {
 		t.Errorf("output %v", o)
@@ -214,9 +214,9 @@ func TestR2_4_CheckRunOutputTitleAndSummaryAreCappedFreeText(t *testing.T) {
 		t.Fatal(err)
 	}
 	root["check_run"].(map[string]any)["output"].(map[string]any)["summary"] = strings.Repeat("FAIL ", 2000)
-	out, rep := Excerpt(GitHub, "check_run", mustJSON(t, root), Options{MaxTextChars: 300})
+	out, rep := Excerpt(gitHub, "check_run", mustJSON(t, root), Options{MaxTextChars: 300})
 	s := obj(t, obj(t, decode(t, out), "check_run"), "output")["summary"].(string)
-	if utf8.RuneCountInString(s) > 300 || !strings.Contains(s, MarkerPrefix) {
+	if utf8.RuneCountInString(s) > 300 || !strings.Contains(s, markerPrefix) {
 		t.Errorf("summary not capped with a marker: %d chars", utf8.RuneCountInString(s))
 	}
 	if !reflect.DeepEqual(rep.Truncated, []string{"check_run.output.summary"}) {
@@ -232,7 +232,7 @@ func TestR2_5_StatusCarriesStateContextDescriptionTargetURL(t *testing.T) {
 	root["state"] = "failure"
 	root["description"] = "3 tests failed"
 	root["target_url"] = "https://ci.example.com/builds/42"
-	out, _ := Excerpt(GitHub, "status", mustJSON(t, root), Options{})
+	out, _ := Excerpt(gitHub, "status", mustJSON(t, root), Options{})
 	if got := keysInOrder(t, out, "status"); !reflect.DeepEqual(got, []string{"state", "context", "description", "target_url"}) {
 		t.Errorf("status keys %v", got)
 	}
@@ -251,7 +251,7 @@ func TestR2_6_UnknownEventDistilsKnownContainersNeverTheRawPayload(t *testing.T)
 		"repository": map[string]any{"full_name": "o/r", "url": "https://api.github.com/repos/o/r"},
 		"sender":     map[string]any{"login": "alice"},
 	})
-	out, rep := Excerpt(GitHub, "discussion_comment", payload, Options{})
+	out, rep := Excerpt(gitHub, "discussion_comment", payload, Options{})
 	want := `{"event":"discussion_comment","action":"created","comment":{"body":"ping","html_url":"https://github.com/o/r/discussions/1#discussioncomment-2","author":"alice"}}`
 	if string(out) != want || rep.Rule != "generic" {
 		t.Errorf("got %s (rule %q)\nwant %s", out, rep.Rule, want)
@@ -263,7 +263,7 @@ func TestR2_6_UnknownEventDistilsKnownContainersNeverTheRawPayload(t *testing.T)
 	}
 	pr["action"] = "resolved"
 	pr["thread"] = map[string]any{"node_id": "T", "comments": []any{}}
-	out, _ = Excerpt(GitHub, "pull_request_review_thread", mustJSON(t, pr), Options{})
+	out, _ = Excerpt(gitHub, "pull_request_review_thread", mustJSON(t, pr), Options{})
 	if got := keysInOrder(t, out); !reflect.DeepEqual(got, []string{"event", "action", "pull_request"}) {
 		t.Errorf("keys %v: %s", got, out)
 	}
@@ -281,8 +281,8 @@ func TestR2_7_NothingRecognisableRendersEmptyObject(t *testing.T) {
 			if strings.HasPrefix(name, "known") {
 				ev = "issue_comment"
 			}
-			out, rep := Excerpt(GitHub, ev, []byte(payload), Options{})
-			if string(out) != "{}" || rep.Warning != WarnNothingKnown {
+			out, rep := Excerpt(gitHub, ev, []byte(payload), Options{})
+			if string(out) != "{}" || rep.Warning != warnNothingKnown {
 				t.Errorf("got %s, warning %q", out, rep.Warning)
 			}
 		})
@@ -292,14 +292,14 @@ func TestR2_7_NothingRecognisableRendersEmptyObject(t *testing.T) {
 func TestR3_TruncationTakesProseNeverTheAddress(t *testing.T) {
 	log := strings.Repeat("2026-01-01T00:00:00Z ERROR something failed at step 12\n", 1000) // ~55 KB
 	payload := reviewCommentPayload(t, func(c map[string]any) { c["body"] = log })
-	out, rep := Excerpt(GitHub, "pull_request_review_comment", payload, Options{})
+	out, rep := Excerpt(gitHub, "pull_request_review_comment", payload, Options{})
 	c := obj(t, decode(t, out), "comment") // R3.2: still parseable
 	body := c["body"].(string)
 	// R3.1: only the body is cut, with the marker inside its value.
 	if n := utf8.RuneCountInString(body); n > DefaultMaxTextChars {
 		t.Errorf("body has %d characters, cap %d", n, DefaultMaxTextChars)
 	}
-	wantMarker := marker(utf8.RuneCountInString(strings.SplitN(body, "\n"+MarkerPrefix, 2)[0]), utf8.RuneCountInString(log))
+	wantMarker := marker(utf8.RuneCountInString(strings.SplitN(body, "\n"+markerPrefix, 2)[0]), utf8.RuneCountInString(log))
 	if !strings.HasSuffix(body, wantMarker) || !strings.HasPrefix(log, strings.TrimSuffix(body, wantMarker)) {
 		t.Errorf("body does not end with the marker %q: ...%q", wantMarker, body[len(body)-80:])
 	}
@@ -317,7 +317,7 @@ func TestR3_1_CapIsAnOptionAndCountsCodePoints(t *testing.T) {
 	body := strings.Repeat("é🙂", 500) // 1000 code points, 3000 bytes
 	payload := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = body })
 	for _, limit := range []int{MinCapChars, 100, 999, 1000, 5000} {
-		out, rep := Excerpt(GitHub, "issue_comment", payload, Options{MaxTextChars: limit})
+		out, rep := Excerpt(gitHub, "issue_comment", payload, Options{MaxTextChars: limit})
 		got := obj(t, decode(t, out), "comment")["body"].(string)
 		n := utf8.RuneCountInString(got)
 		switch {
@@ -325,19 +325,19 @@ func TestR3_1_CapIsAnOptionAndCountsCodePoints(t *testing.T) {
 			if got != body || len(rep.Truncated) != 0 {
 				t.Errorf("cap %d: body changed", limit)
 			}
-		case n > limit || !utf8.ValidString(got) || !strings.Contains(got, MarkerPrefix):
-			t.Errorf("cap %d: %d characters, marker %v", limit, n, strings.Contains(got, MarkerPrefix))
+		case n > limit || !utf8.ValidString(got) || !strings.Contains(got, markerPrefix):
+			t.Errorf("cap %d: %d characters, marker %v", limit, n, strings.Contains(got, markerPrefix))
 		}
 	}
 	// Caps below the minimum are raised to it.
-	out, _ := Excerpt(GitHub, "issue_comment", payload, Options{MaxTextChars: 5})
+	out, _ := Excerpt(gitHub, "issue_comment", payload, Options{MaxTextChars: 5})
 	if n := utf8.RuneCountInString(obj(t, decode(t, out), "comment")["body"].(string)); n > MinCapChars || n < MinCapChars-2 {
 		t.Errorf("cap 5 gave %d characters, want about %d", n, MinCapChars)
 	}
 }
 
 func TestR4_1_APIObjectsDistilLikeTheWebhook(t *testing.T) {
-	// Every comment and review in the webhook corpus, handed to FromAPIObject as the REST API
+	// Every comment and review in the webhook corpus, handed to fromAPIObject as the REST API
 	// returns it (the same object shape), gives byte-identical excerpts.
 	containers := map[string]string{"issue_comment": "comment", "pull_request_review_comment": "comment", "pull_request_review": "review",
 		"issues": "issue", "pull_request": "pull_request", "workflow_run": "workflow_run", "check_run": "check_run", "check_suite": "check_suite"}
@@ -361,8 +361,8 @@ func TestR4_1_APIObjectsDistilLikeTheWebhook(t *testing.T) {
 				delete(root, "label")
 				raw = mustJSON(t, root)
 			}
-			hook, _ := Excerpt(GitHub, ev, raw, Options{})
-			api, _ := FromAPIObject(GitHub, ev, action, root[key], Options{})
+			hook, _ := Excerpt(gitHub, ev, raw, Options{})
+			api, _ := fromAPIObject(gitHub, ev, action, root[key], Options{})
 			if string(hook) != string(api) {
 				t.Errorf("%s:\nwebhook %s\napi     %s", f, hook, api)
 			}
@@ -379,8 +379,8 @@ func TestR4_1_RESTShapesHaveTheWebhookFields(t *testing.T) {
 		rest, event, hook, container string
 		ctor                         func(Forge, string, []byte, Options) ([]byte, Report)
 	}{
-		{"github/rest/issue-comment.json", "issue_comment", "github/issue_comment/01-created.json", "comment", IssueComment},
-		{"github/rest/pull-request-review-comment.json", "pull_request_review_comment", "github/pull_request_review_comment/01-created.json", "comment", ReviewComment},
+		{"github/rest/issue-comment.json", "issue_comment", "github/issue_comment/01-created.json", "comment", issueComment},
+		{"github/rest/pull-request-review-comment.json", "pull_request_review_comment", "github/pull_request_review_comment/01-created.json", "comment", reviewComment},
 		{"github/rest/pull-request-review.json", "pull_request_review", "github/pull_request_review/00-submitted.json", "review", Review},
 	}
 	for _, tc := range cases {
@@ -393,9 +393,9 @@ func TestR4_1_RESTShapesHaveTheWebhookFields(t *testing.T) {
 			if r, ok := root["review"].(map[string]any); ok {
 				r["body"] = "LGTM"
 			}
-			hook, _ := Excerpt(GitHub, tc.event, mustJSON(t, root), Options{})
+			hook, _ := Excerpt(gitHub, tc.event, mustJSON(t, root), Options{})
 			action, _ := root["action"].(string)
-			api, rep := tc.ctor(GitHub, action, readFixture(t, tc.rest), Options{})
+			api, rep := tc.ctor(gitHub, action, readFixture(t, tc.rest), Options{})
 			hk, ak := keysInOrder(t, hook, tc.container), keysInOrder(t, api, tc.container)
 			if tc.event == "pull_request_review_comment" {
 				// The REST example is a multi-line comment; the webhook example is not.
@@ -408,7 +408,7 @@ func TestR4_1_RESTShapesHaveTheWebhookFields(t *testing.T) {
 	}
 	// The REST API spells review states in capitals, the webhook in lower case; the excerpt
 	// carries one spelling.
-	api, _ := Review(GitHub, ActionSubmitted, readFixture(t, "github/rest/pull-request-review.json"), Options{})
+	api, _ := Review(gitHub, actionSubmitted, readFixture(t, "github/rest/pull-request-review.json"), Options{})
 	if st := obj(t, decode(t, api), "review")["state"]; st != "approved" {
 		t.Errorf("state %v, want approved", st)
 	}
@@ -426,16 +426,16 @@ func without(list []string, drop string) []string {
 
 func TestR4_2_FromAPIObjectIsExcerptOfTheWrappedObject(t *testing.T) {
 	rest := readFixture(t, "github/rest/issue-comment.json")
-	api, _ := IssueComment(GitHub, ActionCreated, rest, Options{})
+	api, _ := issueComment(gitHub, actionCreated, rest, Options{})
 	wrapped := []byte(`{"action":"created","comment":` + string(rest) + `}`)
-	hook, _ := Excerpt(GitHub, "issue_comment", wrapped, Options{})
+	hook, _ := Excerpt(gitHub, "issue_comment", wrapped, Options{})
 	if string(api) != string(hook) {
 		t.Errorf("two paths differ:\n%s\n%s", api, hook)
 	}
-	if out, rep := FromAPIObject(GitLab, "note", "", rest, Options{}); string(out) != "{}" || rep.Warning != WarnUnknownForge {
+	if out, rep := fromAPIObject(gitLab, "note", "", rest, Options{}); string(out) != "{}" || rep.Warning != warnUnknownForge {
 		t.Errorf("GitLab REST objects are not supported, got %s %q", out, rep.Warning)
 	}
-	if out, rep := FromAPIObject(GitHub, "deployment", "", rest, Options{}); string(out) != "{}" || rep.Warning != WarnNothingKnown {
+	if out, rep := fromAPIObject(gitHub, "deployment", "", rest, Options{}); string(out) != "{}" || rep.Warning != warnNothingKnown {
 		t.Errorf("unknown REST object: %s %q", out, rep.Warning)
 	}
 }
@@ -447,7 +447,7 @@ func TestAbuse1_ForgedFieldsStayInsideTheBodyString(t *testing.T) {
 	passThrough := fakeFilter(func(s string) (string, []filter.Finding) { return s, nil })
 	for name, f := range map[string]Sanitizer{"default pipeline": nil, "pass-through filter": passThrough} {
 		t.Run(name, func(t *testing.T) {
-			out, _ := Excerpt(GitHub, "issue_comment", payload, Options{Filter: f})
+			out, _ := Excerpt(gitHub, "issue_comment", payload, Options{Filter: f})
 			m := decode(t, out)
 			if got := sortedKeys(m); !reflect.DeepEqual(got, []string{"comment"}) {
 				t.Errorf("forged sibling keys: %v", got)
@@ -479,7 +479,7 @@ func TestAbuse1_ForgedFieldsStayInsideTheBodyString(t *testing.T) {
 func TestAbuse2_FiftyKilobyteLogIsCappedAndTheURLSurvives(t *testing.T) {
 	log := strings.Repeat("x", 50*1024)
 	payload := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = log })
-	out, _ := Excerpt(GitHub, "issue_comment", payload, Options{})
+	out, _ := Excerpt(gitHub, "issue_comment", payload, Options{})
 	if len(out) > DefaultMaxTextChars+300 {
 		t.Errorf("excerpt is %d bytes", len(out))
 	}
@@ -487,7 +487,7 @@ func TestAbuse2_FiftyKilobyteLogIsCappedAndTheURLSurvives(t *testing.T) {
 	if c["html_url"] != "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400" {
 		t.Errorf("html_url lost: %v", c["html_url"])
 	}
-	if !strings.Contains(c["body"].(string), MarkerPrefix+"1947 of 51200 characters]") {
+	if !strings.Contains(c["body"].(string), markerPrefix+"1947 of 51200 characters]") {
 		t.Errorf("marker missing or wrong: %q", c["body"].(string)[1900:])
 	}
 }
@@ -499,14 +499,14 @@ func TestAbuse3_FieldsTheDistillerDoesNotCarryNeverReachTheExcerpt(t *testing.T)
 		c["user"].(map[string]any)["html_url"] = "https://evil.example/profile"
 		root["performed_via_github_app"] = map[string]any{"slug": "INJECTED-ROOT"}
 	})
-	out, _ := Excerpt(GitHub, "issue_comment", payload, Options{})
+	out, _ := Excerpt(gitHub, "issue_comment", payload, Options{})
 	for _, s := range []string{"performed_via_github_app", "IGNORE PREVIOUS", "INJECTED", "evil"} {
 		if strings.Contains(string(out), s) {
 			t.Errorf("%q reached the excerpt: %s", s, out)
 		}
 	}
 	// Also through the generic rule of an event without one.
-	out, _ = Excerpt(GitHub, "some_new_event", payload, Options{})
+	out, _ = Excerpt(gitHub, "some_new_event", payload, Options{})
 	if strings.Contains(string(out), "performed_via_github_app") || strings.Contains(string(out), "INJECTED") {
 		t.Errorf("generic rule carried it: %s", out)
 	}
@@ -535,17 +535,17 @@ func TestAbuse4_WrongTypedContainersYieldEmptyObjectWithoutPanicking(t *testing.
 		{"issue_comment", "\xff\xfe"},
 	}
 	for _, tc := range cases {
-		out, rep := Excerpt(GitHub, tc.event, []byte(tc.payload), Options{})
+		out, rep := Excerpt(gitHub, tc.event, []byte(tc.payload), Options{})
 		if string(out) != "{}" || rep.Warning == "" {
 			t.Errorf("%s %s: got %s, warning %q", tc.event, tc.payload, out, rep.Warning)
 		}
 	}
 	// A wrong-typed field costs that field only.
-	out, rep := Excerpt(GitHub, "issue_comment", []byte(`{"comment":{"body":"hi","html_url":5,"user":"alice"}}`), Options{})
+	out, rep := Excerpt(gitHub, "issue_comment", []byte(`{"comment":{"body":"hi","html_url":5,"user":"alice"}}`), Options{})
 	if string(out) != `{"comment":{"body":"hi"}}` {
 		t.Errorf("got %s", out)
 	}
-	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.html_url", OmitWrongType}}) {
+	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.html_url", omitWrongType}}) {
 		t.Errorf("omitted %v", rep.Omitted)
 	}
 }
@@ -553,7 +553,7 @@ func TestAbuse4_WrongTypedContainersYieldEmptyObjectWithoutPanicking(t *testing.
 func TestFreeTextPassesTheFilterPipeline(t *testing.T) {
 	const secret = "s3cr3t-run-credential-value"
 	payload := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = "token is " + secret + " ok" })
-	out, rep := Excerpt(GitHub, "issue_comment", payload, Options{Filter: filter.New([]string{secret})})
+	out, rep := Excerpt(gitHub, "issue_comment", payload, Options{Filter: filter.New([]string{secret})})
 	if strings.Contains(string(out), secret) {
 		t.Fatalf("secret reached the excerpt: %s", out)
 	}
@@ -568,7 +568,7 @@ func TestFreeTextPassesTheFilterPipeline(t *testing.T) {
 
 func TestFilterFailureLeavesTheFieldOutNeverTheEvent(t *testing.T) {
 	payload := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = "BOOM" })
-	out, rep := Excerpt(GitHub, "issue_comment", payload, Options{Filter: panicOn("BOOM")})
+	out, rep := Excerpt(gitHub, "issue_comment", payload, Options{Filter: panicOn("BOOM")})
 	want := `{"comment":{"html_url":"https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400","author":"Codertocat"}}`
 	if string(out) != want {
 		t.Errorf("got %s\nwant %s", out, want)
@@ -583,7 +583,7 @@ func TestFilterFailureLeavesTheFieldOutNeverTheEvent(t *testing.T) {
 		}
 		return s, nil
 	})
-	if out, _ := Excerpt(GitHub, "issue_comment", payload, Options{Filter: bad}); string(out) != want {
+	if out, _ := Excerpt(gitHub, "issue_comment", payload, Options{Filter: bad}); string(out) != want {
 		t.Errorf("invalid UTF-8 from the filter: %s", out)
 	}
 }
@@ -595,11 +595,11 @@ func TestStructuralValuesAreNeverRewritten(t *testing.T) {
 		return strings.ReplaceAll(s, "\u202e", ""), []filter.Finding{{Code: "unicode.bidi", Count: 1}}
 	})
 	payload := reviewCommentPayload(t, func(c map[string]any) { c["path"] = "src/\u202egnp.exe" })
-	out, rep := Excerpt(GitHub, "pull_request_review_comment", payload, Options{Filter: strip})
+	out, rep := Excerpt(gitHub, "pull_request_review_comment", payload, Options{Filter: strip})
 	if _, ok := obj(t, decode(t, out), "comment")["path"]; ok {
 		t.Errorf("rewritten path carried: %s", out)
 	}
-	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.path", OmitUnsafeStructure}}) {
+	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.path", omitUnsafeStructure}}) {
 		t.Errorf("omitted %v", rep.Omitted)
 	}
 }
@@ -634,7 +634,7 @@ func TestAddressesMustBeWebURLs(t *testing.T) {
 	}
 	for u, ok := range cases {
 		payload := issueCommentPayload(t, func(_, c map[string]any) { c["html_url"] = u })
-		out, rep := Excerpt(GitHub, "issue_comment", payload, Options{})
+		out, rep := Excerpt(gitHub, "issue_comment", payload, Options{})
 		_, carried := obj(t, decode(t, out), "comment")["html_url"]
 		if carried != ok {
 			t.Errorf("%s: carried %v, want %v (omitted %v)", u, carried, ok, rep.Omitted)
@@ -647,7 +647,7 @@ func TestAddressesMustBeWebURLs(t *testing.T) {
 // containers and never repeated, though the report names it.
 func TestEventNameIsEchoedOnlyWhenSafe(t *testing.T) {
 	payload := issueCommentPayload(t, nil)
-	if out, rep := Excerpt(GitHub, "issue_comment", payload, Options{}); rep.Event != "issue_comment" || strings.Contains(string(out), `"event"`) {
+	if out, rep := Excerpt(gitHub, "issue_comment", payload, Options{}); rep.Event != "issue_comment" || strings.Contains(string(out), `"event"`) {
 		t.Errorf("named rule: report event %q, excerpt %s", rep.Event, out)
 	}
 	for name, echoed := range map[string]bool{
@@ -656,7 +656,7 @@ func TestEventNameIsEchoedOnlyWhenSafe(t *testing.T) {
 		`x","y":"z`:             false,
 		strings.Repeat("a", 65): false,
 	} {
-		out, rep := Excerpt(GitHub, name, payload, Options{})
+		out, rep := Excerpt(gitHub, name, payload, Options{})
 		_, has := decode(t, out)["event"]
 		if has != echoed || (echoed && rep.Event != name) {
 			t.Errorf("%q: event key present %v, want %v: %s", name, has, echoed, out)
@@ -666,28 +666,28 @@ func TestEventNameIsEchoedOnlyWhenSafe(t *testing.T) {
 
 func TestUnknownForgeYieldsEmptyObject(t *testing.T) {
 	for _, f := range []Forge{"", "bitbucket", "GitHub"} {
-		if out, rep := Excerpt(f, "issue_comment", issueCommentPayload(t, nil), Options{}); string(out) != "{}" || rep.Warning != WarnUnknownForge {
+		if out, rep := Excerpt(f, "issue_comment", issueCommentPayload(t, nil), Options{}); string(out) != "{}" || rep.Warning != warnUnknownForge {
 			t.Errorf("%q: %s %q", f, out, rep.Warning)
 		}
 	}
-	if f, ok := ParseForge(" GitLab "); !ok || f != GitLab {
+	if f, ok := ParseForge(" GitLab "); !ok || f != gitLab {
 		t.Errorf("ParseForge: %q %v", f, ok)
 	}
 }
 
 func TestPayloadTooLargeYieldsEmptyObject(t *testing.T) {
 	payload := issueCommentPayload(t, nil)
-	out, rep := Excerpt(GitHub, "issue_comment", payload, Options{MaxPayloadBytes: len(payload) - 1})
-	if string(out) != "{}" || rep.Warning != WarnPayloadTooLarge {
+	out, rep := Excerpt(gitHub, "issue_comment", payload, Options{MaxPayloadBytes: len(payload) - 1})
+	if string(out) != "{}" || rep.Warning != warnPayloadTooLarge {
 		t.Errorf("%s %q", out, rep.Warning)
 	}
 }
 
 func TestExcerptIsDeterministic(t *testing.T) {
 	payload := readFixture(t, "gitlab/pipeline_failed.json")
-	first, _ := Excerpt(GitLab, "", payload, Options{})
+	first, _ := Excerpt(gitLab, "", payload, Options{})
 	for i := 0; i < 20; i++ {
-		if again, _ := Excerpt(GitLab, "", payload, Options{}); string(again) != string(first) {
+		if again, _ := Excerpt(gitLab, "", payload, Options{}); string(again) != string(first) {
 			t.Fatalf("run %d differs:\n%s\n%s", i, first, again)
 		}
 	}
@@ -709,12 +709,12 @@ func TestForgejoReviewShape(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 	// The same event on GitHub does not take the sender.
-	out, _ = Excerpt(GitHub, "pull_request_review", payload, Options{})
+	out, _ = Excerpt(gitHub, "pull_request_review", payload, Options{})
 	if strings.Contains(string(out), "bob") {
 		t.Errorf("GitHub rule used the sender: %s", out)
 	}
 	// GitHub-shaped comments distil the same on Forgejo.
-	gh, _ := Excerpt(GitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
+	gh, _ := Excerpt(gitHub, "issue_comment", issueCommentPayload(t, nil), Options{})
 	fj, _ := Excerpt(Forgejo, "issue_comment", issueCommentPayload(t, nil), Options{})
 	if string(gh) != string(fj) {
 		t.Errorf("forgejo issue_comment differs:\n%s\n%s", gh, fj)
@@ -727,7 +727,7 @@ func TestDefaultPipelineRedactsAndStripsInvisibleText(t *testing.T) {
 		c["body"] = "use " + token + " to deploy\u200b\u202e now"
 		c["path"] = "src/\u202eexe.txt"
 	})
-	out, rep := Excerpt(GitHub, "pull_request_review_comment", payload, Options{})
+	out, rep := Excerpt(gitHub, "pull_request_review_comment", payload, Options{})
 	c := obj(t, decode(t, out), "comment")
 	body, _ := c["body"].(string)
 	if strings.Contains(string(out), token) || strings.ContainsAny(body, "\u200b\u202e") || !strings.HasPrefix(body, "use ") {
@@ -736,7 +736,7 @@ func TestDefaultPipelineRedactsAndStripsInvisibleText(t *testing.T) {
 	if _, ok := c["path"]; ok {
 		t.Errorf("a path with a bidi control was carried: %v", c["path"])
 	}
-	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.path", OmitUnsafeStructure}}) || len(rep.Findings) == 0 {
+	if !reflect.DeepEqual(rep.Omitted, []Omission{{"comment.path", omitUnsafeStructure}}) || len(rep.Findings) == 0 {
 		t.Errorf("omitted %v, findings %v", rep.Omitted, rep.Findings)
 	}
 	if c["html_url"] == nil || c["line"] == nil {

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-var fuzzForges = []Forge{GitHub, GitLab, Forgejo}
+var fuzzForges = []Forge{gitHub, gitLab, Forgejo}
 
 // FuzzExcerpt: for any payload bytes and event name, Excerpt never panics and always returns
 // one valid JSON object; the text cap holds for every string it carries.

@@ -158,8 +158,8 @@ func TestGiteaLabelEventShapes(t *testing.T) {
 		{"NamelessSkipped", Forgejo, "pull_request_label", `{"action":"label_updated","pull_request":{"number":2,"labels":[{"id":1},{"name":"bug"}]}}`, `{"action":"label_updated","pull_request":{"number":2},"labels":["bug"]}`},
 		{"ClearedIsEmpty", Forgejo, "pull_request", `{"action":"label_cleared","pull_request":{"number":2,"labels":[{"name":"bug"}]}}`, `{"action":"label_cleared","pull_request":{"number":2},"labels":[]}`},
 		{"OtherActionsCarryNoLabels", Forgejo, "issues", `{"action":"opened","issue":{"number":1,"labels":[{"name":"bug"}]}}`, `{"action":"opened","issue":{"number":1}}`},
-		{"GitHubReadsTheLabelObject", GitHub, "issues", `{"action":"labeled","label":{"name":"bug"},"issue":{"number":1,"labels":[{"name":"bug"},{"name":"p1"}]}}`, `{"action":"labeled","issue":{"number":1},"label":"bug"}`},
-		{"GiteaNamesAreForgejoOnly", GitHub, "issue_label", `{"action":"label_updated","issue":{"number":1,"labels":[{"name":"bug"}]}}`, `{"event":"issue_label","action":"label_updated","issue":{"number":1}}`},
+		{"GitHubReadsTheLabelObject", gitHub, "issues", `{"action":"labeled","label":{"name":"bug"},"issue":{"number":1,"labels":[{"name":"bug"},{"name":"p1"}]}}`, `{"action":"labeled","issue":{"number":1},"label":"bug"}`},
+		{"GiteaNamesAreForgejoOnly", gitHub, "issue_label", `{"action":"label_updated","issue":{"number":1,"labels":[{"name":"bug"}]}}`, `{"event":"issue_label","action":"label_updated","issue":{"number":1}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _ := Excerpt(tc.forge, tc.event, []byte(tc.payload), Options{})

@@ -234,7 +234,7 @@ var cItemLabels = container{out: "labels", scalar: true, actions: []string{"labe
 
 // currentLabels lists the names of the pull request's (else the issue's) labels, in the
 // payload's order ([] after label_cleared). A missing item yields nothing, a wrong-typed list
-// is left out (OmitWrongType), and a label without a name is skipped.
+// is left out (omitWrongType), and a label without a name is skipped.
 func currentLabels(st *state, _ map[string]any, at string) (value, bool) {
 	if a, _ := st.root["action"].(string); a == "label_cleared" {
 		return array{}, true
@@ -255,7 +255,7 @@ func currentLabels(st *state, _ map[string]any, at string) (value, bool) {
 	}
 	ls, ok := list.([]any)
 	if !ok {
-		st.omit(at, OmitWrongType)
+		st.omit(at, omitWrongType)
 		return nil, false
 	}
 	out := array{}

@@ -144,7 +144,7 @@ func labelDiff(added bool) func(st *state, c map[string]any, at string) (value, 
 		}
 		m, ok := ch.(map[string]any)
 		if !ok {
-			st.omit(at, OmitWrongType)
+			st.omit(at, omitWrongType)
 			return nil, false
 		}
 		prev, cur := labelTitles(m["previous"]), labelTitles(m["current"])

@@ -17,25 +17,25 @@ var goldenCases = []struct {
 	forge   Forge
 	event   string
 	fixture string
-	rest    bool // a REST object through FromAPIObject (action "created"/"submitted")
+	rest    bool // a REST object through fromAPIObject (action "created"/"submitted")
 }{
-	{"github-issue_comment", GitHub, "issue_comment", "github/issue_comment/01-created.json", false},
-	{"github-pull_request_review_comment", GitHub, "pull_request_review_comment", "github/pull_request_review_comment/01-created.json", false},
-	{"github-pull_request_review", GitHub, "pull_request_review", "github/pull_request_review/01-dismissed.json", false},
-	{"github-issues-labeled", GitHub, "issues", "github/issues/09-labeled.json", false},
-	{"github-pull_request-closed", GitHub, "pull_request", "github/pull_request/03-closed.json", false},
-	{"github-workflow_run", GitHub, "workflow_run", "github/workflow_run/04-requested.json", false},
-	{"github-check_run-output", GitHub, "check_run", "github/check_run/06-requested_action.json", false},
-	{"github-check_suite", GitHub, "check_suite", "github/check_suite/00-completed.json", false},
-	{"github-status", GitHub, "status", "github/status/00-none.json", false},
-	{"github-rest-issue-comment", GitHub, "issue_comment", "github/rest/issue-comment.json", true},
-	{"github-rest-review-comment-multi-line", GitHub, "pull_request_review_comment", "github/rest/pull-request-review-comment-multi-line.json", true},
-	{"github-rest-review", GitHub, "pull_request_review", "github/rest/pull-request-review.json", true},
-	{"gitlab-note-diff", GitLab, "Note Hook", "gitlab/note_merge_request_diff.json", false},
-	{"gitlab-merge_request", GitLab, "Merge Request Hook", "gitlab/merge_request.json", false},
-	{"gitlab-issue", GitLab, "", "gitlab/issue.json", false},
-	{"gitlab-pipeline-failed", GitLab, "Pipeline Hook", "gitlab/pipeline_failed.json", false},
-	{"gitlab-job-failed", GitLab, "Job Hook", "gitlab/build_failed.json", false},
+	{"github-issue_comment", gitHub, "issue_comment", "github/issue_comment/01-created.json", false},
+	{"github-pull_request_review_comment", gitHub, "pull_request_review_comment", "github/pull_request_review_comment/01-created.json", false},
+	{"github-pull_request_review", gitHub, "pull_request_review", "github/pull_request_review/01-dismissed.json", false},
+	{"github-issues-labeled", gitHub, "issues", "github/issues/09-labeled.json", false},
+	{"github-pull_request-closed", gitHub, "pull_request", "github/pull_request/03-closed.json", false},
+	{"github-workflow_run", gitHub, "workflow_run", "github/workflow_run/04-requested.json", false},
+	{"github-check_run-output", gitHub, "check_run", "github/check_run/06-requested_action.json", false},
+	{"github-check_suite", gitHub, "check_suite", "github/check_suite/00-completed.json", false},
+	{"github-status", gitHub, "status", "github/status/00-none.json", false},
+	{"github-rest-issue-comment", gitHub, "issue_comment", "github/rest/issue-comment.json", true},
+	{"github-rest-review-comment-multi-line", gitHub, "pull_request_review_comment", "github/rest/pull-request-review-comment-multi-line.json", true},
+	{"github-rest-review", gitHub, "pull_request_review", "github/rest/pull-request-review.json", true},
+	{"gitlab-note-diff", gitLab, "Note Hook", "gitlab/note_merge_request_diff.json", false},
+	{"gitlab-merge_request", gitLab, "Merge Request Hook", "gitlab/merge_request.json", false},
+	{"gitlab-issue", gitLab, "", "gitlab/issue.json", false},
+	{"gitlab-pipeline-failed", gitLab, "Pipeline Hook", "gitlab/pipeline_failed.json", false},
+	{"gitlab-job-failed", gitLab, "Job Hook", "gitlab/build_failed.json", false},
 }
 
 func TestGoldenExcerpts(t *testing.T) {
@@ -44,11 +44,11 @@ func TestGoldenExcerpts(t *testing.T) {
 			payload := readFixture(t, tc.fixture)
 			var out []byte
 			if tc.rest {
-				action := ActionCreated
+				action := actionCreated
 				if tc.event == "pull_request_review" {
-					action = ActionSubmitted
+					action = actionSubmitted
 				}
-				out, _ = FromAPIObject(tc.forge, tc.event, action, payload, Options{})
+				out, _ = fromAPIObject(tc.forge, tc.event, action, payload, Options{})
 			} else {
 				out, _ = Excerpt(tc.forge, tc.event, payload, Options{})
 			}

@@ -166,7 +166,7 @@ func TestHostileVariantsOfTheCorpus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, rep := Excerpt(GitHub, ev, mutated, Options{})
+				out, rep := Excerpt(gitHub, ev, mutated, Options{})
 				n++
 				where := fmt.Sprintf("%s %s = %s", ev, loc, hv.name)
 				checkHostile(t, where, ev, loc.String(), out, rep)
@@ -256,7 +256,7 @@ func TestDuplicateKeysLastWinsLikeEncodingJSON(t *testing.T) {
 			`{"action":"deleted","comment":{"body":"b"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, _ := Excerpt(GitHub, "issue_comment", []byte(c.payload), Options{})
+			out, _ := Excerpt(gitHub, "issue_comment", []byte(c.payload), Options{})
 			if string(out) != c.want {
 				t.Fatalf("got  %s\nwant %s", out, c.want)
 			}
@@ -267,7 +267,7 @@ func TestDuplicateKeysLastWinsLikeEncodingJSON(t *testing.T) {
 				t.Fatal(err)
 			}
 			dedup, _ := json.Marshal(v)
-			again, _ := Excerpt(GitHub, "issue_comment", dedup, Options{})
+			again, _ := Excerpt(gitHub, "issue_comment", dedup, Options{})
 			if !reflect.DeepEqual(again, out) {
 				t.Fatalf("encoding/json decides differently: %s vs %s", again, out)
 			}
@@ -279,7 +279,7 @@ func TestDuplicateKeysLastWinsLikeEncodingJSON(t *testing.T) {
 // runs, addresses included), and the excerpt is valid UTF-8.
 func TestInvalidUTF8InsideJSONStrings(t *testing.T) {
 	payload := []byte("{\"comment\":{\"body\":\"a\xffb\xc3\",\"html_url\":\"https://github.com/o/r/issues/1#c\xfe\",\"user\":{\"login\":\"al\xffice\"}}}")
-	out, _ := Excerpt(GitHub, "issue_comment", payload, Options{})
+	out, _ := Excerpt(gitHub, "issue_comment", payload, Options{})
 	want := "{\"comment\":{\"body\":\"a\ufffdb\ufffd\",\"html_url\":\"https://github.com/o/r/issues/1#c\ufffd\",\"author\":\"al\ufffdice\"}}"
 	if string(out) != want {
 		t.Fatalf("got  %q\nwant %q", out, want)
@@ -294,17 +294,17 @@ func TestDeeplyNestedJSON(t *testing.T) {
 		return append(append(append(bytes.TrimSuffix(bytes.TrimSpace(base), []byte("}")), `,"x":`...),
 			append(bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth)...)...), '}')
 	}
-	out, rep := Excerpt(GitHub, "issue_comment", nest(9000), Options{})
+	out, rep := Excerpt(gitHub, "issue_comment", nest(9000), Options{})
 	if !strings.Contains(string(out), `"body":"You are totally right!`) || rep.Warning != "" {
 		t.Fatalf("depth 9000: %s (%s)", out, rep.Warning)
 	}
-	out, rep = Excerpt(GitHub, "issue_comment", nest(200000), Options{})
-	if string(out) != "{}" || rep.Warning != WarnPayloadNotJSON {
+	out, rep = Excerpt(gitHub, "issue_comment", nest(200000), Options{})
+	if string(out) != "{}" || rep.Warning != warnPayloadNotJSON {
 		t.Fatalf("depth 200000: %s (%s)", out, rep.Warning)
 	}
 	// Deep nesting inside a carried container is the wrong type for the field.
 	deep := `{"comment":{"body":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `,"html_url":"https://github.com/o/r/issues/1#c"}}`
-	out, _ = Excerpt(GitHub, "issue_comment", []byte(deep), Options{})
+	out, _ = Excerpt(gitHub, "issue_comment", []byte(deep), Options{})
 	if string(out) != `{"comment":{"html_url":"https://github.com/o/r/issues/1#c"}}` {
 		t.Fatalf("deep body: %s", out)
 	}
@@ -316,11 +316,11 @@ func TestTenMegabyteBody(t *testing.T) {
 		c["body"] = strings.Repeat("log line with text 0123456789\n", 10<<20/30)
 	})
 	start := time.Now()
-	out, rep := Excerpt(GitHub, "issue_comment", payload, Options{})
+	out, rep := Excerpt(gitHub, "issue_comment", payload, Options{})
 	elapsed := time.Since(start)
 	c := obj(t, decode(t, out), "comment")
 	if c["html_url"] != "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400" ||
-		!strings.Contains(c["body"].(string), "\n"+MarkerPrefix) || len(out) > DefaultMaxTextChars+400 {
+		!strings.Contains(c["body"].(string), "\n"+markerPrefix) || len(out) > DefaultMaxTextChars+400 {
 		t.Fatalf("excerpt of %d bytes: %.300s", len(out), out)
 	}
 	if !reflect.DeepEqual(rep.Truncated, []string{"comment.body"}) {
@@ -404,7 +404,7 @@ func TestHostileVariantsOfGitLabPayloads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, rep := Excerpt(GitLab, c.rule, mutated, Options{})
+				out, rep := Excerpt(gitLab, c.rule, mutated, Options{})
 				n++
 				where := fmt.Sprintf("gitlab %s %s = %s", c.rule, loc, hv.name)
 				var m map[string]any

@@ -49,7 +49,7 @@ func TestMeasuredCorpusTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := Excerpt(GitHub, ev, payload, Options{})
+			out, _ := Excerpt(gitHub, ev, payload, Options{})
 			ratios = append(ratios, float64(chars(string(out)))/float64(chars(string(payload))))
 			sizes = append(sizes, chars(string(out)))
 			payloads = append(payloads, chars(string(payload)))
@@ -75,9 +75,9 @@ func medianInt(xs []int) int {
 // the characters each option puts in front of the model, per event and per session, for a
 // typical comment (the corpus issue_comment) and a comment at the text cap (a 50 KB log).
 func TestMeasuredConstantTextCost(t *testing.T) {
-	typical, _ := Excerpt(GitHub, "issue_comment", readFixture(t, "github/issue_comment/01-created.json"), Options{})
+	typical, _ := Excerpt(gitHub, "issue_comment", readFixture(t, "github/issue_comment/01-created.json"), Options{})
 	huge := issueCommentPayload(t, func(_, c map[string]any) { c["body"] = strings.Repeat("x", 50*1024) })
-	capped, _ := Excerpt(GitHub, "issue_comment", huge, Options{})
+	capped, _ := Excerpt(gitHub, "issue_comment", huge, Options{})
 	fence := chars(candidateFenceOpen) + chars(candidateFenceClose)
 	type option struct {
 		name            string

@@ -128,7 +128,7 @@ func (st *state) container(c container) (value, bool) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			// A wrong-typed container yields nothing for it (abuse case 4).
-			st.omit(c.out, OmitWrongType)
+			st.omit(c.out, omitWrongType)
 			return nil, false
 		}
 		src = m
@@ -254,26 +254,26 @@ func (st *state) convert(f field, raw any, at string) (value, bool) {
 	case kindInt:
 		n, ok := raw.(json.Number)
 		if !ok {
-			st.omit(at, OmitWrongType)
+			st.omit(at, omitWrongType)
 			return nil, false
 		}
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			st.omit(at, OmitWrongType)
+			st.omit(at, omitWrongType)
 			return nil, false
 		}
 		return num(i), true
 	case kindBool:
 		b, ok := raw.(bool)
 		if !ok {
-			st.omit(at, OmitWrongType)
+			st.omit(at, omitWrongType)
 			return nil, false
 		}
 		return boolV(b), true
 	}
 	s, ok := raw.(string)
 	if !ok {
-		st.omit(at, OmitWrongType)
+		st.omit(at, omitWrongType)
 		return nil, false
 	}
 	return st.text(f.kind, f.conv, s, at)
@@ -293,15 +293,15 @@ func (st *state) text(k kind, conv func(string) string, s, at string) (value, bo
 		if clean != s {
 			// Structural strings are never rewritten: a rewritten URL or path names
 			// something else. Leave it out instead.
-			st.omit(at, OmitUnsafeStructure)
+			st.omit(at, omitUnsafeStructure)
 			return nil, false
 		}
 		if len(s) > maxStructuralBytes {
-			st.omit(at, OmitTooLong)
+			st.omit(at, omitTooLong)
 			return nil, false
 		}
 		if k == kindURL && !isWebURL(s) {
-			st.omit(at, OmitNotWebURL)
+			st.omit(at, omitNotWebURL)
 			return nil, false
 		}
 		return str(s), true

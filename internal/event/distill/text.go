@@ -5,16 +5,16 @@ import (
 	"unicode/utf8"
 )
 
-// MarkerPrefix starts the truncation marker appended inside a capped value. The whole marker is
+// markerPrefix starts the truncation marker appended inside a capped value. The whole marker is
 //
 //	\n[forgectx: truncated, kept K of N characters]
 //
 // where K and N count Unicode code points of the filtered value. It lives inside the JSON
 // string, so the excerpt stays parseable and the reader sees that text is missing.
-const MarkerPrefix = "[forgectx: truncated, kept "
+const markerPrefix = "[forgectx: truncated, kept "
 
 func marker(kept, total int) string {
-	return fmt.Sprintf("\n%s%d of %d characters]", MarkerPrefix, kept, total)
+	return fmt.Sprintf("\n%s%d of %d characters]", markerPrefix, kept, total)
 }
 
 // capText bounds s to limit code points, marker included. It cuts on a code point boundary and

@@ -28,7 +28,7 @@ func TestR3_1_MarkerIsInsideTheValueAndTheCapHolds(t *testing.T) {
 		}
 		if cut {
 			total := utf8.RuneCountInString(tc.in)
-			kept := strings.SplitN(got, "\n"+MarkerPrefix, 2)[0]
+			kept := strings.SplitN(got, "\n"+markerPrefix, 2)[0]
 			if got != kept+marker(utf8.RuneCountInString(kept), total) || !strings.HasPrefix(tc.in, kept) {
 				t.Errorf("cap %d: bad marker or prefix: %q", tc.limit, got[len(kept):])
 			}

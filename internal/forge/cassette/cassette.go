@@ -50,8 +50,8 @@ const Version = 1
 // Redacted replaces every stripped credential value.
 const Redacted = "REDACTED"
 
-// DefaultMaxBodyBytes caps how much of one response body a recorder stores.
-const DefaultMaxBodyBytes = 64 << 20
+// defaultMaxBodyBytes caps how much of one response body a recorder stores.
+const defaultMaxBodyBytes = 64 << 20
 
 // ErrNotRecorded reports a replayed request for which the cassette holds no (more) responses.
 var ErrNotRecorded = errors.New("cassette: request not recorded")
@@ -70,7 +70,7 @@ type Interaction struct {
 	Request  Request   `json:"request"`
 	Response *Response `json:"response,omitempty"`
 	// Error is the transport error of an exchange that produced no response (a timeout, a
-	// reset); replay returns it as an error of type *ReplayedError.
+	// reset); replay returns it as an error of type *replayedError.
 	Error string `json:"error,omitempty"`
 }
 
@@ -173,7 +173,7 @@ func Load(dir string) (*Cassette, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
 		}
-		in, err := DecodeInteraction(b)
+		in, err := decodeInteraction(b)
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %s: %w", filepath.Base(name), err)
 		}
@@ -183,7 +183,7 @@ func Load(dir string) (*Cassette, error) {
 }
 
 // maxFileBytes bounds one cassette file read: a recorded body is at most 64 MiB
-// (DefaultMaxBodyBytes), and its stored form is at most 6 bytes per byte (a control
+// (defaultMaxBodyBytes), and its stored form is at most 6 bytes per byte (a control
 // character as a JSON \u00XX escape), with the request and headers on top.
 const maxFileBytes = 400 << 20
 
@@ -214,9 +214,9 @@ func readRegular(path string) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeInteraction parses one interaction file strictly: unknown fields, trailing data, a
+// decodeInteraction parses one interaction file strictly: unknown fields, trailing data, a
 // missing method or URL, or neither response nor error are errors.
-func DecodeInteraction(b []byte) (Interaction, error) {
+func decodeInteraction(b []byte) (Interaction, error) {
 	var in Interaction
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

@@ -188,7 +188,7 @@ func TestReplayReturnsRecordedTransportErrors(t *testing.T) {
 	rp, _ := NewReplayer(c)
 	req, _ := http.NewRequest("GET", "http://other/a", nil)
 	_, err = rp.RoundTrip(req)
-	var re *ReplayedError
+	var re *replayedError
 	if !errors.As(err, &re) || !re.Timeout() {
 		t.Fatalf("first replay: err = %v, want a timeout ReplayedError", err)
 	}
@@ -252,7 +252,7 @@ func FuzzLoadInteraction(f *testing.F) {
 	f.Add([]byte(`{"request":{"method":"POST","url":"%zz"},"error":"x"}`))
 	f.Add([]byte(`{"request":{"method":"GET","url":"/x?a=1"},"response":{"status":200,"body":{"text":"t"},"body_truncated":true}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := DecodeInteraction(data)
+		in, err := decodeInteraction(data)
 		if err != nil {
 			return
 		}

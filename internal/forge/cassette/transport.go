@@ -25,7 +25,7 @@ type RecorderOptions struct {
 	Meta Meta
 	// Secrets are exact values (the run's token) replaced by "REDACTED" wherever they occur.
 	Secrets []string
-	// MaxBodyBytes caps each stored response body (default DefaultMaxBodyBytes); the response
+	// MaxBodyBytes caps each stored response body (default defaultMaxBodyBytes); the response
 	// handed to the caller is always complete.
 	MaxBodyBytes int64
 }
@@ -51,7 +51,7 @@ func NewRecorder(dir string, next http.RoundTripper, opts RecorderOptions) (*Rec
 	}
 	max := opts.MaxBodyBytes
 	if max <= 0 {
-		max = DefaultMaxBodyBytes
+		max = defaultMaxBodyBytes
 	}
 	return &Recorder{next: next, w: w, secrets: opts.Secrets, max: max}, nil
 }
@@ -170,13 +170,13 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// ReplayedError is the recorded transport error of an exchange that produced no response.
-type ReplayedError struct{ Msg string }
+// replayedError is the recorded transport error of an exchange that produced no response.
+type replayedError struct{ Msg string }
 
-func (e *ReplayedError) Error() string { return "cassette: replayed transport error: " + e.Msg }
+func (e *replayedError) Error() string { return "cassette: replayed transport error: " + e.Msg }
 
 // Timeout reports whether the recorded error was a timeout, so retry policies treat it alike.
-func (e *ReplayedError) Timeout() bool {
+func (e *replayedError) Timeout() bool {
 	m := strings.ToLower(e.Msg)
 	return strings.Contains(m, "timeout") || strings.Contains(m, "deadline exceeded")
 }
@@ -233,7 +233,7 @@ func (rp *Replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	rp.queues[k] = q[1:]
 	rp.mu.Unlock()
 	if in.Response == nil {
-		return nil, &ReplayedError{Msg: in.Error}
+		return nil, &replayedError{Msg: in.Error}
 	}
 	rb, err := in.Response.Body.Bytes()
 	if err != nil {

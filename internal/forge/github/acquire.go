@@ -29,8 +29,8 @@ import (
 // PerPage is the page size of every list (GitHub's maximum).
 const PerPage = 100
 
-// DefaultAcquireTimeout bounds an acquisition whose context carries no deadline.
-const DefaultAcquireTimeout = 15 * time.Minute
+// defaultAcquireTimeout bounds an acquisition whose context carries no deadline.
+const defaultAcquireTimeout = 15 * time.Minute
 
 var _ forge.Acquirer = (*Client)(nil)
 
@@ -61,7 +61,7 @@ type entityTotals struct {
 // Acquire reads ref into the neutral model under profile. Entity-scope failures are
 // *forge.EntityError; optional-scope failures are acquisition.Outcomes gaps.
 func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition.Profile) (*acquisition.Acquisition, error) {
-	owner, name, err := ParseRepo(ref.Repo)
+	owner, name, err := parseRepo(ref.Repo)
 	if err != nil {
 		return nil, entityErr(acquisition.GapInvalidMetadata, "repo", err)
 	}
@@ -71,7 +71,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	if _, ok := ctx.Deadline(); !ok {
 		// Every network call runs under a deadline, even when the caller set none.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultAcquireTimeout)
+		ctx, cancel = context.WithTimeout(ctx, defaultAcquireTimeout)
 		defer cancel()
 	}
 	r := &run{

@@ -64,10 +64,10 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 // Login is the identity the commenter treats as its own.
 func (m *Commenter) Login() string { return m.login }
 
-// splitRef checks the reference with ParseRepo's alphabet (no "." or ".." segment), so a
+// splitRef checks the reference with parseRepo's alphabet (no "." or ".." segment), so a
 // comment write can never be steered to another API path.
 func splitRef(ref forge.Ref) (string, string, error) {
-	owner, name, err := ParseRepo(ref.Repo)
+	owner, name, err := parseRepo(ref.Repo)
 	if err != nil {
 		return "", "", fmt.Errorf("github: %w", err)
 	}
@@ -190,7 +190,7 @@ type RunState struct {
 // WorkflowRunState reads GET /repos/{owner}/{repo}/actions/runs/{run_id} (needs actions: read),
 // used by `forgectx status reconcile` to tell a dead job from a running one.
 func (c *Client) WorkflowRunState(ctx context.Context, repo string, runID int64) (RunState, error) {
-	owner, name, err := ParseRepo(repo)
+	owner, name, err := parseRepo(repo)
 	if err != nil || runID <= 0 {
 		return RunState{}, fmt.Errorf("github: workflow run: repo %q and run id %d: must be OWNER/NAME and positive", repo, runID)
 	}

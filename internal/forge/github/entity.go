@@ -30,7 +30,7 @@ func invalidEntity(field, format string, a ...any) error {
 func entityFetchError(field string, err error) error {
 	code := acquisition.GapFetchFailed
 	var ge *GraphQLError
-	var he *HTTPError
+	var he *httpError
 	if errors.As(err, &ge) && ge.NotFound() ||
 		errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden || he.Status == http.StatusNotFound) {
 		code = acquisition.GapAuthorizationFailed
@@ -154,9 +154,9 @@ func (r *run) readEntity(ctx context.Context) error {
 	return nil
 }
 
-// ParseRepo splits an OWNER/NAME repository argument, refusing anything that is not two
+// parseRepo splits an OWNER/NAME repository argument, refusing anything that is not two
 // segments of GitHub's owner and repository alphabet (so it cannot steer a request path).
-func ParseRepo(repo string) (owner, name string, err error) {
+func parseRepo(repo string) (owner, name string, err error) {
 	owner, name, ok := strings.Cut(repo, "/")
 	if !ok || !validRepoSegment(owner) || !validRepoSegment(name) {
 		return "", "", fmt.Errorf("repo %q: must be OWNER/NAME (letters, digits, '-', '_', '.')", repo)

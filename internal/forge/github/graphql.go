@@ -232,13 +232,13 @@ func (e *GraphQLError) NotFound() bool {
 	return false
 }
 
-// HTTPError is a non-2xx GraphQL HTTP response.
-type HTTPError struct {
+// httpError is a non-2xx GraphQL HTTP response.
+type httpError struct {
 	Operation string
 	Status    int
 }
 
-func (e *HTTPError) Error() string {
+func (e *httpError) Error() string {
 	return fmt.Sprintf("graphql %s: HTTP %d", e.Operation, e.Status)
 }
 
@@ -295,7 +295,7 @@ func (c *Client) graphqlPost(ctx context.Context, op string, vars map[string]any
 		return fmt.Errorf("graphql %s: response larger than %d bytes", op, maxAPIBody)
 	}
 	if resp.StatusCode/100 != 2 {
-		return &HTTPError{Operation: op, Status: resp.StatusCode}
+		return &httpError{Operation: op, Status: resp.StatusCode}
 	}
 	var env struct {
 		Data   json.RawMessage `json:"data"`

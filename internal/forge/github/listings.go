@@ -69,10 +69,6 @@ var listings = forge.NewListings(
 	forge.Listing{Name: listJobLogs, Endpoint: "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs", Scopes: []string{acquisition.ScopeCheckLogs}},
 )
 
-// Listings returns the dependency map. The fault-matrix test iterates its paged listings, so
-// a listing added here is a listing tested.
-func Listings() forge.Listings { return listings }
-
 // loss is what an incomplete listing lost, per fed scope: a count where one is known (0 means
 // known to be none), no entry where it is not (the gap then counts 1, the least it can be).
 type loss map[string]int

@@ -30,7 +30,7 @@ func (provider) Policy() forge.Policy {
 		DefaultTokenEnv: "GITHUB_TOKEN",
 		TokenRule:       "GitHub's GraphQL API requires a token",
 		RepoRule:        "required as OWNER/NAME (default $GITHUB_REPOSITORY)",
-		ValidateRepo:    func(repo string) error { _, _, err := ParseRepo(repo); return err },
+		ValidateRepo:    func(repo string) error { _, _, err := parseRepo(repo); return err },
 	}
 }
 
@@ -43,7 +43,7 @@ func (p provider) CIDefaults(in forge.JobInput) (forge.Job, error) {
 	ev := readEvent(getenv("GITHUB_EVENT_PATH"))
 	j := forge.Job{Ref: forge.Ref{Forge: "github"}, TokenEnv: "GITHUB_TOKEN", Summary: actions}
 	j.Ref.Repo = forge.FirstOf(in.Repo, getenv("GITHUB_REPOSITORY"))
-	if _, _, err := ParseRepo(j.Ref.Repo); err != nil {
+	if _, _, err := parseRepo(j.Ref.Repo); err != nil {
 		return j, &forge.ConfigError{Field: "--repo", Rule: p.Policy().RepoRule}
 	}
 	j.Ref.Number = in.Number
@@ -87,7 +87,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 		// Only this repository's run can be asked about: another link (another repository's
 		// run, which would answer 404 here, or no Actions run at all) is Unknown, and the
 		// comment is left alone rather than finalised on a guess.
-		id := RunIDOf(link)
+		id := runIDOf(link)
 		if id == 0 || !linkOfRepo(link, repo) {
 			return forge.RunState{Unknown: true}, nil
 		}
@@ -106,8 +106,8 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 
 var actionsRunLink = regexp.MustCompile(`/actions/runs/([0-9]{1,19})$`)
 
-// RunIDOf is the workflow run id of a GitHub Actions run link (…/actions/runs/<id>), or 0.
-func RunIDOf(link string) int64 {
+// runIDOf is the workflow run id of a GitHub Actions run link (…/actions/runs/<id>), or 0.
+func runIDOf(link string) int64 {
 	m := actionsRunLink.FindStringSubmatch(link)
 	if m == nil {
 		return 0
@@ -142,7 +142,7 @@ func ciIdentity(getenv func(string) string, start time.Time) (string, string) {
 	}
 	link := ""
 	server, repo := strings.TrimRight(getenv("GITHUB_SERVER_URL"), "/"), getenv("GITHUB_REPOSITORY")
-	if _, _, err := ParseRepo(repo); server != "" && err == nil {
+	if _, _, err := parseRepo(repo); server != "" && err == nil {
 		link = server + "/" + repo + "/actions/runs/" + runID
 	}
 	return link, id
@@ -172,9 +172,6 @@ func readEvent(path string) event {
 	_ = json.Unmarshal(b, &ev) // a payload that does not decode names nothing
 	return ev
 }
-
-// EventNumber is the issue or pull request number a GitHub event payload file names (0: none).
-func EventNumber(path string) int { return readEvent(path).number() }
 
 func (e event) number() int {
 	switch {

@@ -88,7 +88,7 @@ func (r *run) receiptsFrom(l commentList, login string) ([]acquisition.AgentRun,
 	runs := []acquisition.AgentRun{}
 	seen := map[string]bool{}
 	for _, c := range l.items {
-		if !IsReceiptComment(c.GetBody()) || seen[c.GetNodeID()] {
+		if !isReceiptComment(c.GetBody()) || seen[c.GetNodeID()] {
 			continue
 		}
 		seen[c.GetNodeID()] = true
@@ -111,9 +111,9 @@ func (r *run) receiptsFrom(l commentList, login string) ([]acquisition.AgentRun,
 	return runs, gaps
 }
 
-// IsReceiptComment reports whether body's first line is the receipt marker (the only place a
+// isReceiptComment reports whether body's first line is the receipt marker (the only place a
 // marker counts).
-func IsReceiptComment(body string) bool {
+func isReceiptComment(body string) bool {
 	first, _, _ := strings.Cut(body, "\n")
 	return strings.TrimSuffix(first, "\r") == status.ReceiptMarker
 }

@@ -221,7 +221,7 @@ func (c *Client) discussionSources(ctx context.Context, pid any, iid int64, chan
 			c.shortfall(a, name, l.err, l.lost, forge.Selected(profile))
 		}
 		if wantComments {
-			comments, threads, out := MapDiscussions(ds)
+			comments, threads, out := mapDiscussions(ds)
 			a.Comments = append(a.Comments, comments...)
 			a.Threads = append(a.Threads, threads...)
 			a.Outcomes.Comments = append(a.Outcomes.Comments, out.Comments...)
@@ -249,7 +249,7 @@ func (c *Client) issue(ctx context.Context, pid any, iid int64, a *acquisition.A
 	if err != nil {
 		return entityFetchError("issue", err)
 	}
-	ans := entityAnswer{what: "issue", kind: acquisition.KindWorkItem, stateOf: IssueState,
+	ans := entityAnswer{what: "issue", kind: acquisition.KindWorkItem, stateOf: issueState,
 		id: is.ID, iid: is.IID, state: is.State, title: is.Title, description: is.Description,
 		labels: is.Labels, created: is.CreatedAt, updated: is.UpdatedAt}
 	if is.Author != nil {
@@ -268,7 +268,7 @@ func (c *Client) mergeRequest(ctx context.Context, pid any, iid int64, a *acquis
 	if err != nil {
 		return entityFetchError("merge_request", err)
 	}
-	ans := entityAnswer{what: "merge_request", kind: acquisition.KindChangeProposal, stateOf: MergeRequestState,
+	ans := entityAnswer{what: "merge_request", kind: acquisition.KindChangeProposal, stateOf: mergeRequestState,
 		id: mr.ID, iid: mr.IID, state: mr.State, title: mr.Title, description: mr.Description,
 		labels: mr.Labels, created: mr.CreatedAt, updated: mr.UpdatedAt}
 	if mr.Author != nil {
@@ -398,13 +398,13 @@ func fetchGap(err error) string {
 	return acquisition.GapFetchFailed
 }
 
-// MapDiscussions maps discussions (in forge order) to comments and threads. System notes are
+// mapDiscussions maps discussions (in forge order) to comments and threads. System notes are
 // dropped before anything else (see the package doc); a note without a valid id or creation
 // time is invalid_metadata and omitted; a discussion whose id is outside the GitLab mapping
 // loses its thread (invalid_metadata) but keeps its comments. Threads keep GitLab's note order;
 // every later note replies to the discussion's first note; outdated is always false because
 // GitLab exposes no outdated observation. Resolution comes from the resolvable notes.
-func MapDiscussions(ds []*gl.Discussion) ([]acquisition.Comment, []acquisition.Thread, acquisition.Outcomes) {
+func mapDiscussions(ds []*gl.Discussion) ([]acquisition.Comment, []acquisition.Thread, acquisition.Outcomes) {
 	var out acquisition.Outcomes
 	comments := []acquisition.Comment{}
 	threads := []acquisition.Thread{}
@@ -454,7 +454,7 @@ func mapThread(id string, notes []*gl.Note) acquisition.Thread {
 			t.Replies = append(t.Replies, acquisition.Reply{ID: nid, ParentID: rootID})
 		}
 	}
-	if loc, ok := MapPosition(root.Position); ok {
+	if loc, ok := mapPosition(root.Position); ok {
 		t.Path, t.Line, t.Side, t.StartLine = loc.Path, loc.Line, loc.Side, loc.StartLine
 		if root.Position != nil && validSHA(root.Position.HeadSHA) {
 			t.ReviewedSHA = root.Position.HeadSHA
@@ -533,7 +533,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 				continue
 			}
 			seenJob[j.ID] = true
-			ck, err := MapJob(j, p.SHA, head)
+			ck, err := mapJob(j, p.SHA, head)
 			if err != nil {
 				invalid++
 				c.opts.Log.Debug().Int64("job_id", j.ID).Msg("job omitted: invalid_metadata")

@@ -335,7 +335,7 @@ func TestGitLabReplayGolden(t *testing.T) {
 	golden(t, "golden/mr.acquisition.json", encode(t, a))
 	// The cassette holds no credential.
 	for _, in := range c.Interactions {
-		if strings.Contains(in.Request.URL, testToken) || in.Request.Header.Get(HeaderPrivateToken) != "" {
+		if strings.Contains(in.Request.URL, testToken) || in.Request.Header.Get(headerPrivateToken) != "" {
 			t.Errorf("credential recorded in %s", in.Request.URL)
 		}
 	}

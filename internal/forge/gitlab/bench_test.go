@@ -23,7 +23,7 @@ func BenchmarkMapDiscussions(b *testing.B) {
 		if err := json.Unmarshal(data, &ds); err != nil {
 			b.Fatal(err)
 		}
-		MapDiscussions(ds)
+		mapDiscussions(ds)
 	}
 }
 
@@ -37,7 +37,7 @@ func BenchmarkMapJobs(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, j := range jobs {
-			_, _ = MapJob(j, glcorpus.HeadSHA, glcorpus.HeadSHA)
+			_, _ = mapJob(j, glcorpus.HeadSHA, glcorpus.HeadSHA)
 		}
 	}
 }
@@ -70,7 +70,7 @@ func TestGitLabCorpusMapsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs {
-		c, err := MapJob(j, glcorpus.HeadSHA, glcorpus.HeadSHA)
+		c, err := mapJob(j, glcorpus.HeadSHA, glcorpus.HeadSHA)
 		if err != nil {
 			t.Fatalf("job %d (%s): %v", j.ID, j.Status, err)
 		}
@@ -88,7 +88,7 @@ func TestGitLabCorpusMapsCleanly(t *testing.T) {
 			}
 		}
 	}
-	cs, _, out := MapDiscussions(ds)
+	cs, _, out := mapDiscussions(ds)
 	if len(cs) != want || len(out.Comments) != 0 {
 		t.Errorf("comments %d, want %d; outcome %+v", len(cs), want, out)
 	}

@@ -42,7 +42,7 @@ type CIEnv struct {
 
 // CIDefaults derives the defaults from GitLab CI variables. getenv is its input, plus the
 // file TRIGGER_PAYLOAD names in a webhook-triggered pipeline (read bounded, see
-// CIDefaultsWith). Rules:
+// ciDefaultsWith). Rules:
 //   - API URL: CI_API_V4_URL, else CI_SERVER_URL + "/api/v4" (a sub-path install keeps its
 //     path: https://example.com/gitlab/api/v4);
 //   - project: in a merge-request pipeline CI_MERGE_REQUEST_PROJECT_ID (the MR's target
@@ -58,7 +58,7 @@ type CIEnv struct {
 // It fails when GITLAB_CI is not "true" or when a present value is malformed, naming the
 // variable.
 func CIDefaults(getenv func(string) string) (CIEnv, error) {
-	return CIDefaultsWith(getenv, readTriggerPayload)
+	return ciDefaultsWith(getenv, readTriggerPayload)
 }
 
 // maxTriggerPayload bounds the webhook payload read from TRIGGER_PAYLOAD.
@@ -70,10 +70,10 @@ func readTriggerPayload(path string) ([]byte, error) {
 	return inputfile.ReadAll(path, nil, maxTriggerPayload)
 }
 
-// CIDefaultsWith is CIDefaults with the TRIGGER_PAYLOAD file reader supplied (tests pass the
+// ciDefaultsWith is CIDefaults with the TRIGGER_PAYLOAD file reader supplied (tests pass the
 // payload bytes). GitLab defines TRIGGER_PAYLOAD as a file variable, so its value is a path;
 // a value starting with "{" is taken as the JSON itself.
-func CIDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, error)) (CIEnv, error) {
+func ciDefaultsWith(getenv func(string) string, readFile func(string) ([]byte, error)) (CIEnv, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	if get("GITLAB_CI") != "true" {
 		return CIEnv{}, errors.New("gitlab ci: GITLAB_CI is not \"true\": not running in a GitLab CI job")

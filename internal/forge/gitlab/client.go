@@ -25,31 +25,31 @@ const DefaultAPIURL = "https://gitlab.com/api/v4"
 // Auth header names (GitLab REST API authentication). A personal, project or group access
 // token goes in PRIVATE-TOKEN; a CI/CD job token goes in JOB-TOKEN.
 const (
-	HeaderPrivateToken = "PRIVATE-TOKEN"
-	HeaderJobToken     = "JOB-TOKEN"
+	headerPrivateToken = "PRIVATE-TOKEN"
+	headerJobToken     = "JOB-TOKEN"
 )
 
 // TokenKind says how the token authenticates.
 type TokenKind int
 
 const (
-	// TokenAccess is a personal, project or group access token (PRIVATE-TOKEN header).
-	TokenAccess TokenKind = iota
-	// TokenJob is a CI/CD job token (JOB-TOKEN header). GitLab allows it on a small set of
+	// tokenAccess is a personal, project or group access token (PRIVATE-TOKEN header).
+	tokenAccess TokenKind = iota
+	// tokenJob is a CI/CD job token (JOB-TOKEN header). GitLab allows it on a small set of
 	// endpoints only; the others answer 401/403 and surface as errors or gaps.
-	TokenJob
+	tokenJob
 )
 
-// JobTokenPrefix is the prefix GitLab gives CI/CD job tokens ("glcbt-").
-const JobTokenPrefix = "glcbt-"
+// jobTokenPrefix is the prefix GitLab gives CI/CD job tokens ("glcbt-").
+const jobTokenPrefix = "glcbt-"
 
-// KindForToken picks the token kind from the name of the environment variable that held it
+// kindForToken picks the token kind from the name of the environment variable that held it
 // and from the token's own prefix: CI_JOB_TOKEN, or any glcbt- token, is a job token.
-func KindForToken(envName, token string) TokenKind {
-	if envName == "CI_JOB_TOKEN" || strings.HasPrefix(token, JobTokenPrefix) {
-		return TokenJob
+func kindForToken(envName, token string) TokenKind {
+	if envName == "CI_JOB_TOKEN" || strings.HasPrefix(token, jobTokenPrefix) {
+		return tokenJob
 	}
-	return TokenAccess
+	return tokenAccess
 }
 
 // Options configure a Client. The zero value (plus a token) talks to gitlab.com.
@@ -80,7 +80,7 @@ type Options struct {
 	Now func() time.Time
 	// ReceiptAuthor, when set, restricts the receipts read into agent_runs to notes authored
 	// by the user id it returns: forgectx's own comment identity (`forgectx run` passes its
-	// Commenter's Self). See ReceiptsBy. Nil reads every author's receipts.
+	// Commenter's Self). See receiptsBy. Nil reads every author's receipts.
 	ReceiptAuthor func(context.Context) (int64, error)
 }
 
@@ -116,7 +116,7 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	host, err := SourceHost(base)
+	host, err := sourceHost(base)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +153,12 @@ func New(o Options) (*Client, error) {
 		Endpoint: func(r *http.Request) string {
 			return r.Method + " " + templatePath(strings.TrimPrefix(r.URL.EscapedPath(), basePath))
 		},
-		Final: []error{ErrCrossOriginRedirect},
+		Final: []error{errCrossOriginRedirect},
 		Log:   o.Log,
 		Now:   o.Now,
 	})
 	var auth gl.AuthSource = gl.AccessTokenAuthSource{Token: o.Token}
-	if o.TokenKind == TokenJob {
+	if o.TokenKind == tokenJob {
 		auth = gl.JobTokenAuthSource{Token: o.Token}
 	}
 	if o.Token == "" {
@@ -186,9 +186,9 @@ func New(o Options) (*Client, error) {
 // Host is the normalised source.host of the configured instance.
 func (c *Client) Host() string { return c.host }
 
-// ErrCrossOriginRedirect names the refusal of a redirect to another scheme, host or port in
+// errCrossOriginRedirect names the refusal of a redirect to another scheme, host or port in
 // logs and docs; the request itself ends with the unfollowed 3xx answer.
-var ErrCrossOriginRedirect = errors.New("gitlab: redirect to another origin refused (the token is never sent there)")
+var errCrossOriginRedirect = errors.New("gitlab: redirect to another origin refused (the token is never sent there)")
 
 // sameOriginRedirect returns a redirect policy that does not follow any hop leaving the
 // origin of the first request (the 3xx answer is returned as the result) and otherwise
@@ -235,7 +235,7 @@ func parseAPIURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// SourceHost normalises an instance URL to the spec's source.host through canon.Host (the
+// sourceHost normalises an instance URL to the spec's source.host through canon.Host (the
 // one normaliser every adapter shares): the lowercase DNS name, with ":port" appended only
 // when the port is not 443. An https URL without a port has the default port and gets none;
 // a plain-http URL without a port is on port 80, which is not the default HTTPS port, so it
@@ -244,7 +244,7 @@ func parseAPIURL(raw string) (*url.URL, error) {
 // source.host. Host names outside [a-z0-9.-] (an IDN in Unicode form, an underscore, a
 // trailing dot) and IP literals in brackets are refused rather than emitted as an invalid
 // source.host.
-func SourceHost(u *url.URL) (string, error) {
+func sourceHost(u *url.URL) (string, error) {
 	if u.Hostname() == "" {
 		return "", errors.New("gitlab: api url: no host")
 	}

@@ -172,7 +172,7 @@ func TestGitLabTokenHeadersAndNoTokenInLogs(t *testing.T) {
 	for _, tc := range []struct {
 		kind   TokenKind
 		header string
-	}{{TokenAccess, HeaderPrivateToken}, {TokenJob, HeaderJobToken}} {
+	}{{tokenAccess, headerPrivateToken}, {tokenJob, headerJobToken}} {
 		f := httpfake.New(t)
 		expectMRScenario(t, f)
 		rt := &recordingTransport{next: http.DefaultTransport}
@@ -187,7 +187,7 @@ func TestGitLabTokenHeadersAndNoTokenInLogs(t *testing.T) {
 			t.Errorf("%d requests", len(rt.headers))
 		}
 		for _, h := range rt.headers {
-			if h.Get(tc.header) != testToken || len(h.Values(HeaderPrivateToken))+len(h.Values(HeaderJobToken)) != 1 {
+			if h.Get(tc.header) != testToken || len(h.Values(headerPrivateToken))+len(h.Values(headerJobToken)) != 1 {
 				t.Errorf("auth headers %v", h)
 			}
 		}
@@ -195,7 +195,7 @@ func TestGitLabTokenHeadersAndNoTokenInLogs(t *testing.T) {
 			t.Errorf("token in logs or nothing logged: %q", logs.String())
 		}
 	}
-	if KindForToken("CI_JOB_TOKEN", "x") != TokenJob || KindForToken("GITLAB_TOKEN", "glcbt-abc") != TokenJob || KindForToken("GITLAB_TOKEN", "glpat-x") != TokenAccess {
+	if kindForToken("CI_JOB_TOKEN", "x") != tokenJob || kindForToken("GITLAB_TOKEN", "glcbt-abc") != tokenJob || kindForToken("GITLAB_TOKEN", "glpat-x") != tokenAccess {
 		t.Error("KindForToken")
 	}
 }

@@ -28,9 +28,9 @@ type Commenter struct {
 
 var _ forge.Commenter = (*Commenter)(nil)
 
-// NewCommenter returns the commenter for entities of kind (acquisition.KindChangeProposal or
+// newCommenter returns the commenter for entities of kind (acquisition.KindChangeProposal or
 // acquisition.KindWorkItem).
-func NewCommenter(c *Client, kind string) (*Commenter, error) {
+func newCommenter(c *Client, kind string) (*Commenter, error) {
 	if kind != acquisition.KindChangeProposal && kind != acquisition.KindWorkItem {
 		return nil, fmt.Errorf("gitlab: commenter kind %q: must be work_item or change_proposal", kind)
 	}

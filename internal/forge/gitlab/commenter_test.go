@@ -50,7 +50,7 @@ func TestGitLabCommenterFindsOwnMarkedNotesAcrossPages(t *testing.T) {
 				noteJSON(4, 104, marker+" receipt", true), // system note: never a candidate
 				noteJSON(5, 104, marker+" receipt 2", false),
 			)))
-			m, err := NewCommenter(testClient(t, f), tc.kind)
+			m, err := newCommenter(testClient(t, f), tc.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
 	t.Run("create posts the body and returns the note id", func(t *testing.T) {
 		f := httpfake.New(t)
 		f.ExpectBody("POST", "/api/v4/projects/42/merge_requests/7/notes", bodyJSON(body), httpfake.JSON(201, noteJSON(9, 104, body, false)))
-		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		m, _ := newCommenter(testClient(t, f), acquisition.KindChangeProposal)
 		c, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body)
 		if err != nil || c.ID != "9" || c.AuthorID != "104" {
 			t.Fatalf("%+v %v", c, err)
@@ -85,7 +85,7 @@ func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
 	t.Run("create is not retried after a 5xx (the note may exist)", func(t *testing.T) {
 		f := httpfake.New(t)
 		f.ExpectBody("POST", "/api/v4/projects/42/issues/7/notes", bodyJSON(body), httpfake.ServerError())
-		m, _ := NewCommenter(testClient(t, f), acquisition.KindWorkItem)
+		m, _ := newCommenter(testClient(t, f), acquisition.KindWorkItem)
 		if _, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
 			t.Fatalf("err = %v", err)
 		}
@@ -94,7 +94,7 @@ func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
 		f := httpfake.New(t)
 		rl := httpfake.JSON(http.StatusTooManyRequests, `{"message":"429"}`)
 		f.ExpectBody("POST", "/api/v4/projects/42/merge_requests/7/notes", bodyJSON(body), rl, httpfake.JSON(201, noteJSON(9, 104, body, false)))
-		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		m, _ := newCommenter(testClient(t, f), acquisition.KindChangeProposal)
 		if _, err := m.CreateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, body); err != nil {
 			t.Fatal(err)
 		}
@@ -102,14 +102,14 @@ func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
 	t.Run("update puts the body", func(t *testing.T) {
 		f := httpfake.New(t)
 		f.ExpectBody("PUT", "/api/v4/projects/42/merge_requests/7/notes/9", bodyJSON(body), httpfake.ServerError(), httpfake.JSON(200, noteJSON(9, 104, body, false)))
-		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		m, _ := newCommenter(testClient(t, f), acquisition.KindChangeProposal)
 		if err := m.UpdateComment(context.Background(), forge.Ref{Repo: "42", Number: 7}, "9", body); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("bad inputs fail before any request", func(t *testing.T) {
 		f := httpfake.New(t)
-		m, _ := NewCommenter(testClient(t, f), acquisition.KindChangeProposal)
+		m, _ := newCommenter(testClient(t, f), acquisition.KindChangeProposal)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := m.UpdateComment(ctx, forge.Ref{Repo: "42", Number: 7}, "09", body); err == nil {
@@ -121,7 +121,7 @@ func TestGitLabCommenterCreateAndUpdate(t *testing.T) {
 		if _, err := m.CreateComment(ctx, forge.Ref{Repo: "42", Number: 0}, body); err == nil {
 			t.Error("iid 0 accepted")
 		}
-		if _, err := NewCommenter(testClient(t, f), "epic"); err == nil {
+		if _, err := newCommenter(testClient(t, f), "epic"); err == nil {
 			t.Error("kind epic accepted")
 		}
 	})
@@ -245,7 +245,7 @@ func TestGitLabCIDefaultsFromTriggerPayload(t *testing.T) {
 		{"push.json", "", "", "99", 0, ""},
 	} {
 		path := filepath.Join(fixtureDir(t), "webhooks", tc.file)
-		got, err := CIDefaultsWith(env(path), read)
+		got, err := ciDefaultsWith(env(path), read)
 		if err != nil || got.Trigger != tc.event || got.Kind != tc.kind || got.Ref.Repo != tc.repo || got.Ref.Number != tc.number || got.CommitSHA != headSHA {
 			t.Errorf("%s: %+v %v", tc.file, got, err)
 		}
@@ -261,7 +261,7 @@ func TestGitLabCIDefaultsFromTriggerPayload(t *testing.T) {
 		}
 		return env(filepath.Join(fixtureDir(t), "webhooks", "issue.json"))(k)
 	}
-	if got, err := CIDefaultsWith(mr, read); err != nil || got.Ref.Number != 7 || got.Ref.Repo != "99" || got.Trigger != "" {
+	if got, err := ciDefaultsWith(mr, read); err != nil || got.Ref.Number != 7 || got.Ref.Repo != "99" || got.Trigger != "" {
 		t.Errorf("MR variables and a payload: %+v %v", got, err)
 	}
 	write := func(name, body string) string {
@@ -348,8 +348,8 @@ func TestGitLabCIDefaultsFromARealMergedResultsJob(t *testing.T) {
 	if e != want {
 		t.Errorf("got  %+v\nwant %+v", e, want)
 	}
-	c, err := New(Options{APIURL: e.Ref.APIURL, Token: vars[e.TokenEnv], TokenKind: KindForToken(e.TokenEnv, vars[e.TokenEnv])})
-	if err != nil || c.Host() != "gitlab.example.com:8443" || c.base.Path != "/gitlab/api/v4/" || c.opts.TokenKind != TokenJob {
+	c, err := New(Options{APIURL: e.Ref.APIURL, Token: vars[e.TokenEnv], TokenKind: kindForToken(e.TokenEnv, vars[e.TokenEnv])})
+	if err != nil || c.Host() != "gitlab.example.com:8443" || c.base.Path != "/gitlab/api/v4/" || c.opts.TokenKind != tokenJob {
 		t.Errorf("client from the CI defaults: %v %+v", err, c)
 	}
 }

@@ -43,9 +43,9 @@ func timestamp(t *time.Time) (string, bool) {
 	return t.UTC().Format(time.RFC3339Nano), true
 }
 
-// IssueState maps a GitLab issue state (spec, entity state mapping): opened → open,
+// issueState maps a GitLab issue state (spec, entity state mapping): opened → open,
 // closed → closed; anything else is unrepresentable.
-func IssueState(native string) (string, error) {
+func issueState(native string) (string, error) {
 	switch native {
 	case "opened":
 		return "open", nil
@@ -55,9 +55,9 @@ func IssueState(native string) (string, error) {
 	return "", fmt.Errorf("issue state %q: not in the v1 GitLab mapping (opened, closed)", native)
 }
 
-// MergeRequestState maps a GitLab merge-request state: opened and locked (GitLab's
+// mergeRequestState maps a GitLab merge-request state: opened and locked (GitLab's
 // merge-in-progress lock) → open, closed → closed, merged → merged.
-func MergeRequestState(native string) (string, error) {
+func mergeRequestState(native string) (string, error) {
 	switch native {
 	case "opened", "locked":
 		return "open", nil
@@ -117,30 +117,30 @@ var jobStatuses = map[string]jobStatus{
 	"skipped":              {status: "completed", conclusion: "skipped"},
 }
 
-// CheckError says why a job could not become a check: it is always invalid_metadata.
-type CheckError struct {
+// checkError says why a job could not become a check: it is always invalid_metadata.
+type checkError struct {
 	JobID int64
 	Rule  string
 }
 
-func (e *CheckError) Error() string {
+func (e *checkError) Error() string {
 	return fmt.Sprintf("job %d: %s (invalid_metadata)", e.JobID, e.Rule)
 }
 
-// MapJob maps one pipeline job to a check for the captured head revision, or returns a
-// *CheckError (invalid_metadata) when the spec's table or timestamp rules cannot be met:
+// mapJob maps one pipeline job to a check for the captured head revision, or returns a
+// *checkError (invalid_metadata) when the spec's table or timestamp rules cannot be met:
 // unknown status, missing id or creation time, a revision other than headSHA, an in-progress
 // job without started_at, a completed job without a terminal time, or a failed or successful
 // job without started_at. For completed canceled and skipped jobs a null started_at is the
 // explicit never-started report; their completed_at falls back to created_at when GitLab has
 // no finished_at. Native timestamps the mapped status forbids are omitted.
-func MapJob(j *gl.Job, pipelineSHA, headSHA string) (acquisition.Check, error) {
+func mapJob(j *gl.Job, pipelineSHA, headSHA string) (acquisition.Check, error) {
 	id, ok := idString(j.ID)
 	if !ok {
-		return acquisition.Check{}, &CheckError{JobID: j.ID, Rule: "id: missing or not a positive integer"}
+		return acquisition.Check{}, &checkError{JobID: j.ID, Rule: "id: missing or not a positive integer"}
 	}
 	bad := func(rule string) (acquisition.Check, error) {
-		return acquisition.Check{}, &CheckError{JobID: j.ID, Rule: rule}
+		return acquisition.Check{}, &checkError{JobID: j.ID, Rule: rule}
 	}
 	st, ok := jobStatuses[j.Status]
 	if !ok {
@@ -208,11 +208,11 @@ type Location struct {
 	StartLine int
 }
 
-// MapPosition maps a DiffNote position: a new_line is a line on the right (new) side of the
+// mapPosition maps a DiffNote position: a new_line is a line on the right (new) side of the
 // diff at new_path; a position with only an old_line is on the left (old) side at old_path
 // (a removed line). A multi-line range contributes its start line on the same side when it
 // precedes the end line. File and image positions carry a path only.
-func MapPosition(p *gl.NotePosition) (Location, bool) {
+func mapPosition(p *gl.NotePosition) (Location, bool) {
 	if p == nil {
 		return Location{}, false
 	}

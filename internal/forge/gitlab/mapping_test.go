@@ -27,9 +27,9 @@ func TestGitLabEntityStateMappingIsExhaustive(t *testing.T) {
 		{true, "all", ""},
 		{true, "", ""},
 	} {
-		f := IssueState
+		f := issueState
 		if tc.mr {
-			f = MergeRequestState
+			f = mergeRequestState
 		}
 		got, err := f(tc.native)
 		if got != tc.want || (err == nil) != (tc.want != "") {
@@ -105,7 +105,7 @@ func TestGitLabJobStatusTable(t *testing.T) {
 		name := tc.status + "/" + tc.started + "/" + tc.finished
 		j := &gl.Job{ID: 7, Name: "test", Status: tc.status, CreatedAt: tp(c), StartedAt: tp(tc.started), FinishedAt: tp(tc.finished),
 			Commit: &gl.Commit{ID: headSHA}}
-		got, err := MapJob(j, headSHA, headSHA)
+		got, err := mapJob(j, headSHA, headSHA)
 		if tc.invalid != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.invalid) {
 				t.Errorf("%s: err = %v, want invalid_metadata on %s", name, err, tc.invalid)
@@ -146,7 +146,7 @@ func TestGitLabJobRevisionAndIDRules(t *testing.T) {
 		{"missing id", gl.Job{ID: 0, Status: "pending", CreatedAt: now, Commit: &gl.Commit{ID: headSHA}}, headSHA, "id"},
 		{"missing created_at", gl.Job{ID: 1, Status: "pending", Commit: &gl.Commit{ID: headSHA}}, headSHA, "created_at"},
 	} {
-		_, err := MapJob(&tc.job, tc.pipeSHA, headSHA)
+		_, err := mapJob(&tc.job, tc.pipeSHA, headSHA)
 		if (err != nil) != (tc.invalid != "") || (err != nil && !strings.Contains(err.Error(), tc.invalid)) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.invalid)
 		}
@@ -170,7 +170,7 @@ func TestGitLabDiffNotePositionMapping(t *testing.T) {
 		{"no path", &gl.NotePosition{NewLine: 3}, Location{}, false},
 		{"no position", nil, Location{}, false},
 	} {
-		got, ok := MapPosition(tc.pos)
+		got, ok := mapPosition(tc.pos)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %+v %v, want %+v %v", tc.name, got, ok, tc.want, tc.ok)
 		}
@@ -186,7 +186,7 @@ func TestGitLabDiscussionRules(t *testing.T) {
 	t.Run("system notes are excluded everywhere", func(t *testing.T) {
 		sys := note(2, 1, c)
 		sys.System = true
-		cs, ths, _ := MapDiscussions([]*gl.Discussion{
+		cs, ths, _ := mapDiscussions([]*gl.Discussion{
 			{ID: "d1", IndividualNote: true, Notes: []*gl.Note{sys}},
 			{ID: "d2", Notes: []*gl.Note{sys, note(3, 1, c), note(4, 1, c)}},
 		})
@@ -197,7 +197,7 @@ func TestGitLabDiscussionRules(t *testing.T) {
 	t.Run("a thread of only system notes is no thread", func(t *testing.T) {
 		sys := note(2, 1, c)
 		sys.System = true
-		cs, ths, _ := MapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{sys}}})
+		cs, ths, _ := mapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{sys}}})
 		if len(cs) != 0 || len(ths) != 0 {
 			t.Errorf("%v %v", cs, ths)
 		}
@@ -205,7 +205,7 @@ func TestGitLabDiscussionRules(t *testing.T) {
 	t.Run("resolved requires every resolvable note resolved", func(t *testing.T) {
 		a, b := note(1, 1, c), note(2, 1, c)
 		a.Resolvable, b.Resolvable, a.Resolved = true, true, true
-		_, ths, _ := MapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{a, b}}})
+		_, ths, _ := mapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{a, b}}})
 		if ths[0].Resolved || ths[0].ResolvedBy != nil {
 			t.Errorf("partially resolved thread reported resolved: %+v", ths[0])
 		}
@@ -213,19 +213,19 @@ func TestGitLabDiscussionRules(t *testing.T) {
 	t.Run("resolved without a resolver records a null reference", func(t *testing.T) {
 		a := note(1, 1, c)
 		a.Resolvable, a.Resolved = true, true
-		_, ths, _ := MapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{a}}})
+		_, ths, _ := mapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{a}}})
 		if !ths[0].Resolved || ths[0].ResolvedBy == nil || ths[0].ResolvedBy.ID != nil {
 			t.Errorf("%+v", ths[0])
 		}
 	})
 	t.Run("non-resolvable thread is unresolved", func(t *testing.T) {
-		_, ths, _ := MapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{note(1, 1, c)}}})
+		_, ths, _ := mapDiscussions([]*gl.Discussion{{ID: "d", Notes: []*gl.Note{note(1, 1, c)}}})
 		if ths[0].Resolved || ths[0].ResolvedBy != nil || ths[0].Outdated {
 			t.Errorf("%+v", ths[0])
 		}
 	})
 	t.Run("note without id or created_at is invalid_metadata", func(t *testing.T) {
-		cs, ths, out := MapDiscussions([]*gl.Discussion{
+		cs, ths, out := mapDiscussions([]*gl.Discussion{
 			{ID: "d1", IndividualNote: true, Notes: []*gl.Note{note(0, 1, c)}},
 			{ID: "d2", IndividualNote: true, Notes: []*gl.Note{{ID: 5, Author: gl.NoteAuthor{ID: 1}}}},
 		})
@@ -234,13 +234,13 @@ func TestGitLabDiscussionRules(t *testing.T) {
 		}
 	})
 	t.Run("discussion id outside the mapping drops the thread, keeps comments", func(t *testing.T) {
-		cs, ths, out := MapDiscussions([]*gl.Discussion{{ID: "bad/id", Notes: []*gl.Note{note(1, 1, c), note(2, 1, c)}}})
+		cs, ths, out := mapDiscussions([]*gl.Discussion{{ID: "bad/id", Notes: []*gl.Note{note(1, 1, c), note(2, 1, c)}}})
 		if len(cs) != 2 || len(ths) != 0 || gapCount(out.Comments, "invalid_metadata") != 1 {
 			t.Errorf("%v %v %+v", cs, ths, out)
 		}
 	})
 	t.Run("deleted author keeps a null reference", func(t *testing.T) {
-		cs, _, _ := MapDiscussions([]*gl.Discussion{{ID: "d", IndividualNote: true, Notes: []*gl.Note{note(1, 0, c)}}})
+		cs, _, _ := mapDiscussions([]*gl.Discussion{{ID: "d", IndividualNote: true, Notes: []*gl.Note{note(1, 0, c)}}})
 		if cs[0].Author.ID != nil || cs[0].Author.Login != nil {
 			t.Errorf("%+v", cs[0].Author)
 		}
@@ -288,7 +288,7 @@ func FuzzMapJob(f *testing.F) {
 		if json.Unmarshal(data, &j) != nil {
 			return
 		}
-		c, err := MapJob(&j, headSHA, headSHA)
+		c, err := mapJob(&j, headSHA, headSHA)
 		if err != nil {
 			return
 		}
@@ -338,7 +338,7 @@ func FuzzMapDiscussions(f *testing.F) {
 		if json.Unmarshal(data, &ds) != nil {
 			return
 		}
-		cs, ths, _ := MapDiscussions(ds)
+		cs, ths, _ := mapDiscussions(ds)
 		ids := map[string]bool{}
 		for _, c := range cs {
 			if !numericID.MatchString(c.ID) {

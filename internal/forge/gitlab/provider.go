@@ -75,7 +75,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 
 // open builds the connection and returns the client behind it (Open, for its Services).
 func open(o forge.Options) (*forge.Conn, *Client, error) {
-	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: KindForToken(o.TokenEnv, o.Token), Log: o.Log,
+	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: kindForToken(o.TokenEnv, o.Token), Log: o.Log,
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax, MaxServerWait: o.Retry.MaxServerWait}
 	if o.Transport != nil {
 		opts.HTTPClient = &http.Client{Transport: o.Transport, Timeout: 60 * time.Second}
@@ -90,7 +90,7 @@ func open(o forge.Options) (*forge.Conn, *Client, error) {
 	}
 	conn := &forge.Conn{Acquirer: gc, Stats: gc.Stats, RunState: gc.RunState}
 	if o.WithCommenter || o.OwnReceipts {
-		if glc, err = NewCommenter(gc, o.Kind); err != nil {
+		if glc, err = newCommenter(gc, o.Kind); err != nil {
 			return nil, nil, &forge.ConfigError{Field: "--kind", Rule: "invalid", Err: err}
 		}
 		if o.WithCommenter {

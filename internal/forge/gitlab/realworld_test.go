@@ -308,7 +308,7 @@ func TestGitLabRedirectToAnotherOriginIsRefused(t *testing.T) {
 	var mu sync.Mutex
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		leaked = append(leaked, r.Header.Get(HeaderPrivateToken)+r.Header.Get(HeaderJobToken))
+		leaked = append(leaked, r.Header.Get(headerPrivateToken)+r.Header.Get(headerJobToken))
 		mu.Unlock()
 		w.Write([]byte(`{"id":42,"path_with_namespace":"evil/evil"}`))
 	}))
@@ -321,7 +321,7 @@ func TestGitLabRedirectToAnotherOriginIsRefused(t *testing.T) {
 		http.Redirect(w, r, evilURL+r.URL.Path, http.StatusFound)
 	}))
 	defer home.Close()
-	for _, kind := range []TokenKind{TokenAccess, TokenJob} {
+	for _, kind := range []TokenKind{tokenAccess, tokenJob} {
 		// Default retries: a refused redirect is not retried (the test would take 15 s).
 		c, err := New(Options{APIURL: home.URL + "/api/v4", Token: testToken, TokenKind: kind})
 		if err != nil {
@@ -383,7 +383,7 @@ func TestGitLabResponseBodiesAreCapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.discussions(context.Background(), int64(1), 1, true).err; !errors.Is(err, ErrResponseTooLarge) {
+	if err := c.discussions(context.Background(), int64(1), 1, true).err; !errors.Is(err, errResponseTooLarge) {
 		t.Errorf("endless page: %v", err)
 	}
 	if u, _, err := c.gl.Users.GetUser(1, gl.GetUsersOptions{}); err != nil || u.ID != 1 {

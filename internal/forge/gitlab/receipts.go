@@ -21,12 +21,12 @@ func Receipts(ds []*gl.Discussion) ([]acquisition.AgentRun, int) {
 	return runs, invalid
 }
 
-// ReceiptsBy is Receipts restricted to the identity forgectx posts its receipts as: the user
+// receiptsBy is Receipts restricted to the identity forgectx posts its receipts as: the user
 // id self (> 0; the token's GET /user, as the Commenter's own-identity rule). A receipt note by
 // anyone else — a human, another bot, an account that copied a receipt — is not read: it is
 // counted in unauthorized (the caller records agent_runs authorization_failed), before it is
 // parsed. `forgectx run` uses it through Options.ReceiptAuthor.
-func ReceiptsBy(ds []*gl.Discussion, self int64) (runs []acquisition.AgentRun, invalid, unauthorized int) {
+func receiptsBy(ds []*gl.Discussion, self int64) (runs []acquisition.AgentRun, invalid, unauthorized int) {
 	return receipts(ds, self)
 }
 
@@ -83,7 +83,7 @@ func (c *Client) agentRuns(ctx context.Context, ds []*gl.Discussion, a *acquisit
 		a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapFetchFailed, 1)
 		return
 	}
-	runs, invalid, unauthorized := ReceiptsBy(ds, self)
+	runs, invalid, unauthorized := receiptsBy(ds, self)
 	a.AgentRuns = append(a.AgentRuns, runs...)
 	a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapInvalidMetadata, invalid)
 	a.Outcomes.Add(acquisition.ScopeAgentRuns, acquisition.GapAuthorizationFailed, unauthorized)

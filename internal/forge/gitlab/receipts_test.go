@@ -25,7 +25,7 @@ func TestReceiptsByOnlyOwnIdentity(t *testing.T) {
 		{ID: 3, Body: body, Author: gl.NoteAuthor{ID: 150}, System: true},
 		{ID: 4, Body: "plain", Author: gl.NoteAuthor{ID: 7}},
 	}}}
-	if runs, invalid, unauthorized := ReceiptsBy(ds, 150); len(runs) != 0 || invalid != 1 || unauthorized != 1 {
+	if runs, invalid, unauthorized := receiptsBy(ds, 150); len(runs) != 0 || invalid != 1 || unauthorized != 1 {
 		t.Errorf("ReceiptsBy(150) = %d runs, %d invalid, %d unauthorized; want 0, 1, 1", len(runs), invalid, unauthorized)
 	}
 	if runs, invalid := Receipts(ds); len(runs) != 0 || invalid != 2 {

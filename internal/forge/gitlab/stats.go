@@ -56,23 +56,23 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		sanitizeLink(resp.Header)
 		if resp.Body != nil {
-			resp.Body = bodycap.New(forge.CountBody(resp.Body, c.read), responseCap, ErrResponseTooLarge)
+			resp.Body = bodycap.New(forge.CountBody(resp.Body, c.read), responseCap, errResponseTooLarge)
 		}
 	}
 	return resp, err
 }
 
-// MaxResponseBytes bounds every response body: client-go decodes a list page into memory
+// maxResponseBytes bounds every response body: client-go decodes a list page into memory
 // whole, so a hostile or broken server could otherwise exhaust memory with one endless page.
 // Traces are bounded far lower by max_source_bytes.
-const MaxResponseBytes = 64 << 20
+const maxResponseBytes = 64 << 20
 
-// responseCap is MaxResponseBytes; tests lower it.
-var responseCap int64 = MaxResponseBytes
+// responseCap is maxResponseBytes; tests lower it.
+var responseCap int64 = maxResponseBytes
 
-// ErrResponseTooLarge is the read error past MaxResponseBytes: the page fails (fetch_failed)
+// errResponseTooLarge is the read error past maxResponseBytes: the page fails (fetch_failed)
 // instead of decoding a truncated document as a shorter valid one.
-var ErrResponseTooLarge = errors.New("gitlab: response body larger than 64 MiB")
+var errResponseTooLarge = errors.New("gitlab: response body larger than 64 MiB")
 
 // sanitizeLink rewrites a response's Link header to the entries client-go can parse safely:
 // client-go indexes the second ';'-part of every ','-separated entry split at '=' without a

@@ -26,9 +26,9 @@ func (c *Client) Trace(ctx context.Context, pid any, jobID int64, maxSourceBytes
 		return acquisition.Log{Outcome: acquisition.LogFetchFailed}
 	}
 	if c.opts.Token != "" {
-		h := HeaderPrivateToken
-		if c.opts.TokenKind == TokenJob {
-			h = HeaderJobToken
+		h := headerPrivateToken
+		if c.opts.TokenKind == tokenJob {
+			h = headerJobToken
 		}
 		req.Header.Set(h, c.opts.Token)
 	}

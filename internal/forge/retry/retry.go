@@ -190,12 +190,12 @@ func (p *Policy) Backoff(min, max time.Duration, attempt int, resp *http.Respons
 		case http.StatusTooManyRequests, http.StatusForbidden:
 			limited = true
 		case http.StatusServiceUnavailable:
-			if d, ok := ServerWait(resp.Header, p.Now()); ok {
+			if d, ok := serverWait(resp.Header, p.Now()); ok {
 				return clamp(d, min, p.MaxServerWait)
 			}
 		}
 		if limited {
-			if d, ok := ServerWait(resp.Header, p.Now()); ok {
+			if d, ok := serverWait(resp.Header, p.Now()); ok {
 				return clamp(d, min, p.MaxServerWait)
 			}
 			if p.UnnamedLimitWait > 0 {
@@ -213,11 +213,11 @@ func (p *Policy) Backoff(min, max time.Duration, attempt int, resp *http.Respons
 	return d
 }
 
-// ServerWait is the wait an answer names: Retry-After (delta seconds or HTTP date), else the
+// serverWait is the wait an answer names: Retry-After (delta seconds or HTTP date), else the
 // reset instant of an exhausted quota (x-ratelimit-reset with x-ratelimit-remaining 0, plus
 // one second for whole-second clocks; else RateLimit-Reset), relative to now and never
 // negative.
-func ServerWait(h http.Header, now time.Time) (time.Duration, bool) {
+func serverWait(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
 			if s > math.MaxInt32 {

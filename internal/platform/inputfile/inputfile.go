@@ -7,7 +7,7 @@
 //     fstat on the open descriptor, so nothing can swap it in between); a FIFO, socket,
 //     device or directory is refused naming the input and what it is;
 //   - it is read through a bound while reading: the read stops at bound+1 bytes and fails
-//     with a *TooLargeError naming the input and the bound, never after reading it whole.
+//     with a *tooLargeError naming the input and the bound, never after reading it whole.
 //
 // Standard input ("-", where a flag allows it) is the one non-regular input: a pipe is read
 // through the same bound.
@@ -22,25 +22,25 @@ import (
 	"syscall"
 )
 
-// ErrNotRegular is matched (errors.Is) by the error of an input that is not a regular file.
-var ErrNotRegular = errors.New("an input must be a regular file")
+// errNotRegular is matched (errors.Is) by the error of an input that is not a regular file.
+var errNotRegular = errors.New("an input must be a regular file")
 
-// ErrTooLarge is matched (errors.Is) by every *TooLargeError.
+// ErrTooLarge is matched (errors.Is) by every *tooLargeError.
 var ErrTooLarge = errors.New("input too large")
 
-// TooLargeError is a read that went past its bound. Input names what was read (a flag and
+// tooLargeError is a read that went past its bound. Input names what was read (a flag and
 // path, "stdin", "response body"), Limit the bound in bytes.
-type TooLargeError struct {
+type tooLargeError struct {
 	Input string
 	Limit int64
 }
 
-func (e *TooLargeError) Error() string {
+func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("%s: larger than the %d-byte bound (reading stopped there)", e.Input, e.Limit)
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // Kind names the type of a file mode for an error message: "a FIFO", "a directory", ….
 func Kind(m fs.FileMode) string {
@@ -64,7 +64,7 @@ func Kind(m fs.FileMode) string {
 }
 
 // Open opens path as an input under the package rule. The error is an *os.PathError whose Op
-// is "open" (missing, unreadable) or "input" (wraps ErrNotRegular, naming what the path is).
+// is "open" (missing, unreadable) or "input" (wraps errNotRegular, naming what the path is).
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -77,7 +77,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &os.PathError{Op: "input", Path: path, Err: fmt.Errorf("is %s: %w", Kind(fi.Mode()), ErrNotRegular)}
+		return nil, &os.PathError{Op: "input", Path: path, Err: fmt.Errorf("is %s: %w", Kind(fi.Mode()), errNotRegular)}
 	}
 	return f, nil
 }
@@ -91,7 +91,7 @@ func Check(path string) error {
 	return f.Close()
 }
 
-// Reader bounds r: it yields at most limit bytes and returns a *TooLargeError naming input as
+// Reader bounds r: it yields at most limit bytes and returns a *tooLargeError naming input as
 // soon as a byte past them is read (one byte of look-ahead at the bound, no more).
 type Reader struct {
 	r     io.Reader
@@ -113,7 +113,7 @@ func (b *Reader) Read(p []byte) (int, error) {
 		n, err := b.r.Read(one[:])
 		if n > 0 {
 			b.n += int64(n)
-			return 0, &TooLargeError{Input: b.input, Limit: b.limit}
+			return 0, &tooLargeError{Input: b.input, Limit: b.limit}
 		}
 		return 0, err
 	}

@@ -42,7 +42,7 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		go func() { _, err := Open(tc.path); done <- err }()
 		select {
 		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+			if !errors.Is(err, errNotRegular) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
 				t.Errorf("Open(%s) = %v; want ErrNotRegular naming the path and %q", tc.path, err, tc.want)
 			}
 		case <-time.After(5 * time.Second):
@@ -74,7 +74,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func TestReaderStopsAtBoundPlusOne(t *testing.T) {
 	src := &countingReader{}
 	b, err := io.ReadAll(NewReader(src, "--payload -", 1000))
-	var tl *TooLargeError
+	var tl *tooLargeError
 	if !errors.As(err, &tl) || !errors.Is(err, ErrTooLarge) || tl.Limit != 1000 || tl.Input != "--payload -" {
 		t.Fatalf("err = %v; want a *TooLargeError for --payload - at 1000", err)
 	}
@@ -94,7 +94,7 @@ func TestReaderStopsAtBoundPlusOne(t *testing.T) {
 
 // ReadAll of a device path refuses it before reading; of stdin reads through the bound.
 func TestReadAllDeviceAndStdin(t *testing.T) {
-	if _, err := ReadAll("/dev/zero", nil, 10); !errors.Is(err, ErrNotRegular) {
+	if _, err := ReadAll("/dev/zero", nil, 10); !errors.Is(err, errNotRegular) {
 		t.Fatalf("ReadAll(/dev/zero) = %v; want ErrNotRegular", err)
 	}
 	src := &countingReader{}

@@ -15,8 +15,8 @@ import (
 
 // Formats accepted by --log-format.
 const (
-	FormatText = "text"
-	FormatJSON = "json"
+	formatText = "text"
+	formatJSON = "json"
 )
 
 // levels are the documented --log-level values. zerolog.ParseLevel alone would also take
@@ -36,9 +36,9 @@ func New(w io.Writer, format, level string) (zerolog.Logger, error) {
 	}
 	var out io.Writer
 	switch format {
-	case FormatJSON:
+	case formatJSON:
 		out = w
-	case FormatText:
+	case formatText:
 		out = zerolog.ConsoleWriter{Out: w, NoColor: true, TimeFormat: time.RFC3339}
 	default:
 		return zerolog.Nop(), fmt.Errorf("--log-format: %q is not one of text, json", format)

@@ -9,12 +9,12 @@ import (
 
 func TestNewAcceptsExactlyTheDocumentedLevels(t *testing.T) {
 	for _, l := range []string{"trace", "debug", "info", "warn", "error", "disabled", "DEBUG", "Info"} {
-		if _, err := New(&bytes.Buffer{}, FormatJSON, l); err != nil {
+		if _, err := New(&bytes.Buffer{}, formatJSON, l); err != nil {
 			t.Errorf("level %q: %v", l, err)
 		}
 	}
 	for _, l := range []string{"", "5", "-1", "panic", "fatal", "loud", "warning"} {
-		_, err := New(&bytes.Buffer{}, FormatJSON, l)
+		_, err := New(&bytes.Buffer{}, formatJSON, l)
 		if err == nil || !strings.HasPrefix(err.Error(), "--log-level: ") {
 			t.Errorf("level %q: err %v, want a --log-level error", l, err)
 		}
@@ -30,7 +30,7 @@ func TestNewAcceptsExactlyTheDocumentedLevels(t *testing.T) {
 // filters lower-priority events.
 func TestJSONFormatWritesOneValidObjectPerLine(t *testing.T) {
 	var b bytes.Buffer
-	log, err := New(&b, FormatJSON, "info")
+	log, err := New(&b, formatJSON, "info")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestJSONFormatWritesOneValidObjectPerLine(t *testing.T) {
 
 func TestTextFormatIsOneLinePerEvent(t *testing.T) {
 	var b bytes.Buffer
-	log, err := New(&b, FormatText, "debug")
+	log, err := New(&b, formatText, "debug")
 	if err != nil {
 		t.Fatal(err)
 	}

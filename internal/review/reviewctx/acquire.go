@@ -33,9 +33,9 @@ type AcquireOptions struct {
 	Now     func() time.Time
 }
 
-// ErrRevision is the fail-closed outcome of a head that differs from the expected revision
+// errRevision is the fail-closed outcome of a head that differs from the expected revision
 // or changes during acquisition.
-var ErrRevision = errors.New("reviewctx: reviewed head changed or differs from the expected revision")
+var errRevision = errors.New("reviewctx: reviewed head changed or differs from the expected revision")
 
 // Result is the outcome of Acquire. It carries counts and closed states; record text stays in
 // the store (or, in the constrained lifecycle, in Metadata, never printed).
@@ -112,7 +112,7 @@ func Acquire(ctx context.Context, f Forge, o AcquireOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	runID, err := NewRunID()
+	runID, err := newRunID()
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +149,11 @@ func capture(ctx context.Context, f Forge, o AcquireOptions) (Target, Lifecycle,
 		return t, Lifecycle{}, err
 	}
 	if o.ExpectedHead != "" && o.ExpectedHead != t.ReviewedHead {
-		return t, Lifecycle{}, fmt.Errorf("%w: merge request head is not the expected commit", ErrRevision)
+		return t, Lifecycle{}, fmt.Errorf("%w: merge request head is not the expected commit", errRevision)
 	}
 	lc, err := Decide(o.Mode, o.Protection, t.Protected, o.AdaptersSet)
 	if err == nil && lc.Mode == ModeEnriched {
-		err = CheckMREnvironment(o.Env, t)
+		err = checkMREnvironment(o.Env, t)
 	}
 	return t, lc, err
 }
@@ -164,7 +164,7 @@ func loadPolicy(ctx context.Context, f Forge, t Target) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParsePolicy(blob)
+	return parsePolicy(blob)
 }
 
 // readSources reads the metadata and the policy's forge sources, then re-reads the head and
@@ -202,7 +202,7 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 		return nil, err
 	}
 	if !headSame {
-		return nil, fmt.Errorf("%w: the merge request moved during acquisition", ErrRevision)
+		return nil, fmt.Errorf("%w: the merge request moved during acquisition", errRevision)
 	}
 	if !mdSame {
 		results[0].Drafts = nil
@@ -215,7 +215,7 @@ func readSources(ctx context.Context, f Forge, pol *Policy, t Target) ([]SourceR
 // applies the command and mention rule to the adapters' text (it reaches the model too) and
 // DLP-checks the records.
 func references(ctx context.Context, f Forge, broker *Broker, pol *Policy, runID string, results []SourceResult, p *filter.Pipeline, ids Identities, now time.Time) (SourceResult, error) {
-	refRes := resolveReferences(ctx, broker, pol, runID, Recognize(pol.References, discoverableTexts(results)), now)
+	refRes := resolveReferences(ctx, broker, pol, runID, recognize(pol.References, discoverableTexts(results)), now)
 	bot, _ := f.BotUsername(ctx)
 	for i := range refRes.Drafts {
 		c := &refRes.Drafts[i].Content
@@ -261,7 +261,7 @@ func constrainedResult(res *Result, md SourceResult) *Result {
 
 // newStore mints a handle per admitted draft and binds each record to this run and policy.
 func newStore(runID string, mode Mode, t Target, pol *Policy, now time.Time, results []SourceResult) (*Store, error) {
-	expires := now.Add(MaxStoreTTL)
+	expires := now.Add(maxStoreTTL)
 	s := &Store{SchemaVersion: StoreSchema, RunID: runID, Mode: mode, PolicySHA: t.TargetSHA, ReviewedHead: t.ReviewedHead,
 		CreatedAt: now.Format(time.RFC3339), ExpiresAt: expires.Format(time.RFC3339), Sources: []SourceState{}, Records: []Record{}}
 	if pol != nil {
@@ -332,7 +332,7 @@ func metadataSource(m Metadata, bot string) SourceResult {
 	text = commandFree(text, bot)
 	all := []string{"descriptor", "state", "text"}
 	r.Drafts = []Draft{{
-		Source: SourceMetadata, ResourceClass: ResourceMetadata, CanonicalObject: "forge/merge_request/metadata", Version: "1",
+		Source: SourceMetadata, ResourceClass: resourceMetadata, CanonicalObject: "forge/merge_request/metadata", Version: "1",
 		Mutable: true, Discoverable: true, Projections: Projections{Retrieve: all, Model: all, Publish: []string{}, Retain: []string{"state"}},
 		Content: Content{Descriptor: "merge request metadata (untrusted)", State: "open", Text: strings.TrimSpace(text)},
 	}}
@@ -362,14 +362,14 @@ func dlpText(ctx context.Context, p *filter.Pipeline, ids Identities, s string) 
 	// no stand-in keeps the sentence meaningful: the record is rejected, not redacted. A bare
 	// name or username is rewritten to "someone", as mentions are.
 	if len(identifierCodes(out, ids)) > 0 {
-		return "", false, ReasonIdentifier, nil
+		return "", false, reasonIdentifier, nil
 	}
 	return unname(out, ids), true, "", nil
 }
 
-// ReasonIdentifier is the source reason of a record rejected by the context DLP for a
+// reasonIdentifier is the source reason of a record rejected by the context DLP for a
 // personal identifier in its text (besides dlp_rejected).
-const ReasonIdentifier = "identifier"
+const reasonIdentifier = "identifier"
 
 // applyDLP filters every text field of every draft; a draft with an unclean field is
 // dropped and its source marked dlp_rejected.

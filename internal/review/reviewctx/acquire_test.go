@@ -9,7 +9,7 @@ import (
 )
 
 func draftText(src, text string) Draft {
-	return Draft{Source: src, ResourceClass: ResourceDiscussion, CanonicalObject: "o/" + text, Content: Content{Descriptor: "d", State: "open", Text: text}}
+	return Draft{Source: src, ResourceClass: resourceDiscussion, CanonicalObject: "o/" + text, Content: Content{Descriptor: "d", State: "open", Text: text}}
 }
 
 func TestDLPRejectsSecretsAndInjectionBeforeCommit(t *testing.T) {
@@ -31,7 +31,7 @@ func TestDLPRejectsSecretsAndInjectionBeforeCommit(t *testing.T) {
 }
 
 func TestDLPAppliesToRemediationReplies(t *testing.T) {
-	d := Draft{Source: SourceRemediation, ResourceClass: ResourceRemediation, CanonicalObject: "o", Content: Content{Thread: &Thread{Root: "finding", Replies: []Reply{{Author: "participant-1", Class: ClassUser, Text: "key AKIAIOSFODNN7EXAMPLE here"}}}}}
+	d := Draft{Source: SourceRemediation, ResourceClass: ResourceRemediation, CanonicalObject: "o", Content: Content{Thread: &Thread{Root: "finding", Replies: []Reply{{Author: "participant-1", Class: classUser, Text: "key AKIAIOSFODNN7EXAMPLE here"}}}}}
 	r := SourceResult{State: newState(SourceRemediation, false), Drafts: []Draft{d}}
 	if err := applyDLP(context.Background(), filter.New(nil), Identities{}, &r); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestDLPAppliesToRemediationReplies(t *testing.T) {
 }
 
 func TestBudgetsOmitVisiblyNeverSilently(t *testing.T) {
-	p, err := ParsePolicy(mutate(t, func(m map[string]any) {
+	p, err := parsePolicy(mutate(t, func(m map[string]any) {
 		obj(m, "budgets")["max_records"] = 2
 		obj(m, "forge_discussions", "budgets")["max_lines"] = 6
 	}))

@@ -26,11 +26,11 @@ import (
 
 // Adapter protocol wire names (byte-exact).
 const (
-	AdapterRequestSchema  = "ocr.context-adapter-request/v1"
-	AdapterResponseSchema = "ocr.context-adapter-response/v1"
-	AdapterOperation      = "authorize_and_resolve"
-	// MaxFrameBytes bounds one response frame.
-	MaxFrameBytes  = 512 << 10
+	adapterRequestSchema  = "ocr.context-adapter-request/v1"
+	adapterResponseSchema = "ocr.context-adapter-response/v1"
+	adapterOperation      = "authorize_and_resolve"
+	// maxFrameBytes bounds one response frame.
+	maxFrameBytes  = 512 << 10
 	maxStderrBytes = 8 << 10
 )
 
@@ -169,7 +169,7 @@ func checkAdapterScope(p string, a *AdapterConfig) error {
 		return adapterErr("%s.resource_classes: need at least one", p)
 	}
 	for _, c := range a.ResourceClasses {
-		if c != ResourceIssue && c != ResourceDocument {
+		if c != ResourceIssue && c != resourceDocument {
 			return adapterErr("%s.resource_classes: %q must be issue or document", p, c)
 		}
 	}
@@ -220,8 +220,8 @@ func checkRemoteAdapter(p string, a *AdapterConfig) error {
 	return nil
 }
 
-// AdapterLimits are the per-request limits.
-type AdapterLimits struct {
+// adapterLimits are the per-request limits.
+type adapterLimits struct {
 	MaxChars      int   `json:"max_chars"`
 	MaxBytes      int   `json:"max_bytes"`
 	MaxLines      int   `json:"max_lines"`
@@ -229,8 +229,8 @@ type AdapterLimits struct {
 	DeadlineMS    int64 `json:"deadline_ms"`
 }
 
-// AdapterRequest is one ocr.context-adapter-request/v1 frame.
-type AdapterRequest struct {
+// adapterRequest is one ocr.context-adapter-request/v1 frame.
+type adapterRequest struct {
 	SchemaVersion   string        `json:"schema_version"`
 	Operation       string        `json:"operation"`
 	RequestID       string        `json:"request_id"`
@@ -240,7 +240,7 @@ type AdapterRequest struct {
 	ResourceClass   string        `json:"resource_class"`
 	Candidate       string        `json:"candidate"`
 	RequestedFields []string      `json:"requested_fields"`
-	Limits          AdapterLimits `json:"limits"`
+	Limits          adapterLimits `json:"limits"`
 }
 
 // AdapterRecord is an admitted response's validated content.
@@ -266,12 +266,12 @@ func requestedFields(retrieve []string) []string {
 	return out
 }
 
-// DecodeAdapterResponse validates one response frame against its request. Any deviation —
+// decodeAdapterResponse validates one response frame against its request. Any deviation —
 // unknown field or status, mismatched identity, a partial or second frame, invalid UTF-8,
 // excess bytes, a record whose keys differ from requested_fields, an expired or malformed
 // expiry — returns an error (the record is unavailable). A well-formed unavailable response
 // returns (nil, nil).
-func DecodeAdapterResponse(frame []byte, req *AdapterRequest, now time.Time) (*AdapterRecord, error) {
+func decodeAdapterResponse(frame []byte, req *adapterRequest, now time.Time) (*AdapterRecord, error) {
 	o, err := openFrame(frame)
 	if err != nil {
 		return nil, err
@@ -299,7 +299,7 @@ func DecodeAdapterResponse(frame []byte, req *AdapterRequest, now time.Time) (*A
 
 // openFrame parses exactly one bounded frame as a strict JSON object.
 func openFrame(frame []byte) (*objReader, error) {
-	if len(frame) > MaxFrameBytes {
+	if len(frame) > maxFrameBytes {
 		return nil, errors.New("frame over its byte bound")
 	}
 	frame = bytes.TrimSuffix(frame, []byte("\n"))
@@ -315,8 +315,8 @@ func openFrame(frame []byte) (*objReader, error) {
 
 // responseStatus checks the frame's schema and identity against the request and reports
 // whether it admits a record; a well-formed unavailable response is (false, nil).
-func responseStatus(o *objReader, req *AdapterRequest) (bool, error) {
-	if o.str("schema_version", true) != AdapterResponseSchema {
+func responseStatus(o *objReader, req *adapterRequest) (bool, error) {
+	if o.str("schema_version", true) != adapterResponseSchema {
 		o.fail(errors.New("$.schema_version: wrong schema"))
 	}
 	if o.str("request_id", true) != req.RequestID {
@@ -344,7 +344,7 @@ func responseStatus(o *objReader, req *AdapterRequest) (bool, error) {
 
 // decodeRecord reads exactly the requested fields of $.record into c and checks the
 // request's limits.
-func decodeRecord(rv *strictValue, req *AdapterRequest, c *Content) error {
+func decodeRecord(rv *strictValue, req *adapterRequest, c *Content) error {
 	ro, err := newObj("$.record", rv)
 	if err != nil {
 		return err
@@ -446,7 +446,7 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 		}
 		envv = append(envv, n+"="+v)
 	}
-	out := &boundedBuf{max: MaxFrameBytes + 1}
+	out := &boundedBuf{max: maxFrameBytes + 1}
 	errb := &capBuf{max: maxStderrBytes}
 	// No grace: the group is killed as soon as the deadline passes; the streams are closed
 	// shortly after the child exits; the group is killed again once it is reaped.
@@ -466,7 +466,7 @@ func (s *stdioTransport) Exchange(ctx context.Context, req []byte) ([]byte, erro
 		red = red[:n]
 	}
 	s.stderr = []byte(red)
-	if werr != nil || ctx.Err() != nil || len(out.b) > MaxFrameBytes {
+	if werr != nil || ctx.Err() != nil || len(out.b) > maxFrameBytes {
 		return nil, errUnavailable
 	}
 	b := out.b
@@ -522,8 +522,8 @@ func (r *remoteTransport) Exchange(ctx context.Context, body []byte) ([]byte, er
 	if err != nil || mt != "application/json" {
 		return nil, errUnavailable
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxFrameBytes+1))
-	if err != nil || len(b) > MaxFrameBytes {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxFrameBytes+1))
+	if err != nil || len(b) > maxFrameBytes {
 		return nil, errUnavailable
 	}
 	return b, nil
@@ -604,11 +604,11 @@ func (b *Broker) Resolve(ctx context.Context, runID, requestID string, ref Refer
 	if d, ok := ctx.Deadline(); ok {
 		deadline = max(1, time.Until(d).Milliseconds())
 	}
-	req := &AdapterRequest{
-		SchemaVersion: AdapterRequestSchema, Operation: AdapterOperation, RequestID: requestID, RunID: runID,
+	req := &adapterRequest{
+		SchemaVersion: adapterRequestSchema, Operation: adapterOperation, RequestID: requestID, RunID: runID,
 		Adapter: ref.Adapter, Tenant: ref.Tenant, ResourceClass: ref.ResourceClass, Candidate: candidate,
 		RequestedFields: requestedFields(ref.Projections.Retrieve),
-		Limits:          AdapterLimits{MaxChars: ref.Budgets.MaxChars, MaxBytes: ref.Budgets.MaxBytes, MaxLines: ref.Budgets.MaxLines, MaxAgeSeconds: ref.MaxAgeSeconds, DeadlineMS: deadline},
+		Limits:          adapterLimits{MaxChars: ref.Budgets.MaxChars, MaxBytes: ref.Budgets.MaxBytes, MaxLines: ref.Budgets.MaxLines, MaxAgeSeconds: ref.MaxAgeSeconds, DeadlineMS: deadline},
 	}
 	if req.RequestedFields == nil {
 		req.RequestedFields = []string{}
@@ -621,7 +621,7 @@ func (b *Broker) Resolve(ctx context.Context, runID, requestID string, ref Refer
 	if err != nil || ctx.Err() != nil {
 		return nil
 	}
-	rec, err := DecodeAdapterResponse(resp, req, now)
+	rec, err := decodeAdapterResponse(resp, req, now)
 	if err != nil {
 		return nil
 	}

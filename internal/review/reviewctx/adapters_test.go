@@ -34,10 +34,10 @@ func TestAdapterHelperProcess(t *testing.T) {
 		return
 	}
 	line, _ := bufio.NewReader(os.Stdin).ReadBytes('\n')
-	var req AdapterRequest
+	var req adapterRequest
 	json.Unmarshal(line, &req)
 	out := os.Stdout
-	resp := map[string]any{"schema_version": AdapterResponseSchema, "request_id": req.RequestID, "run_id": req.RunID}
+	resp := map[string]any{"schema_version": adapterResponseSchema, "request_id": req.RequestID, "run_id": req.RunID}
 	if mode == "unavailable" {
 		resp["status"], resp["reason"] = "unavailable", "unavailable"
 	} else {
@@ -78,7 +78,7 @@ func TestAdapterHelperProcess(t *testing.T) {
 	case "multiple":
 		out.Write(append(append(b, '\n'), append(b, '\n')...))
 	case "oversize":
-		out.Write([]byte(strings.Repeat(" ", MaxFrameBytes+10)))
+		out.Write([]byte(strings.Repeat(" ", maxFrameBytes+10)))
 	case "badutf8":
 		out.Write([]byte(strings.Replace(string(b), "gated", "gat\xffed", 1) + "\n"))
 	case "timeout":
@@ -130,7 +130,7 @@ func helperEnvPID(mode, pidFile string) Env {
 }
 
 func testRef(t testing.TB) Reference {
-	p, err := ParsePolicy(examplePolicy(t))
+	p, err := parsePolicy(examplePolicy(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,9 +262,9 @@ func remoteAdapter(t *testing.T, h http.HandlerFunc) (*Broker, *httptest.Server)
 }
 
 func admittedFrame(r *http.Request) []byte {
-	var req AdapterRequest
+	var req adapterRequest
 	json.NewDecoder(r.Body).Decode(&req)
-	b, _ := json.Marshal(map[string]any{"schema_version": AdapterResponseSchema, "request_id": req.RequestID, "run_id": req.RunID, "status": "admitted",
+	b, _ := json.Marshal(map[string]any{"schema_version": adapterResponseSchema, "request_id": req.RequestID, "run_id": req.RunID, "status": "admitted",
 		"canonical_object": "tracker/issue/" + req.Candidate, "version": "7", "expiry": "2026-12-01T06:00:00Z",
 		"record": map[string]any{"descriptor": "issue " + req.Candidate, "state": "open", "text": "body"}})
 	return b
@@ -294,7 +294,7 @@ func TestRemoteAdapterFrames(t *testing.T) {
 		{"server error", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, false},
 		{"oversize body", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(strings.Repeat(" ", MaxFrameBytes+1)))
+			w.Write([]byte(strings.Repeat(" ", maxFrameBytes+1)))
 		}, false},
 		{"partial frame", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -378,7 +378,7 @@ func TestAdapterConfigRejections(t *testing.T) {
 }
 
 func TestPolicySelectsButNeverCreatesAdapters(t *testing.T) {
-	p, _ := ParsePolicy(examplePolicy(t))
+	p, _ := parsePolicy(examplePolicy(t))
 	cfg, _ := ParseAdapters(`[{"name":"tracker","type":"remote","tenants":["other"],"resource_classes":["issue"],"url":"https://p.example.invalid/"}]`)
 	if err := (&Broker{Adapters: cfg}).CheckReferences(p.References); !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), "tenant") {
 		t.Fatalf("foreign tenant: %v", err)
@@ -394,14 +394,14 @@ type fakeTransport func(req []byte) []byte
 func (f fakeTransport) Exchange(_ context.Context, req []byte) ([]byte, error) { return f(req), nil }
 
 func TestChangedVersionForSameObjectIsUnavailable(t *testing.T) {
-	p, _ := ParsePolicy(examplePolicy(t))
+	p, _ := parsePolicy(examplePolicy(t))
 	n := 0
 	b := &Broker{Adapters: []AdapterConfig{{Name: "tracker", Type: "remote", Tenants: []string{"engineering"}, ResourceClasses: []string{"issue"}}}}
 	b.transports = map[string]Transport{"tracker": fakeTransport(func(req []byte) []byte {
-		var r AdapterRequest
+		var r adapterRequest
 		json.Unmarshal(req, &r)
 		n++
-		out, _ := json.Marshal(map[string]any{"schema_version": AdapterResponseSchema, "request_id": r.RequestID, "run_id": r.RunID, "status": "admitted",
+		out, _ := json.Marshal(map[string]any{"schema_version": adapterResponseSchema, "request_id": r.RequestID, "run_id": r.RunID, "status": "admitted",
 			"canonical_object": "tracker/issue/same", "version": fmt.Sprint(n), "expiry": "2026-12-01T06:00:00Z",
 			"record": map[string]any{"descriptor": "d", "state": "s", "text": "t"}})
 		return out
@@ -413,12 +413,12 @@ func TestChangedVersionForSameObjectIsUnavailable(t *testing.T) {
 }
 
 func FuzzDecodeAdapterResponse(f *testing.F) {
-	req := &AdapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: AdapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
+	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: adapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
 	f.Add([]byte(`{"schema_version":"ocr.context-adapter-response/v1","request_id":"req-1","run_id":"run-1","status":"admitted","canonical_object":"o","version":"1","expiry":"2026-12-01T06:00:00Z","record":{"descriptor":"d","state":"s","text":"t"}}` + "\n"))
 	f.Add([]byte(`{"schema_version":"ocr.context-adapter-response/v1","request_id":"req-1","run_id":"run-1","status":"unavailable","reason":"unavailable"}`))
 	f.Add([]byte("{\"a\":\"\xff\"}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rec, err := DecodeAdapterResponse(b, req, fxNow)
+		rec, err := decodeAdapterResponse(b, req, fxNow)
 		if err != nil || rec == nil {
 			return
 		}
@@ -432,9 +432,9 @@ func FuzzDecodeAdapterResponse(f *testing.F) {
 // enforced on the answer: the byte, character and line limits bound the whole record, so
 // three fields each just within max_bytes (about 3× the bound together) are refused.
 func TestAdapterRecordLimitsBoundTheWholeRecord(t *testing.T) {
-	req := &AdapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: AdapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
+	req := &adapterRequest{RequestID: "req-1", RunID: "run-1", RequestedFields: []string{"descriptor", "state", "text"}, Limits: adapterLimits{MaxChars: 100, MaxBytes: 100, MaxLines: 5}}
 	frame := func(d, s, x string) []byte {
-		b, _ := json.Marshal(map[string]any{"schema_version": AdapterResponseSchema, "request_id": "req-1", "run_id": "run-1", "status": "admitted",
+		b, _ := json.Marshal(map[string]any{"schema_version": adapterResponseSchema, "request_id": "req-1", "run_id": "run-1", "status": "admitted",
 			"canonical_object": "o", "version": "1", "expiry": "2026-12-01T06:00:00Z", "record": map[string]any{"descriptor": d, "state": s, "text": x}})
 		return append(b, '\n')
 	}
@@ -449,7 +449,7 @@ func TestAdapterRecordLimitsBoundTheWholeRecord(t *testing.T) {
 		{"bytes over together", "d", strings.Repeat("b", 50), strings.Repeat("c", 50), false},
 		{"lines over together", "d\nd", "s\ns", "t\nt", false},
 	} {
-		rec, err := DecodeAdapterResponse(frame(tc.d, tc.s, tc.x), req, fxNow)
+		rec, err := decodeAdapterResponse(frame(tc.d, tc.s, tc.x), req, fxNow)
 		if (err == nil && rec != nil) != tc.ok {
 			t.Errorf("%s: admitted %v (err %v), want %v", tc.name, rec != nil, err, tc.ok)
 		}

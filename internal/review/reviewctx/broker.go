@@ -57,7 +57,7 @@ type SourceResult struct {
 type Forge interface {
 	// Target reads the merge request and the target branch: protection, target SHA, head.
 	Target(ctx context.Context) (Target, error)
-	// PolicyBlob reads PolicyPath as a bounded regular Git blob at sha; a missing, symlink,
+	// PolicyBlob reads policyPath as a bounded regular Git blob at sha; a missing, symlink,
 	// submodule or oversized entry is an ErrPolicy.
 	PolicyBlob(ctx context.Context, sha string) ([]byte, error)
 	// Metadata returns the metadata projection of the merge request as first read.

@@ -63,7 +63,7 @@ func TestCommandsExcludedFromEveryModelText(t *testing.T) {
 		obj(m, "remediation_threads")["account_classes"] = []any{"user"}
 	}))
 	f.discussions(p1, concatLists(t, fx(t, "discussions_page2"), rem))
-	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 		Env: mrPipelineEnv(nil, nil), StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return fxNow }})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestCommandsExcludedFromReferenceText(t *testing.T) {
 	f.target(mrWithDEMO(t), 2)
 	f.policy(mutate(t, func(m map[string]any) { delete(m, "remediation_threads") }))
 	f.discussions(fx(t, "discussions_page1"), fx(t, "discussions_page2"))
-	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 		AdaptersSet: true, AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: mrPipelineEnv(helperEnv("command"), nil),
 		StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return fxNow }})
 	if err != nil {

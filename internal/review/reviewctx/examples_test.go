@@ -38,7 +38,7 @@ func TestShippedContextTemplatesValidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pol, err := ParsePolicy(b)
+		pol, err := parsePolicy(b)
 		if err != nil {
 			t.Errorf("%s: %v", p.file, err)
 			continue

@@ -142,7 +142,7 @@ func (g *GitLab) Target(ctx context.Context) (Target, error) {
 }
 
 // PolicyBlob lists .opencodereview at sha to learn the entry's type and mode, then reads the
-// blob by its ID within MaxPolicyBytes. Only a regular blob (100644 or 100755) is a policy.
+// blob by its ID within maxPolicyBytes. Only a regular blob (100644 or 100755) is a policy.
 func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 	if !shaRE.MatchString(sha) {
 		return nil, policyErr(errors.New("target sha malformed"))
@@ -152,37 +152,37 @@ func (g *GitLab) PolicyBlob(ctx context.Context, sha string) ([]byte, error) {
 	if err != nil {
 		var er *gl.ErrorResponse
 		if errors.Is(err, gl.ErrNotFound) || (errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == 404) {
-			return nil, policyErr(fmt.Errorf("%s: missing at the protected target SHA", PolicyPath))
+			return nil, policyErr(fmt.Errorf("%s: missing at the protected target SHA", policyPath))
 		}
 		return nil, fmt.Errorf("reviewctx: gitlab: policy tree: %w", err)
 	}
 	if tree.NextDeclared {
-		return nil, policyErr(fmt.Errorf("%s: .opencodereview has more entries than the listing bound", PolicyPath))
+		return nil, policyErr(fmt.Errorf("%s: .opencodereview has more entries than the listing bound", policyPath))
 	}
 	var entry *gl.TreeNode
 	for _, n := range tree.Rows {
-		if n != nil && n.Name == name && n.Path == PolicyPath {
+		if n != nil && n.Name == name && n.Path == policyPath {
 			if entry != nil {
-				return nil, policyErr(fmt.Errorf("%s: listed twice", PolicyPath))
+				return nil, policyErr(fmt.Errorf("%s: listed twice", policyPath))
 			}
 			entry = n
 		}
 	}
 	switch {
 	case entry == nil:
-		return nil, policyErr(fmt.Errorf("%s: missing at the protected target SHA", PolicyPath))
+		return nil, policyErr(fmt.Errorf("%s: missing at the protected target SHA", policyPath))
 	case entry.Type == "commit" || entry.Mode == "160000":
-		return nil, policyErr(fmt.Errorf("%s: is a submodule, not a regular blob", PolicyPath))
+		return nil, policyErr(fmt.Errorf("%s: is a submodule, not a regular blob", policyPath))
 	case entry.Mode == "120000":
-		return nil, policyErr(fmt.Errorf("%s: is a symlink, not a regular blob", PolicyPath))
+		return nil, policyErr(fmt.Errorf("%s: is a symlink, not a regular blob", policyPath))
 	case entry.Type != "blob" || (entry.Mode != "100644" && entry.Mode != "100755"):
-		return nil, policyErr(fmt.Errorf("%s: is not a regular blob (type %q mode %q)", PolicyPath, entry.Type, entry.Mode))
+		return nil, policyErr(fmt.Errorf("%s: is not a regular blob (type %q mode %q)", policyPath, entry.Type, entry.Mode))
 	case !shaRE.MatchString(entry.ID):
-		return nil, policyErr(fmt.Errorf("%s: blob id malformed", PolicyPath))
+		return nil, policyErr(fmt.Errorf("%s: blob id malformed", policyPath))
 	}
-	b, err := g.svc.Repository.Blob(ctx, g.project, entry.ID, MaxPolicyBytes)
+	b, err := g.svc.Repository.Blob(ctx, g.project, entry.ID, maxPolicyBytes)
 	if errors.Is(err, glforge.ErrOverBound) {
-		return nil, policyErr(fmt.Errorf("%s: over the %d-byte (64 KiB) bound", PolicyPath, MaxPolicyBytes))
+		return nil, policyErr(fmt.Errorf("%s: over the %d-byte (64 KiB) bound", policyPath, maxPolicyBytes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reviewctx: gitlab: policy blob: %w", err)
@@ -280,13 +280,13 @@ func classify(n *gl.Note, bot *gl.User) string {
 	}
 	switch {
 	case n.System:
-		return ClassSystem
+		return classSystem
 	case n.Author.ID == bot.ID:
-		return ClassToolkitBot
+		return classToolkitBot
 	case automationRE.MatchString(n.Author.Username):
-		return ClassAutomation
+		return classAutomation
 	}
-	return ClassUser
+	return classUser
 }
 
 func supportedNote(n *gl.Note) bool {
@@ -430,7 +430,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 	fp, rest, marked := ParseMarker(root.Body)
 	// A verified root is remediation whenever that selector is on; only without it can
 	// the bot's own note be a generic (toolkit_bot) discussion.
-	isRemediation := marked && classes[0] == ClassToolkitBot && remediation != nil
+	isRemediation := marked && classes[0] == classToolkitBot && remediation != nil
 	sel, st, n, list := generic, &s.gState, &items[0], &s.generic
 	if isRemediation {
 		sel, st, n, list = remediation, &s.rState, &items[1], &s.remediation
@@ -453,7 +453,7 @@ func admitThread(s *selection, d *gl.Discussion, classes []string, generic, reme
 	allowed := classSet(sel.AccountClasses)
 	for i, note := range d.Notes[1:] {
 		c := classes[i+1]
-		if !allowed[c] || (isRemediation && c == ClassToolkitBot) {
+		if !allowed[c] || (isRemediation && c == classToolkitBot) {
 			continue
 		}
 		reason := ""
@@ -607,9 +607,9 @@ func newPseudonyms(s selection) *pseudonyms {
 
 func (p *pseudonyms) name(n *gl.Note, class string) string {
 	switch class {
-	case ClassSystem:
+	case classSystem:
 		return "system"
-	case ClassToolkitBot:
+	case classToolkitBot:
 		return "toolkit"
 	}
 	if name, ok := p.byID[n.Author.ID]; ok {
@@ -647,7 +647,7 @@ func (g *GitLab) genericDraft(i int, t selectedThread, generic *Discussions, bot
 		state += ",outdated"
 	}
 	return Draft{
-		Source: SourceDiscussions, ResourceClass: ResourceDiscussion, Mutable: true, Discoverable: true,
+		Source: SourceDiscussions, ResourceClass: resourceDiscussion, Mutable: true, Discoverable: true,
 		CanonicalObject: g.object("discussions/" + t.d.ID),
 		Version:         threadVersion(t),
 		Projections:     *generic.Projections,
@@ -880,7 +880,7 @@ func (g *GitLab) CIOutcomes(ctx context.Context, sel *CIOutcomes, head string) S
 		}
 		c := &CIRecord{Check: check.Name, PathPrefixes: append([]string{}, check.PathPrefixes...), ReviewedHead: head, Status: status, Classification: class, Provenance: prov, CompletedAt: best.Finished}
 		res.Drafts = append(res.Drafts, Draft{
-			Source: SourceCI, ResourceClass: ResourceCIOutcome, CanonicalObject: g.object("ci/" + url.PathEscape(check.Name)),
+			Source: SourceCI, ResourceClass: resourceCIOutcome, CanonicalObject: g.object("ci/" + url.PathEscape(check.Name)),
 			Version:     "sha256:" + canon.SHA256Hex(a),
 			Projections: Projections{Retrieve: []string{"descriptor", "state"}, Model: []string{"descriptor", "state"}, Publish: []string{}, Retain: []string{"state"}},
 			Content:     Content{CI: c},

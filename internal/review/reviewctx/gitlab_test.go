@@ -135,7 +135,7 @@ func jobs801(t testing.TB) []byte {
 
 func scenarioPolicy(t testing.TB) []byte {
 	return mutate(t, func(m map[string]any) {
-		m["schema_version"] = PolicyV3
+		m["schema_version"] = policyV3
 		obj(m, "remediation_threads")["account_classes"] = []any{"user"}
 		m["ci_outcomes"] = map[string]any{"checks": []any{
 			map[string]any{"name": "build", "path_prefixes": []any{"cmd/", "pkg/"}},
@@ -164,14 +164,14 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	f.ci(onlyPipeline801(t), map[int][]byte{801: jobs801(t)})
 	dir := filepath.Join(t.TempDir(), "store")
 	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{
-		Mode: ModeEnriched, Protection: ProtectionRequired, AdaptersSet: true,
+		Mode: ModeEnriched, Protection: protectionRequired, AdaptersSet: true,
 		AdaptersJSON: helperAdapterJSON(t, "tracker"), Env: mrPipelineEnv(helperEnv("admitted"), nil),
 		StoreDir: dir, Filter: filter.New([]string{"glpat-test"}), Now: func() time.Time { return fxNow },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.StoreWritten || !res.Protected || res.Constrained || res.PolicyVersion != PolicyV3 {
+	if !res.StoreWritten || !res.Protected || res.Constrained || res.PolicyVersion != policyV3 {
 		t.Fatalf("result %+v", res)
 	}
 	s, err := LoadStore(dir, res.Identity)
@@ -193,10 +193,10 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 		}
 	}
 	// generic: 6a9c17 (alice), 0c1d2e (carol; system and bot replies not selected), b1c2d3 (erin+alice)
-	if n := len(byClass[ResourceDiscussion]); n != 3 {
+	if n := len(byClass[resourceDiscussion]); n != 3 {
 		t.Fatalf("%d generic discussions", n)
 	}
-	if got := byClass[ResourceDiscussion][2].Content.Text; got != "[participant-3 user] Can we get a benchmark before merging?\n\n[participant-1 user] Added one in the description." {
+	if got := byClass[resourceDiscussion][2].Content.Text; got != "[participant-3 user] Can we get a benchmark before merging?\n\n[participant-1 user] Added one in the description." {
 		t.Fatalf("pseudonymized thread text %q", got)
 	}
 	rem := byClass[ResourceRemediation]
@@ -205,10 +205,10 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	}
 	th := rem[0].Content.Thread
 	if th.Fingerprint != strings.Repeat("3f", 32) || strings.Contains(th.Root, "remediation-marker") || th.ReplyCount != 1 || th.OmittedReplies != 1 ||
-		th.Replies[0].Text != "Fixed by reading cache.ttl in NewCache; see DEMO-42." || th.Replies[0].Class != ClassUser {
+		th.Replies[0].Text != "Fixed by reading cache.ttl in NewCache; see DEMO-42." || th.Replies[0].Class != classUser {
 		t.Fatalf("remediation thread %+v", th)
 	}
-	ci := byClass[ResourceCIOutcome]
+	ci := byClass[resourceCIOutcome]
 	if len(ci) != 2 || ci[0].Content.CI.Check != "build" || ci[0].Content.CI.Status != "passed" || ci[1].Content.CI.Status != "passed" ||
 		ci[1].Content.CI.Classification != "required" || ci[1].Content.CI.Provenance != "same_revision_pipeline" || ci[1].Content.CI.ReviewedHead != fxHead {
 		t.Fatalf("ci records %+v %+v", ci[0].Content.CI, ci[1].Content.CI)
@@ -217,8 +217,8 @@ func TestAcquireScenarioCommitsStore(t *testing.T) {
 	if len(issues) != 1 || issues[0].Content.Descriptor != "issue DEMO-7" || issues[0].Binding.Adapter != "tracker" || issues[0].Binding.Tenant != "engineering" {
 		t.Fatalf("issue records %+v (DEMO-42 from a remediation reply must not be discovered)", issues)
 	}
-	if len(byClass[ResourceMetadata]) != 1 || !strings.Contains(byClass[ResourceMetadata][0].Content.Text, "Title: Add widget caching") {
-		t.Fatalf("metadata %+v", byClass[ResourceMetadata])
+	if len(byClass[resourceMetadata]) != 1 || !strings.Contains(byClass[resourceMetadata][0].Content.Text, "Title: Add widget caching") {
+		t.Fatalf("metadata %+v", byClass[resourceMetadata])
 	}
 	want := map[string]Completeness{
 		SourceMetadata: Complete, SourceDiscussions: Complete, SourceRemediation: Complete, SourceCI: Partial, SourceReferences: Complete,
@@ -243,7 +243,7 @@ func TestDiscussionsMutatedBetweenReads(t *testing.T) {
 	edited := []byte(strings.Replace(string(p1), "Ready for review.", "Ready for review!", 1))
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(p1, 1, 0), page(edited, 1, 0))
-	pol, _ := ParsePolicy(examplePolicy(t))
+	pol, _ := parsePolicy(examplePolicy(t))
 	g, r := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, pol.RemediationThreads, fxHead)
 	if g.State.Completeness != Mutated || r.State.Completeness != Mutated || len(g.Drafts)+len(r.Drafts) != 0 {
 		t.Fatalf("edit between reads: %+v %+v", g.State, r.State)
@@ -260,7 +260,7 @@ func TestDiscussionsReorderedBetweenReads(t *testing.T) {
 	})
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(p1, 1, 0), page(rev, 1, 0))
-	pol, _ := ParsePolicy(examplePolicy(t))
+	pol, _ := parsePolicy(examplePolicy(t))
 	g, _ := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, nil, fxHead)
 	if g.State.Completeness != Mutated {
 		t.Fatalf("reorder: %+v", g.State)
@@ -273,7 +273,7 @@ func TestDiscussionsChangedPageDeclaration(t *testing.T) {
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(p1, 1, 0), page(p1, 1, 2))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=2&per_page=100", page([]byte("[]"), 2, 0))
-	pol, _ := ParsePolicy(examplePolicy(t))
+	pol, _ := parsePolicy(examplePolicy(t))
 	g, _ := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, nil, fxHead)
 	if g.State.Completeness != Mutated {
 		t.Fatalf("a page appearing between reads: %+v", g.State)
@@ -286,7 +286,7 @@ func TestDiscussionsThreadBoundNeverFetchesNextPage(t *testing.T) {
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	// page 2 is declared but never registered: fetching it fails the test
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(p1, 1, 2), page(p1, 1, 2))
-	pol, _ := ParsePolicy(mutate(t, func(m map[string]any) { obj(m, "forge_discussions")["max_threads"] = 1 }))
+	pol, _ := parsePolicy(mutate(t, func(m map[string]any) { obj(m, "forge_discussions")["max_threads"] = 1 }))
 	g, _ := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, nil, fxHead)
 	// page 1 holds one selectable thread, which fills max_threads=1: page 2 stays a declared
 	// omission.
@@ -300,7 +300,7 @@ func TestDiscussionsReplyAndItemBoundsArePartial(t *testing.T) {
 	p1 := fx(t, "discussions_page1")
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(p1, 1, 0), page(p1, 1, 0))
-	pol, _ := ParsePolicy(mutate(t, func(m map[string]any) {
+	pol, _ := parsePolicy(mutate(t, func(m map[string]any) {
 		d := obj(m, "forge_discussions")
 		d["include_resolved"] = true
 		d["max_replies_per_thread"] = 1
@@ -331,7 +331,7 @@ func TestDiscussionsInvalidIdentityAndUnsupportedNotesArePartial(t *testing.T) {
 	})
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(bad, 1, 0), page(bad, 1, 0))
-	pol, _ := ParsePolicy(examplePolicy(t))
+	pol, _ := parsePolicy(examplePolicy(t))
 	g, _ := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, nil, fxHead)
 	if g.State.Completeness != Partial || !contains(g.State.Reasons, "invalid_identity") || !contains(g.State.Reasons, "unsupported_note") {
 		t.Fatalf("state %+v", g.State)
@@ -351,7 +351,7 @@ func TestRemediationRootNeedsLiveBotAndMarker(t *testing.T) {
 			f := newFakeGL(t)
 			f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 			f.Expect("GET", api+"/merge_requests/7/discussions?page=1&per_page=100", page(body, 1, 0), page(body, 1, 0))
-			pol, _ := ParsePolicy(examplePolicy(t))
+			pol, _ := parsePolicy(examplePolicy(t))
 			g, r := f.edge(t).Discussions(context.Background(), pol.ForgeDiscussions, pol.RemediationThreads, fxHead)
 			if len(r.Drafts) != 0 || r.State.Completeness != Complete {
 				t.Fatalf("remediation %+v", r)
@@ -389,7 +389,7 @@ func TestPolicyBlobFailsClosed(t *testing.T) {
 		{"tree entry policy fails closed", func(f *fakeGL) { f.Expect("GET", q, page(treeWith("tree", "040000"), 1, 0)) }, "not a regular blob"},
 		{"oversized policy fails closed", func(f *fakeGL) {
 			f.Expect("GET", q, page(fx(t, "tree_opencodereview"), 1, 0))
-			f.Expect("GET", api+"/repository/blobs/"+fxBlob+"/raw", httpfake.Reply{Status: 200, Body: []byte(strings.Repeat(" ", MaxPolicyBytes+1))})
+			f.Expect("GET", api+"/repository/blobs/"+fxBlob+"/raw", httpfake.Reply{Status: 200, Body: []byte(strings.Repeat(" ", maxPolicyBytes+1))})
 		}, "64 KiB"},
 	}
 	for _, c := range cases {
@@ -411,7 +411,7 @@ func TestUnprotectedTargetRejectedBeforeReview(t *testing.T) {
 		v.(map[string]any)["protected"] = false
 		return v
 	})))
-	_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired, StoreDir: t.TempDir() + "/s"})
+	_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired, StoreDir: t.TempDir() + "/s"})
 	if !errors.Is(err, ErrUnprotectedTarget) {
 		t.Fatalf("err %v", err)
 	}
@@ -427,7 +427,7 @@ func TestUnprotectedOptInIsConstrainedMetadataOnly(t *testing.T) {
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, unprot))
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot"))) // the live bot's mention commands
 	dir := filepath.Join(t.TempDir(), "s")
-	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, Protection: ProtectionUnprotected, StoreDir: dir, Now: func() time.Time { return fxNow }})
+	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, Protection: protectionUnprotected, StoreDir: dir, Now: func() time.Time { return fxNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestHeadMovingDuringAcquisitionFailsClosed(t *testing.T) {
 	f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, fx(t, "branch_main")))
 	f.Expect("GET", "/api/v4/user", httpfake.JSON(200, fx(t, "user_bot")))
 	_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeMetadata, StoreDir: t.TempDir() + "/s", Now: func() time.Time { return fxNow }})
-	if !errors.Is(err, ErrRevision) {
+	if !errors.Is(err, errRevision) {
 		t.Fatalf("err %v", err)
 	}
 }

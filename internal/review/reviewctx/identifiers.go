@@ -3,8 +3,6 @@ package reviewctx
 import (
 	"regexp"
 	"strings"
-
-	"github.com/forgectx/forgectx/internal/review/reviewpub/pii"
 )
 
 // Identities are the display identities the forge edge saw during one acquisition: the
@@ -18,9 +16,9 @@ type Identities struct {
 
 // Identifier finding codes (context DLP at admission, besides the filter's redact.* codes).
 const (
-	IdentEmail      = pii.CodeEmail
-	IdentPhone      = pii.CodePhone
-	IdentProfileURL = "identifier.profile_url"
+	identEmail      = "pii.email"
+	identPhone      = "pii.phone"
+	identProfileURL = "identifier.profile_url"
 )
 
 var urlRE = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#<>()\[\]"']+)(/[^\s?#<>()\[\]"']*)?`)
@@ -30,13 +28,13 @@ var urlRE = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#<>()\[\]"']+)(/[^\s?#<>()
 // known username — the forge's own profile pages and other hosts' alike —, GitLab's user
 // avatar path, Gravatar). A record carrying one is rejected.
 func identifierCodes(s string, ids Identities) []string {
-	codes := pii.Find(s)
+	codes := FindPII(s)
 	for _, m := range urlRE.FindAllStringSubmatch(s, -1) {
 		host, path := strings.ToLower(m[1]), strings.ToLower(m[2])
 		first := strings.TrimRight(strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0], ".,;:!?")
 		if strings.Contains(path, "/user/avatar/") || host == "gravatar.com" || strings.HasSuffix(host, ".gravatar.com") ||
 			(len(first) >= 3 && containsFold(ids.Usernames, first)) {
-			codes = append(codes, IdentProfileURL)
+			codes = append(codes, identProfileURL)
 			break
 		}
 	}

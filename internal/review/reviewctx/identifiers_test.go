@@ -18,15 +18,15 @@ func TestIdentifierCodes(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"mail alice@example.com please", []string{IdentEmail}},
-		{"write to carol@example.com", []string{IdentEmail}},
-		{"call +1 415-555-0134", []string{IdentPhone}},
-		{"see https://gitlab.example.com:8443/bob for context", []string{IdentProfileURL}},
-		{"avatar https://gitlab.example.com:8443/uploads/-/system/user/avatar/101/avatar.png", []string{IdentProfileURL}},
-		{"https://secure.gravatar.com/avatar/abc", []string{IdentProfileURL}},
+		{"mail alice@example.com please", []string{identEmail}},
+		{"write to carol@example.com", []string{identEmail}},
+		{"call +1 415-555-0134", []string{identPhone}},
+		{"see https://gitlab.example.com:8443/bob for context", []string{identProfileURL}},
+		{"avatar https://gitlab.example.com:8443/uploads/-/system/user/avatar/101/avatar.png", []string{identProfileURL}},
+		{"https://secure.gravatar.com/avatar/abc", []string{identProfileURL}},
 		// not identifiers: another project's URL on the host, a bare number
 		{"https://gitlab.example.com:8443/group/project; build 1234567890; https://x.example/al", nil},
-		{"profile https://gitlab.com/alice.", []string{IdentProfileURL}},
+		{"profile https://gitlab.com/alice.", []string{identProfileURL}},
 	} {
 		if got := identifierCodes(tc.in, ids); !slices.Equal(got, tc.want) {
 			t.Errorf("identifierCodes(%q) = %v, want %v", tc.in, got, tc.want)
@@ -75,13 +75,13 @@ func TestContextDLPRejectsIdentifierInDiscussionText(t *testing.T) {
 				delete(m, "remediation_threads")
 			}))
 			f.discussions(p1, fx(t, "discussions_page2"))
-			res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+			res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 				Env: mrPipelineEnv(nil, nil), StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return fxNow }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st := sourceState(t, res, SourceDiscussions)
-			if st.Completeness != DLPRejected || st.Omitted != 1 || !slices.Contains(st.Reasons, ReasonIdentifier) || !slices.Contains(st.Reasons, "dlp_rejected") {
+			if st.Completeness != DLPRejected || st.Omitted != 1 || !slices.Contains(st.Reasons, reasonIdentifier) || !slices.Contains(st.Reasons, "dlp_rejected") {
 				for _, r := range res.Store.Records {
 					t.Logf("%s: %q", r.Source, r.Content.Text)
 				}

@@ -13,14 +13,14 @@ import (
 //
 // It must appear exactly once, on a line of its own. The fingerprint is the finding's
 // SHA-256 fingerprint as part 2 computes it; this package only checks its form.
-const MarkerSchema = "ocr.remediation-marker/v1"
+const markerSchema = "ocr.remediation-marker/v1"
 
 var markerRE = regexp.MustCompile(`^<!-- ocr\.remediation-marker/v1 fingerprint=([0-9a-f]{64}) -->$`)
 
 // FormatMarker returns the marker line for fingerprint (64 lowercase hex; not checked here —
 // ParseMarker is the verifier).
 func FormatMarker(fingerprint string) string {
-	return "<!-- " + MarkerSchema + " fingerprint=" + fingerprint + " -->"
+	return "<!-- " + markerSchema + " fingerprint=" + fingerprint + " -->"
 }
 
 // ParseMarker finds the single valid marker line in body. It returns the fingerprint and the
@@ -30,7 +30,7 @@ func ParseMarker(body string) (fingerprint, rest string, ok bool) {
 	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
 	idx := -1
 	for i, l := range lines {
-		if strings.Contains(l, MarkerSchema) {
+		if strings.Contains(l, markerSchema) {
 			if idx >= 0 {
 				return "", "", false
 			}
@@ -52,21 +52,21 @@ func ParseMarker(body string) (fingerprint, rest string, ok bool) {
 // lifecycle control.
 var slashCommandRE = regexp.MustCompile(`^/[a-z_]+(\s|$)`)
 
-// CommandNames are the command words that are lifecycle control anywhere in a line: GitLab's
+// commandNames are the command words that are lifecycle control anywhere in a line: GitLab's
 // quick actions that change review state and the toolkit's own review commands. Written as
 // /name after the start of the line or whitespace, and followed by the end, whitespace or
 // punctuation, they make the line a command (GitLab itself runs quick actions only at a line
 // start; an engine reading "please /approve" mid-line must not see it either).
-var CommandNames = []string{
+var commandNames = []string{
 	"approve", "assign", "assign_reviewer", "close", "draft", "label", "merge", "ocr", "ready", "rebase",
 	"recheck", "relabel", "reopen", "request_review", "rerun", "resolve", "retry", "review", "submit_review",
 	"unapprove", "unassign", "unassign_reviewer", "unlabel", "unresolve",
 }
 
-var inlineCommandRE = regexp.MustCompile(`(?:^|\s)/(?:` + strings.Join(CommandNames, "|") + `)(?:$|[\s.,;:!?)\]])`)
+var inlineCommandRE = regexp.MustCompile(`(?:^|\s)/(?:` + strings.Join(commandNames, "|") + `)(?:$|[\s.,;:!?)\]])`)
 
 // stripCommands removes lifecycle-control lines, which are never model text: a line starting
-// with a slash command, a line holding one of CommandNames as /name anywhere, and a line that
+// with a slash command, a line holding one of commandNames as /name anywhere, and a line that
 // mentions the live bot by username anywhere ("Fixed, @bot please recheck" addresses the bot:
 // the whole line is the command). Mentions are matched as GitLab does (case-insensitive, an @
 // not preceded by a word character, dot or hyphen). It reports how many lines it removed.

@@ -13,25 +13,25 @@ var ErrMREnvironment = errors.New("reviewctx: enriched requires a validated GitL
 // GitLab merge-request pipeline variables an enriched run requires (GitLab sets them in
 // merge_request_event pipelines).
 const (
-	EnvGitLabCI       = "GITLAB_CI"
-	EnvPipelineSource = "CI_PIPELINE_SOURCE"
-	EnvMRProjectID    = "CI_MERGE_REQUEST_PROJECT_ID"
-	EnvMRIID          = "CI_MERGE_REQUEST_IID"
-	EnvMRSourceSHA    = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
-	// EnvCommitSHA is the source head in a detached merge request pipeline (where
+	envGitLabCI       = "GITLAB_CI"
+	envPipelineSource = "CI_PIPELINE_SOURCE"
+	envMRProjectID    = "CI_MERGE_REQUEST_PROJECT_ID"
+	envMRIID          = "CI_MERGE_REQUEST_IID"
+	envMRSourceSHA    = "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"
+	// envCommitSHA is the source head in a detached merge request pipeline (where
 	// CI_MERGE_REQUEST_SOURCE_BRANCH_SHA is empty); in a merged-results pipeline it is the
 	// merge commit, so it is read only when the source-branch variable is empty.
-	EnvCommitSHA = "CI_COMMIT_SHA"
+	envCommitSHA = "CI_COMMIT_SHA"
 )
 
-// CheckMREnvironment validates the merge-request pipeline environment of an enriched run
+// checkMREnvironment validates the merge-request pipeline environment of an enriched run
 // against the merge request the API answered (t): GITLAB_CI is exactly true,
 // CI_PIPELINE_SOURCE is exactly merge_request_event, CI_MERGE_REQUEST_PROJECT_ID and
 // CI_MERGE_REQUEST_IID are set and equal the API's project ID and IID, and the source head —
 // CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, or CI_COMMIT_SHA when that is empty (a detached merge
 // request pipeline) — equals the API's head SHA. The error names the variable and the rule, never its value.
 // off and metadata need no pipeline (local use); only enriched calls this.
-func CheckMREnvironment(env Env, t Target) error {
+func checkMREnvironment(env Env, t Target) error {
 	get := func(name string) (string, error) {
 		if env == nil {
 			return "", fmt.Errorf("%w: %s: unset", ErrMREnvironment, name)
@@ -43,7 +43,7 @@ func CheckMREnvironment(env Env, t Target) error {
 		return v, nil
 	}
 	exact := []struct{ name, want string }{
-		{EnvGitLabCI, "true"}, {EnvPipelineSource, "merge_request_event"},
+		{envGitLabCI, "true"}, {envPipelineSource, "merge_request_event"},
 	}
 	for _, x := range exact {
 		v, err := get(x.name)
@@ -58,7 +58,7 @@ func CheckMREnvironment(env Env, t Target) error {
 		name string
 		want int64
 		what string
-	}{{EnvMRProjectID, t.ProjectID, "project ID"}, {EnvMRIID, t.IID, "IID"}}
+	}{{envMRProjectID, t.ProjectID, "project ID"}, {envMRIID, t.IID, "IID"}}
 	for _, x := range ids {
 		v, err := get(x.name)
 		if err != nil {
@@ -74,12 +74,12 @@ func CheckMREnvironment(env Env, t Target) error {
 	}
 	// GitLab sets CI_MERGE_REQUEST_SOURCE_BRANCH_SHA only in merged-results pipelines; in a
 	// (detached) merge request pipeline it is empty and CI_COMMIT_SHA is the source head.
-	name := EnvMRSourceSHA
+	name := envMRSourceSHA
 	v, err := get(name)
 	if err != nil {
-		name = EnvCommitSHA
+		name = envCommitSHA
 		if v, err = get(name); err != nil {
-			return fmt.Errorf("%w: %s (or %s in a detached merge request pipeline): unset", ErrMREnvironment, EnvMRSourceSHA, EnvCommitSHA)
+			return fmt.Errorf("%w: %s (or %s in a detached merge request pipeline): unset", ErrMREnvironment, envMRSourceSHA, envCommitSHA)
 		}
 	}
 	if v != t.ReviewedHead {

@@ -12,8 +12,8 @@ import (
 // mrPipelineEnv adds the GitLab merge-request pipeline variables of the fixtures' merge
 // request (project 42, IID 7, head fxHead) to base; over replaces (or, with "", removes) some.
 func mrPipelineEnv(base Env, over map[string]string) Env {
-	vars := map[string]string{EnvGitLabCI: "true", EnvPipelineSource: "merge_request_event",
-		EnvMRProjectID: "42", EnvMRIID: "7", EnvMRSourceSHA: fxHead}
+	vars := map[string]string{envGitLabCI: "true", envPipelineSource: "merge_request_event",
+		envMRProjectID: "42", envMRIID: "7", envMRSourceSHA: fxHead}
 	for k, v := range over {
 		vars[k] = v
 	}
@@ -38,23 +38,23 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 		over map[string]string
 		want string
 	}{
-		{"no pipeline at all", map[string]string{EnvGitLabCI: "", EnvPipelineSource: "", EnvMRProjectID: "", EnvMRIID: "", EnvMRSourceSHA: ""}, EnvGitLabCI + ": unset"},
-		{"not a merge request pipeline", map[string]string{EnvPipelineSource: "push"}, EnvPipelineSource + ": must be exactly merge_request_event"},
-		{"GITLAB_CI not true", map[string]string{EnvGitLabCI: "yes"}, EnvGitLabCI + ": must be exactly true"},
-		{"project missing", map[string]string{EnvMRProjectID: ""}, EnvMRProjectID + ": unset"},
-		{"project contradicts", map[string]string{EnvMRProjectID: "43"}, EnvMRProjectID + ": contradicts"},
-		{"project not decimal", map[string]string{EnvMRProjectID: "042"}, EnvMRProjectID + ": must be a positive decimal integer"},
-		{"iid missing", map[string]string{EnvMRIID: ""}, EnvMRIID + ": unset"},
-		{"iid contradicts", map[string]string{EnvMRIID: "8"}, EnvMRIID + ": contradicts"},
-		{"source sha missing", map[string]string{EnvMRSourceSHA: ""}, EnvMRSourceSHA + " (or CI_COMMIT_SHA in a detached merge request pipeline): unset"},
-		{"detached pipeline head contradicts", map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: strings.Repeat("a", 40)}, EnvCommitSHA + ": contradicts"},
-		{"source sha contradicts", map[string]string{EnvMRSourceSHA: strings.Repeat("a", 40)}, EnvMRSourceSHA + ": contradicts"},
+		{"no pipeline at all", map[string]string{envGitLabCI: "", envPipelineSource: "", envMRProjectID: "", envMRIID: "", envMRSourceSHA: ""}, envGitLabCI + ": unset"},
+		{"not a merge request pipeline", map[string]string{envPipelineSource: "push"}, envPipelineSource + ": must be exactly merge_request_event"},
+		{"GITLAB_CI not true", map[string]string{envGitLabCI: "yes"}, envGitLabCI + ": must be exactly true"},
+		{"project missing", map[string]string{envMRProjectID: ""}, envMRProjectID + ": unset"},
+		{"project contradicts", map[string]string{envMRProjectID: "43"}, envMRProjectID + ": contradicts"},
+		{"project not decimal", map[string]string{envMRProjectID: "042"}, envMRProjectID + ": must be a positive decimal integer"},
+		{"iid missing", map[string]string{envMRIID: ""}, envMRIID + ": unset"},
+		{"iid contradicts", map[string]string{envMRIID: "8"}, envMRIID + ": contradicts"},
+		{"source sha missing", map[string]string{envMRSourceSHA: ""}, envMRSourceSHA + " (or CI_COMMIT_SHA in a detached merge request pipeline): unset"},
+		{"detached pipeline head contradicts", map[string]string{envMRSourceSHA: "", envCommitSHA: strings.Repeat("a", 40)}, envCommitSHA + ": contradicts"},
+		{"source sha contradicts", map[string]string{envMRSourceSHA: strings.Repeat("a", 40)}, envMRSourceSHA + ": contradicts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeGL(t)
 			f.Expect("GET", api+"/merge_requests/7", httpfake.JSON(200, fx(t, "merge_request")))
 			f.Expect("GET", api+"/repository/branches/main", httpfake.JSON(200, fx(t, "branch_main")))
-			_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+			_, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 				StoreDir: t.TempDir() + "/s", Env: mrPipelineEnv(nil, tc.over)})
 			if !errors.Is(err, ErrMREnvironment) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want ErrMREnvironment naming %q", err, tc.want)
@@ -71,14 +71,14 @@ func TestEnrichedRequiresValidatedMergeRequestEnvironment(t *testing.T) {
 // commit and is not read when the source-branch variable is set.
 func TestMREnvironmentSourceHeadPerPipelineKind(t *testing.T) {
 	tg := Target{ProjectID: 42, IID: 7, ReviewedHead: fxHead}
-	if err := CheckMREnvironment(mrPipelineEnv(nil, nil), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, nil), tg); err != nil {
 		t.Fatalf("merged-results pipeline: %v", err)
 	}
-	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvMRSourceSHA: "", EnvCommitSHA: fxHead}), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, map[string]string{envMRSourceSHA: "", envCommitSHA: fxHead}), tg); err != nil {
 		t.Fatalf("detached pipeline: %v", err)
 	}
 	merge := strings.Repeat("c", 40)
-	if err := CheckMREnvironment(mrPipelineEnv(nil, map[string]string{EnvCommitSHA: merge}), tg); err != nil {
+	if err := checkMREnvironment(mrPipelineEnv(nil, map[string]string{envCommitSHA: merge}), tg); err != nil {
 		t.Fatalf("merged-results pipeline with its merge commit: %v", err)
 	}
 }

@@ -15,17 +15,17 @@ import (
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
-// PolicyPath is the only policy location, read from the protected target SHA.
-const PolicyPath = ".opencodereview/review-context-policy.json"
+// policyPath is the only policy location, read from the protected target SHA.
+const policyPath = ".opencodereview/review-context-policy.json"
 
-// MaxPolicyBytes bounds the policy blob (64 KiB).
-const MaxPolicyBytes = 64 << 10
+// maxPolicyBytes bounds the policy blob (64 KiB).
+const maxPolicyBytes = 64 << 10
 
 // Policy schema versions (wire names, byte-exact).
 const (
-	PolicyV1 = "ocr.review-context-policy/v1"
-	PolicyV2 = "ocr.review-context-policy/v2"
-	PolicyV3 = "ocr.review-context-policy/v3"
+	policyV1 = "ocr.review-context-policy/v1"
+	policyV2 = "ocr.review-context-policy/v2"
+	policyV3 = "ocr.review-context-policy/v3"
 )
 
 // ErrPolicy is wrapped by every policy rejection; the message names the field and the rule.
@@ -33,17 +33,17 @@ var ErrPolicy = errors.New("reviewctx: invalid review-context policy")
 
 // Account classes (closed set).
 const (
-	ClassUser       = "user"
-	ClassAutomation = "automation"
-	ClassSystem     = "system"
-	ClassToolkitBot = "toolkit_bot"
+	classUser       = "user"
+	classAutomation = "automation"
+	classSystem     = "system"
+	classToolkitBot = "toolkit_bot"
 )
 
 // Projection fields (closed set). Retention is limited to retainable fields.
 var (
 	projectionFields = map[string]bool{"count": true, "descriptor": true, "digest": true, "expiry": true, "state": true, "text": true, "version": true}
 	retainFields     = map[string]bool{"count": true, "digest": true, "expiry": true, "state": true, "version": true}
-	accountClasses   = map[string]bool{ClassUser: true, ClassAutomation: true, ClassSystem: true, ClassToolkitBot: true}
+	accountClasses   = map[string]bool{classUser: true, classAutomation: true, classSystem: true, classToolkitBot: true}
 	nameRE           = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 	issuePrefixRE    = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,15}$`)
 )
@@ -152,12 +152,12 @@ func (p *Policy) Sources() []string {
 
 func policyErr(err error) error { return fmt.Errorf("%w: %w", ErrPolicy, err) }
 
-// ParsePolicy validates a policy document. Every rejection wraps ErrPolicy and names the
+// parsePolicy validates a policy document. Every rejection wraps ErrPolicy and names the
 // field path ($.forge_discussions.max_threads) and the rule. It never panics on input.
-func ParsePolicy(b []byte) (*Policy, error) {
-	if len(b) > MaxPolicyBytes {
-		// b may be a bounded read (MaxPolicyBytes+1 bytes): its length is not the file's size.
-		return nil, policyErr(fmt.Errorf("$: policy is over the %d-byte (64 KiB) bound", MaxPolicyBytes))
+func parsePolicy(b []byte) (*Policy, error) {
+	if len(b) > maxPolicyBytes {
+		// b may be a bounded read (maxPolicyBytes+1 bytes): its length is not the file's size.
+		return nil, policyErr(fmt.Errorf("$: policy is over the %d-byte (64 KiB) bound", maxPolicyBytes))
 	}
 	root, err := parseStrict(b)
 	if err != nil {
@@ -223,20 +223,20 @@ func ParsePolicy(b []byte) (*Policy, error) {
 func checkPolicyVersion(o *objReader, version string) error {
 	ver := 0
 	switch version {
-	case PolicyV1:
+	case policyV1:
 		ver = 1
-	case PolicyV2:
+	case policyV2:
 		ver = 2
-	case PolicyV3:
+	case policyV3:
 		ver = 3
 	default:
-		return fmt.Errorf("$.schema_version: unknown version (accepted: %s, %s, %s)", PolicyV1, PolicyV2, PolicyV3)
+		return fmt.Errorf("$.schema_version: unknown version (accepted: %s, %s, %s)", policyV1, policyV2, policyV3)
 	}
 	if ver < 2 && o.has("remediation_threads") {
-		return fmt.Errorf("$.remediation_threads: needs %s or later", PolicyV2)
+		return fmt.Errorf("$.remediation_threads: needs %s or later", policyV2)
 	}
 	if ver < 3 && o.has("ci_outcomes") {
-		return fmt.Errorf("$.ci_outcomes: needs %s", PolicyV3)
+		return fmt.Errorf("$.ci_outcomes: needs %s", policyV3)
 	}
 	return nil
 }
@@ -336,7 +336,7 @@ func parseDiscussions(p string, v *strictValue, remediation bool) (*Discussions,
 		if !accountClasses[c] {
 			return nil, fmt.Errorf("%s.account_classes[%d]: %q is not one of automation, system, toolkit_bot, user", p, i, c)
 		}
-		if remediation && c == ClassToolkitBot {
+		if remediation && c == classToolkitBot {
 			return nil, fmt.Errorf("%s.account_classes[%d]: remediation replies cannot include toolkit_bot (the verified root owns that role)", p, i)
 		}
 	}
@@ -494,7 +494,7 @@ func parseReference(p string, v *strictValue) (*Reference, error) {
 	if !nameRE.MatchString(r.Tenant) {
 		return nil, fmt.Errorf("%s.tenant: must match [a-z][a-z0-9_-]{0,63}", p)
 	}
-	if r.ResourceClass != ResourceIssue && r.ResourceClass != ResourceDocument {
+	if r.ResourceClass != ResourceIssue && r.ResourceClass != resourceDocument {
 		return nil, fmt.Errorf("%s.resource_class: must be issue or document", p)
 	}
 	ro, err := newObj(p+".recognizer", rv)
@@ -504,7 +504,7 @@ func parseReference(p string, v *strictValue) (*Reference, error) {
 	r.Recognizer.Type = ro.str("type", true)
 	rp := p + ".recognizer"
 	switch r.Recognizer.Type {
-	case RecognizerIssueKey:
+	case recognizerIssueKey:
 		r.Recognizer.Prefix = ro.str("prefix", true)
 		if err := ro.done(); err != nil {
 			return nil, err
@@ -512,7 +512,7 @@ func parseReference(p string, v *strictValue) (*Reference, error) {
 		if !issuePrefixRE.MatchString(r.Recognizer.Prefix) {
 			return nil, fmt.Errorf("%s.prefix: must match [A-Z][A-Z0-9]{0,15}", rp)
 		}
-	case RecognizerHTTPSURL:
+	case recognizerHTTPSURL:
 		r.Recognizer.Origin = ro.str("origin", true)
 		r.Recognizer.PathPrefix = ro.str("path_prefix", true)
 		if err := ro.done(); err != nil {
@@ -524,7 +524,7 @@ func parseReference(p string, v *strictValue) (*Reference, error) {
 		if err := checkURLPathPrefix(r.Recognizer.PathPrefix); err != nil {
 			return nil, fmt.Errorf("%s.path_prefix: %v", rp, err)
 		}
-	case RecognizerExplicit:
+	case recognizerExplicit:
 		if err := ro.done(); err != nil {
 			return nil, err
 		}
@@ -556,7 +556,7 @@ func classSet(l []string) map[string]bool {
 
 // ReadPolicyFile validates a local policy file (for `forgectx review-context policy
 // validate`, an authoring aid: at run time the policy comes only from the protected target's
-// Git blob). The file must be a regular file, not a symlink, within MaxPolicyBytes.
+// Git blob). The file must be a regular file, not a symlink, within maxPolicyBytes.
 func ReadPolicyFile(name string) (*Policy, error) {
 	fi, err := os.Lstat(name)
 	if err != nil {
@@ -575,9 +575,9 @@ func ReadPolicyFile(name string) (*Policy, error) {
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, policyErr(errors.New("$: policy must be a regular file (it changed while being opened)"))
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, maxPolicyBytes+1))
 	if err != nil {
 		return nil, policyErr(fmt.Errorf("$: read: %v", err))
 	}
-	return ParsePolicy(b)
+	return parsePolicy(b)
 }

@@ -49,11 +49,11 @@ func ciSelector() map[string]any {
 }
 
 func TestPolicyCompleteV2ExampleValidates(t *testing.T) {
-	p, err := ParsePolicy(examplePolicy(t))
+	p, err := parsePolicy(examplePolicy(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SchemaVersion != PolicyV2 || len(p.Digest) != 64 {
+	if p.SchemaVersion != policyV2 || len(p.Digest) != 64 {
 		t.Fatalf("version %q digest %q", p.SchemaVersion, p.Digest)
 	}
 	if got := strings.Join(p.Sources(), ","); got != "forge_discussions,remediation_threads,references" {
@@ -64,12 +64,12 @@ func TestPolicyCompleteV2ExampleValidates(t *testing.T) {
 	}
 	// The digest is of the canonical form: whitespace and key order do not change it.
 	re := mutate(t, func(map[string]any) {})
-	p2, err := ParsePolicy(re)
+	p2, err := parsePolicy(re)
 	if err != nil || p2.Digest != p.Digest {
 		t.Fatalf("re-encoded digest %v %v vs %v", err, p2, p.Digest)
 	}
 	// Any semantic change does.
-	p3, err := ParsePolicy(mutate(t, func(m map[string]any) { obj(m, "budgets")["max_records"] = 31 }))
+	p3, err := parsePolicy(mutate(t, func(m map[string]any) { obj(m, "budgets")["max_records"] = 31 }))
 	if err != nil || p3.Digest == p.Digest {
 		t.Fatalf("changed policy kept digest")
 	}
@@ -77,12 +77,12 @@ func TestPolicyCompleteV2ExampleValidates(t *testing.T) {
 
 func TestPolicyV3CIOutcomesDefaults(t *testing.T) {
 	b := mutate(t, func(m map[string]any) {
-		m["schema_version"] = PolicyV3
+		m["schema_version"] = policyV3
 		c := ciSelector()
 		delete(c, "required")
 		m["ci_outcomes"] = c
 	})
-	p, err := ParsePolicy(b)
+	p, err := parsePolicy(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +116,18 @@ func TestPolicyRangeEdgesAccepted(t *testing.T) {
 		}},
 		{"references.max_records=64", func(m map[string]any) { ref0(m)["max_records"] = 64 }},
 		{"ci max_age_seconds=60", func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			c := ciSelector()
 			c["max_age_seconds"] = 60
 			m["ci_outcomes"] = c
 		}},
 		{"ci max_age_seconds=604800", func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			c := ciSelector()
 			c["max_age_seconds"] = 604800
 			m["ci_outcomes"] = c
 		}},
-		{"v1 with discussions and references", func(m map[string]any) { m["schema_version"] = PolicyV1; delete(m, "remediation_threads") }},
+		{"v1 with discussions and references", func(m map[string]any) { m["schema_version"] = policyV1; delete(m, "remediation_threads") }},
 		{"https_url recognizer", func(m map[string]any) {
 			ref0(m)["recognizer"] = map[string]any{"type": "https_url", "origin": "https://docs.example.invalid", "path_prefix": "/published/"}
 		}},
@@ -150,7 +150,7 @@ func TestPolicyRangeEdgesAccepted(t *testing.T) {
 	}
 	for _, e := range edges {
 		t.Run(e.name, func(t *testing.T) {
-			if _, err := ParsePolicy(mutate(t, e.f)); err != nil {
+			if _, err := parsePolicy(mutate(t, e.f)); err != nil {
 				t.Fatalf("rejected: %v", err)
 			}
 		})
@@ -166,7 +166,7 @@ func TestPolicyRejections(t *testing.T) {
 		doc  func() []byte
 		want string // substring naming the field and rule
 	}{
-		{"oversized policy fails closed", raw(strings.Repeat(" ", MaxPolicyBytes+1)), "over the 65536-byte (64 KiB) bound"},
+		{"oversized policy fails closed", raw(strings.Repeat(" ", maxPolicyBytes+1)), "over the 65536-byte (64 KiB) bound"},
 		{"invalid UTF-8 fails closed", raw("{\"schema_version\":\"\xff\"}"), "UTF-8"},
 		{"duplicate key fails closed", raw(strings.Replace(example, `"max_records": 32,`, `"max_records": 32, "max_records": 31,`, 1)), "$.budgets.max_records: duplicate key"},
 		{"trailing data fails closed", raw(example + "{}"), "trailing data"},
@@ -176,7 +176,7 @@ func TestPolicyRejections(t *testing.T) {
 		{"unknown top-level field", mut(func(m map[string]any) { m["extra"] = true }), "$.extra: unknown field"},
 		{"unknown nested field", mut(func(m map[string]any) { obj(m, "forge_discussions")["Max_threads"] = 1 }), "$.forge_discussions.Max_threads: unknown field"},
 		{"null is not a value", mut(func(m map[string]any) { obj(m, "forge_discussions")["required"] = nil }), "$.forge_discussions.required: must be true or false"},
-		{"v1 rejects remediation_threads", mut(func(m map[string]any) { m["schema_version"] = PolicyV1 }), "$.remediation_threads: needs"},
+		{"v1 rejects remediation_threads", mut(func(m map[string]any) { m["schema_version"] = policyV1 }), "$.remediation_threads: needs"},
 		{"v2 rejects ci_outcomes", mut(func(m map[string]any) { m["ci_outcomes"] = ciSelector() }), "$.ci_outcomes: needs"},
 		{"at least one source", mut(func(m map[string]any) {
 			delete(m, "forge_discussions")
@@ -282,42 +282,42 @@ func TestPolicyRejections(t *testing.T) {
 			ref0(m)["recognizer"] = map[string]any{"type": "https_url", "origin": "https://docs.example.invalid", "path_prefix": "/a/../b/"}
 		}), "path_prefix"},
 		{"ci checks empty", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			m["ci_outcomes"] = map[string]any{"checks": []any{}}
 		}), "$.ci_outcomes.checks: 0 entries, need 1..32"},
 		{"ci max_age_seconds 59", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			c := ciSelector()
 			c["max_age_seconds"] = 59
 			m["ci_outcomes"] = c
 		}), "60..604800"},
 		{"ci max_age_seconds 604801", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			c := ciSelector()
 			c["max_age_seconds"] = 604801
 			m["ci_outcomes"] = c
 		}), "60..604800"},
 		{"ci check names unsorted", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			c := ciSelector()
 			l := c["checks"].([]any)
 			l[0], l[1] = l[1], l[0]
 			m["ci_outcomes"] = c
 		}), "$.ci_outcomes.checks[].name: must be sorted and unique"},
 		{"ci path prefix absolute", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			m["ci_outcomes"] = map[string]any{"checks": []any{map[string]any{"name": "unit", "path_prefixes": []any{"/pkg"}}}}
 		}), "$.ci_outcomes.checks[0].path_prefixes[0]: must be a normalized"},
 		{"ci path prefix dotdot", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			m["ci_outcomes"] = map[string]any{"checks": []any{map[string]any{"name": "unit", "path_prefixes": []any{"pkg/../x"}}}}
 		}), "normalized"},
 		{"ci path prefixes unsorted", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			m["ci_outcomes"] = map[string]any{"checks": []any{map[string]any{"name": "unit", "path_prefixes": []any{"pkg/", "cmd/"}}}}
 		}), "path_prefixes: must be sorted and unique"},
 		{"ci path prefixes 33", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			var l []any
 			for i := 0; i < 33; i++ {
 				l = append(l, "p"+strings.Repeat("a", i+1))
@@ -325,11 +325,11 @@ func TestPolicyRejections(t *testing.T) {
 			m["ci_outcomes"] = map[string]any{"checks": []any{map[string]any{"name": "unit", "path_prefixes": l}}}
 		}), "33 entries, need 1..32"},
 		{"ci check name with newline", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			m["ci_outcomes"] = map[string]any{"checks": []any{map[string]any{"name": "a\nb", "path_prefixes": []any{"pkg/"}}}}
 		}), "$.ci_outcomes.checks[0].name"},
 		{"ci 33 checks", mut(func(m map[string]any) {
-			m["schema_version"] = PolicyV3
+			m["schema_version"] = policyV3
 			var l []any
 			for i := 0; i < 33; i++ {
 				l = append(l, map[string]any{"name": "j" + strings.Repeat("a", i+1), "path_prefixes": []any{"pkg/"}})
@@ -339,7 +339,7 @@ func TestPolicyRejections(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			_, err := ParsePolicy(c.doc())
+			_, err := parsePolicy(c.doc())
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -358,7 +358,7 @@ func FuzzParsePolicy(f *testing.F) {
 	f.Add([]byte(`{"schema_version":"ocr.review-context-policy/v3","budgets":{},"ci_outcomes":{"checks":[]}}`))
 	f.Add([]byte(`{"a":{"a":{"a":[[[[[]]]]]}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := ParsePolicy(b)
+		p, err := parsePolicy(b)
 		if err != nil {
 			if !errors.Is(err, ErrPolicy) {
 				t.Fatalf("error not wrapping ErrPolicy: %v", err)
@@ -369,7 +369,7 @@ func FuzzParsePolicy(f *testing.F) {
 			t.Fatalf("accepted policy without digest or source")
 		}
 		// An accepted policy is stable: re-parsing the same bytes gives the same digest.
-		p2, err := ParsePolicy(b)
+		p2, err := parsePolicy(b)
 		if err != nil || p2.Digest != p.Digest {
 			t.Fatalf("re-parse differs")
 		}

@@ -10,21 +10,21 @@ import (
 
 // Recognizer types (toolkit-authored; no configurable regular expressions).
 const (
-	RecognizerIssueKey = "issue_key"
-	RecognizerHTTPSURL = "https_url"
-	RecognizerExplicit = "explicit"
+	recognizerIssueKey = "issue_key"
+	recognizerHTTPSURL = "https_url"
+	recognizerExplicit = "explicit"
 )
 
 // Resource classes of context records.
 const (
 	ResourceIssue       = "issue"
-	ResourceDocument    = "document"
+	resourceDocument    = "document"
 	ResourceRemediation = "remediation_thread"
-	ResourceCIOutcome   = "ci_outcome"
-	// ResourceDiscussion and ResourceMetadata are the forge-owned classes of generic
+	resourceCIOutcome   = "ci_outcome"
+	// resourceDiscussion and resourceMetadata are the forge-owned classes of generic
 	// discussions and the merge-request metadata projection.
-	ResourceDiscussion = "discussion"
-	ResourceMetadata   = "merge_request_metadata"
+	resourceDiscussion = "discussion"
+	resourceMetadata   = "merge_request_metadata"
 )
 
 // checkOrigin accepts exactly https://host[:port] in lowercase, with no path, query,
@@ -72,11 +72,11 @@ var (
 	explicitRE = regexp.MustCompile(`\[\[context:(issue|document):([a-z0-9][a-z0-9._-]{0,127})\]\]`)
 )
 
-// Recognize extracts candidates for every reference from texts, which must be admitted
+// recognize extracts candidates for every reference from texts, which must be admitted
 // merge-request metadata and admitted discussion bodies only (the caller's duty; remediation
 // replies are never passed). Output is deduplicated and sorted by reference then value, and
 // at most MaxRecords per reference.
-func Recognize(refs []Reference, texts []string) []Candidate {
+func recognize(refs []Reference, texts []string) []Candidate {
 	var out []Candidate
 	for i, r := range refs {
 		seen := map[string]bool{}
@@ -103,13 +103,13 @@ func Recognize(refs []Reference, texts []string) []Candidate {
 func recognizeOne(r Reference, t string) []string {
 	var out []string
 	switch r.Recognizer.Type {
-	case RecognizerIssueKey:
+	case recognizerIssueKey:
 		for _, m := range issueKeyRE.FindAllStringSubmatch(t, -1) {
 			if m[1] == r.Recognizer.Prefix {
 				out = append(out, m[0])
 			}
 		}
-	case RecognizerHTTPSURL:
+	case recognizerHTTPSURL:
 		want := r.Recognizer.Origin + r.Recognizer.PathPrefix
 		for _, m := range httpsURLRE.FindAllString(t, -1) {
 			m = strings.TrimRight(m, ".")
@@ -122,7 +122,7 @@ func recognizeOne(r Reference, t string) []string {
 			}
 			out = append(out, m)
 		}
-	case RecognizerExplicit:
+	case recognizerExplicit:
 		for _, m := range explicitRE.FindAllStringSubmatch(t, -1) {
 			if m[1] == r.ResourceClass {
 				out = append(out, m[2])

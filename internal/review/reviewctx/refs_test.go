@@ -7,9 +7,9 @@ import (
 
 func TestRecognizersExtractOnlyTheirOwnForms(t *testing.T) {
 	refs := []Reference{
-		{ResourceClass: ResourceIssue, MaxRecords: 8, Recognizer: Recognizer{Type: RecognizerIssueKey, Prefix: "DEMO"}},
-		{ResourceClass: ResourceDocument, MaxRecords: 8, Recognizer: Recognizer{Type: RecognizerHTTPSURL, Origin: "https://docs.example.invalid", PathPrefix: "/published/"}},
-		{ResourceClass: ResourceDocument, MaxRecords: 8, Recognizer: Recognizer{Type: RecognizerExplicit}},
+		{ResourceClass: ResourceIssue, MaxRecords: 8, Recognizer: Recognizer{Type: recognizerIssueKey, Prefix: "DEMO"}},
+		{ResourceClass: resourceDocument, MaxRecords: 8, Recognizer: Recognizer{Type: recognizerHTTPSURL, Origin: "https://docs.example.invalid", PathPrefix: "/published/"}},
+		{ResourceClass: resourceDocument, MaxRecords: 8, Recognizer: Recognizer{Type: recognizerExplicit}},
 	}
 	texts := []string{
 		"Fixes DEMO-42 and DEMO-7, not XDEMO-3 nor DEMOX-1 nor demo-5 nor DEMO-0.",
@@ -17,7 +17,7 @@ func TestRecognizersExtractOnlyTheirOwnForms(t *testing.T) {
 		"Also https://docs.example.invalid.evil/published/z and https://docs.example.invalid/published/../private/k",
 		"[[context:document:architecture-note]] [[context:issue:rollout-record]] [[context:secret:x]]",
 	}
-	got := Recognize(refs, texts)
+	got := recognize(refs, texts)
 	var s []string
 	for _, c := range got {
 		s = append(s, string(rune('0'+c.Reference))+":"+c.Value)
@@ -29,8 +29,8 @@ func TestRecognizersExtractOnlyTheirOwnForms(t *testing.T) {
 }
 
 func TestRecognitionIsBoundedPerReference(t *testing.T) {
-	refs := []Reference{{ResourceClass: ResourceIssue, MaxRecords: 2, Recognizer: Recognizer{Type: RecognizerIssueKey, Prefix: "A"}}}
-	if got := Recognize(refs, []string{"A-1 A-2 A-3 A-4"}); len(got) != 2 {
+	refs := []Reference{{ResourceClass: ResourceIssue, MaxRecords: 2, Recognizer: Recognizer{Type: recognizerIssueKey, Prefix: "A"}}}
+	if got := recognize(refs, []string{"A-1 A-2 A-3 A-4"}); len(got) != 2 {
 		t.Fatalf("%v", got)
 	}
 }
@@ -38,8 +38,8 @@ func TestRecognitionIsBoundedPerReference(t *testing.T) {
 // Recognition grants nothing: a recognized candidate whose adapter answers unavailable (or
 // is not configured) yields no record and no handle.
 func TestRecognitionNeverGrantsAccess(t *testing.T) {
-	p, _ := ParsePolicy(examplePolicy(t))
-	cands := Recognize(p.References, []string{"DEMO-42"})
+	p, _ := parsePolicy(examplePolicy(t))
+	cands := recognize(p.References, []string{"DEMO-42"})
 	if len(cands) != 1 {
 		t.Fatalf("%v", cands)
 	}

@@ -35,7 +35,7 @@ func TestRemediationRecordModelViewHasCountsAndNoFingerprint(t *testing.T) {
 		obj(m, "remediation_threads")["include_resolved"] = true
 	}))
 	f.discussions(fx(t, "discussions_page1"), concatLists(t, fx(t, "discussions_page2"), rem))
-	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: ProtectionRequired,
+	res, err := Acquire(context.Background(), f.edge(t), AcquireOptions{Mode: ModeEnriched, Protection: protectionRequired,
 		Env: mrPipelineEnv(nil, nil), StoreDir: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return fxNow }})
 	if err != nil {
 		t.Fatal(err)

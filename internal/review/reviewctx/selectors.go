@@ -25,11 +25,11 @@ const (
 // ProtectionMode is the OCR_GITLAB_TARGET_PROTECTION_MODE selector.
 type ProtectionMode string
 
-// Protection modes. Unset means ProtectionRequired; there is no spelling of "required" in the
+// Protection modes. Unset means protectionRequired; there is no spelling of "required" in the
 // environment, so only the exact value "unprotected" is accepted when the variable is set.
 const (
-	ProtectionRequired    ProtectionMode = "required"
-	ProtectionUnprotected ProtectionMode = "unprotected"
+	protectionRequired    ProtectionMode = "required"
+	protectionUnprotected ProtectionMode = "unprotected"
 )
 
 // ErrSelector is wrapped by every selector rejection (exit 2 at the CLI).
@@ -61,10 +61,10 @@ func ParseMode(v string) (Mode, error) {
 // fails closed.
 func ParseProtectionMode(v string, present bool) (ProtectionMode, error) {
 	if !present {
-		return ProtectionRequired, nil
+		return protectionRequired, nil
 	}
-	if v == string(ProtectionUnprotected) {
-		return ProtectionUnprotected, nil
+	if v == string(protectionUnprotected) {
+		return protectionUnprotected, nil
 	}
 	return "", fmt.Errorf("%w: %s: when set, the only accepted value is unprotected", ErrSelector, EnvProtectionMode)
 }
@@ -84,9 +84,6 @@ type Lifecycle struct {
 // target only).
 func (l Lifecycle) UsesPolicy() bool { return !l.Constrained && l.Mode == ModeEnriched }
 
-// UsesStore reports whether the run commits a private context store.
-func (l Lifecycle) UsesStore() bool { return !l.Constrained && l.Mode != ModeOff }
-
 // Decide combines the selectors with the protection state GitLab reported. adaptersSet is
 // whether OCR_REVIEW_CONTEXT_ADAPTERS_JSON is present in the environment (any value, "[]"
 // included, is an adapter setting).
@@ -94,7 +91,7 @@ func Decide(mode Mode, prot ProtectionMode, targetProtected, adaptersSet bool) (
 	if targetProtected {
 		return Lifecycle{Mode: mode, Protected: true}, nil
 	}
-	if prot != ProtectionUnprotected {
+	if prot != protectionUnprotected {
 		return Lifecycle{}, ErrUnprotectedTarget
 	}
 	if mode == ModeEnriched {

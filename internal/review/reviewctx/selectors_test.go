@@ -26,10 +26,10 @@ func TestModeSelectorIsClosed(t *testing.T) {
 }
 
 func TestProtectionSelectorIsClosed(t *testing.T) {
-	if m, err := ParseProtectionMode("", false); err != nil || m != ProtectionRequired {
+	if m, err := ParseProtectionMode("", false); err != nil || m != protectionRequired {
 		t.Fatalf("unset: %v %v", m, err)
 	}
-	if m, err := ParseProtectionMode("unprotected", true); err != nil || m != ProtectionUnprotected {
+	if m, err := ParseProtectionMode("unprotected", true); err != nil || m != protectionUnprotected {
 		t.Fatalf("unprotected: %v %v", m, err)
 	}
 	for _, v := range []string{"", "required", "Unprotected", "unprotected ", "protected", "off"} {
@@ -49,13 +49,13 @@ func TestLifecycleDecision(t *testing.T) {
 		wantErr     error
 		constrained bool
 	}{
-		{"protected target keeps normal lifecycle under required", ModeEnriched, ProtectionRequired, true, true, nil, false},
-		{"protected target keeps normal lifecycle under unprotected", ModeEnriched, ProtectionUnprotected, true, false, nil, false},
-		{"unprotected target rejected under required", ModeOff, ProtectionRequired, false, false, ErrUnprotectedTarget, false},
-		{"unprotected opt-in allows off", ModeOff, ProtectionUnprotected, false, false, nil, true},
-		{"unprotected opt-in allows metadata", ModeMetadata, ProtectionUnprotected, false, false, nil, true},
-		{"unprotected opt-in rejects enriched", ModeEnriched, ProtectionUnprotected, false, false, ErrConstrained, false},
-		{"unprotected opt-in rejects any adapter setting", ModeMetadata, ProtectionUnprotected, false, true, ErrConstrained, false},
+		{"protected target keeps normal lifecycle under required", ModeEnriched, protectionRequired, true, true, nil, false},
+		{"protected target keeps normal lifecycle under unprotected", ModeEnriched, protectionUnprotected, true, false, nil, false},
+		{"unprotected target rejected under required", ModeOff, protectionRequired, false, false, ErrUnprotectedTarget, false},
+		{"unprotected opt-in allows off", ModeOff, protectionUnprotected, false, false, nil, true},
+		{"unprotected opt-in allows metadata", ModeMetadata, protectionUnprotected, false, false, nil, true},
+		{"unprotected opt-in rejects enriched", ModeEnriched, protectionUnprotected, false, false, ErrConstrained, false},
+		{"unprotected opt-in rejects any adapter setting", ModeMetadata, protectionUnprotected, false, true, ErrConstrained, false},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
@@ -81,3 +81,6 @@ func TestLifecycleDecision(t *testing.T) {
 		})
 	}
 }
+
+// UsesStore reports whether the run commits a private context store.
+func (l Lifecycle) UsesStore() bool { return !l.Constrained && l.Mode != ModeOff }

@@ -24,15 +24,15 @@ import (
 // Store wire names and bounds (the public toolkit's: 4 MB, 128 records, 24 h).
 const (
 	StoreSchema     = "ocr.context-store/v2"
-	StoreFile       = "context-store.json"
-	HandlePrefix    = "ctx1_"
-	MaxStoreBytes   = 4 << 20
-	MaxStoreRecords = 128
-	MaxStoreTTL     = 24 * time.Hour
+	storeFile       = "context-store.json"
+	handlePrefix    = "ctx1_"
+	maxStoreBytes   = 4 << 20
+	maxStoreRecords = 128
+	maxStoreTTL     = 24 * time.Hour
 )
 
-// ErrStore wraps every store write or hostile read-back failure (abort: nothing is served).
-var ErrStore = errors.New("reviewctx: context store rejected")
+// errStore wraps every store write or hostile read-back failure (abort: nothing is served).
+var errStore = errors.New("reviewctx: context store rejected")
 
 // ErrHandle wraps every handle lookup failure; it is returned before any record access.
 var ErrHandle = errors.New("reviewctx: context handle rejected")
@@ -203,13 +203,13 @@ func NewHandle() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("reviewctx: handle: %w", err)
 	}
-	return HandlePrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return handlePrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // ValidHandle reports whether h has the exact ctx1_ form (prefix + 43 base64url characters
 // decoding to 32 bytes, canonical encoding).
 func ValidHandle(h string) bool {
-	rest, ok := strings.CutPrefix(h, HandlePrefix)
+	rest, ok := strings.CutPrefix(h, handlePrefix)
 	if !ok || len(rest) != 43 {
 		return false
 	}
@@ -217,8 +217,8 @@ func ValidHandle(h string) bool {
 	return err == nil && len(b) == 32
 }
 
-// NewRunID returns a random run identifier (16 bytes, hex).
-func NewRunID() (string, error) {
+// newRunID returns a random run identifier (16 bytes, hex).
+func newRunID() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("reviewctx: run id: %w", err)
@@ -227,7 +227,7 @@ func NewRunID() (string, error) {
 }
 
 func storeErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrStore, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s", errStore, fmt.Sprintf(format, a...))
 }
 
 // validate checks the store's own invariants; both the writer and the reader run it.
@@ -255,11 +255,11 @@ func (s *Store) validate() error {
 		return storeErr("created_at: not RFC 3339")
 	}
 	exp, err := time.Parse(time.RFC3339, s.ExpiresAt)
-	if err != nil || !exp.After(created) || exp.Sub(created) > MaxStoreTTL {
-		return storeErr("expires_at: must be after created_at and within %s", MaxStoreTTL)
+	if err != nil || !exp.After(created) || exp.Sub(created) > maxStoreTTL {
+		return storeErr("expires_at: must be after created_at and within %s", maxStoreTTL)
 	}
-	if len(s.Records) > MaxStoreRecords {
-		return storeErr("records: %d, at most %d", len(s.Records), MaxStoreRecords)
+	if len(s.Records) > maxStoreRecords {
+		return storeErr("records: %d, at most %d", len(s.Records), maxStoreRecords)
 	}
 	seenSrc, err := s.validateSources()
 	if err != nil {
@@ -326,8 +326,8 @@ func (s *Store) encode() ([]byte, error) {
 	if err != nil {
 		return nil, storeErr("encode: %v", err)
 	}
-	if len(b) > MaxStoreBytes {
-		return nil, storeErr("%d bytes, over the %d-byte bound", len(b), MaxStoreBytes)
+	if len(b) > maxStoreBytes {
+		return nil, storeErr("%d bytes, over the %d-byte bound", len(b), maxStoreBytes)
 	}
 	return b, nil
 }
@@ -369,7 +369,7 @@ func CheckStoreDir(dir string) error {
 }
 
 // CommitStore validates s and writes it atomically into dir (created 0700 when missing):
-// a fresh O_EXCL 0600 temporary file, fsync, rename onto StoreFile, fsync of the directory.
+// a fresh O_EXCL 0600 temporary file, fsync, rename onto storeFile, fsync of the directory.
 // It then hostile-reads the file back and returns its identity.
 func CommitStore(dir string, s *Store) (StoreIdentity, error) {
 	if err := s.validate(); err != nil {
@@ -385,7 +385,7 @@ func CommitStore(dir string, s *Store) (StoreIdentity, error) {
 	if err := checkDir(dir); err != nil {
 		return StoreIdentity{}, err
 	}
-	tmpName, err := NewRunID()
+	tmpName, err := newRunID()
 	if err != nil {
 		return StoreIdentity{}, err
 	}
@@ -405,7 +405,7 @@ func CommitStore(dir string, s *Store) (StoreIdentity, error) {
 		os.Remove(tmp)
 		return StoreIdentity{}, storeErr("write: %v", werr)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, StoreFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, storeFile)); err != nil {
 		os.Remove(tmp)
 		return StoreIdentity{}, storeErr("rename: %v", err)
 	}
@@ -414,7 +414,7 @@ func CommitStore(dir string, s *Store) (StoreIdentity, error) {
 		d.Close()
 	}
 	sum := sha256.Sum256(b)
-	fi, err := os.Lstat(filepath.Join(dir, StoreFile))
+	fi, err := os.Lstat(filepath.Join(dir, storeFile))
 	if err != nil {
 		return StoreIdentity{}, storeErr("stat: %v", err)
 	}
@@ -428,7 +428,7 @@ func CommitStore(dir string, s *Store) (StoreIdentity, error) {
 
 // LoadStore is the hostile read-back: the directory must be a real 0700 directory owned by
 // this user; the file is opened without following symlinks and must be a regular 0600 file
-// owned by this user with exactly one link (a hardlink is refused), within MaxStoreBytes; its
+// owned by this user with exactly one link (a hardlink is refused), within maxStoreBytes; its
 // bytes must be the exact canonical encoding of a valid ocr.context-store/v2 document (an
 // unknown, missing, differently spelled or duplicated field fails). With want non-nil the
 // device, inode, size and SHA-256 must equal what CommitStore wrote (a replaced file fails).
@@ -436,7 +436,7 @@ func LoadStore(dir string, want *StoreIdentity) (*Store, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, StoreFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(filepath.Join(dir, storeFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, storeErr("open: %v", err)
 	}
@@ -455,18 +455,18 @@ func LoadStore(dir string, want *StoreIdentity) (*Store, error) {
 		return nil, storeErr("file: mode %04o, must be 0600", fi.Mode().Perm())
 	case st.Nlink != 1:
 		return nil, storeErr("file: %d hard links, must be 1", st.Nlink)
-	case fi.Size() > MaxStoreBytes:
-		return nil, storeErr("file: %d bytes, over the %d-byte bound", fi.Size(), MaxStoreBytes)
+	case fi.Size() > maxStoreBytes:
+		return nil, storeErr("file: %d bytes, over the %d-byte bound", fi.Size(), maxStoreBytes)
 	}
 	if want != nil && (uint64(st.Dev) != want.Dev || st.Ino != want.Ino) {
 		return nil, storeErr("file: replaced since commit (inode changed)")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxStoreBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, maxStoreBytes+1))
 	if err != nil {
 		return nil, storeErr("read: %v", err)
 	}
-	if len(b) > MaxStoreBytes {
-		return nil, storeErr("file: over the %d-byte bound", MaxStoreBytes)
+	if len(b) > maxStoreBytes {
+		return nil, storeErr("file: over the %d-byte bound", maxStoreBytes)
 	}
 	if want != nil {
 		sum := sha256.Sum256(b)

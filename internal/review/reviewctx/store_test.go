@@ -29,7 +29,7 @@ func testStore(t *testing.T) *Store {
 		CreatedAt: storeNow.Format(time.RFC3339), ExpiresAt: storeNow.Add(time.Hour).Format(time.RFC3339),
 		Sources: []SourceState{{Source: SourceDiscussions, Completeness: Complete, Records: 1, Reasons: []string{}}},
 		Records: []Record{{Handle: h, Source: SourceDiscussions, Mutable: true, Binding: Binding{
-			RunID: "run-1", PolicyDigest: pd, CanonicalObject: "gitlab/discussion/x", ResourceClass: ResourceDiscussion,
+			RunID: "run-1", PolicyDigest: pd, CanonicalObject: "gitlab/discussion/x", ResourceClass: resourceDiscussion,
 			Projections: Projections{Retrieve: []string{"descriptor", "state", "text"}, Model: []string{"descriptor", "text"}, Publish: []string{}, Retain: []string{}},
 			Version:     "v1", Digest: d, ExpiresAt: storeNow.Add(time.Hour).Format(time.RFC3339),
 		}, Content: c}},
@@ -42,7 +42,7 @@ func TestHandleForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	h2, _ := NewHandle()
-	if !ValidHandle(h) || len(h) != len(HandlePrefix)+43 || h == h2 || strings.ContainsAny(h, "=+/") {
+	if !ValidHandle(h) || len(h) != len(handlePrefix)+43 || h == h2 || strings.ContainsAny(h, "=+/") {
 		t.Fatalf("handle %q", h)
 	}
 	for _, bad := range []string{"", "ctx1_", "ctx2_" + h[5:], h + "A", h[:len(h)-1], h[:len(h)-1] + "=", h[:len(h)-1] + "+"} {
@@ -62,7 +62,7 @@ func TestStoreCommitAndLookup(t *testing.T) {
 	for _, p := range []struct {
 		path string
 		mode os.FileMode
-	}{{dir, 0o700}, {filepath.Join(dir, StoreFile), 0o600}} {
+	}{{dir, 0o700}, {filepath.Join(dir, storeFile), 0o600}} {
 		fi, err := os.Lstat(p.path)
 		if err != nil || fi.Mode().Perm() != p.mode {
 			t.Fatalf("%s mode %v %v", p.path, fi.Mode(), err)
@@ -108,7 +108,7 @@ func TestStoreHostileReadBack(t *testing.T) {
 		useID  bool
 	}{
 		{"symlinked store file aborts", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			elsewhere := filepath.Join(t.TempDir(), "x")
 			os.WriteFile(elsewhere, b, 0o600)
@@ -118,12 +118,12 @@ func TestStoreHostileReadBack(t *testing.T) {
 			}
 		}, false},
 		{"hardlinked store file aborts", func(t *testing.T, dir string) {
-			if err := os.Link(filepath.Join(dir, StoreFile), filepath.Join(dir, "second")); err != nil {
+			if err := os.Link(filepath.Join(dir, storeFile), filepath.Join(dir, "second")); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
 		{"replaced store file aborts", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f+".new", b, 0o600)
 			if err := os.Rename(f+".new", f); err != nil {
@@ -131,13 +131,13 @@ func TestStoreHostileReadBack(t *testing.T) {
 			}
 		}, true},
 		{"rewritten store content aborts", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			b[len(b)-2] = ' '
 			os.WriteFile(f, b, 0o600)
 		}, true},
 		{"group-readable store file aborts", func(t *testing.T, dir string) {
-			os.Chmod(filepath.Join(dir, StoreFile), 0o640)
+			os.Chmod(filepath.Join(dir, storeFile), 0o640)
 		}, false},
 		{"world-readable store directory aborts", func(t *testing.T, dir string) {
 			os.Chmod(dir, 0o755)
@@ -148,22 +148,22 @@ func TestStoreHostileReadBack(t *testing.T) {
 			os.Symlink(real, dir)
 		}, false},
 		{"unknown field aborts", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, []byte(strings.Replace(string(b), `{"admitted_mutable"`, `{"a":1,"admitted_mutable"`, 1)), 0o600)
 		}, false},
 		{"non-canonical bytes abort", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, append(b, '\n'), 0o600)
 		}, false},
 		{"tampered record text aborts (digest)", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, []byte(strings.Replace(string(b), `hello\n`, `HELLO\n`, 1)), 0o600)
 		}, false},
 		{"wrong schema aborts", func(t *testing.T, dir string) {
-			f := filepath.Join(dir, StoreFile)
+			f := filepath.Join(dir, storeFile)
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, []byte(strings.Replace(string(b), StoreSchema, "ocr.context-store/v1", 1)), 0o600)
 		}, false},
@@ -180,7 +180,7 @@ func TestStoreHostileReadBack(t *testing.T) {
 			if c.useID {
 				want = &id
 			}
-			if _, err := LoadStore(dir, want); !errors.Is(err, ErrStore) {
+			if _, err := LoadStore(dir, want); !errors.Is(err, errStore) {
 				t.Fatalf("attack not detected: %v", err)
 			}
 		})
@@ -194,7 +194,7 @@ func TestStoreBoundsRejectedAtCommit(t *testing.T) {
 	}{
 		{"expiry beyond 24h rejected", func(s *Store) { s.ExpiresAt = storeNow.Add(25 * time.Hour).Format(time.RFC3339) }},
 		{"more than 128 records rejected", func(s *Store) {
-			for len(s.Records) <= MaxStoreRecords {
+			for len(s.Records) <= maxStoreRecords {
 				r := s.Records[0]
 				r.Handle, _ = NewHandle()
 				s.Records = append(s.Records, r)
@@ -204,7 +204,7 @@ func TestStoreBoundsRejectedAtCommit(t *testing.T) {
 		{"record bound to another run rejected", func(s *Store) { s.Records[0].Binding.RunID = "other" }},
 		{"record digest mismatch rejected", func(s *Store) { s.Records[0].Content.Text = "changed" }},
 		{"over 4 MB rejected", func(s *Store) {
-			s.Records[0].Content.Text = strings.Repeat("x", MaxStoreBytes)
+			s.Records[0].Content.Text = strings.Repeat("x", maxStoreBytes)
 			s.Records[0].Binding.Digest, _ = s.Records[0].Content.Digest()
 		}},
 	}
@@ -212,7 +212,7 @@ func TestStoreBoundsRejectedAtCommit(t *testing.T) {
 		t.Run(c.rule, func(t *testing.T) {
 			s := testStore(t)
 			c.f(s)
-			if _, err := CommitStore(filepath.Join(t.TempDir(), "ctx"), s); !errors.Is(err, ErrStore) {
+			if _, err := CommitStore(filepath.Join(t.TempDir(), "ctx"), s); !errors.Is(err, errStore) {
 				t.Fatalf("accepted: %v", err)
 			}
 		})

@@ -137,8 +137,8 @@ func intIn(a args, name string, lo, hi, def int64) (int, error) {
 
 // Query bounds of the literal search.
 const (
-	MaxQueryChars  = 128
-	MaxQueryTokens = 8
+	maxQueryChars  = 128
+	maxQueryTokens = 8
 )
 
 // parseQuery validates a literal query: 1–128 characters, no control or format character,
@@ -146,8 +146,8 @@ const (
 // substrings (no pattern syntax). Refusals never echo the query.
 func parseQuery(q string) (literal, error) {
 	n := utf8.RuneCountInString(q)
-	if n < 1 || n > MaxQueryChars {
-		return nil, refusef("query", "must be 1..%d characters", MaxQueryChars)
+	if n < 1 || n > maxQueryChars {
+		return nil, refusef("query", "must be 1..%d characters", maxQueryChars)
 	}
 	for _, r := range q {
 		if r != ' ' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
@@ -155,8 +155,8 @@ func parseQuery(q string) (literal, error) {
 		}
 	}
 	toks := strings.Fields(q)
-	if len(toks) < 1 || len(toks) > MaxQueryTokens {
-		return nil, refusef("query", "must have 1..%d literal tokens", MaxQueryTokens)
+	if len(toks) < 1 || len(toks) > maxQueryTokens {
+		return nil, refusef("query", "must have 1..%d literal tokens", maxQueryTokens)
 	}
 	for i := range toks {
 		toks[i] = strings.ToLower(toks[i])

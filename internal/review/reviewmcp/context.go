@@ -13,8 +13,8 @@ import (
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
 )
 
-// ContextClasses are the resource classes context_list filters on (the spec's four).
-var ContextClasses = []string{"issue", "document", "remediation_thread", "ci_outcome"}
+// contextClasses are the resource classes context_list filters on (the spec's four).
+var contextClasses = []string{"issue", "document", "remediation_thread", "ci_outcome"}
 
 const maxContextPage = 20
 
@@ -30,7 +30,7 @@ var (
 		Name:        ToolContextList,
 		Description: "List committed review-context records: safe descriptors, ctx1_ handles, expiry, mutability, per-source completeness. Optional resource_class and source filters; page_size 1-20; cursor from next_cursor.",
 		InputSchema: schema(map[string]any{
-			"resource_class": enumProp("issue, document, remediation_thread or ci_outcome", ContextClasses...),
+			"resource_class": enumProp("issue, document, remediation_thread or ci_outcome", contextClasses...),
 			"source":         map[string]any{"type": "string", "description": "an admitted source name from the sources list"},
 			"page_size":      map[string]any{"type": "integer", "minimum": 1, "maximum": maxContextPage},
 			"cursor":         map[string]any{"type": "string"},
@@ -95,7 +95,7 @@ func (s *server) contextListCall(raw json.RawMessage) (func(*Usage), any, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	class, err := oneOf(a, "resource_class", ContextClasses)
+	class, err := oneOf(a, "resource_class", contextClasses)
 	if err != nil {
 		return nil, nil, err
 	}

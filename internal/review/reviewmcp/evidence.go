@@ -11,21 +11,21 @@ import (
 
 // Evidence item kinds (closed).
 const (
-	KindEntity   = "entity"
-	KindComment  = "comment"
-	KindReview   = "review"
-	KindCheck    = "check"
-	KindCheckLog = "check_log"
-	KindThread   = "thread"
-	KindDocument = "document"
+	kindEntity   = "entity"
+	kindComment  = "comment"
+	kindReview   = "review"
+	kindCheck    = "check"
+	kindCheckLog = "check_log"
+	kindThread   = "thread"
+	kindDocument = "document"
 )
 
 // evidenceKinds is the closed kind set, in list order.
-var evidenceKinds = []string{KindEntity, KindComment, KindReview, KindCheck, KindCheckLog, KindThread, KindDocument}
+var evidenceKinds = []string{kindEntity, kindComment, kindReview, kindCheck, kindCheckLog, kindThread, kindDocument}
 
 // kindScope maps a record kind to the snapshot gap scope that covers it.
 var kindScope = map[string]string{
-	KindEntity: "entity", KindComment: "comments", KindReview: "reviews", KindCheck: "checks", KindCheckLog: "check_logs",
+	kindEntity: "entity", kindComment: "comments", kindReview: "reviews", kindCheck: "checks", kindCheckLog: "check_logs",
 }
 
 // scopes is the closed gap scope set of entity-context-snapshot v1.
@@ -128,7 +128,7 @@ func newEvidence(snap *verify.Snapshot) (*evidence, error) {
 	} {
 		if b, ok := snap.File(d.path); ok {
 			// served as content, so a large document (many actors, runs) pages like a record
-			e.add(&item{ID: d.id, Kind: KindDocument, content: string(b)})
+			e.add(&item{ID: d.id, Kind: kindDocument, content: string(b)})
 		}
 	}
 	rank := map[string]int{}
@@ -188,12 +188,12 @@ func (e *evidence) addRecord(r verify.ManifestRecord, reviewRows map[string]json
 		}
 		it.metadata = json.RawMessage(b)
 	}
-	if row, ok := reviewRows[r.RecordKey]; ok && r.Kind == KindReview {
+	if row, ok := reviewRows[r.RecordKey]; ok && r.Kind == kindReview {
 		it.metadata = row
 	}
 	e.add(it)
 	if r.LogPath != "" {
-		lg := &item{ID: "log_" + r.RecordKey, Kind: KindCheckLog, CreatedAt: r.CreatedAt, Filter: r.Filter.Status}
+		lg := &item{ID: "log_" + r.RecordKey, Kind: kindCheckLog, CreatedAt: r.CreatedAt, Filter: r.Filter.Status}
 		if lg.content, err = e.file(r.LogPath); err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (e *evidence) addThreads(rows []json.RawMessage) error {
 		if err != nil {
 			return err
 		}
-		e.add(&item{ID: "thr_" + k.ThreadKey, Kind: KindThread, CreatedAt: k.CreatedAt, metadata: merged})
+		e.add(&item{ID: "thr_" + k.ThreadKey, Kind: kindThread, CreatedAt: k.CreatedAt, metadata: merged})
 		e.threads++
 	}
 	return nil

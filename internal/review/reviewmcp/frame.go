@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// ErrFrame is the session-ending error of an inbound frame the server refuses to read: a
-// JSON-RPC batch, or a frame over MaxMessage.
-var ErrFrame = errors.New("reviewmcp: inbound frame refused")
+// errFrame is the session-ending error of an inbound frame the server refuses to read: a
+// JSON-RPC batch, or a frame over maxMessage.
+var errFrame = errors.New("reviewmcp: inbound frame refused")
 
 // frameGuard sits between stdin and the SDK's transport and tracks the top-level JSON values
 // of the stream with a small scanner (string, escape and nesting state only; the SDK still
@@ -18,8 +18,8 @@ var ErrFrame = errors.New("reviewmcp: inbound frame refused")
 //   - a JSON-RPC batch (a top-level array). Protocol versions 2024-11-05 and 2025-03-26
 //     allow batching and the SDK answers a batch with one combined response frame, which
 //     the per-answer bound cannot bound: a 64 KiB batch of get calls would produce a
-//     response of megabytes. Refusing batches keeps every response frame within MaxMessage;
-//   - a frame over MaxMessage bytes, counted exactly from the value's first byte to its last
+//     response of megabytes. Refusing batches keeps every response frame within maxMessage;
+//   - a frame over maxMessage bytes, counted exactly from the value's first byte to its last
 //     (the SDK's own limit counts bytes read per decode, which a pipelined client can
 //     stretch by the decoder's read-ahead).
 //
@@ -70,12 +70,12 @@ func (g *frameGuard) step(c byte) error {
 		case ' ', '\t', '\n', '\r':
 			return nil
 		case '[':
-			return fmt.Errorf("%w: JSON-RPC batches are not served (one request per frame)", ErrFrame)
+			return fmt.Errorf("%w: JSON-RPC batches are not served (one request per frame)", errFrame)
 		}
 	}
 	g.size++
-	if g.size > MaxMessage {
-		return fmt.Errorf("%w: frame over the %d-byte request bound", ErrFrame, MaxMessage)
+	if g.size > maxMessage {
+		return fmt.Errorf("%w: frame over the %d-byte request bound", errFrame, maxMessage)
 	}
 	switch {
 	case g.inStr:
@@ -101,11 +101,11 @@ func (g *frameGuard) step(c byte) error {
 	return nil
 }
 
-// frameWriter refuses to write an outbound frame over MaxMessage (plus its newline): the
+// frameWriter refuses to write an outbound frame over maxMessage (plus its newline): the
 // per-answer bound leaves room for a small envelope, but the envelope echoes the client's
 // request ID and, for an unknown tool, its name, either of which a hostile client can make
 // nearly 64 KiB long. The SDK writes each frame with one Write, so the frame is dropped
-// whole and the session ends with ErrFrame instead of sending an oversized response.
+// whole and the session ends with errFrame instead of sending an oversized response.
 type frameWriter struct {
 	w   io.Writer
 	mu  sync.Mutex
@@ -118,8 +118,8 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
-	if len(p) > MaxMessage+1 {
-		f.err = fmt.Errorf("%w: response frame over the %d-byte bound (an oversized request id or name)", ErrFrame, MaxMessage)
+	if len(p) > maxMessage+1 {
+		f.err = fmt.Errorf("%w: response frame over the %d-byte bound (an oversized request id or name)", errFrame, maxMessage)
 		return 0, f.err
 	}
 	return f.w.Write(p)

@@ -91,7 +91,7 @@ func initFrames(version string) []string {
 func sprintf(format string, a ...any) string { return strings.TrimSpace(fmt.Sprintf(format, a...)) }
 
 // TestMCPBatchRefused: a JSON-RPC batch (legal in 2024-11-05 and 2025-03-26) ends the
-// session with ErrFrame before any call in it runs, so no combined response (which the
+// session with errFrame before any call in it runs, so no combined response (which the
 // per-answer bound could not bound) is written; the frames before it are answered. Before
 // the guard, a batch of 40 summary calls was answered with one ~55 KB frame, and a batch of
 // large get calls with megabytes.
@@ -103,11 +103,11 @@ func TestMCPBatchRefused(t *testing.T) {
 		}
 		frames := append(initFrames(v), sprintf(rawSummary, 2), "  ["+strings.Join(batch, ",")+"]\n"+sprintf(rawSummary, 99))
 		lines, u, err := rawServe(t, frames...)
-		if !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "batch") {
+		if !errors.Is(err, errFrame) || !strings.Contains(err.Error(), "batch") {
 			t.Errorf("%s: Serve returned %v, want an ErrFrame batch refusal", v, err)
 		}
 		for _, l := range lines {
-			if strings.HasPrefix(l, "[") || len(l) > MaxMessage {
+			if strings.HasPrefix(l, "[") || len(l) > maxMessage {
 				t.Errorf("%s: a batch response was written (%d bytes)", v, len(l))
 			}
 		}
@@ -117,8 +117,8 @@ func TestMCPBatchRefused(t *testing.T) {
 	}
 }
 
-// TestMCPFrameBoundExact: a frame of exactly MaxMessage bytes is read; one byte more ends the
-// session with ErrFrame even when pipelined right behind a small frame; a "[" or "}" inside
+// TestMCPFrameBoundExact: a frame of exactly maxMessage bytes is read; one byte more ends the
+// session with errFrame even when pipelined right behind a small frame; a "[" or "}" inside
 // a string does not confuse the frame scanner.
 func TestMCPFrameBoundExact(t *testing.T) {
 	pad := func(total int) string {
@@ -126,16 +126,16 @@ func TestMCPFrameBoundExact(t *testing.T) {
 		tail := `"}}}`
 		return head + strings.Repeat("x", total-len(head)-len(tail)) + tail
 	}
-	if len(pad(MaxMessage)) != MaxMessage {
+	if len(pad(maxMessage)) != maxMessage {
 		t.Fatal("fixture")
 	}
-	lines, _, err := rawServe(t, append(initFrames("2025-06-18"), pad(MaxMessage), sprintf(rawSummary, 8))...)
+	lines, _, err := rawServe(t, append(initFrames("2025-06-18"), pad(maxMessage), sprintf(rawSummary, 8))...)
 	if err != nil || len(lines) < 2 || !strings.Contains(lines[1], `"id":7`) {
-		t.Errorf("a %d-byte frame: %v, %d lines", MaxMessage, err, len(lines))
+		t.Errorf("a %d-byte frame: %v, %d lines", maxMessage, err, len(lines))
 	}
-	lines, _, err = rawServe(t, append(initFrames("2025-06-18"), sprintf(rawSummary, 2), pad(MaxMessage+1))...)
-	if !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "request bound") {
-		t.Errorf("a %d-byte frame: %v", MaxMessage+1, err)
+	lines, _, err = rawServe(t, append(initFrames("2025-06-18"), sprintf(rawSummary, 2), pad(maxMessage+1))...)
+	if !errors.Is(err, errFrame) || !strings.Contains(err.Error(), "request bound") {
+		t.Errorf("a %d-byte frame: %v", maxMessage+1, err)
 	}
 	if len(lines) != 2 {
 		t.Errorf("%d responses, want initialize and the call before the oversized frame", len(lines))
@@ -143,23 +143,23 @@ func TestMCPFrameBoundExact(t *testing.T) {
 }
 
 // TestMCPResponseFrameBound: a request whose ID (echoed in the response) would push the
-// response frame over MaxMessage gets no oversized response: the session ends with ErrFrame.
+// response frame over maxMessage gets no oversized response: the session ends with errFrame.
 // Before frameWriter, a 65,000-byte ID made a 65,719-byte summary response.
 func TestMCPResponseFrameBound(t *testing.T) {
 	bigID := `"` + strings.Repeat("i", 65000) + `"`
 	for name, frame := range map[string]string{
 		"request id": `{"jsonrpc":"2.0","id":` + bigID + `,"method":"tools/call","params":{"name":"ocr_toolkit_evidence","arguments":{"action":"summary"}}}`,
 	} {
-		if len(frame) > MaxMessage {
+		if len(frame) > maxMessage {
 			t.Fatalf("%s: fixture %d bytes", name, len(frame))
 		}
 		lines, _, err := rawServe(t, append(initFrames("2025-06-18"), frame)...)
 		for _, l := range lines {
-			if len(l) > MaxMessage {
+			if len(l) > maxMessage {
 				t.Errorf("%s: a %d-byte response frame was written", name, len(l))
 			}
 		}
-		if !errors.Is(err, ErrFrame) || !strings.Contains(err.Error(), "response frame") {
+		if !errors.Is(err, errFrame) || !strings.Contains(err.Error(), "response frame") {
 			t.Errorf("%s: Serve returned %v", name, err)
 		}
 	}
@@ -174,7 +174,7 @@ func FuzzFrameGuard(f *testing.F) {
 	f.Add("\u2028\\u005b")
 	f.Fuzz(func(t *testing.T, v string) {
 		b, err := json.Marshal(map[string]string{"k": v})
-		if err != nil || len(b) > MaxMessage {
+		if err != nil || len(b) > maxMessage {
 			return
 		}
 		stream := string(b) + "\n \r\n" + string(b) + "\t" + string(b)
@@ -183,7 +183,7 @@ func FuzzFrameGuard(f *testing.F) {
 			t.Fatalf("guard altered or refused a valid stream: %v", err)
 		}
 		_, err = io.ReadAll(&frameGuard{r: strings.NewReader(string(b) + "\n[" + string(b) + "]")})
-		if !errors.Is(err, ErrFrame) {
+		if !errors.Is(err, errFrame) {
 			t.Fatalf("batch passed: %v", err)
 		}
 	})

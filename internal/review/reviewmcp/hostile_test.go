@@ -141,7 +141,7 @@ func TestMCPNoNetworkSubprocessOrWritePath(t *testing.T) {
 // stays authoritative.
 func TestMCPCoverageAdmissionStates(t *testing.T) {
 	mk := func(filter string) *server {
-		it := &item{ID: "rec_a", Kind: KindComment, Filter: filter, content: "some text"}
+		it := &item{ID: "rec_a", Kind: kindComment, Filter: filter, content: "some text"}
 		it.index()
 		return &server{ev: &evidence{items: []*item{it}, byID: map[string]*item{it.ID: it}, included: map[string]bool{"comments": true}, checkLogSelection: "all"}}
 	}

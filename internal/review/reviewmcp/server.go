@@ -12,7 +12,7 @@
 //
 // The server has no network, subprocess, search beyond those sources, arbitrary URL or ID,
 // path traversal or write path; its only write is the usage file (Usage), replaced atomically
-// after every tool call. Every request frame and every tool answer is bounded by MaxMessage;
+// after every tool call. Every request frame and every tool answer is bounded by maxMessage;
 // tool arguments are decoded strictly (unknown, duplicate or mistyped fields are refused, and
 // errors name the field and the rule, never echo the value).
 package reviewmcp
@@ -48,15 +48,15 @@ const (
 // Tool names (wire names: exact).
 const (
 	ToolEvidence         = "ocr_toolkit_evidence"
-	ToolEvidenceSearch   = "ocr_toolkit_evidence_search"
-	ToolEvidenceCoverage = "ocr_toolkit_evidence_coverage"
+	toolEvidenceSearch   = "ocr_toolkit_evidence_search"
+	toolEvidenceCoverage = "ocr_toolkit_evidence_coverage"
 	ToolContextList      = "context_list"
 	ToolContextGet       = "context_get"
 )
 
-// MaxMessage bounds one inbound JSON-RPC frame and one tool answer (64 KiB). An oversized
+// maxMessage bounds one inbound JSON-RPC frame and one tool answer (64 KiB). An oversized
 // frame ends the session; an answer that cannot be made to fit is a refused call.
-const MaxMessage = 64 << 10
+const maxMessage = 64 << 10
 
 // ErrConfig wraps every start-up refusal (bad configuration, unverifiable snapshot, rejected
 // store): nothing is served.
@@ -80,7 +80,7 @@ type Config struct {
 	// View is the evidence view: ViewSnapshot (default) or ViewImmutable.
 	View string
 	// MetadataPath, optional (immutable view, constrained mode only), is the bounded
-	// merge-request metadata projection file (MetadataDoc) served as DocReviewMetadata;
+	// merge-request metadata projection file (MetadataDoc) served as docReviewMetadata;
 	// MetadataSHA256, optional, pins its bytes.
 	MetadataPath, MetadataSHA256 string
 	// UsagePath is the usage file, replaced atomically (0600) after every tool call.
@@ -136,8 +136,8 @@ type server struct {
 // run, policy and digest), writes an all-zero usage file, and then serves MCP on in/out until
 // the client closes the stream (nil) or ctx ends (ctx.Err()); a broken session (a frame that
 // is not JSON-RPC) is an error, and a refused frame (a JSON-RPC batch, a request or response
-// frame over MaxMessage: frameGuard, frameWriter) ends the session with an error wrapping
-// ErrFrame. Start-up
+// frame over maxMessage: frameGuard, frameWriter) ends the session with an error wrapping
+// errFrame. Start-up
 // refusals wrap ErrConfig.
 func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	s, err := newServer(ctx, cfg)
@@ -145,9 +145,9 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		return err
 	}
 	guard := &frameGuard{r: in}
-	// the guard enforces MaxMessage exactly; the SDK's per-decode limit is only a backstop
+	// the guard enforces maxMessage exactly; the SDK's per-decode limit is only a backstop
 	wguard := &frameWriter{w: out}
-	t := &mcp.IOTransport{Reader: io.NopCloser(guard), Writer: nopWriteCloser{wguard}, MaxLineLength: 2 * MaxMessage}
+	t := &mcp.IOTransport{Reader: io.NopCloser(guard), Writer: nopWriteCloser{wguard}, MaxLineLength: 2 * maxMessage}
 	err = s.mcpServer().Run(ctx, t)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -188,7 +188,7 @@ func newServer(ctx context.Context, cfg Config) (*server, error) {
 	if err := ev.applyView(cfg.View, meta); err != nil {
 		return nil, fmt.Errorf("%w: snapshot: %v", ErrConfig, err)
 	}
-	s := &server{cfg: cfg, now: cfg.Now, ev: ev, usage: Usage{SchemaVersion: UsageSchema, Mode: cfg.Mode}}
+	s := &server{cfg: cfg, now: cfg.Now, ev: ev, usage: Usage{SchemaVersion: usageSchema, Mode: cfg.Mode}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -254,7 +254,7 @@ func (s *server) tools() []toolDef {
 }
 
 // handler wraps one tool: refusals become tool errors (IsError) naming the rule; an answer
-// over MaxMessage is refused; the usage file is replaced after every call.
+// over maxMessage is refused; the usage file is replaced after every call.
 func (s *server) handler(t toolDef) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var raw json.RawMessage
@@ -266,7 +266,7 @@ func (s *server) handler(t toolDef) mcp.ToolHandler {
 		if err == nil {
 			text, err = json.Marshal(answer)
 			if err == nil && !fits(text) {
-				err = refusef("answer", "over the %d-byte response bound", MaxMessage)
+				err = refusef("answer", "over the %d-byte response bound", maxMessage)
 			}
 		}
 		if err != nil {
@@ -283,14 +283,14 @@ const envelope = 512
 
 // fits reports whether an answer, once embedded as the text of a tool result (a JSON string,
 // so every quote, backslash and control character is escaped again), keeps the whole
-// response within MaxMessage. encoding/json's escaping (HTML characters as \u003c) is the
+// response within maxMessage. encoding/json's escaping (HTML characters as \u003c) is the
 // most expansive an encoder uses, so the measure is an upper bound.
 func fits(answer []byte) bool {
-	if len(answer) > MaxMessage {
+	if len(answer) > maxMessage {
 		return false
 	}
 	wire, err := json.Marshal(string(answer))
-	return err == nil && len(wire) <= MaxMessage-envelope
+	return err == nil && len(wire) <= maxMessage-envelope
 }
 
 // count applies one counter change and replaces the usage file. A usage write failure is

@@ -227,7 +227,7 @@ func TestEvidenceSummaryListGet(t *testing.T) {
 
 func TestEvidenceSearchNeverEchoes(t *testing.T) {
 	s := mustStart(t, constrainedConfig(t, verifytest.Demo))
-	text, isErr := s.call(t, ToolEvidenceSearch, `{"query":"backoff CAP"}`)
+	text, isErr := s.call(t, toolEvidenceSearch, `{"query":"backoff CAP"}`)
 	if isErr {
 		t.Fatal(text)
 	}
@@ -241,11 +241,11 @@ func TestEvidenceSearchNeverEchoes(t *testing.T) {
 	if strings.Contains(strings.ToLower(text), "backoff") || strings.Contains(text, "cap") {
 		t.Errorf("search answer echoes the query or a matched value: %s", text)
 	}
-	one := s.ok(t, ToolEvidenceSearch, `{"query":"backoff","limit":1}`)
+	one := s.ok(t, toolEvidenceSearch, `{"query":"backoff","limit":1}`)
 	if one["truncated"] != true || len(one["matches"].([]any)) != 1 {
 		t.Errorf("bounded search %v", one)
 	}
-	none := s.ok(t, ToolEvidenceSearch, `{"query":"zq-no-such-token-zq"}`)
+	none := s.ok(t, toolEvidenceSearch, `{"query":"zq-no-such-token-zq"}`)
 	if none["total_matches"].(float64) != 0 {
 		t.Errorf("no-match search %v", none)
 	}
@@ -272,7 +272,7 @@ func TestEvidenceCoverageRules(t *testing.T) {
 		{"partial scope and truncation", bounds, `{"kind":"comment","scope":"comments","query":"zq-no-such-token-zq"}`, "unknown", []any{"admission_truncated", "partial_scope"}},
 		{"scope not selected", work, `{"kind":"check","scope":"checks"}`, "unknown", []any{"scope_not_selected"}},
 	} {
-		m := tc.s.ok(t, ToolEvidenceCoverage, tc.args)
+		m := tc.s.ok(t, toolEvidenceCoverage, tc.args)
 		if m["state"] != tc.state || m["absence_authoritative"] != (tc.state == "absent") {
 			t.Errorf("%s: %v", tc.name, m)
 		}
@@ -328,16 +328,16 @@ func TestHostileEvidenceArguments(t *testing.T) {
 		{ToolEvidence, `{"action":"list","kind":"SECRETVALUE"}`, "kind: must be one of"},
 		{ToolEvidence, `["summary"]`, "arguments: must be a JSON object"},
 		{ToolEvidence, `{"action":{"x":1}}`, "action: must be a string"},
-		{ToolEvidenceSearch, `{}`, "query: required"},
-		{ToolEvidenceSearch, `{"query":""}`, "query: must be 1..128"},
-		{ToolEvidenceSearch, `{"query":"` + strings.Repeat("SECRETVALUE", 12) + `"}`, "query: must be 1..128"},
-		{ToolEvidenceSearch, `{"query":"a b c d e f g h SECRETVALUE"}`, "query: must have 1..8"},
-		{ToolEvidenceSearch, `{"query":"SECRET\u202eVALUE"}`, "query: control or format"},
-		{ToolEvidenceSearch, `{"query":"SECRET\u0000VALUE"}`, "query: control or format"},
-		{ToolEvidenceSearch, `{"query":"x","limit":21}`, "limit: must be 1..20"},
-		{ToolEvidenceCoverage, `{}`, "kind: required"},
-		{ToolEvidenceCoverage, `{"kind":"thread"}`, "kind: must be one of"},
-		{ToolEvidenceCoverage, `{"kind":"comment","scope":"SECRETVALUE"}`, "scope: must be one of"},
+		{toolEvidenceSearch, `{}`, "query: required"},
+		{toolEvidenceSearch, `{"query":""}`, "query: must be 1..128"},
+		{toolEvidenceSearch, `{"query":"` + strings.Repeat("SECRETVALUE", 12) + `"}`, "query: must be 1..128"},
+		{toolEvidenceSearch, `{"query":"a b c d e f g h SECRETVALUE"}`, "query: must have 1..8"},
+		{toolEvidenceSearch, `{"query":"SECRET\u202eVALUE"}`, "query: control or format"},
+		{toolEvidenceSearch, `{"query":"SECRET\u0000VALUE"}`, "query: control or format"},
+		{toolEvidenceSearch, `{"query":"x","limit":21}`, "limit: must be 1..20"},
+		{toolEvidenceCoverage, `{}`, "kind: required"},
+		{toolEvidenceCoverage, `{"kind":"thread"}`, "kind: must be one of"},
+		{toolEvidenceCoverage, `{"kind":"comment","scope":"SECRETVALUE"}`, "scope: must be one of"},
 	}
 	for _, tc := range cases {
 		text, isErr := s.call(t, tc.tool, tc.args)
@@ -360,7 +360,7 @@ func TestOversizedFrameEndsSession(t *testing.T) {
 	inR, inW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), cfg, inR, io.Discard) }()
-	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", MaxMessage) + `"}}` + "\n"
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", maxMessage) + `"}}` + "\n"
 	go func() { inW.Write([]byte(big)); inW.Close() }()
 	select {
 	case err := <-done:
@@ -411,7 +411,7 @@ func TestStartupRefusals(t *testing.T) {
 func TestReadUsageStrict(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "u.json")
-	if err := writeUsage(good, Usage{SchemaVersion: UsageSchema, Mode: ModeEnriched, EvidenceSummary: 2, ContextGet: 1}); err != nil {
+	if err := writeUsage(good, Usage{SchemaVersion: usageSchema, Mode: ModeEnriched, EvidenceSummary: 2, ContextGet: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if u, err := ReadUsage(good); err != nil || u.EvidenceSummary != 2 || u.ContextGet != 1 {
@@ -426,7 +426,7 @@ func TestReadUsageStrict(t *testing.T) {
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
 		os.WriteFile(p, []byte(body), 0o600)
-		if _, err := ReadUsage(p); !errors.Is(err, ErrUsage) {
+		if _, err := ReadUsage(p); !errors.Is(err, errUsage) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -444,10 +444,10 @@ func TestReadUsageStrict(t *testing.T) {
 
 // TestGetPagesWithinResponseBound: a large item full of characters that expand under JSON
 // escaping (twice: the answer, then the tool result text) is paged so that every answer fits
-// MaxMessage, and the pages concatenate to the verified content.
+// maxMessage, and the pages concatenate to the verified content.
 func TestGetPagesWithinResponseBound(t *testing.T) {
 	content := strings.Repeat("\"<&>\\\n\u00e9\u4e16 plain text ", 20000)
-	it := &item{ID: "rec_big", Kind: KindComment, content: content, metadata: json.RawMessage(`{"a":"` + strings.Repeat("\\\"", 100) + `"}`)}
+	it := &item{ID: "rec_big", Kind: kindComment, content: content, metadata: json.RawMessage(`{"a":"` + strings.Repeat("\\\"", 100) + `"}`)}
 	s := &server{ev: &evidence{byID: map[string]*item{it.ID: it}}}
 	var got strings.Builder
 	off := 0
@@ -458,7 +458,7 @@ func TestGetPagesWithinResponseBound(t *testing.T) {
 		}
 		b := ans.(json.RawMessage)
 		wrapped, _ := json.Marshal(string(b))
-		if len(wrapped)+envelope > MaxMessage {
+		if len(wrapped)+envelope > maxMessage {
 			t.Fatalf("page %d: %d bytes on the wire", pages, len(wrapped))
 		}
 		var page struct {
@@ -500,7 +500,7 @@ func TestConcurrentCallsCountExactly(t *testing.T) {
 	errs := make(chan error, 3*n)
 	for range n {
 		go func() {
-			for _, c := range []struct{ name, args string }{{ToolEvidence, `{"action":"summary"}`}, {ToolEvidenceSearch, `{"query":"backoff"}`}, {ToolContextList, `{}`}} {
+			for _, c := range []struct{ name, args string }{{ToolEvidence, `{"action":"summary"}`}, {toolEvidenceSearch, `{"query":"backoff"}`}, {ToolContextList, `{}`}} {
 				res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: json.RawMessage(c.args)})
 				if err == nil && res.IsError {
 					err = errors.New(c.name + " refused")

@@ -78,7 +78,7 @@ func TestMCPEvidenceServesVerifiedSnapshot(t *testing.T) {
 						t.Errorf("record %s: served content differs from the verified file", r.RecordKey)
 					}
 				}
-				if r.MetadataPath != "" && r.Kind != KindReview {
+				if r.MetadataPath != "" && r.Kind != kindReview {
 					if b, _ := snap.File(r.MetadataPath); string(meta) != string(b) {
 						t.Errorf("record %s: served metadata differs from the verified file", r.RecordKey)
 					}
@@ -115,10 +115,10 @@ func TestMCPEvidenceServesVerifiedSnapshot(t *testing.T) {
 			json.Unmarshal(mustFile(t, snap, "collection.json"), &col)
 			for _, kind := range coverageKinds {
 				scope := kindScope[kind]
-				m := s.ok(t, ToolEvidenceCoverage, fmt.Sprintf(`{"kind":%q,"scope":%q,"query":"zq-no-such-token-zq"}`, kind, scope))
+				m := s.ok(t, toolEvidenceCoverage, fmt.Sprintf(`{"kind":%q,"scope":%q,"query":"zq-no-such-token-zq"}`, kind, scope))
 				reasons := fmt.Sprint(m["reasons"])
 				gapScopes := []string{scope}
-				if kind == KindCheckLog {
+				if kind == kindCheckLog {
 					gapScopes = append(gapScopes, "checks")
 				}
 				for _, g := range snap.Manifest.Gaps {

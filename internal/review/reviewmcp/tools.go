@@ -43,27 +43,27 @@ var (
 		}, "action"),
 	}
 	searchTool = &mcp.Tool{
-		Name:        ToolEvidenceSearch,
+		Name:        toolEvidenceSearch,
 		Description: "Literal, case-insensitive search of the evidence: 1-128 characters, at most 8 whitespace-separated tokens, all of which must occur. Returns item IDs and metadata only.",
 		InputSchema: schema(map[string]any{
-			"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryChars},
+			"query": map[string]any{"type": "string", "minLength": 1, "maxLength": maxQueryChars},
 			"kind":  enumProp("restrict to one item kind", evidenceKinds...),
 			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchLimit},
 		}, "query"),
 	}
 	coverageTool = &mcp.Tool{
-		Name:        ToolEvidenceCoverage,
+		Name:        toolEvidenceCoverage,
 		Description: "Whether the evidence can prove absence for one record kind in its exact scope (optionally of a literal query). absence_authoritative is true only for complete applicable coverage with zero matches and no truncation; otherwise the state is unknown or present.",
 		InputSchema: schema(map[string]any{
 			"kind":  enumProp("record kind", coverageKinds...),
 			"scope": enumProp("snapshot gap scope; all is broad and never authoritative", append(append([]string{}, scopes...), "all")...),
-			"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryChars},
+			"query": map[string]any{"type": "string", "minLength": 1, "maxLength": maxQueryChars},
 		}, "kind"),
 	}
 )
 
 // coverageKinds are the record kinds a coverage question may name.
-var coverageKinds = []string{KindEntity, KindComment, KindReview, KindCheck, KindCheckLog}
+var coverageKinds = []string{kindEntity, kindComment, kindReview, kindCheck, kindCheckLog}
 
 var evidenceArgs = []argSpec{{"action", argString}, {"kind", argString}, {"page_size", argInt}, {"cursor", argString}, {"id", argString}, {"offset", argInt}}
 
@@ -122,7 +122,7 @@ func (s *server) summary() any {
 		inc = append(inc, k)
 	}
 	sort.Strings(inc)
-	tools := []string{ToolEvidence, ToolEvidenceSearch, ToolEvidenceCoverage}
+	tools := []string{ToolEvidence, toolEvidenceSearch, toolEvidenceCoverage}
 	if s.cfg.Mode == ModeEnriched {
 		tools = append(tools, ToolContextList, ToolContextGet)
 	}
@@ -236,7 +236,7 @@ func (s *server) get(a args) (any, error) {
 			return json.RawMessage(b), nil
 		}
 	}
-	return nil, refusef("answer", "over the %d-byte response bound", MaxMessage)
+	return nil, refusef("answer", "over the %d-byte response bound", maxMessage)
 }
 
 var searchArgs = []argSpec{{"query", argString}, {"kind", argString}, {"limit", argInt}}
@@ -367,9 +367,9 @@ func (s *server) coverageReasons(kind, scope string) []string {
 		return append(reasons, "scope_not_selected")
 	}
 	gaps := s.ev.scopeGaps(scope)
-	if kind == KindCheckLog {
+	if kind == kindCheckLog {
 		// a log exists only for a retained check: a checks gap also hides logs
-		gaps = append(gaps, s.ev.scopeGaps(kindScope[KindCheck])...)
+		gaps = append(gaps, s.ev.scopeGaps(kindScope[kindCheck])...)
 	}
 	for _, g := range gaps {
 		r := "partial_scope"
@@ -380,7 +380,7 @@ func (s *server) coverageReasons(kind, scope string) []string {
 			reasons = append(reasons, r)
 		}
 	}
-	if kind == KindCheckLog && s.ev.checkLogSelection != "all" {
+	if kind == kindCheckLog && s.ev.checkLogSelection != "all" {
 		reasons = append(reasons, "selective_logs")
 	}
 	return reasons

@@ -29,13 +29,13 @@ const (
 const (
 	docCollection     = "doc_collection"
 	docEntityMetadata = "doc_entity_metadata"
-	// DocReviewMetadata is the bounded merge-request metadata projection (context mode
+	// docReviewMetadata is the bounded merge-request metadata projection (context mode
 	// metadata), served as a document of the immutable view.
-	DocReviewMetadata = "doc_review_metadata"
+	docReviewMetadata = "doc_review_metadata"
 )
 
-// MetadataSchema is the schema of the metadata projection file (MetadataDoc).
-const MetadataSchema = "forgectx.review-metadata/v1"
+// metadataSchema is the schema of the metadata projection file (MetadataDoc).
+const metadataSchema = "forgectx.review-metadata/v1"
 
 // maxMetadataFile bounds the metadata projection file.
 const maxMetadataFile = 64 << 10
@@ -92,7 +92,7 @@ func (e *evidence) applyView(view string, metadata []byte) error {
 	e.threads = 0
 	e.immutable = true
 	if metadata != nil {
-		it := &item{ID: DocReviewMetadata, Kind: KindDocument, content: string(metadata)}
+		it := &item{ID: docReviewMetadata, Kind: kindDocument, content: string(metadata)}
 		it.index()
 		e.items = append(e.items, it)
 		e.byID[it.ID] = it
@@ -132,10 +132,10 @@ func readMetadata(path, want string) ([]byte, error) {
 	dec.DisallowUnknownFields()
 	var d MetadataDoc
 	if err := dec.Decode(&d); err != nil || dec.More() {
-		return nil, fmt.Errorf("metadata: must be one %s object with only its fields", MetadataSchema)
+		return nil, fmt.Errorf("metadata: must be one %s object with only its fields", metadataSchema)
 	}
-	if d.SchemaVersion != MetadataSchema {
-		return nil, fmt.Errorf("metadata: schema_version: must be %s", MetadataSchema)
+	if d.SchemaVersion != metadataSchema {
+		return nil, fmt.Errorf("metadata: schema_version: must be %s", metadataSchema)
 	}
 	return b, nil
 }
@@ -143,7 +143,7 @@ func readMetadata(path, want string) ([]byte, error) {
 // EncodeMetadata returns the bytes of d for the metadata projection file: its fields in
 // declaration order, no HTML escaping, no trailing newline (same document, same bytes).
 func EncodeMetadata(d MetadataDoc) ([]byte, error) {
-	d.SchemaVersion = MetadataSchema
+	d.SchemaVersion = metadataSchema
 	if d.Reasons == nil {
 		d.Reasons = []string{}
 	}

@@ -36,7 +36,7 @@ func TestImmutableViewServesOnlyImmutableEvidence(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"comment", "entity", "review", "check", "check_log"} {
-		cov := s.ok(t, ToolEvidenceCoverage, `{"kind":"`+k+`","scope":"`+kindScope[k]+`"}`)
+		cov := s.ok(t, toolEvidenceCoverage, `{"kind":"`+k+`","scope":"`+kindScope[k]+`"}`)
 		if cov["state"] != "unknown" || cov["absence_authoritative"] != false || !slices.Contains(toStrings(cov["reasons"]), "view_withheld") {
 			t.Errorf("coverage of withheld kind %s: %v", k, cov)
 		}
@@ -71,7 +71,7 @@ func TestImmutableViewServesMetadataProjection(t *testing.T) {
 	cfg := constrainedConfig(t, verifytest.Demo)
 	cfg.View, cfg.MetadataPath = ViewImmutable, p
 	s := mustStart(t, cfg)
-	got := s.ok(t, ToolEvidence, `{"action":"get","id":"`+DocReviewMetadata+`"}`)
+	got := s.ok(t, ToolEvidence, `{"action":"get","id":"`+docReviewMetadata+`"}`)
 	if got["content"] != string(b) {
 		t.Fatalf("metadata document %v", got["content"])
 	}

@@ -199,8 +199,8 @@ func TestTabOnlyInCodeFields(t *testing.T) {
 	if p.Findings[1].ExistingCode != "" || p.Findings[1].SuggestionCode != leaky.SuggestionCode {
 		t.Errorf("tabbed secret code kept or clean tabbed code dropped: %+v", p.Findings[1])
 	}
-	if len(p.Warnings) != 1 || p.OutcomeMessage != WithheldOutcome || len(p.ToolNames) != 1 ||
-		p.ManifestFailure.Path != WithheldValue || p.ManifestFailure.Reason != WithheldValue || o.Private.Metadata["note"] != SanitizedValue {
+	if len(p.Warnings) != 1 || p.OutcomeMessage != withheldOutcome || len(p.ToolNames) != 1 ||
+		p.ManifestFailure.Path != withheldValue || p.ManifestFailure.Reason != withheldValue || o.Private.Metadata["note"] != sanitizedValue {
 		t.Errorf("a tab survived outside the code fields: %+v %+v", p, o.Private.Metadata)
 	}
 	if o.Signal.Reasons.Control < 7 {
@@ -244,7 +244,7 @@ func TestPrivateMetadataIdentifiers(t *testing.T) {
 	r.Metadata["ticket"] = "415-555-0100-22"
 	r.Metadata["ticket2"] = "(415) 555-0100"
 	o := project(t, r)
-	if o.Decision != DecisionPrivateSanitized || o.Publication.Status != reviewresult.StatusCompleted || len(o.Publication.Findings) != 1 || o.Signal.PublicationFiltered != 0 {
+	if o.Decision != decisionPrivateSanitized || o.Publication.Status != reviewresult.StatusCompleted || len(o.Publication.Findings) != 1 || o.Signal.PublicationFiltered != 0 {
 		t.Errorf("decision %s publication %+v signal %+v", o.Decision, o.Publication, o.Signal)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/forgectx/forgectx/internal/filter"
-	"github.com/forgectx/forgectx/internal/review/reviewpub/pii"
+	"github.com/forgectx/forgectx/internal/review/reviewctx"
 )
 
 // Reason is a closed DLP reason code.
@@ -19,14 +19,14 @@ type Reason string
 
 // Reasons (closed; every one is a key of ReasonCounts).
 const (
-	ReasonControl             Reason = "control"
+	reasonControl             Reason = "control"
 	ReasonForbiddenContext    Reason = "forbidden_context"
-	ReasonHTML                Reason = "html"
+	reasonHTML                Reason = "html"
 	ReasonLaundering          Reason = "laundering"
 	ReasonMarkdownDestination Reason = "markdown_destination"
 	ReasonPII                 Reason = "pii"
 	ReasonSecret              Reason = "secret"
-	ReasonWorkBound           Reason = "work_bound"
+	reasonWorkBound           Reason = "work_bound"
 )
 
 // hit is one detector result: the closed reason and the detector (subtype) that fired.
@@ -52,10 +52,10 @@ const (
 
 // Excerpt and work bounds of the forbidden-context comparison.
 const (
-	// ExcerptChars is the contiguous excerpt length compared (normalized characters).
-	ExcerptChars = 24
-	// MinWholeChars is the shortest forbidden value compared as a whole (normalized).
-	MinWholeChars = 12
+	// excerptChars is the contiguous excerpt length compared (normalized characters).
+	excerptChars = 24
+	// minWholeChars is the shortest forbidden value compared as a whole (normalized).
+	minWholeChars = 12
 	// maxForbiddenChars bounds the normalized forbidden corpus; beyond it every unit is
 	// uncertain and filtered (work_bound).
 	maxForbiddenChars = 4 << 20
@@ -67,10 +67,10 @@ const (
 type detector struct {
 	pipe *filter.Pipeline
 	ex   *excerptIndex
-	// whole are the normalized forbidden values of MinWholeChars..ExcerptChars-1 characters,
+	// whole are the normalized forbidden values of minWholeChars..excerptChars-1 characters,
 	// looked for anywhere in a value (shorter ones only as the whole value: ex.whole).
 	whole []string
-	// secrets are the normalized configured secrets of MinWholeChars or more: a copy with
+	// secrets are the normalized configured secrets of minWholeChars or more: a copy with
 	// inserted spaces, punctuation or Markdown is still that secret.
 	secretNorm []string
 	overBound  bool
@@ -80,7 +80,7 @@ func newDetector(in Inputs) *detector {
 	d := &detector{pipe: filter.New(in.Secrets), ex: newExcerptIndex()}
 	for _, v := range in.Secrets {
 		for _, f := range variants(v) {
-			if n := normalize(f); len(n) >= MinWholeChars {
+			if n := normalize(f); len(n) >= minWholeChars {
 				d.secretNorm = append(d.secretNorm, string(n))
 			}
 		}
@@ -94,7 +94,7 @@ func newDetector(in Inputs) *detector {
 				d.overBound = true
 				return d
 			}
-			if n := d.ex.add(c); len(n) >= MinWholeChars && len(n) < ExcerptChars {
+			if n := d.ex.add(c); len(n) >= minWholeChars && len(n) < excerptChars {
 				d.whole = append(d.whole, string(n))
 			}
 		}
@@ -144,7 +144,7 @@ func (d *detector) check(v string, c fieldClass) []hit {
 		d.markup(decoded, add)
 		if quickAction.MatchString(decoded) {
 			// a note line "/approve", "/merge", … is a forge command run with the bot's rights
-			add(ReasonControl, "control.quick-action")
+			add(reasonControl, "control.quick-action")
 		}
 	}
 	if decoded != v {
@@ -178,16 +178,16 @@ func (d *detector) controls(v string, c fieldClass, add func(Reason, string)) {
 		switch {
 		case r == '\t':
 			if c != classCode {
-				add(ReasonControl, "control.tab")
+				add(reasonControl, "control.tab")
 			}
 		case r == '\n':
 			if c == classLine || c == classPrivate {
-				add(ReasonControl, "control.newline")
+				add(reasonControl, "control.newline")
 			}
 		case r == utf8.RuneError:
-			add(ReasonControl, "control.invalid")
+			add(reasonControl, "control.invalid")
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			add(ReasonControl, "control.c0c1")
+			add(reasonControl, "control.c0c1")
 		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
 			add(ReasonLaundering, "unicode.bidi")
 		case r >= 0x200B && r <= 0x200D, r == 0xFEFF, r == 0x2060:
@@ -274,7 +274,7 @@ func (d *detector) markup(s string, add func(Reason, string)) {
 		add(ReasonMarkdownDestination, "markdown.autolink")
 	}
 	if (strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '=') >= 0) && htmlTag.MatchString(s) {
-		add(ReasonHTML, "html.tag")
+		add(reasonHTML, "html.tag")
 	}
 }
 
@@ -295,17 +295,17 @@ func (d *detector) secrets(s string, add func(Reason, string)) {
 	}
 }
 
-// piiPatterns applies the closed PII patterns this package adds to the filter's (package pii):
+// piiPatterns applies the closed PII patterns this package adds to the filter's (reviewctx.FindPII):
 // e-mail addresses and separator-bearing phone numbers.
 func piiPatterns(s string, add func(Reason, string)) {
-	for _, code := range pii.Find(s) {
+	for _, code := range reviewctx.FindPII(s) {
 		add(ReasonPII, code)
 	}
 }
 
 // forbidden compares the value's normalized forms (as written and percent-decoded) with the
 // forbidden context: every indexed 24-character excerpt (excerptIndex), every whole
-// forbidden value of MinWholeChars or more anywhere in the value, and a whole value equal to
+// forbidden value of minWholeChars or more anywhere in the value, and a whole value equal to
 // any forbidden value; and with the normalized configured secrets.
 func (d *detector) forbidden(v string, add func(Reason, string)) {
 	var ns [][]rune
@@ -319,7 +319,7 @@ func (d *detector) forbidden(v string, add func(Reason, string)) {
 		}
 	}
 	if d.overBound || len(ns[0]) > maxUnitChars {
-		add(ReasonWorkBound, "forbidden.work-bound")
+		add(reasonWorkBound, "forbidden.work-bound")
 		return
 	}
 	for _, n := range ns {

@@ -103,15 +103,15 @@ func unhex(c byte) byte {
 // minExcerptAlnum is the fewest letters and digits an indexed excerpt key may have: a
 // 24-character excerpt that is mostly punctuation or spacing carries too little text to
 // compare without flagging ordinary prose.
-const minExcerptAlnum = MinWholeChars
+const minExcerptAlnum = minWholeChars
 
 // excerptIndex holds the forbidden excerpts as keys (their letters and digits, in order),
 // by key length, for polynomial window hashing. Two kinds of excerpt are indexed:
-//   - every ExcerptChars-character window of a canonical forbidden value (as the spec counts
+//   - every excerptChars-character window of a canonical forbidden value (as the spec counts
 //     an excerpt's characters: a 24-character copy with its spaces and punctuation), keyed
 //     by its letters and digits, so a copy re-spaced, re-punctuated or laundered with format
 //     characters still matches;
-//   - every ExcerptChars-letter/digit window of the normalized value (a copy from which the
+//   - every excerptChars-letter/digit window of the normalized value (a copy from which the
 //     spacing was removed).
 //
 // prefix holds the hash of the first minExcerptAlnum letters/digits of every key: a window
@@ -163,11 +163,11 @@ func (x *excerptIndex) add(c []rune) []rune {
 	if len(n) > 0 {
 		x.whole[string(n)] = struct{}{}
 	}
-	for i := 0; i+ExcerptChars <= len(n); i++ {
-		x.addKey(n[i : i+ExcerptChars])
+	for i := 0; i+excerptChars <= len(n); i++ {
+		x.addKey(n[i : i+excerptChars])
 	}
-	for i := 0; i+ExcerptChars <= len(c); i++ {
-		if k := n[at[i]:at[i+ExcerptChars]]; len(k) >= minExcerptAlnum {
+	for i := 0; i+excerptChars <= len(c); i++ {
+		if k := n[at[i]:at[i+excerptChars]]; len(k) >= minExcerptAlnum {
 			x.addKey(k)
 		}
 	}

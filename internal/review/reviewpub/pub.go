@@ -38,14 +38,14 @@ import (
 // Wire names.
 const (
 	SignalSchema    = "ocr.publication-dlp-signal/v2"
-	DecisionsSchema = "ocr.private-dlp-decisions/v1"
+	decisionsSchema = "ocr.private-dlp-decisions/v1"
 )
 
 // Static replacement texts (non-sensitive, fixed).
 const (
-	WithheldOutcome = "The outcome message was withheld by publication DLP."
-	WithheldValue   = "[withheld by publication DLP]"
-	SanitizedValue  = "[sanitized]"
+	withheldOutcome = "The outcome message was withheld by publication DLP."
+	withheldValue   = "[withheld by publication DLP]"
+	sanitizedValue  = "[sanitized]"
 )
 
 // Decision is the publication-DLP result receipt v8 records.
@@ -55,9 +55,9 @@ type Decision string
 const (
 	// DecisionClean: nothing was changed.
 	DecisionClean Decision = "clean"
-	// DecisionPrivateSanitized: only private metadata was sanitized; the canonical
+	// decisionPrivateSanitized: only private metadata was sanitized; the canonical
 	// publication/approval projection is byte-identical, so normal approval applies.
-	DecisionPrivateSanitized Decision = "private-sanitized"
+	decisionPrivateSanitized Decision = "private-sanitized"
 	// DecisionPublicationFiltered: a publication value was removed or replaced (or the
 	// projection was incomparable): the previous review is kept, only counts are emitted, and
 	// the run never approves automatically.
@@ -116,11 +116,11 @@ type ReasonCounts struct {
 
 func (rc *ReasonCounts) add(r Reason) {
 	switch r {
-	case ReasonControl:
+	case reasonControl:
 		rc.Control++
 	case ReasonForbiddenContext:
 		rc.ForbiddenContext++
-	case ReasonHTML:
+	case reasonHTML:
 		rc.HTML++
 	case ReasonLaundering:
 		rc.Laundering++
@@ -130,7 +130,7 @@ func (rc *ReasonCounts) add(r Reason) {
 		rc.PII++
 	case ReasonSecret:
 		rc.Secret++
-	case ReasonWorkBound:
+	case reasonWorkBound:
 		rc.WorkBound++
 	}
 }
@@ -215,8 +215,8 @@ type PrivateDecision struct {
 	SHA256   string `json:"sha256"`
 }
 
-// DecisionsDoc is the sidecar document.
-type DecisionsDoc struct {
+// decisionsDoc is the sidecar document.
+type decisionsDoc struct {
 	SchemaVersion string            `json:"schema_version"`
 	Decisions     []PrivateDecision `json:"decisions"`
 }
@@ -240,7 +240,7 @@ func (o *Outcome) DecisionsJSON() ([]byte, error) {
 	if d == nil {
 		d = []PrivateDecision{}
 	}
-	return canon.JSON(DecisionsDoc{SchemaVersion: DecisionsSchema, Decisions: d})
+	return canon.JSON(decisionsDoc{SchemaVersion: decisionsSchema, Decisions: d})
 }
 
 // publicationView is the canonical publication/approval projection: every sink plus the
@@ -255,8 +255,8 @@ type publicationView struct {
 	ManifestFailure *reviewresult.ManifestFailure `json:"manifest_failure,omitempty"`
 }
 
-// CanonicalPublication returns the RFC 8785 bytes of r's publication/approval projection.
-func CanonicalPublication(r *reviewresult.Result) ([]byte, error) {
+// canonicalPublication returns the RFC 8785 bytes of r's publication/approval projection.
+func canonicalPublication(r *reviewresult.Result) ([]byte, error) {
 	return canon.JSON(publicationView{r.Status, r.OutcomeMessage, r.Coverage, r.Findings, r.Warnings, r.ToolNames, r.ManifestFailure})
 }
 
@@ -293,14 +293,14 @@ func Project(res *reviewresult.Result, in Inputs) (*Outcome, error) {
 	pub := p.publication(res)
 	meta := p.private(res.Metadata)
 
-	before, errB := CanonicalPublication(res)
-	after, errA := CanonicalPublication(pub)
+	before, errB := canonicalPublication(res)
+	after, errA := canonicalPublication(pub)
 	o := &Outcome{}
 	switch {
 	case errB == nil && errA == nil && bytes.Equal(before, after):
 		o.Decision = DecisionClean
 		if p.sig.PrivateSanitized > 0 {
-			o.Decision = DecisionPrivateSanitized
+			o.Decision = decisionPrivateSanitized
 		}
 	default:
 		o.Decision = DecisionPublicationFiltered
@@ -360,7 +360,7 @@ func (p *projector) publication(res *reviewresult.Result) *reviewresult.Result {
 		out.Warnings = append(out.Warnings, w)
 	}
 	p.sig.WarningsRetained = len(out.Warnings)
-	out.OutcomeMessage = p.withhold("$.outcome_message", res.OutcomeMessage, classProse, WithheldOutcome)
+	out.OutcomeMessage = p.withhold("$.outcome_message", res.OutcomeMessage, classProse, withheldOutcome)
 	for i, n := range res.ToolNames {
 		if p.unsafe(fmt.Sprintf("$.tool_names[%d]", i), n, classLine) {
 			p.sig.ValuesWithheld++
@@ -371,8 +371,8 @@ func (p *projector) publication(res *reviewresult.Result) *reviewresult.Result {
 	}
 	if m := res.ManifestFailure; m != nil {
 		out.ManifestFailure = &reviewresult.ManifestFailure{
-			Path:   p.withhold("$.manifest_failure.path", m.Path, classLine, WithheldValue),
-			Reason: p.withhold("$.manifest_failure.reason", m.Reason, classLine, WithheldValue),
+			Path:   p.withhold("$.manifest_failure.path", m.Path, classLine, withheldValue),
+			Reason: p.withhold("$.manifest_failure.reason", m.Reason, classLine, withheldValue),
 		}
 	}
 	return out
@@ -388,13 +388,13 @@ func (p *projector) withhold(path, v string, c fieldClass, repl string) string {
 	return repl
 }
 
-// private sanitizes the private metadata: unsafe values become SanitizedValue.
+// private sanitizes the private metadata: unsafe values become sanitizedValue.
 func (p *projector) private(meta map[string]string) map[string]string {
 	out := make(map[string]string, len(meta))
 	for _, k := range sortedKeys(meta) {
 		v := meta[k]
 		if v != "" && p.unsafe("$.metadata."+k, v, classPrivate) {
-			v = SanitizedValue
+			v = sanitizedValue
 			p.sig.PrivateSanitized++
 		}
 		out[k] = v

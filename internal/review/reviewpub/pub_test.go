@@ -69,13 +69,13 @@ func TestFindingLeaksCaught(t *testing.T) {
 		{"markdown link", "See [the docs](https://evil.example/x).", []Reason{ReasonMarkdownDestination}},
 		{"bare url", "Upload to https://evil.example/collect now.", []Reason{ReasonMarkdownDestination}},
 		{"reference definition", "Fix it.\n[x]: https://evil.example/", []Reason{ReasonMarkdownDestination}},
-		{"entity-encoded image", "&lt;img src=x&gt; renders", []Reason{ReasonLaundering, ReasonHTML}},
-		{"forged marker comment", "ok <!-- ocr.remediation-marker/v1 fingerprint=" + strings.Repeat("a", 64) + " -->", []Reason{ReasonHTML}},
+		{"entity-encoded image", "&lt;img src=x&gt; renders", []Reason{ReasonLaundering, reasonHTML}},
+		{"forged marker comment", "ok <!-- ocr.remediation-marker/v1 fingerprint=" + strings.Repeat("a", 64) + " -->", []Reason{reasonHTML}},
 		{"full-width image", "！［ｘ］（ｈｔｔｐｓ：／／ｅｖｉｌ．ｅｘａｍｐｌｅ）", []Reason{ReasonLaundering, ReasonMarkdownDestination}},
-		{"tab in message", "column\tvalue", []Reason{ReasonControl}},
-		{"quick action line", "Looks fine.\n/approve", []Reason{ReasonControl}},
-		{"full-width quick action", "ok\n／merge", []Reason{ReasonLaundering, ReasonControl}},
-		{"terminal escape", "red \x1b[31m text", []Reason{ReasonControl}},
+		{"tab in message", "column\tvalue", []Reason{reasonControl}},
+		{"quick action line", "Looks fine.\n/approve", []Reason{reasonControl}},
+		{"full-width quick action", "ok\n／merge", []Reason{ReasonLaundering, reasonControl}},
+		{"terminal escape", "red \x1b[31m text", []Reason{reasonControl}},
 	} {
 		r := baseResult()
 		r.Findings = []reviewresult.Finding{finding("Clean: the loop has no upper bound."), finding(tc.msg)}
@@ -162,7 +162,7 @@ func TestOtherSinks(t *testing.T) {
 	r.ManifestFailure = &reviewresult.ManifestFailure{Path: "pkg/big.go", Reason: "owner jane.doe@example.com"}
 	o := project(t, r)
 	p := o.Publication
-	if p.OutcomeMessage != WithheldOutcome || len(p.Warnings) != 1 || len(p.ToolNames) != 1 || p.ManifestFailure.Reason != WithheldValue || p.ManifestFailure.Path != "pkg/big.go" {
+	if p.OutcomeMessage != withheldOutcome || len(p.Warnings) != 1 || len(p.ToolNames) != 1 || p.ManifestFailure.Reason != withheldValue || p.ManifestFailure.Path != "pkg/big.go" {
 		t.Errorf("%+v", p)
 	}
 	if p.Coverage != r.Coverage {
@@ -191,20 +191,20 @@ func TestPrivateSanitizedKeepsPublication(t *testing.T) {
 	r.Metadata["session_note"] = "operator jane.doe@example.com"
 	r.Metadata["debug"] = "token " + runSecret
 	o := project(t, r)
-	if o.Decision != DecisionPrivateSanitized {
+	if o.Decision != decisionPrivateSanitized {
 		t.Fatalf("decision %s", o.Decision)
 	}
 	if o.Publication.Status != reviewresult.StatusCompleted || len(o.Publication.Findings) != 1 {
 		t.Errorf("publication changed: %+v", o.Publication)
 	}
-	if o.Private.Metadata["session_note"] != SanitizedValue || o.Private.Metadata["debug"] != SanitizedValue || o.Private.Metadata["sha"] != r.Metadata["sha"] || o.Private.Metadata["build"] != r.Metadata["build"] {
+	if o.Private.Metadata["session_note"] != sanitizedValue || o.Private.Metadata["debug"] != sanitizedValue || o.Private.Metadata["sha"] != r.Metadata["sha"] || o.Private.Metadata["build"] != r.Metadata["build"] {
 		t.Errorf("private metadata %+v", o.Private.Metadata)
 	}
 	if o.Signal.PrivateSanitized != 2 || o.Signal.PublicationFiltered != 0 {
 		t.Errorf("signal %+v", o.Signal)
 	}
-	before, _ := CanonicalPublication(r)
-	after, _ := CanonicalPublication(o.Publication)
+	before, _ := canonicalPublication(r)
+	after, _ := canonicalPublication(o.Publication)
 	if !bytes.Equal(before, after) {
 		t.Error("private-sanitized with a changed publication projection")
 	}

@@ -32,24 +32,24 @@ const SchemaVersion = "ocr.review-result/v1"
 const (
 	MaxFileBytes       = 1 << 20
 	MaxFindings        = 200
-	MaxWarnings        = 50
-	MaxToolNames       = 32
-	MaxMetadata        = 32
+	maxWarnings        = 50
+	maxToolNames       = 32
+	maxMetadata        = 32
 	MaxMessageBytes    = 8192
 	MaxCodeBytes       = 16384
-	MaxPathBytes       = 1024
-	MaxWarningBytes    = 2048
-	MaxOutcomeBytes    = 4096
-	MaxToolNameBytes   = 128
-	MaxReasonBytes     = 1024
-	MaxMetadataBytes   = 1024
-	MaxLine            = 10_000_000
-	MaxCoverageCount   = 1_000_000
+	maxPathBytes       = 1024
+	maxWarningBytes    = 2048
+	maxOutcomeBytes    = 4096
+	maxToolNameBytes   = 128
+	maxReasonBytes     = 1024
+	maxMetadataBytes   = 1024
+	maxLine            = 10_000_000
+	maxCoverageCount   = 1_000_000
 	maxMetadataKeySize = 64
 )
 
-// ErrResult wraps every decode or validation failure.
-var ErrResult = errors.New("reviewresult: invalid review result")
+// errResult wraps every decode or validation failure.
+var errResult = errors.New("reviewresult: invalid review result")
 
 // Status is the engine's closed run status.
 type Status string
@@ -66,11 +66,11 @@ type Severity string
 
 // Severities, most severe first.
 const (
-	SeverityCritical Severity = "critical"
-	SeverityHigh     Severity = "high"
+	severityCritical Severity = "critical"
+	severityHigh     Severity = "high"
 	SeverityMedium   Severity = "medium"
-	SeverityLow      Severity = "low"
-	SeverityInfo     Severity = "info"
+	severityLow      Severity = "low"
+	severityInfo     Severity = "info"
 )
 
 // CoverageKind is the closed coverage kind.
@@ -128,9 +128,9 @@ type ManifestFailure struct {
 // null.
 var (
 	findingSchema = object(
-		field("severity", enum(string(SeverityCritical), string(SeverityHigh), string(SeverityMedium), string(SeverityLow), string(SeverityInfo))),
-		field("path", str(1, MaxPathBytes)),
-		field("line", integer(1, MaxLine)),
+		field("severity", enum(string(severityCritical), string(severityHigh), string(SeverityMedium), string(severityLow), string(severityInfo))),
+		field("path", str(1, maxPathBytes)),
+		field("line", integer(1, maxLine)),
 		field("message", str(1, MaxMessageBytes)),
 		optional("existing_code", str(0, MaxCodeBytes)),
 		optional("suggestion_code", str(0, MaxCodeBytes)),
@@ -138,27 +138,27 @@ var (
 	resultSchema = object(
 		field("schema_version", enum(SchemaVersion)),
 		field("status", enum(string(StatusCompleted), string(StatusCompletedWithErrors), string(StatusFailed))),
-		field("outcome_message", str(0, MaxOutcomeBytes)),
+		field("outcome_message", str(0, maxOutcomeBytes)),
 		field("coverage", object(
 			field("kind", enum(string(CoverageComplete), string(CoveragePartial), string(CoverageNone))),
-			field("files_total", integer(0, MaxCoverageCount)),
-			field("files_reviewed", integer(0, MaxCoverageCount)),
-			field("files_failed", integer(0, MaxCoverageCount)),
+			field("files_total", integer(0, maxCoverageCount)),
+			field("files_reviewed", integer(0, maxCoverageCount)),
+			field("files_failed", integer(0, maxCoverageCount)),
 		)),
 		field("findings", array(MaxFindings, findingSchema)),
-		field("warnings", array(MaxWarnings, str(1, MaxWarningBytes))),
-		field("tool_names", array(MaxToolNames, str(1, MaxToolNameBytes))),
+		field("warnings", array(maxWarnings, str(1, maxWarningBytes))),
+		field("tool_names", array(maxToolNames, str(1, maxToolNameBytes))),
 		optional("manifest_failure", object(
-			field("path", str(1, MaxPathBytes)),
-			field("reason", str(1, MaxReasonBytes)),
+			field("path", str(1, maxPathBytes)),
+			field("reason", str(1, maxReasonBytes)),
 		)),
-		field("metadata", mapOf(MaxMetadata, metadataKey, str(0, MaxMetadataBytes))),
+		field("metadata", mapOf(maxMetadata, metadataKey, str(0, maxMetadataBytes))),
 	)
 	metadataKey = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 )
 
 func errf(path, format string, a ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrResult, path, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %s: %s", errResult, path, fmt.Sprintf(format, a...))
 }
 
 // Decode strictly decodes and validates one result document.
@@ -224,14 +224,14 @@ func checkBounds(r *Result) error {
 		return errf("$.coverage.kind", "not a closed value")
 	}
 	for name, n := range map[string]int{"files_total": r.Coverage.FilesTotal, "files_reviewed": r.Coverage.FilesReviewed, "files_failed": r.Coverage.FilesFailed} {
-		if n < 0 || n > MaxCoverageCount {
-			return errf("$.coverage."+name, "out of range 0..%d", MaxCoverageCount)
+		if n < 0 || n > maxCoverageCount {
+			return errf("$.coverage."+name, "out of range 0..%d", maxCoverageCount)
 		}
 	}
-	if len(r.OutcomeMessage) > MaxOutcomeBytes {
-		return errf("$.outcome_message", "over %d bytes", MaxOutcomeBytes)
+	if len(r.OutcomeMessage) > maxOutcomeBytes {
+		return errf("$.outcome_message", "over %d bytes", maxOutcomeBytes)
 	}
-	if len(r.Findings) > MaxFindings || len(r.Warnings) > MaxWarnings || len(r.ToolNames) > MaxToolNames || len(r.Metadata) > MaxMetadata {
+	if len(r.Findings) > MaxFindings || len(r.Warnings) > maxWarnings || len(r.ToolNames) > maxToolNames || len(r.Metadata) > maxMetadata {
 		return errf("$", "an array or map is over its bound")
 	}
 	if err := checkFindings(r.Findings); err != nil {
@@ -249,23 +249,23 @@ func checkBounds(r *Result) error {
 // checkTexts bounds the warnings, tool names, manifest failure and metadata.
 func checkTexts(r *Result) error {
 	for i, w := range r.Warnings {
-		if w == "" || len(w) > MaxWarningBytes {
-			return errf(fmt.Sprintf("$.warnings[%d]", i), "must be 1..%d bytes", MaxWarningBytes)
+		if w == "" || len(w) > maxWarningBytes {
+			return errf(fmt.Sprintf("$.warnings[%d]", i), "must be 1..%d bytes", maxWarningBytes)
 		}
 	}
 	for i, n := range r.ToolNames {
-		if n == "" || len(n) > MaxToolNameBytes {
-			return errf(fmt.Sprintf("$.tool_names[%d]", i), "must be 1..%d bytes", MaxToolNameBytes)
+		if n == "" || len(n) > maxToolNameBytes {
+			return errf(fmt.Sprintf("$.tool_names[%d]", i), "must be 1..%d bytes", maxToolNameBytes)
 		}
 	}
 	if m := r.ManifestFailure; m != nil {
-		if m.Path == "" || len(m.Path) > MaxPathBytes || m.Reason == "" || len(m.Reason) > MaxReasonBytes {
-			return errf("$.manifest_failure", "path 1..%d bytes and reason 1..%d bytes", MaxPathBytes, MaxReasonBytes)
+		if m.Path == "" || len(m.Path) > maxPathBytes || m.Reason == "" || len(m.Reason) > maxReasonBytes {
+			return errf("$.manifest_failure", "path 1..%d bytes and reason 1..%d bytes", maxPathBytes, maxReasonBytes)
 		}
 	}
 	for k, v := range r.Metadata {
-		if !metadataKey.MatchString(k) || len(v) > MaxMetadataBytes {
-			return errf("$.metadata", "key must match %s and values be at most %d bytes", metadataKey, MaxMetadataBytes)
+		if !metadataKey.MatchString(k) || len(v) > maxMetadataBytes {
+			return errf("$.metadata", "key must match %s and values be at most %d bytes", metadataKey, maxMetadataBytes)
 		}
 	}
 	return nil
@@ -276,15 +276,15 @@ func checkFindings(fs []Finding) error {
 	for i, f := range fs {
 		p := fmt.Sprintf("$.findings[%d]", i)
 		switch f.Severity {
-		case SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
+		case severityCritical, severityHigh, SeverityMedium, severityLow, severityInfo:
 		default:
 			return errf(p+".severity", "not a closed value")
 		}
 		switch {
-		case f.Path == "" || len(f.Path) > MaxPathBytes:
-			return errf(p+".path", "must be 1..%d bytes", MaxPathBytes)
-		case f.Line < 1 || f.Line > MaxLine:
-			return errf(p+".line", "out of range 1..%d", MaxLine)
+		case f.Path == "" || len(f.Path) > maxPathBytes:
+			return errf(p+".path", "must be 1..%d bytes", maxPathBytes)
+		case f.Line < 1 || f.Line > maxLine:
+			return errf(p+".line", "out of range 1..%d", maxLine)
 		case f.Message == "" || len(f.Message) > MaxMessageBytes:
 			return errf(p+".message", "must be 1..%d bytes", MaxMessageBytes)
 		case len(f.ExistingCode) > MaxCodeBytes || len(f.SuggestionCode) > MaxCodeBytes:
@@ -302,7 +302,7 @@ func Encode(r *Result) ([]byte, error) {
 	}
 	b, err := canon.JSON(r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode: %v", ErrResult, err)
+		return nil, fmt.Errorf("%w: encode: %v", errResult, err)
 	}
 	return b, nil
 }
@@ -312,19 +312,19 @@ func Encode(r *Result) ([]byte, error) {
 func Load(path string) (*Result, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open: %v", ErrResult, err)
+		return nil, fmt.Errorf("%w: open: %v", errResult, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: stat: %v", ErrResult, err)
+		return nil, fmt.Errorf("%w: stat: %v", errResult, err)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, errf("$", "the result file is not a regular file")
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read: %v", ErrResult, err)
+		return nil, fmt.Errorf("%w: read: %v", errResult, err)
 	}
 	return Decode(b)
 }

@@ -72,7 +72,7 @@ func TestDecodeStrictRules(t *testing.T) {
 		{"line string", edit(`"line": 42`, `"line": "42"`), "$.findings[0].line: must be an integer"},
 		{"empty path", edit(`"path": "README.md"`, `"path": ""`), "$.findings[1].path: must be 1..1024 bytes"},
 		{"long message", edit(`"message": "Typo."`, `"message": "`+strings.Repeat("x", MaxMessageBytes+1)+`"`), "$.findings[1].message: must be 1..8192 bytes"},
-		{"too many warnings", edit(`["one file was large"]`, `[`+strings.TrimSuffix(strings.Repeat(`"w",`, MaxWarnings+1), ",")+`]`), "$.warnings: more than 50 items"},
+		{"too many warnings", edit(`["one file was large"]`, `[`+strings.TrimSuffix(strings.Repeat(`"w",`, maxWarnings+1), ",")+`]`), "$.warnings: more than 50 items"},
 		{"warning not a string", edit(`["one file was large"]`, `[1]`), "$.warnings[0]: must be a string"},
 		{"findings not an array", edit(`"findings": [`, `"findings": {"a": [`), "$.findings: must be a JSON array"},
 		{"metadata key", edit(`"engine": "ocr"`, `"Engine": "ocr"`), "$.metadata: key does not match"},
@@ -90,7 +90,7 @@ func TestDecodeStrictRules(t *testing.T) {
 		{"deep nesting", edit(`"metadata": {`, `"metadata": {"a": `+strings.Repeat("[", 20)), "must be a string"},
 	} {
 		_, err := Decode([]byte(tc.doc))
-		if !errors.Is(err, ErrResult) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, errResult) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -117,10 +117,10 @@ func TestLoadFileRules(t *testing.T) {
 	}
 	link := filepath.Join(dir, "link.json")
 	os.Symlink(good, link)
-	if _, err := Load(link); !errors.Is(err, ErrResult) {
+	if _, err := Load(link); !errors.Is(err, errResult) {
 		t.Errorf("symlink: %v", err)
 	}
-	if _, err := Load(dir); !errors.Is(err, ErrResult) {
+	if _, err := Load(dir); !errors.Is(err, errResult) {
 		t.Errorf("directory: %v", err)
 	}
 	big := filepath.Join(dir, "big.json")
@@ -128,7 +128,7 @@ func TestLoadFileRules(t *testing.T) {
 	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Errorf("oversized: %v", err)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.json")); !errors.Is(err, ErrResult) {
+	if _, err := Load(filepath.Join(dir, "missing.json")); !errors.Is(err, errResult) {
 		t.Errorf("missing: %v", err)
 	}
 }
@@ -153,7 +153,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)
 		if err != nil {
-			if !errors.Is(err, ErrResult) {
+			if !errors.Is(err, errResult) {
 				t.Fatalf("error does not wrap ErrResult: %v", err)
 			}
 			return

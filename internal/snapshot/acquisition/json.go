@@ -10,8 +10,8 @@ import (
 	"os"
 )
 
-// MaxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
-const MaxDocumentBytes = 1 << 30
+// maxDocumentBytes bounds what Read accepts, so a hostile file cannot exhaust memory.
+const maxDocumentBytes = 1 << 30
 
 // Read decodes one acquisition document strictly: unknown fields, duplicated or non-lowercase
 // member names (see CheckKeys), trailing data, a missing or unsupported acquisition_version are
@@ -28,7 +28,7 @@ const MaxDocumentBytes = 1 << 30
 // match). Other readers (a pipe on stdin) are streamed the same way while a copy of what was
 // read goes to an unlinked temporary file, which only a failed decode reads back; so memory
 // holds one element at a time whatever the reader, the bound stops the read at
-// MaxDocumentBytes+1 bytes, and bytes that are not JSON fail at the first of them. When no
+// maxDocumentBytes+1 bytes, and bytes that are not JSON fail at the first of them. When no
 // temporary file can be made, the reader is read whole first. All ways give the same result
 // and the same errors.
 func Read(r io.Reader) (*Acquisition, error) {
@@ -95,19 +95,19 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // decode error reads the document whole to rank it.
 func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 	if st, ok := rs.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size()-start > MaxDocumentBytes {
-			return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size()-start > maxDocumentBytes {
+			return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 		}
 	}
 	var keys keyScanner
-	cr := &countingReader{r: io.LimitReader(rs, MaxDocumentBytes+1)}
+	cr := &countingReader{r: io.LimitReader(rs, maxDocumentBytes+1)}
 	a, err := decodeDocument(io.TeeReader(cr, &keys))
 	var syntax *json.SyntaxError
 	switch {
 	case cr.err != nil:
 		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
-	case cr.n > MaxDocumentBytes:
-		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case cr.n > maxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 	case err != nil && errors.As(err, &syntax):
 		return nil, err
 	case err != nil:
@@ -132,22 +132,22 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 // ranks the error from there as readStream does.
 func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
 	var keys keyScanner
-	cr := &countingReader{r: io.LimitReader(r, MaxDocumentBytes+1)}
+	cr := &countingReader{r: io.LimitReader(r, maxDocumentBytes+1)}
 	a, err := decodeDocument(io.TeeReader(io.TeeReader(cr, &keys), spool))
 	var syntax *json.SyntaxError
 	switch {
 	case cr.err != nil:
 		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
-	case cr.n > MaxDocumentBytes:
-		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	case cr.n > maxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 	case err != nil && errors.As(err, &syntax):
 		return nil, err
 	case err != nil:
 		if _, cerr := io.Copy(spool, cr); cerr != nil {
 			return nil, fmt.Errorf("acquisition: read: %w", cerr)
 		}
-		if cr.n > MaxDocumentBytes {
-			return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+		if cr.n > maxDocumentBytes {
+			return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 		}
 		if _, serr := spool.Seek(0, io.SeekStart); serr != nil {
 			return nil, fmt.Errorf("acquisition: read: %w", serr)
@@ -159,16 +159,16 @@ func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
 	return a, nil
 }
 
-// readDocument reads at most MaxDocumentBytes (one more byte detects a larger document).
+// readDocument reads at most maxDocumentBytes (one more byte detects a larger document).
 func readDocument(r io.Reader) ([]byte, error) {
 	size := int64(bytes.MinRead)
 	if st, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			size = min(fi.Size(), MaxDocumentBytes) + 1
+			size = min(fi.Size(), maxDocumentBytes) + 1
 		}
 	}
 	buf := make([]byte, 0, size)
-	lr := io.LimitReader(r, MaxDocumentBytes+1)
+	lr := io.LimitReader(r, maxDocumentBytes+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -182,8 +182,8 @@ func readDocument(r io.Reader) ([]byte, error) {
 			return nil, fmt.Errorf("acquisition: read: %w", err)
 		}
 	}
-	if len(buf) > MaxDocumentBytes {
-		return nil, fmt.Errorf("acquisition: document larger than %d bytes", MaxDocumentBytes)
+	if len(buf) > maxDocumentBytes {
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 	}
 	return buf, nil
 }

@@ -88,7 +88,7 @@ func TestReadRefusesAnOversizedFileBeforeReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := f.Truncate(MaxDocumentBytes + 1); err != nil { // sparse: no disk used
+	if err := f.Truncate(maxDocumentBytes + 1); err != nil { // sparse: no disk used
 		t.Skipf("sparse file: %v", err)
 	}
 	start := time.Now()

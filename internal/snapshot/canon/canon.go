@@ -74,18 +74,18 @@ func IsLowerHex(s string) bool {
 	return true
 }
 
-// TimestampLayout is the canonical v1 timestamp: UTC with exactly nine fractional digits.
-const TimestampLayout = "2006-01-02T15:04:05.000000000Z"
+// timestampLayout is the canonical v1 timestamp: UTC with exactly nine fractional digits.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
-// ErrTimestamp is wrapped by every timestamp parsing failure.
-var ErrTimestamp = errors.New("not an RFC 3339 timestamp")
+// errTimestamp is wrapped by every timestamp parsing failure.
+var errTimestamp = errors.New("not an RFC 3339 timestamp")
 
 // ParseTime parses any RFC 3339 date-time (any offset, zero to nine fractional digits, upper-
 // or lowercase T and Z). More than nine fractional digits would lose precision and is
 // rejected, as are leap seconds and years outside 0000–9999.
 func ParseTime(s string) (time.Time, error) {
 	if len(s) < len("2006-01-02T15:04:05Z") || len(s) > 64 {
-		return time.Time{}, fmt.Errorf("%w: want YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)", ErrTimestamp)
+		return time.Time{}, fmt.Errorf("%w: want YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)", errTimestamp)
 	}
 	u := []byte(s)
 	if u[10] == 't' {
@@ -95,7 +95,7 @@ func ParseTime(s string) (time.Time, error) {
 		u[len(u)-1] = 'Z'
 	}
 	if u[10] != 'T' {
-		return time.Time{}, fmt.Errorf("%w: date and time must be separated by T", ErrTimestamp)
+		return time.Time{}, fmt.Errorf("%w: date and time must be separated by T", errTimestamp)
 	}
 	// Count fractional digits ourselves: time.Parse accepts more than nine and truncates.
 	if len(u) > 19 && u[19] == '.' {
@@ -104,16 +104,16 @@ func ParseTime(s string) (time.Time, error) {
 			n++
 		}
 		if n == 0 || n > 9 {
-			return time.Time{}, fmt.Errorf("%w: 1 to 9 fractional digits", ErrTimestamp)
+			return time.Time{}, fmt.Errorf("%w: 1 to 9 fractional digits", errTimestamp)
 		}
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(u))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: want YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)", ErrTimestamp)
+		return time.Time{}, fmt.Errorf("%w: want YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)", errTimestamp)
 	}
 	t = t.UTC()
 	if t.Year() < 0 || t.Year() > 9999 {
-		return time.Time{}, fmt.Errorf("%w: year out of range", ErrTimestamp)
+		return time.Time{}, fmt.Errorf("%w: year out of range", errTimestamp)
 	}
 	return t, nil
 }
@@ -129,7 +129,7 @@ func Timestamp(s string) (string, error) {
 }
 
 // FormatTime renders t in the canonical v1 timestamp form.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimestampLayout) }
+func FormatTime(t time.Time) string { return t.UTC().Format(timestampLayout) }
 
 // EntityOrderKey is the reserved order key of the entity-body record: it sorts before every
 // real timestamp's order key.
@@ -180,8 +180,8 @@ func RecordKey(forge, host, repositoryID, kind, id string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ErrHost is wrapped by every source.host normalisation failure.
-var ErrHost = errors.New("invalid source.host")
+// errHost is wrapped by every source.host normalisation failure.
+var errHost = errors.New("invalid source.host")
 
 // Host normalises a forge location to source.host. It accepts either a URL with an http or
 // https scheme (any path, query and userinfo are dropped; an explicit :443 is the default
@@ -194,14 +194,14 @@ func Host(s string) (string, error) {
 	if strings.Contains(s, "://") {
 		u, err := url.Parse(s)
 		if err != nil {
-			return "", fmt.Errorf("%w: not a parseable URL", ErrHost)
+			return "", fmt.Errorf("%w: not a parseable URL", errHost)
 		}
 		if u.Scheme != "https" && u.Scheme != "http" {
-			return "", fmt.Errorf("%w: scheme must be https or http", ErrHost)
+			return "", fmt.Errorf("%w: scheme must be https or http", errHost)
 		}
 		name, port := u.Hostname(), u.Port()
 		if strings.Contains(u.Host, "[") {
-			return "", fmt.Errorf("%w: IP-literal hosts are not v1 hosts", ErrHost)
+			return "", fmt.Errorf("%w: IP-literal hosts are not v1 hosts", errHost)
 		}
 		if port == "" && u.Scheme == "http" {
 			port = "80" // the port actually served is not the HTTPS default
@@ -215,10 +215,10 @@ func Host(s string) (string, error) {
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		name, port = s[:i], s[i+1:]
 		if port == "" {
-			return "", fmt.Errorf("%w: empty port", ErrHost)
+			return "", fmt.Errorf("%w: empty port", errHost)
 		}
 		if port == "443" {
-			return "", fmt.Errorf("%w: the default port 443 must be omitted", ErrHost)
+			return "", fmt.Errorf("%w: the default port 443 must be omitted", errHost)
 		}
 	}
 	return hostPort(name, port)
@@ -227,16 +227,16 @@ func Host(s string) (string, error) {
 func hostPort(name, port string) (string, error) {
 	name = strings.ToLower(name)
 	if name == "" || len(name) > 253 {
-		return "", fmt.Errorf("%w: empty or over-long host name", ErrHost)
+		return "", fmt.Errorf("%w: empty or over-long host name", errHost)
 	}
 	for _, label := range strings.Split(name, ".") {
 		if label == "" || len(label) > 63 {
-			return "", fmt.Errorf("%w: empty or over-long DNS label", ErrHost)
+			return "", fmt.Errorf("%w: empty or over-long DNS label", errHost)
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
 			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return "", fmt.Errorf("%w: host names use only a-z, 0-9, '-' and '.'", ErrHost)
+				return "", fmt.Errorf("%w: host names use only a-z, 0-9, '-' and '.'", errHost)
 			}
 		}
 	}
@@ -244,11 +244,11 @@ func hostPort(name, port string) (string, error) {
 		return name, nil
 	}
 	if port[0] == '0' || len(port) > 5 {
-		return "", fmt.Errorf("%w: port must be 1-65535 without leading zeroes", ErrHost)
+		return "", fmt.Errorf("%w: port must be 1-65535 without leading zeroes", errHost)
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-		return "", fmt.Errorf("%w: port must be 1-65535 without leading zeroes", ErrHost)
+		return "", fmt.Errorf("%w: port must be 1-65535 without leading zeroes", errHost)
 	}
 	if n == 443 {
 		return name, nil

@@ -49,7 +49,7 @@ func TestTimestampRejectsNonRFC3339(t *testing.T) {
 	for _, in := range []string{"", "2026-09-08", "2026-09-08 10:15:30Z", "2026-09-08T10:15:30",
 		"2026-09-08T10:15:30.Z", "2026-09-08T10:15:30.1234567891Z", "2026-13-08T10:15:30Z",
 		"2026-09-08T23:59:60Z", "yesterday", "2026-09-08T10:15:30+0200"} {
-		if got, err := Timestamp(in); err == nil || !errors.Is(err, ErrTimestamp) {
+		if got, err := Timestamp(in); err == nil || !errors.Is(err, errTimestamp) {
 			t.Errorf("Timestamp(%q) = %q, %v; want ErrTimestamp", in, got, err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestHostNormalisation(t *testing.T) {
 	for _, in := range []string{"", "github.com:443", "github.com:0", "github.com:65536", "github.com:080",
 		"github.com:", "ftp://github.com", "https://[::1]:8443", "git hub.com", "github..com", ".github.com",
 		"github.com/", "gïthub.com", "https://:8443", "github.com:x"} {
-		if got, err := Host(in); err == nil || !errors.Is(err, ErrHost) {
+		if got, err := Host(in); err == nil || !errors.Is(err, errHost) {
 			t.Errorf("Host(%q) = %q, %v; want ErrHost", in, got, err)
 		}
 	}

@@ -50,9 +50,9 @@ const (
 	Common     = "common.schema.json"
 )
 
-// DocumentSchemas are the schemas a snapshot document is validated against (Common only
+// documentSchemas are the schemas a snapshot document is validated against (Common only
 // provides definitions).
-var DocumentSchemas = []string{Index, Collection, Entity, Reviews, AgentRuns, Check, Actors, Threads}
+var documentSchemas = []string{Index, Collection, Entity, Reviews, AgentRuns, Check, Actors, Threads}
 
 // ErrInvalid is wrapped by every document validation failure.
 var ErrInvalid = errors.New("schema validation failed")
@@ -102,7 +102,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		}
 		b.ids[name] = id
 	}
-	for _, name := range append([]string{Common}, DocumentSchemas...) {
+	for _, name := range append([]string{Common}, documentSchemas...) {
 		id, ok := b.ids[name]
 		if !ok {
 			return nil, fmt.Errorf("schema: bundle has no %s", name)

@@ -26,7 +26,7 @@ func TestBothBundlesCompileWithEveryDocumentSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := publishedBundle(t)
-	for _, name := range DocumentSchemas {
+	for _, name := range documentSchemas {
 		if p.ID(name) == "" || p.ID(name) != pub.ID(name) {
 			t.Errorf("%s: $id %q (project) vs %q (published)", name, p.ID(name), pub.ID(name))
 		}
@@ -63,7 +63,7 @@ func TestCollectionAdmissionIsTheKnownDifference(t *testing.T) {
 func TestMissingSiblingIsAnErrorNotAFetch(t *testing.T) {
 	fsys := fstest.MapFS{}
 	src := os.DirFS("../../../docs/normative/entity-context-snapshot/v1")
-	for _, name := range DocumentSchemas {
+	for _, name := range documentSchemas {
 		data, err := fs.ReadFile(src, name)
 		if err != nil {
 			t.Fatal(err)

@@ -192,7 +192,7 @@ func Scavenge(ctx context.Context, opts Options) (ScavengeReport, error) {
 		rep.Scanned++
 		dir := filepath.Join(opts.StateDir, name)
 		st, err := readState(dir)
-		if err != nil || st.ID != name || filepath.Base(st.HostDir) != HostDirName(name) || filepath.Base(st.SandboxDir) != SandboxDirName(name) {
+		if err != nil || st.ID != name || filepath.Base(st.HostDir) != HostDirName(name) || filepath.Base(st.SandboxDir) != sandboxDirName(name) {
 			rep.Unknown++
 			continue
 		}

@@ -156,7 +156,7 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	if s.cleaned {
 		return nil, fmt.Errorf("stage %s: already cleaned up", s.ID)
 	}
-	if s.st.Phase == PhaseSealed {
+	if s.st.Phase == phaseSealed {
 		return nil, fmt.Errorf("stage %s: already sealed", s.ID)
 	}
 	// A stage whose build never finished (its creator died: `forgectx stage` opens it from
@@ -215,7 +215,7 @@ func (s *Stage) Seal(ctx context.Context, o SealOptions) (*Sealed, error) {
 	if err := checkReadOnly(s.SandboxDir, mode); err != nil {
 		return fail(err)
 	}
-	s.st.Phase = PhaseSealed
+	s.st.Phase = phaseSealed
 	if err := s.saveState(); err != nil {
 		return nil, err
 	}
@@ -308,7 +308,7 @@ func (s *Stage) placeSandbox(uid, gid int) error {
 	if err != nil {
 		return &ImmutabilityError{Mode: ModeOwnership, Reason: fmt.Sprintf("the agent (uid %d) could replace the sandbox copy through %s, and the temporary directory cannot be resolved", uid, via), Err: err}
 	}
-	alt := filepath.Join(tmp, SandboxDirName(s.ID))
+	alt := filepath.Join(tmp, sandboxDirName(s.ID))
 	if via2, bad2 := agentReplaceable(alt, uid, gid); bad2 || alt == s.SandboxDir {
 		return &ImmutabilityError{Mode: ModeOwnership, Reason: fmt.Sprintf("the agent (uid %d) could rename the sandbox copy away and replace it through %s (and through %s in the temporary directory); use a base directory the agent cannot write", uid, via, via2)}
 	}

@@ -132,7 +132,7 @@ func DefaultStateDir() string {
 const (
 	PhaseCreating = "creating"
 	PhaseCreated  = "created"
-	PhaseSealed   = "sealed"
+	phaseSealed   = "sealed"
 )
 
 // stateFile is StateDir/<id>/state.json: everything needed to seal, clean up or scavenge.
@@ -204,10 +204,10 @@ func validID(id string) bool { return len(id) == 32 && canon.IsLowerHex(id) }
 // digits), so a command can reject a mistyped --id as a bad flag before touching any state.
 func ValidID(id string) bool { return validID(id) }
 
-// HostDirName and SandboxDirName are the directory names of a stage's trees under Base; the
+// HostDirName and sandboxDirName are the directory names of a stage's trees under Base; the
 // scavenger removes only directories with exactly these names.
 func HostDirName(id string) string    { return "forgectx-ctx-" + id + "-host" }
-func SandboxDirName(id string) string { return "forgectx-ctx-" + id + "-sandbox" }
+func sandboxDirName(id string) string { return "forgectx-ctx-" + id + "-sandbox" }
 
 // Builder writes a stage's host tree into dir, which does not exist yet (its parent does),
 // and returns the SHA-256 of the root index.json it wrote (the digest to retain) and the
@@ -300,7 +300,7 @@ func Build(ctx context.Context, opts Options, b Builder) (*Stage, error) {
 	s := &Stage{
 		ID:         id,
 		HostDir:    filepath.Join(opts.Base, HostDirName(id)),
-		SandboxDir: filepath.Join(opts.Base, SandboxDirName(id)),
+		SandboxDir: filepath.Join(opts.Base, sandboxDirName(id)),
 		stateDir:   filepath.Join(opts.StateDir, id),
 		opts:       opts,
 		log:        opts.Log,
@@ -367,7 +367,7 @@ func Open(opts Options, id string) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.ID != id || filepath.Base(st.HostDir) != HostDirName(id) || filepath.Base(st.SandboxDir) != SandboxDirName(id) {
+	if st.ID != id || filepath.Base(st.HostDir) != HostDirName(id) || filepath.Base(st.SandboxDir) != sandboxDirName(id) {
 		return nil, fmt.Errorf("stage: state of %s does not name its own directories", id)
 	}
 	return &Stage{ID: id, HostDir: st.HostDir, SandboxDir: st.SandboxDir, IndexSHA256: st.IndexSHA256, stateDir: dir, opts: opts, log: opts.Log, st: st}, nil

@@ -160,7 +160,7 @@ func (w *walker) walkDir(fd int, rel string) {
 	// without reading it all.
 	names, err := dir.Readdirnames(w.opts.maxFiles() + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
-		w.add(rel, RuleUnreadable, "directory cannot be listed")
+		w.add(rel, ruleUnreadable, "directory cannot be listed")
 		return
 	}
 	if len(names) > w.opts.maxFiles() {
@@ -175,7 +175,7 @@ func (w *walker) walkDir(fd int, rel string) {
 		}
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			w.add(p, RuleUnreadable, "entry cannot be inspected")
+			w.add(p, ruleUnreadable, "entry cannot be inspected")
 			continue
 		}
 		switch st.Mode & unix.S_IFMT {
@@ -195,7 +195,7 @@ func (w *walker) walkDir(fd int, rel string) {
 				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 					w.add(p, RuleSymlink, "directory changed to a symlink while opening it")
 				} else {
-					w.add(p, RuleUnreadable, "directory cannot be opened")
+					w.add(p, ruleUnreadable, "directory cannot be opened")
 				}
 				continue
 			}
@@ -244,12 +244,12 @@ func openRegularAt(dirfd int, name, p string) (f *os.File, st unix.Stat_t, rule,
 		if errors.Is(err, unix.ELOOP) {
 			return nil, st, RuleSymlink, "file changed to a symlink while opening it"
 		}
-		return nil, st, RuleUnreadable, "file cannot be opened"
+		return nil, st, ruleUnreadable, "file cannot be opened"
 	}
 	f = os.NewFile(uintptr(fd), p)
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return nil, st, RuleUnreadable, "opened file cannot be inspected"
+		return nil, st, ruleUnreadable, "opened file cannot be inspected"
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
@@ -344,7 +344,7 @@ func (w *walker) dropsBytes(p string) bool { return w.hashOnly || w.summarize &&
 // path. Their bytes are only ever hashed and checked as text (textFacts), and they are almost
 // all of a tree's bytes; every other file (JSON documents, order files, index.json) is held.
 func summarized(p string) bool {
-	switch role, _ := RoleForPath(p); role {
+	switch role, _ := roleForPath(p); role {
 	case "entity_record", "record", "check_log":
 		return true
 	}
@@ -382,7 +382,7 @@ func (w *walker) account(r *pendingRead) {
 		r.n = int64(len(data))
 	}
 	if err != nil && r.n <= limit {
-		w.add(p, RuleUnreadable, "file cannot be read")
+		w.add(p, ruleUnreadable, "file cannot be read")
 		return
 	}
 	if r.n > limit {

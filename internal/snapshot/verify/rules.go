@@ -91,8 +91,8 @@ func (c *checker) check(idx []byte) {
 		c.add("index.json", RuleIndexInvalid, "not a JSON object")
 		return
 	}
-	if string(probe["schema_version"]) != fmt.Sprint(SupportedSchemaVersion) {
-		c.add("index.json", RuleSchemaVersion, fmt.Sprintf("schema_version must be %d", SupportedSchemaVersion))
+	if string(probe["schema_version"]) != fmt.Sprint(supportedSchemaVersion) {
+		c.add("index.json", RuleSchemaVersion, fmt.Sprintf("schema_version must be %d", supportedSchemaVersion))
 		return
 	}
 	var fv string
@@ -102,7 +102,7 @@ func (c *checker) check(idx []byte) {
 		if len(fv) > 64 {
 			fv = fv[:64] + "..."
 		}
-		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(SupportedFilterVersions, ", ")))
+		c.add("index.json", RuleFilterVersion, fmt.Sprintf("filter_version %q is not supported; this build accepts %s", fv, strings.Join(supportedFilterVersions, ", ")))
 		return
 	}
 	c.shipped = supportedFilter(fv)
@@ -143,7 +143,7 @@ func (c *checker) check(idx []byte) {
 }
 
 func supportedFilter(v string) bool {
-	for _, s := range SupportedFilterVersions {
+	for _, s := range supportedFilterVersions {
 		if v == s {
 			return true
 		}
@@ -182,7 +182,7 @@ func (c *checker) manifestFiles() {
 // pathRole checks one manifest file's role against its path and its media type against its
 // role.
 func (c *checker) pathRole(f *ManifestFile) {
-	role, known := RoleForPath(f.Path)
+	role, known := roleForPath(f.Path)
 	switch {
 	case !known:
 		c.add(f.Path, RuleRole, "path is not a v1 tree path")
@@ -193,7 +193,7 @@ func (c *checker) pathRole(f *ManifestFile) {
 	case role != f.Role:
 		c.add(f.Path, RuleRole, "role for this path must be "+role)
 	}
-	if want := MediaTypeForRole(f.Role); want != "" && f.MediaType != want {
+	if want := mediaTypeForRole(f.Role); want != "" && f.MediaType != want {
 		c.add(f.Path, RuleMediaType, "media_type for role "+f.Role+" must be "+want)
 	}
 }

@@ -50,7 +50,7 @@ const (
 	RuleHardLink        = "hard_link"
 	RuleSpecialFile     = "special_file"
 	RuleReplaced        = "replaced_while_reading"
-	RuleUnreadable      = "unreadable"
+	ruleUnreadable      = "unreadable"
 	RuleFileTooLarge    = treefs.RuleFileTooLarge
 	RuleTooManyFiles    = treefs.RuleTooManyFiles
 	RuleIndexDigest     = "index_digest_mismatch"
@@ -93,12 +93,12 @@ const (
 	RuleSourceSelection = "source_not_selected"
 )
 
-// SupportedSchemaVersion is the only index.json schema_version this consumer accepts.
-const SupportedSchemaVersion = 1
+// supportedSchemaVersion is the only index.json schema_version this consumer accepts.
+const supportedSchemaVersion = 1
 
-// SupportedFilterVersions are the filter_version values this consumer accepts: the versions
+// supportedFilterVersions are the filter_version values this consumer accepts: the versions
 // this build's filter pipeline implements.
-var SupportedFilterVersions = []string{filter.Version}
+var supportedFilterVersions = []string{filter.Version}
 
 // Default bounds: the tree bounds of internal/snapshot/treefs, the one definition the assembler also checks
 // (a profile that could exceed them is rejected before fetching, an assembled tree beyond them
@@ -422,10 +422,10 @@ func sortViolations(v []Violation) []Violation {
 
 func isHex64(s string) bool { return len(s) == 64 && canon.IsLowerHex(s) }
 
-// RoleForPath returns the manifest role a tree path must carry and whether the path is a v1
+// roleForPath returns the manifest role a tree path must carry and whether the path is a v1
 // path at all. Record files other than the entity body are "comment_record" or
-// "review_record" depending on their manifest record; RoleForPath returns "record" for them.
-func RoleForPath(p string) (string, bool) {
+// "review_record" depending on their manifest record; roleForPath returns "record" for them.
+func roleForPath(p string) (string, bool) {
 	switch p {
 	case "collection.json":
 		return "collection", true
@@ -461,8 +461,8 @@ func RoleForPath(p string) (string, bool) {
 	return "", false
 }
 
-// MediaTypeForRole is the closed v1 media type of a manifest role.
-func MediaTypeForRole(role string) string {
+// mediaTypeForRole is the closed v1 media type of a manifest role.
+func mediaTypeForRole(role string) string {
 	switch role {
 	case "collection", "entity_metadata", "reviews", "agent_runs", "check_metadata", "actor_state", "thread_state":
 		return "application/json"

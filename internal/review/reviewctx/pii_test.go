@@ -1,4 +1,4 @@
-package pii
+package reviewctx
 
 import (
 	"slices"
@@ -17,8 +17,8 @@ func TestFindEmailForms(t *testing.T) {
 		"ping bob <at> example.org",
 		"ping bob[at]example.org",
 	} {
-		if got := Find(s); !slices.Contains(got, CodeEmail) {
-			t.Errorf("Find(%q) = %v, want %s", s, got, CodeEmail)
+		if got := FindPII(s); !slices.Contains(got, identEmail) {
+			t.Errorf("FindPII(%q) = %v, want %s", s, got, identEmail)
 		}
 	}
 	for _, s := range []string{
@@ -29,8 +29,8 @@ func TestFindEmailForms(t *testing.T) {
 		"data[at]\n\tfoo.Bar()",
 		"reading [at] line 4. Then",
 	} {
-		if got := Find(s); slices.Contains(got, CodeEmail) {
-			t.Errorf("Find(%q) = %v, want no e-mail", s, got)
+		if got := FindPII(s); slices.Contains(got, identEmail) {
+			t.Errorf("FindPII(%q) = %v, want no e-mail", s, got)
 		}
 	}
 }

@@ -1,21 +1,10 @@
-// Package pii holds the closed personal-identifier patterns shared by the publication DLP
-// (internal/review/reviewpub, on the engine's result) and the context DLP at admission (internal/review/reviewctx, on
-// what reaches the model): e-mail addresses and separator-bearing phone numbers. The filter
-// pipeline's redact.ssn, redact.payment-card and redact.iban are the other closed PII
-// patterns; both DLPs apply them through the pipeline.
-package pii
+package reviewctx
 
 import (
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-)
-
-// Finding codes.
-const (
-	CodeEmail = "pii.email"
-	CodePhone = "pii.phone"
 )
 
 var (
@@ -33,13 +22,17 @@ var (
 	phoneRe = regexp.MustCompile(`\+?(?:\(\d{1,4}\)[ .-]?\(?\d{2,4}\)?|\(?\d{1,4}\)?[ .-]\(?\d{2,4}\)?)(?:[ .-]\(?\d{2,4}\)?){0,2}[ .-]\d{4}`)
 )
 
-// Find returns the codes of the patterns s matches, in the order e-mail (also with a
-// full-width at sign or the at sign spelled in brackets), phone (10–15 digits with
-// separators, not inside a word).
-func Find(s string) []string {
+// FindPII returns the codes of the closed personal-identifier patterns s matches (e-mail
+// addresses, also with a full-width at sign or the at sign spelled in brackets, and
+// separator-bearing phone numbers): the one rule both the context DLP at admission (this
+// package, on what reaches the model) and the publication DLP (internal/review/reviewpub, on the
+// engine's result) apply. The filter pipeline's redact.ssn, redact.payment-card and redact.iban
+// are the other closed PII patterns; both DLPs apply them through the pipeline.
+// Codes come in the order e-mail, phone (10–15 digits with separators, not inside a word).
+func FindPII(s string) []string {
 	var codes []string
 	if (strings.ContainsAny(s, "@＠﹫") && emailRe.MatchString(s)) || (strings.ContainsAny(s, "[({<") && emailSpelledRe.MatchString(s)) {
-		codes = append(codes, CodeEmail)
+		codes = append(codes, identEmail)
 	}
 	digits := 0
 	for i := 0; i < len(s) && digits < 10; i++ {
@@ -52,7 +45,7 @@ func Find(s string) []string {
 	}
 	for _, m := range phoneRe.FindAllStringIndex(s, -1) {
 		if phoneLike(s, m[0], m[1]) {
-			return append(codes, CodePhone)
+			return append(codes, identPhone)
 		}
 	}
 	return codes
