@@ -98,6 +98,10 @@ type Client struct {
 	log      zerolog.Logger
 	stats    *counters
 	selfID   int64
+	// reader is the typed services' access (services.go) on this client's transport (retries,
+	// cassette, statistics), the token and its page size: the snapshot's lists are read
+	// through it.
+	reader *Reader
 	// receiptsBySelf: Options.ReceiptsBySelf.
 	receiptsBySelf bool
 }
@@ -140,19 +144,44 @@ func New(opts Options) (*Client, error) {
 			stats.retried()
 		}
 	}
+	hc := &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect}
+	// The reader's requests carry the token the way getJSON's and the SDK's do. Its page and
+	// row bounds are the shared forge.MaxPages (the lenient walk stops there by itself).
+	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},
+		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes})
+	if err != nil {
+		return nil, fmt.Errorf("forgejo: API URL %q: %w", opts.APIURL, err)
+	}
 	return &Client{
 		apiURL:   api,
 		rootURL:  strings.TrimSuffix(api, "/api/v1"),
 		host:     host,
 		token:    opts.Token,
-		http:     &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect},
+		http:     hc,
 		pageSize: pageSize,
 		log:      opts.Log,
 		stats:    stats,
 		selfID:   opts.SelfID,
+		reader:   reader,
 
 		receiptsBySelf: opts.ReceiptsBySelf,
 	}, nil
+}
+
+// tokenHeader sets "Authorization: token …" on every request it forwards (none when the token
+// is empty). The client's sameOriginRedirect keeps it on the API's origin.
+type tokenHeader struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (t tokenHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return t.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "token "+t.token)
+	return t.next.RoundTrip(r)
 }
 
 // ErrCrossOriginRedirect is returned (wrapped) when the instance redirects a request to another

@@ -1,0 +1,207 @@
+package forgejo
+
+// The lenient walk is the Reader's second way of reading a list, for a caller that archives
+// what it could read rather than deciding on a whole collection (the snapshot): a page that
+// fails is skipped and counted as lost (its rows become the caller's gap), the list is checked
+// for drift (forge.DriftCheck) and read once more when it moved, and the pages read are
+// counted for the --stats figures. It pages by the same forge.TotalCountRules as the strict
+// walk (Reader.list) and requests the same URLs (limit, then page).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/forgectx/forgectx/internal/forge"
+)
+
+// LenientOptions are what a lenient walk asks of its caller.
+type LenientOptions struct {
+	// Rereading, when not nil, is called before the list is read a second time because it
+	// moved (the caller logs it).
+	Rereading func()
+}
+
+// LenientList is one lenient list read: the rows of the read that stands, why the list is
+// incomplete (nil: complete), the declared rows it lost (0: unknown), the pages read over
+// every attempt (the --stats pages figure) and the pagination of the read that stands (the
+// --stats lower bound counts its pages at the page size the server served).
+type LenientList[T any] struct {
+	Rows       []T
+	Err        error
+	Lost       int
+	Pages      int
+	Pagination forge.Pagination
+}
+
+// rowKey is what the drift check knows of a row: its ID and creation time (zero when the
+// row has none).
+type rowKey struct {
+	id      int64
+	created time.Time
+}
+
+// lenientList describes one list endpoint for the lenient walk: its path (escaped, relative
+// to the API base), its operation template (errors and logs name it, never an owner or a
+// number), how a page body splits into rows (and, for an endpoint that counts in its body,
+// the total it declares: -1 when none) and each row's drift key.
+type lenientList[T any] struct {
+	path  string
+	op    string
+	split func(body []byte) ([]T, int, error)
+	key   func(T) rowKey
+}
+
+// readLenient reads every page of l. It keeps what can be kept — a page that fails after
+// X-Total-Count declared rows beyond it is skipped, so only its rows are lost — and it checks
+// that the list did not move between its pages (forge.DriftCheck: totals, repeated IDs, rows
+// newer than the read; no request). A read stops at the page that shows the move, and the list
+// is read once more from page 1; if it moved again, the listing is incomplete (forge.ErrDrift),
+// keeping the rows read. So the drift check adds requests only when the list did change, and a
+// server that loops (serves the same rows again) is stopped at its first repeat.
+func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o LenientOptions) LenientList[T] {
+	var out LenientList[T]
+	pages := 0
+	for attempt := 0; attempt < 2; attempt++ {
+		var rows []T
+		var drift forge.DriftCheck
+		pg, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
+			got, p, err := lenientPage(ctx, r, l, n)
+			if err != nil {
+				if ctx.Err() != nil {
+					return forge.Page[int]{}, err // out of time: no later page can be read either
+				}
+				return forge.Page[int]{Err: err, Next: n + 1}, nil
+			}
+			drift.Page(p.date, p.total)
+			for _, row := range got {
+				k := l.key(row)
+				id := ""
+				if k.id > 0 {
+					id = strconv.FormatInt(k.id, 10)
+				}
+				drift.Row(id, k.created)
+			}
+			rows = append(rows, got...)
+			if drift.Moved() {
+				// Reading on would only read a moving (or looping) list further.
+				return forge.Page[int]{}, forge.ErrDrift
+			}
+			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+		})
+		pages += pg.Pages
+		out = LenientList[T]{Rows: rows, Err: err, Lost: pg.Lost(), Pages: pages, Pagination: pg}
+		if !drift.Moved() || attempt == 1 {
+			if drift.Moved() {
+				out.Lost = 0 // unknown: the pages no longer say where the rows are
+			}
+			return out
+		}
+		if o.Rereading != nil {
+			o.Rereading()
+		}
+	}
+	return out
+}
+
+// lenientPage reads page n of l through the Reader. A failure is an *APIError naming the
+// operation and the status (0 without an answer), never the body.
+func lenientPage[T any](ctx context.Context, r *Reader, l lenientList[T], n int) ([]T, page, error) {
+	body, h, status, err := r.get(ctx, fmt.Sprintf("%s?limit=%d&page=%d", l.path, r.lim.PageSize, n))
+	if err != nil {
+		var se *StatusError
+		if errors.As(err, &se) {
+			return nil, page{}, &APIError{Op: l.op, Status: status, Err: errors.New(http.StatusText(status))}
+		}
+		return nil, page{}, &APIError{Op: l.op, Status: status, Err: errors.Unwrap(err)}
+	}
+	rows, total, err := l.split(body)
+	if err != nil {
+		return nil, page{}, &APIError{Op: l.op, Status: status, Err: fmt.Errorf("decode: %w", err)}
+	}
+	p := pageOf(h, nextPage(h), len(rows))
+	if p.total < 0 && total > 0 {
+		p.total = total
+	}
+	return rows, p, nil
+}
+
+// splitArray decodes a page that is a JSON array of T (the whole page at once: one malformed
+// row fails the page, as it always has for the snapshot).
+func splitArray[T any](body []byte) ([]T, int, error) {
+	var rows []T
+	if err := json.Unmarshal(body, &rows); err != nil {
+		return nil, -1, err
+	}
+	return rows, -1, nil
+}
+
+// ListCommentsLenient reads GET /repos/{owner}/{repo}/issues/{n}/comments by the lenient walk,
+// in the SDK's wire shape (gitea.Comment) the snapshot maps from.
+func (s IssueService) ListCommentsLenient(ctx context.Context, n int64, o LenientOptions) LenientList[*gitea.Comment] {
+	return readLenient(ctx, s.r, lenientList[*gitea.Comment]{
+		path: fmt.Sprintf("%s/issues/%d/comments", s.path, n), op: "GET /repos/{owner}/{repo}/issues/{n}/comments",
+		split: splitArray[*gitea.Comment],
+		key: func(c *gitea.Comment) rowKey {
+			if c == nil {
+				return rowKey{}
+			}
+			return rowKey{id: c.ID, created: c.Created}
+		},
+	}, o)
+}
+
+// ListLenient reads GET /repos/{owner}/{repo}/pulls/{n}/reviews by the lenient walk, with the
+// timestamps as sent (nativeReview: created_at and an absent submitted_at kept).
+func (s ReviewService) ListLenient(ctx context.Context, pr int64, o LenientOptions) LenientList[nativeReview] {
+	return readLenient(ctx, s.r, lenientList[nativeReview]{
+		path: fmt.Sprintf("%s/pulls/%d/reviews", s.path, pr), op: "GET /repos/{owner}/{repo}/pulls/{n}/reviews",
+		split: splitArray[nativeReview], key: reviewKey,
+	}, o)
+}
+
+// ActionService reads a repository's Actions.
+type ActionService struct{ scope }
+
+// ListTasksLenient reads GET /repos/{owner}/{repo}/actions/tasks by the lenient walk. The body
+// is an object; its total_count stands in for an absent X-Total-Count.
+func (s ActionService) ListTasksLenient(ctx context.Context, o LenientOptions) LenientList[task] {
+	return readLenient(ctx, s.r, lenientList[task]{
+		path: s.path + "/actions/tasks", op: "GET /repos/{owner}/{repo}/actions/tasks",
+		split: func(b []byte) ([]task, int, error) {
+			var body taskList
+			if err := json.Unmarshal(b, &body); err != nil {
+				return nil, -1, err
+			}
+			return body.Tasks, int(body.TotalCount), nil
+		},
+		key: taskKey,
+	}, o)
+}
+
+// CommitService reads commit statuses.
+type CommitService struct{ scope }
+
+// ListStatusesLenient reads GET /repos/{owner}/{repo}/commits/{sha}/status (the latest status
+// per context) by the lenient walk. Its body's total_count counts one page only, so the total
+// is X-Total-Count alone.
+func (s CommitService) ListStatusesLenient(ctx context.Context, sha string, o LenientOptions) LenientList[commitStatus] {
+	return readLenient(ctx, s.r, lenientList[commitStatus]{
+		path: s.path + "/commits/" + url.PathEscape(sha) + "/status", op: "GET /repos/{owner}/{repo}/commits/{sha}/status",
+		split: func(b []byte) ([]commitStatus, int, error) {
+			var body combinedStatus
+			if err := json.Unmarshal(b, &body); err != nil {
+				return nil, -1, err
+			}
+			return body.Statuses, -1, nil
+		},
+		key: func(st commitStatus) rowKey { return rowKey{id: st.ID, created: rawTime(st.CreatedAt)} },
+	}, o)
+}
