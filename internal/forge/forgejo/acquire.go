@@ -93,12 +93,8 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	default:
 		return nil, fmt.Errorf("forgejo: profile entity_kind %q: must be work_item or change_proposal", p.EntityKind)
 	}
-	sdk, err := c.sdk(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("forgejo: client: %w", err)
-	}
 	a := acquisition.New()
-	r := &run{ctx: ctx, c: c, sdk: sdk, repo: c.reader.Repo(owner, name), owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
+	r := &run{ctx: ctx, c: c, repo: c.reader.Repo(owner, name), owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -136,7 +132,6 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 type run struct {
 	ctx    context.Context // the Acquire call's: a listing skips no page once it is done
 	c      *Client
-	sdk    *gitea.Client
 	repo   Repo // the typed services of the repository: every list is read through them
 	owner  string
 	name   string
@@ -155,9 +150,9 @@ type run struct {
 }
 
 func (r *run) repository() error {
-	repo, resp, err := r.sdk.GetRepo(r.owner, r.name)
+	repo, err := r.repo.GetLenient(r.ctx)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}", resp, err))
+		return entityErr(err)
 	}
 	if repo.ID <= 0 {
 		return entityInvalid("repository id %d: must be a positive integer", repo.ID)
@@ -185,9 +180,9 @@ func labelNames(ls []*gitea.Label) []string {
 }
 
 func (r *run) issue() error {
-	is, resp, err := r.sdk.GetIssue(r.owner, r.name, r.number)
+	is, err := r.repo.Issues.GetLenient(r.ctx, r.number)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}/issues/{n}", resp, err))
+		return entityErr(err)
 	}
 	if is.PullRequest != nil {
 		return entityInvalid("#%d is a pull request, but the profile's entity_kind is work_item", r.number)
@@ -221,9 +216,9 @@ func (r *run) issue() error {
 }
 
 func (r *run) pull() error {
-	pr, resp, err := r.sdk.GetPullRequest(r.owner, r.name, r.number)
+	pr, err := r.repo.Pulls.GetLenient(r.ctx, r.number)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}/pulls/{n}", resp, err))
+		return entityErr(err)
 	}
 	if pr.ID <= 0 {
 		return entityInvalid("pull request id %d: must be a positive integer", pr.ID)
@@ -385,9 +380,8 @@ func (r *run) reviewConversations(kept []int64, withComments bool) {
 	var rcs []*gitea.PullReviewComment
 	for _, id := range kept {
 		r.bound++
-		cs, resp, err := r.sdk.ListPullReviewComments(r.owner, r.name, r.number, id)
+		cs, err := r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
 		if err != nil {
-			err = apiErr("GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments", resp, err)
 			// The review's conversation is incomplete: both its comment records and its
 			// threads (the reviews relation) are missing.
 			r.shortfall(listReviewComments, err, 1, r.sel)
@@ -562,9 +556,8 @@ func (r *run) permission(id string, login *string) (*string, bool) {
 		return nil, false
 	}
 	r.bound++
-	res, resp, err := r.sdk.CollaboratorPermission(r.owner, r.name, *login)
+	res, err := r.repo.Collaborators.Permission(r.ctx, *login)
 	if err != nil {
-		err = apiErr("GET /repos/{owner}/{repo}/collaborators/{user}/permission", resp, err)
 		if statusOf(err) == http.StatusNotFound {
 			r.c.log.Debug().Str("actor_id", id).Int("status", http.StatusNotFound).Msg("forgejo permission lookup: not found; role unverified")
 			return nil, false

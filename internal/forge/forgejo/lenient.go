@@ -116,11 +116,7 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 func lenientPage[T any](ctx context.Context, r *Reader, l lenientList[T], n int) ([]T, page, error) {
 	body, h, status, err := r.get(ctx, fmt.Sprintf("%s?limit=%d&page=%d", l.path, r.lim.PageSize, n))
 	if err != nil {
-		var se *StatusError
-		if errors.As(err, &se) {
-			return nil, page{}, &APIError{Op: l.op, Status: status, Err: errors.New(http.StatusText(status))}
-		}
-		return nil, page{}, &APIError{Op: l.op, Status: status, Err: errors.Unwrap(err)}
+		return nil, page{}, lenientErr(l.op, status, body, err)
 	}
 	rows, total, err := l.split(body)
 	if err != nil {
@@ -204,4 +200,91 @@ func (s CommitService) ListStatusesLenient(ctx context.Context, sha string, o Le
 		},
 		key: func(st commitStatus) rowKey { return rowKey{id: st.ID, created: rawTime(st.CreatedAt)} },
 	}, o)
+}
+
+// lenientErr is the *APIError of a failed lenient read: the operation, the status (0 without
+// an answer) and, for an error answer, the server's message when it is one short line (the
+// gitea SDK's "message" field, else the status text; serverMessage), never the body.
+func lenientErr(op string, status int, body []byte, err error) error {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return &APIError{Op: op, Status: status, Err: errors.New(serverMessage(status, answerMessage(status, body)))}
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		err = inner // the Reader's "GET <path>: " prefix: the operation names the endpoint
+	}
+	return &APIError{Op: op, Status: status, Err: err}
+}
+
+// answerMessage is what the gitea SDK makes of an error answer's body: its "message" field, or
+// the status and body of a JSON object without one; nil when the body is not a JSON object
+// (serverMessage then falls back to the status text).
+func answerMessage(status int, body []byte) error {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	if msg, ok := m["message"]; ok {
+		return fmt.Errorf("%v", msg)
+	}
+	return fmt.Errorf("%d %s: %s", status, http.StatusText(status), body)
+}
+
+// getLenient reads the single object at rel into a T the way the snapshot always decoded it
+// (encoding/json into the gitea SDK's wire shape: a null body is the zero value, which the
+// caller's own checks refuse). A failure is an *APIError like lenientErr's; a body that does
+// not decode keeps the status of its answer.
+func getLenient[T any](ctx context.Context, r *Reader, rel, op string) (*T, error) {
+	body, _, status, err := r.get(ctx, rel)
+	if err != nil {
+		return nil, lenientErr(op, status, body, err)
+	}
+	v := new(T)
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, &APIError{Op: op, Status: status, Err: err}
+	}
+	return v, nil
+}
+
+// GetLenient reads GET /repos/{owner}/{repo} in the SDK's wire shape (gitea.Repository).
+func (p Repo) GetLenient(ctx context.Context) (*gitea.Repository, error) {
+	return getLenient[gitea.Repository](ctx, p.r, p.path, "GET /repos/{owner}/{repo}")
+}
+
+// GetLenient reads GET /repos/{owner}/{repo}/issues/{n} in the SDK's wire shape (gitea.Issue).
+func (s IssueService) GetLenient(ctx context.Context, n int64) (*gitea.Issue, error) {
+	return getLenient[gitea.Issue](ctx, s.r, fmt.Sprintf("%s/issues/%d", s.path, n), "GET /repos/{owner}/{repo}/issues/{n}")
+}
+
+// GetLenient reads GET /repos/{owner}/{repo}/pulls/{n} in the SDK's wire shape
+// (gitea.PullRequest).
+func (s PullService) GetLenient(ctx context.Context, n int64) (*gitea.PullRequest, error) {
+	return getLenient[gitea.PullRequest](ctx, s.r, fmt.Sprintf("%s/pulls/%d", s.path, n), "GET /repos/{owner}/{repo}/pulls/{n}")
+}
+
+// ListOnce reads GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments in one request,
+// without page or limit: Gitea answers a review's comments whole on this endpoint (it neither
+// pages them nor sends X-Total-Count), and the snapshot has always read them so.
+func (s ReviewCommentService) ListOnce(ctx context.Context, pr, review int64) ([]*gitea.PullReviewComment, error) {
+	rows, err := getLenient[[]*gitea.PullReviewComment](ctx, s.r, fmt.Sprintf("%s/pulls/%d/reviews/%d/comments", s.path, pr, review),
+		"GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments")
+	if err != nil {
+		return nil, err
+	}
+	return *rows, nil
+}
+
+// CollaboratorService reads repository permissions.
+type CollaboratorService struct{ scope }
+
+// Permission reads GET /repos/{owner}/{repo}/collaborators/{user}/permission in the SDK's
+// wire shape (gitea.CollaboratorPermissionResult).
+func (s CollaboratorService) Permission(ctx context.Context, login string) (*gitea.CollaboratorPermissionResult, error) {
+	return getLenient[gitea.CollaboratorPermissionResult](ctx, s.r, s.path+"/collaborators/"+url.PathEscape(login)+"/permission",
+		"GET /repos/{owner}/{repo}/collaborators/{user}/permission")
+}
+
+// Me reads GET /user (the token's own identity) in the SDK's wire shape (gitea.User).
+func (r *Reader) Me(ctx context.Context) (*gitea.User, error) {
+	return getLenient[gitea.User](ctx, r, "/user", "GET /user")
 }
