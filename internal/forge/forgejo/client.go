@@ -146,7 +146,8 @@ func New(opts Options) (*Client, error) {
 	}
 	hc := &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect}
 	// The reader's requests carry the token the way getJSON's and the SDK's do. Its page and
-	// row bounds are the shared forge.MaxPages (the lenient walk stops there by itself).
+	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
+	// stops at forge.MaxPages by itself).
 	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},
 		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes})
 	if err != nil {
@@ -328,7 +329,8 @@ func pageOf(h http.Header, next, decoded int) page {
 // forge.Paginate: a declared total is followed page by page until reached (never trusting a
 // short page: Forgejo clamps limit to MAX_RESPONSE_ITEMS), an empty page short of it is not
 // the end, and without X-Total-Count Link rel="next" decides. The commenter's own-comment
-// search uses it; Acquire reads its lists through readList, which adds the drift check.
+// search uses it; Acquire reads its lists through the services' lenient walk (lenient.go),
+// which adds the drift check and skips a failed page.
 func paginate(fetch func(pageNo int) (page, error)) error {
 	_, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
 		p, err := fetch(n)
@@ -341,7 +343,7 @@ func paginate(fetch func(pageNo int) (page, error)) error {
 }
 
 // getJSON performs a direct GET of path (relative to the API URL) with query, decoding the
-// JSON body into v. It is used where the SDK lacks the endpoint or decodes it lossily; it
+// JSON body into v. The status reconciler reads GET …/actions/runs with it; it
 // goes through the same http.Client (retries, cassette, statistics) and token header as the
 // SDK.
 func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values, v any) (http.Header, int, error) {

@@ -200,7 +200,7 @@ func headerPtr(h http.Header, k string) *string {
 
 // list reads every page of a list endpoint: page=1,2,… with limit=PageSize, by
 // forge.TotalCountRules — the rules every Gitea/Forgejo list reader of forgectx pages by (the
-// snapshot's readList included): X-Total-Count, when sent, decides where the list ends, with
+// snapshot's lenient walk included): X-Total-Count, when sent, decides where the list ends, with
 // or without Link (Gitea's review list sends X-Total-Count and no Link, and clamps the page
 // size to its MAX_RESPONSE_ITEMS); an empty page short of the total is not the end; without a
 // total the walk follows Link rel="next". On top of those rules the walk is strict, because
