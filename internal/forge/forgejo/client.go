@@ -2,7 +2,6 @@ package forgejo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -323,58 +322,6 @@ func pageOf(h http.Header, next, decoded int) page {
 		p.date = d
 	}
 	return p
-}
-
-// paginate calls fetch for pages 1, 2, … until the listing is complete, by the shared
-// forge.Paginate: a declared total is followed page by page until reached (never trusting a
-// short page: Forgejo clamps limit to MAX_RESPONSE_ITEMS), an empty page short of it is not
-// the end, and without X-Total-Count Link rel="next" decides. The commenter's own-comment
-// search uses it; Acquire reads its lists through the services' lenient walk (lenient.go),
-// which adds the drift check and skips a failed page.
-func paginate(fetch func(pageNo int) (page, error)) error {
-	_, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
-		p, err := fetch(n)
-		if err != nil {
-			return forge.Page[int]{}, err
-		}
-		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
-	})
-	return err
-}
-
-// getJSON performs a direct GET of path (relative to the API URL) with query, decoding the
-// JSON body into v. The status reconciler reads GET …/actions/runs with it; it
-// goes through the same http.Client (retries, cassette, statistics) and token header as the
-// SDK.
-func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values, v any) (http.Header, int, error) {
-	u := c.apiURL + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, &APIError{Op: op, Err: err}
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "token "+c.token)
-	}
-	resp, body, err := doGET(c.http, req, maxResponseBytes)
-	if resp == nil {
-		return nil, 0, &APIError{Op: op, Err: err}
-	}
-	if err != nil {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: err}
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: errors.New(http.StatusText(resp.StatusCode))}
-	}
-	if len(body) > maxResponseBytes {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("response larger than %d bytes", maxResponseBytes)}
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("decode: %w", err)}
-	}
-	return resp.Header, nextPage(resp.Header), nil
 }
 
 // doGET sends req (a GET its caller built) with the adapter's Accept and User-Agent headers

@@ -54,6 +54,7 @@ type rowKey struct {
 // the total it declares: -1 when none) and each row's drift key.
 type lenientList[T any] struct {
 	path  string
+	query string // more query parameters ("&name=value"), after limit and page
 	op    string
 	split func(body []byte) ([]T, int, error)
 	key   func(T) rowKey
@@ -111,10 +112,42 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 	return out
 }
 
+// walkPages reads the pages of l in order by forge.TotalCountRules, handing each page's rows
+// to each, and ends at the first page that fails (its error: nothing is skipped), when each
+// returns errStopWalk (no error: the caller found what it looked for), or with errWalkLimit
+// past maxPages pages (0: no bound but forge.MaxPages). No drift check: a search that stops
+// early (the status commenter's own comments, the reconciler's run) reads no whole list to
+// check.
+func walkPages[T any](ctx context.Context, r *Reader, l lenientList[T], maxPages int, each func(rows []T) error) error {
+	_, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
+		if maxPages > 0 && n > maxPages {
+			return forge.Page[int]{}, errWalkLimit // before the request: page maxPages+1 is never asked for
+		}
+		rows, p, err := lenientPage(ctx, r, l, n)
+		if err != nil {
+			return forge.Page[int]{}, err
+		}
+		if err := each(rows); err != nil {
+			return forge.Page[int]{}, err
+		}
+		return forge.Page[int]{Rows: len(rows), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+	})
+	if errors.Is(err, errStopWalk) {
+		return nil
+	}
+	return err
+}
+
+// errStopWalk ends walkPages early without an error; errWalkLimit is a walk past its bound.
+var (
+	errStopWalk  = errors.New("forgejo: walk stopped by its caller")
+	errWalkLimit = errors.New("forgejo: walk past its page bound")
+)
+
 // lenientPage reads page n of l through the Reader. A failure is an *APIError naming the
 // operation and the status (0 without an answer), never the body.
 func lenientPage[T any](ctx context.Context, r *Reader, l lenientList[T], n int) ([]T, page, error) {
-	body, h, status, err := r.get(ctx, fmt.Sprintf("%s?limit=%d&page=%d", l.path, r.lim.PageSize, n))
+	body, h, status, err := r.get(ctx, fmt.Sprintf("%s?limit=%d&page=%d%s", l.path, r.lim.PageSize, n, l.query))
 	if err != nil {
 		return nil, page{}, lenientErr(l.op, status, body, err)
 	}
@@ -287,4 +320,30 @@ func (s CollaboratorService) Permission(ctx context.Context, login string) (*git
 // Me reads GET /user (the token's own identity) in the SDK's wire shape (gitea.User).
 func (r *Reader) Me(ctx context.Context) (*gitea.User, error) {
 	return getLenient[gitea.User](ctx, r, "/user", "GET /user")
+}
+
+// eachComment hands every page of GET /repos/{owner}/{repo}/issues/{n}/comments to each, in
+// order, until a page fails (the error) or each returns errStopWalk.
+func (s IssueService) eachComment(ctx context.Context, n int64, each func(rows []*gitea.Comment) error) error {
+	return walkPages(ctx, s.r, lenientList[*gitea.Comment]{
+		path: fmt.Sprintf("%s/issues/%d/comments", s.path, n), op: "GET /repos/{owner}/{repo}/issues/{n}/comments",
+		split: splitArray[*gitea.Comment],
+	}, 0, each)
+}
+
+// eachRun hands the pages of GET /repos/{owner}/{repo}/actions/runs?run_number=… (newest first)
+// to each, at most maxPages of them (then errWalkLimit), until a page fails (the error) or each
+// returns errStopWalk. The body is an object; its total_count stands in for an absent
+// X-Total-Count.
+func (s ActionService) eachRun(ctx context.Context, number int64, maxPages int, each func(rows []actionRun) error) error {
+	return walkPages(ctx, s.r, lenientList[actionRun]{
+		path: s.path + "/actions/runs", query: "&run_number=" + strconv.FormatInt(number, 10), op: "GET /repos/{owner}/{repo}/actions/runs",
+		split: func(b []byte) ([]actionRun, int, error) {
+			var body actionRunList
+			if err := json.Unmarshal(b, &body); err != nil {
+				return nil, -1, err
+			}
+			return body.Runs, int(body.TotalCount), nil
+		},
+	}, maxPages, each)
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"code.gitea.io/sdk/gitea"
+
 	"github.com/forgectx/forgectx/test/httpfake"
 )
 
@@ -117,5 +119,38 @@ func TestSnapshotReaderSendsTheTokenAndQuotesOneLineMessages(t *testing.T) {
 	_, err = repo.Pulls.GetLenient(context.Background(), 3)
 	if err == nil || err.Error() != "GET /repos/{owner}/{repo}/pulls/{n}: HTTP 502: Bad Gateway" {
 		t.Fatalf("502 error %v", err)
+	}
+}
+
+// TestWalkPagesStopsAtTheFirstFailureAndBeforeItsBound: the search walk (the commenter's and
+// the reconciler's) skips nothing — a failed page ends it with that page's error and no later
+// page is asked for — and a bound stops it before the request past it.
+func TestWalkPagesStopsAtTheFirstFailureAndBeforeItsBound(t *testing.T) {
+	const comments = "/api/v1/repos/acme/demo/issues/4/comments"
+	const runs = "/api/v1/repos/acme/demo/actions/runs"
+	f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+	cs := make([]any, 120)
+	rs := make([]any, 120)
+	for i := range cs {
+		cs[i] = fmt.Sprintf(`{"id":%d,"body":"b","user":{"id":1}}`, i+1)
+		rs[i] = fmt.Sprintf(`{"id":%d,"run_number":%d,"status":"completed"}`, 500-i, 500-i)
+	}
+	f.List(comments, cs...)
+	f.List(runs, rs...).Envelope("workflow_runs", "total_count")
+	f.FailPage("/api/v1/repos/{owner}/{repo}/issues/{n}/comments", 2)
+	rd := newTestReader(t, f.Start(unexpected(t)), testLimits, nil)
+	repo := rd.Repo("acme", "demo")
+
+	seen := 0
+	err := repo.Issues.eachComment(context.Background(), 4, func(rows []*gitea.Comment) error { seen += len(rows); return nil })
+	var e *APIError
+	if !errors.As(err, &e) || e.Status != http.StatusInternalServerError || seen != 50 || f.RequestsTo(comments) != 1+2 {
+		// page 1, then page 2 and its one retry (the test client retries once)
+		t.Fatalf("comments walk: err %v after %d rows and %d requests; want the page-2 500 after 50 rows, page 3 never asked", err, seen, f.RequestsTo(comments))
+	}
+	pages := 0
+	err = repo.Actions.eachRun(context.Background(), 1, 2, func([]actionRun) error { pages++; return nil })
+	if !errors.Is(err, errWalkLimit) || pages != 2 || f.RequestsTo(runs) != 2 {
+		t.Fatalf("runs walk: err %v after %d pages and %d requests; want errWalkLimit after 2 pages, page 3 never asked", err, pages, f.RequestsTo(runs))
 	}
 }
