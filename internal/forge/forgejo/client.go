@@ -144,7 +144,7 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 	hc := &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect}
-	// The reader's requests carry the token the way getJSON's and the SDK's do. Its page and
+	// The reader's requests carry the token the way the SDK's do. Its page and
 	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
 	// stops at forge.MaxPages by itself).
 	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},

@@ -17,8 +17,9 @@
 // the SDK's PullReview has no created_at, the spec's review-timestamp fallback, and cannot tell
 // an absent submitted_at from a zero one) and Actions tasks (task: the SDK's time.Time fields
 // cannot tell an absent run_started_at from a real one; Forgejo encodes "never started" as the
-// Unix epoch). The SDK client itself, its /version probe disabled, remains for the status
-// commenter's writes and its own-comment search.
+// Unix epoch). The status commenter's own-comment search and the reconciler's run lookup read
+// through the Reader too; the SDK client itself, its /version probe disabled, remains only for
+// the commenter's writes (the Reader sends GET alone).
 //
 // Every list is read completely: `page`/`limit` (limit 50, Forgejo's default
 // MAX_RESPONSE_ITEMS), stopping when X-Total-Count items were read, on an empty page, or, with
