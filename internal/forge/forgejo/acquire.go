@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,12 +93,8 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	default:
 		return nil, fmt.Errorf("forgejo: profile entity_kind %q: must be work_item or change_proposal", p.EntityKind)
 	}
-	sdk, err := c.sdk(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("forgejo: client: %w", err)
-	}
 	a := acquisition.New()
-	r := &run{ctx: ctx, c: c, sdk: sdk, owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
+	r := &run{ctx: ctx, c: c, repo: c.reader.Repo(owner, name), owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -137,7 +132,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 type run struct {
 	ctx    context.Context // the Acquire call's: a listing skips no page once it is done
 	c      *Client
-	sdk    *gitea.Client
+	repo   Repo // the typed services of the repository: every list is read through them
 	owner  string
 	name   string
 	number int64
@@ -155,9 +150,9 @@ type run struct {
 }
 
 func (r *run) repository() error {
-	repo, resp, err := r.sdk.GetRepo(r.owner, r.name)
+	repo, err := r.repo.GetLenient(r.ctx)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}", resp, err))
+		return entityErr(err)
 	}
 	if repo.ID <= 0 {
 		return entityInvalid("repository id %d: must be a positive integer", repo.ID)
@@ -185,9 +180,9 @@ func labelNames(ls []*gitea.Label) []string {
 }
 
 func (r *run) issue() error {
-	is, resp, err := r.sdk.GetIssue(r.owner, r.name, r.number)
+	is, err := r.repo.Issues.GetLenient(r.ctx, r.number)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}/issues/{n}", resp, err))
+		return entityErr(err)
 	}
 	if is.PullRequest != nil {
 		return entityInvalid("#%d is a pull request, but the profile's entity_kind is work_item", r.number)
@@ -221,9 +216,9 @@ func (r *run) issue() error {
 }
 
 func (r *run) pull() error {
-	pr, resp, err := r.sdk.GetPullRequest(r.owner, r.name, r.number)
+	pr, err := r.repo.Pulls.GetLenient(r.ctx, r.number)
 	if err != nil {
-		return entityErr(apiErr("GET /repos/{owner}/{repo}/pulls/{n}", resp, err))
+		return entityErr(err)
 	}
 	if pr.ID <= 0 {
 		return entityInvalid("pull request id %d: must be a positive integer", pr.ID)
@@ -270,29 +265,17 @@ func (r *run) readIssueComments(records bool) {
 	if !records {
 		name = "agent_runs"
 	}
-	l := readList(r, name, func(n int) ([]*gitea.Comment, page, error) {
-		cs, resp, err := r.sdk.ListIssueComments(r.owner, r.name, r.number, gitea.ListIssueCommentOptions{
-			ListOptions: gitea.ListOptions{Page: n, PageSize: r.c.pageSize}})
-		if err != nil {
-			return nil, page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
-		}
-		return cs, pageOf(resp.Header, resp.NextPage, len(cs)), nil
-	}, func(c *gitea.Comment) rowKey {
-		if c == nil {
-			return rowKey{}
-		}
-		return rowKey{id: c.ID, created: c.Created}
-	})
-	r.issueComments, r.issueCommentsErr, r.issueCommentsLost = l.rows, l.err, l.lost
-	if l.err != nil {
+	l := standing(r, name, r.repo.Issues.ListCommentsLenient(r.ctx, r.number, r.lenient(name)))
+	r.issueComments, r.issueCommentsErr, r.issueCommentsLost = l.Rows, l.Err, l.Lost
+	if l.Err != nil {
 		// The comments scope loses the rows; receipts (agent_runs) are gapped by agentRuns.
-		r.shortfall(listIssueComments, l.err, l.lost, func(s string) bool { return records && s == acquisition.ScopeComments })
+		r.shortfall(listIssueComments, l.Err, l.Lost, func(s string) bool { return records && s == acquisition.ScopeComments })
 	}
 	if !records {
 		return
 	}
 	seen := map[int64]bool{}
-	for _, c := range l.rows {
+	for _, c := range l.Rows {
 		if c == nil || c.ID <= 0 || c.Created.IsZero() {
 			r.a.Outcomes.Add(acquisition.ScopeComments, acquisition.GapInvalidMetadata, 1)
 			continue
@@ -336,23 +319,14 @@ type nativeReview struct {
 // reviews reads every page of formal reviews, maps their states, then reads each submitted
 // review's comments and builds threads from them.
 func (r *run) reviews(ctx context.Context, withComments bool) {
-	path := fmt.Sprintf("/repos/%s/%s/pulls/%d/reviews", url.PathEscape(r.owner), url.PathEscape(r.name), r.number)
-	l := readList(r, "reviews", func(n int) ([]nativeReview, page, error) {
-		var rows []nativeReview
-		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/pulls/{n}/reviews", path,
-			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &rows)
-		if err != nil {
-			return nil, page{}, err
-		}
-		return rows, pageOf(h, next, len(rows)), nil
-	}, reviewKey)
-	if l.err != nil {
+	l := standing(r, "reviews", r.repo.Reviews.ListLenient(ctx, r.number, r.lenient("reviews")))
+	if l.Err != nil {
 		// The unread reviews are missing, and with them their comments (comment records and
 		// the threads of the reviews relation): every scope the reviews listing feeds is
 		// short. The reviews read are kept.
-		r.shortfall(listReviews, l.err, l.lost, r.sel)
+		r.shortfall(listReviews, l.Err, l.Lost, r.sel)
 	}
-	all := l.rows
+	all := l.Rows
 	var kept []int64
 	seen := map[int64]bool{}
 	for _, nr := range all {
@@ -406,9 +380,8 @@ func (r *run) reviewConversations(kept []int64, withComments bool) {
 	var rcs []*gitea.PullReviewComment
 	for _, id := range kept {
 		r.bound++
-		cs, resp, err := r.sdk.ListPullReviewComments(r.owner, r.name, r.number, id)
+		cs, err := r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
 		if err != nil {
-			err = apiErr("GET /repos/{owner}/{repo}/pulls/{n}/reviews/{id}/comments", resp, err)
 			// The review's conversation is incomplete: both its comment records and its
 			// threads (the reviews relation) are missing.
 			r.shortfall(listReviewComments, err, 1, r.sel)
@@ -454,30 +427,17 @@ func reviewTime(nr nativeReview) (string, bool) {
 // cannot be attributed and is invalid_metadata.
 func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 	head := r.a.Entity.HeadSHA
-	path := fmt.Sprintf("/repos/%s/%s/actions/tasks", url.PathEscape(r.owner), url.PathEscape(r.name))
-	l := readList(r, "tasks", func(n int) ([]task, page, error) {
-		var body taskList
-		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/actions/tasks", path,
-			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &body)
-		if err != nil {
-			return nil, page{}, err
-		}
-		pg := pageOf(h, next, len(body.Tasks))
-		if pg.total < 0 && body.TotalCount > 0 {
-			pg.total = int(body.TotalCount)
-		}
-		return body.Tasks, pg, nil
-	}, taskKey)
-	if l.err != nil {
+	l := standing(r, "tasks", r.repo.Actions.ListTasksLenient(ctx, r.lenient("tasks")))
+	if l.Err != nil {
 		// The unread tasks are missing checks, and their logs missing check logs.
-		r.shortfall(listTasks, l.err, l.lost, r.sel)
-		if len(l.rows) == 0 {
+		r.shortfall(listTasks, l.Err, l.Lost, r.sel)
+		if len(l.Rows) == 0 {
 			return
 		}
 	}
 	seen := map[int64]bool{}
 	var headTasks []task // the head's attributable tasks, mapped or a gap: each is already counted
-	for _, t := range l.rows {
+	for _, t := range l.Rows {
 		sha, ok := normOID(t.HeadSHA)
 		if !ok {
 			r.a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapInvalidMetadata, 1)
@@ -501,7 +461,7 @@ func (r *run) checks(ctx context.Context, p acquisition.Profile) {
 		}
 		r.a.Checks = append(r.a.Checks, c)
 	}
-	if l.err == nil {
+	if l.Err == nil {
 		// A complete tasks list: the head's commit statuses show what it does not hold — a job
 		// no runner has taken yet (or one blocked on needs:) has no task, and external CI has
 		// none ever. (An incomplete tasks list is already the checks gap, and which statuses
@@ -535,21 +495,12 @@ type combinedStatus struct {
 // status no head task accounts for (unaccounted) is the checks scope's unsupported gap, one per
 // status. The latest status per context is read, every page, as the commit_statuses listing.
 func (r *run) commitStatuses(ctx context.Context, head string, tasks []task) {
-	path := fmt.Sprintf("/repos/%s/%s/commits/%s/status", url.PathEscape(r.owner), url.PathEscape(r.name), url.PathEscape(head))
-	l := readList(r, listStatuses, func(n int) ([]commitStatus, page, error) {
-		var body combinedStatus
-		h, next, err := r.c.getJSON(ctx, "GET /repos/{owner}/{repo}/commits/{sha}/status", path,
-			url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(r.c.pageSize)}}, &body)
-		if err != nil {
-			return nil, page{}, err
-		}
-		return body.Statuses, pageOf(h, next, len(body.Statuses)), nil
-	}, func(s commitStatus) rowKey { return rowKey{id: s.ID, created: rawTime(s.CreatedAt)} })
-	if l.err != nil {
+	l := standing(r, listStatuses, r.repo.Commits.ListStatusesLenient(ctx, head, r.lenient(listStatuses)))
+	if l.Err != nil {
 		// Unread statuses may be jobs without a task: each is a missing check.
-		r.shortfall(listStatuses, l.err, l.lost, r.sel)
+		r.shortfall(listStatuses, l.Err, l.Lost, r.sel)
 	}
-	if n := unaccounted(l.rows, tasks); n > 0 {
+	if n := unaccounted(l.Rows, tasks); n > 0 {
 		r.a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapUnsupported, n)
 	}
 }
@@ -605,9 +556,8 @@ func (r *run) permission(id string, login *string) (*string, bool) {
 		return nil, false
 	}
 	r.bound++
-	res, resp, err := r.sdk.CollaboratorPermission(r.owner, r.name, *login)
+	res, err := r.repo.Collaborators.Permission(r.ctx, *login)
 	if err != nil {
-		err = apiErr("GET /repos/{owner}/{repo}/collaborators/{user}/permission", resp, err)
 		if statusOf(err) == http.StatusNotFound {
 			r.c.log.Debug().Str("actor_id", id).Int("status", http.StatusNotFound).Msg("forgejo permission lookup: not found; role unverified")
 			return nil, false

@@ -2,7 +2,6 @@ package forgejo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +97,10 @@ type Client struct {
 	log      zerolog.Logger
 	stats    *counters
 	selfID   int64
+	// reader is the typed services' access (services.go) on this client's transport (retries,
+	// cassette, statistics), the token and its page size: the snapshot's lists are read
+	// through it.
+	reader *Reader
 	// receiptsBySelf: Options.ReceiptsBySelf.
 	receiptsBySelf bool
 }
@@ -140,19 +143,45 @@ func New(opts Options) (*Client, error) {
 			stats.retried()
 		}
 	}
+	hc := &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect}
+	// The reader's requests carry the token the way the SDK's do. Its page and
+	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
+	// stops at forge.MaxPages by itself).
+	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},
+		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes})
+	if err != nil {
+		return nil, fmt.Errorf("forgejo: API URL %q: %w", opts.APIURL, err)
+	}
 	return &Client{
 		apiURL:   api,
 		rootURL:  strings.TrimSuffix(api, "/api/v1"),
 		host:     host,
 		token:    opts.Token,
-		http:     &http.Client{Transport: &retryablehttp.RoundTripper{Client: rc}, CheckRedirect: sameOriginRedirect},
+		http:     hc,
 		pageSize: pageSize,
 		log:      opts.Log,
 		stats:    stats,
 		selfID:   opts.SelfID,
+		reader:   reader,
 
 		receiptsBySelf: opts.ReceiptsBySelf,
 	}, nil
+}
+
+// tokenHeader sets "Authorization: token …" on every request it forwards (none when the token
+// is empty). The client's sameOriginRedirect keeps it on the API's origin.
+type tokenHeader struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (t tokenHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return t.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "token "+t.token)
+	return t.next.RoundTrip(r)
 }
 
 // ErrCrossOriginRedirect is returned (wrapped) when the instance redirects a request to another
@@ -293,57 +322,6 @@ func pageOf(h http.Header, next, decoded int) page {
 		p.date = d
 	}
 	return p
-}
-
-// paginate calls fetch for pages 1, 2, … until the listing is complete, by the shared
-// forge.Paginate: a declared total is followed page by page until reached (never trusting a
-// short page: Forgejo clamps limit to MAX_RESPONSE_ITEMS), an empty page short of it is not
-// the end, and without X-Total-Count Link rel="next" decides. The commenter's own-comment
-// search uses it; Acquire reads its lists through readList, which adds the drift check.
-func paginate(fetch func(pageNo int) (page, error)) error {
-	_, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
-		p, err := fetch(n)
-		if err != nil {
-			return forge.Page[int]{}, err
-		}
-		return forge.Page[int]{Rows: p.decoded, HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
-	})
-	return err
-}
-
-// getJSON performs a direct GET of path (relative to the API URL) with query, decoding the
-// JSON body into v. It is used where the SDK lacks the endpoint or decodes it lossily; it
-// goes through the same http.Client (retries, cassette, statistics) and token header as the
-// SDK.
-func (c *Client) getJSON(ctx context.Context, op, path string, query url.Values, v any) (http.Header, int, error) {
-	u := c.apiURL + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, &APIError{Op: op, Err: err}
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "token "+c.token)
-	}
-	resp, body, err := doGET(c.http, req, maxResponseBytes)
-	if resp == nil {
-		return nil, 0, &APIError{Op: op, Err: err}
-	}
-	if err != nil {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: err}
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: errors.New(http.StatusText(resp.StatusCode))}
-	}
-	if len(body) > maxResponseBytes {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("response larger than %d bytes", maxResponseBytes)}
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return nil, 0, &APIError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("decode: %w", err)}
-	}
-	return resp.Header, nextPage(resp.Header), nil
 }
 
 // doGET sends req (a GET its caller built) with the adapter's Accept and User-Agent headers

@@ -26,15 +26,11 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 	if marker == "" {
 		return nil, errors.New("forgejo: find comments: marker: required (an empty marker matches every comment)")
 	}
-	sdk, err := c.sdk(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("forgejo: client: %w", err)
-	}
 	self := c.selfID
 	if self == 0 {
-		me, resp, err := sdk.GetMyUserInfo()
+		me, err := c.reader.Me(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("forgejo: find comments: token identity: %w", apiErr("GET /user", resp, err))
+			return nil, fmt.Errorf("forgejo: find comments: token identity: %w", err)
 		}
 		if me.ID == 0 {
 			return nil, errors.New("forgejo: find comments: token identity: GET /user returned no id")
@@ -42,12 +38,7 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 		self = me.ID
 	}
 	var out []forge.Comment
-	err = paginate(func(n int) (page, error) {
-		cs, resp, err := sdk.ListIssueComments(owner, name, int64(ref.Number), gitea.ListIssueCommentOptions{
-			ListOptions: gitea.ListOptions{Page: n, PageSize: c.pageSize}})
-		if err != nil {
-			return page{}, apiErr("GET /repos/{owner}/{repo}/issues/{n}/comments", resp, err)
-		}
+	err = c.reader.Repo(owner, name).Issues.eachComment(ctx, int64(ref.Number), func(cs []*gitea.Comment) error {
 		for _, cm := range cs {
 			if cm == nil || cm.Poster == nil || cm.Poster.ID != self || firstLine(cm.Body) != marker {
 				continue
@@ -58,7 +49,7 @@ func (c *Client) FindComments(ctx context.Context, ref forge.Ref, marker string)
 				Body:     cm.Body,
 			})
 		}
-		return pageOf(resp.Header, resp.NextPage, len(cs)), nil
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("forgejo: find comments: %w", err)

@@ -8,19 +8,18 @@
 //
 // # Client
 //
-// Calls go through code.gitea.io/sdk/gitea (Forgejo's /api/v1 is Gitea-compatible) over one
-// http.Client that stacks retries (hashicorp/go-retryablehttp: transport errors, 429, 5xx;
-// POST is never retried), request statistics and an innermost transport (a cassette recorder
-// or replayer in record/replay runs). The SDK's /version probe is disabled. Two endpoints are
-// called directly, with the same http.Client and the same "Authorization: token" header,
-// because the SDK decodes them lossily:
-//
-//   - GET /repos/{owner}/{repo}/pulls/{n}/reviews: the SDK's PullReview has no created_at,
-//     which the spec's review-timestamp rule falls back to when submitted_at is absent, and it
-//     cannot tell an absent submitted_at from a zero one.
-//   - GET /repos/{owner}/{repo}/actions/tasks: the SDK's time.Time fields cannot tell an
-//     absent run_started_at from a real one; Forgejo also encodes "never started" as the Unix
-//     epoch, which the adapter reads as no start time.
+// The snapshot (Acquire) reads only through the typed services of the Reader (services.go,
+// lenient.go), built over one http.Client that stacks retries (hashicorp/go-retryablehttp:
+// transport errors, 429, 5xx; POST is never retried), request statistics and an innermost
+// transport (a cassette recorder or replayer in record/replay runs), with the
+// "Authorization: token" header. Its lenient methods decode into the wire shapes of
+// code.gitea.io/sdk/gitea (Forgejo's /api/v1 is Gitea-compatible) except reviews (nativeReview:
+// the SDK's PullReview has no created_at, the spec's review-timestamp fallback, and cannot tell
+// an absent submitted_at from a zero one) and Actions tasks (task: the SDK's time.Time fields
+// cannot tell an absent run_started_at from a real one; Forgejo encodes "never started" as the
+// Unix epoch). The status commenter's own-comment search and the reconciler's run lookup read
+// through the Reader too; the SDK client itself, its /version probe disabled, remains only for
+// the commenter's writes (the Reader sends GET alone).
 //
 // Every list is read completely: `page`/`limit` (limit 50, Forgejo's default
 // MAX_RESPONSE_ITEMS), stopping when X-Total-Count items were read, on an empty page, or, with
@@ -28,12 +27,13 @@
 //
 // # Strict reader
 //
-// NewReadOnlyClient and NewReader are a second, strict way in for a caller that decides on a
-// whole collection and archives the provider's bytes (the rework gate): typed services per API
-// area (Reader.Repo's Pulls, Issues, Reviews and ReviewComments) hand back every object and list
-// row as sent, with a typed view and each answer's provenance, and page by the same
+// NewReadOnlyClient and NewReader are the strict way in for a caller that decides on a whole
+// collection and archives the provider's bytes (the rework gate): typed services per API area
+// (Reader.Repo's Pulls, Issues, Reviews and ReviewComments) hand back every object and list row
+// as sent, with a typed view and each answer's provenance, and page by the same
 // forge.TotalCountRules with stricter completeness checks (reader.go; docs/forgejo.md,
-// "Strict reader").
+// "Strict reader"). The same services' lenient methods are the snapshot's (lenient.go; "Lenient
+// walk"): a failed page skipped and counted as lost, a drift re-read, the pages counted.
 //
 // # Mappings and decisions
 //

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -589,7 +588,7 @@ func TestTokenIsSentAsForgejoTokenHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _ = cl.getJSON(context.Background(), "op", "/x", url.Values{}, &struct{}{})
+	_, _, _, _ = cl.reader.get(context.Background(), "/x")
 	_, _ = cl.Acquire(context.Background(), pullScenario().ref, pullScenario().profile)
 	if len(seen) != 2 || seen[0] != "/api/v1/x token tok" || seen[1] != "/api/v1/repos/Acme/Widgets token tok" {
 		t.Errorf("requests = %q", seen)

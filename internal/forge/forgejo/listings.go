@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,75 +47,24 @@ var listings = forge.NewListings(
 		Scopes: []string{acquisition.ScopeActors}},
 )
 
-// rowKey is what the drift check knows of a row: its ID and creation time (zero when the
-// row has none).
-type rowKey struct {
-	id      int64
-	created time.Time
-}
-
-// listResult is one read listing: its rows, and when it is incomplete, why and how many declared
-// rows it lost (0: unknown).
-type listResult[T any] struct {
-	rows []T
-	err  error
-	lost int
-}
-
-// readList reads every page of listing name through get, which fetches one page. It keeps
-// what can be kept — a page that fails after X-Total-Count declared rows beyond it is
-// skipped, so only its rows are lost — and it checks that the list did not move between its
-// pages (forge.DriftCheck: totals, repeated IDs, rows newer than the read; no request). A
-// read stops at the page that shows the move, and the list is read once more from page 1; if
-// it moved again, the listing is incomplete (forge.ErrDrift), keeping the rows read. So the
-// drift check adds requests only when the list did change, and a server that loops (serves
-// the same rows again) is stopped at its first repeat.
-func readList[T any](r *run, name string, get func(n int) ([]T, page, error), key func(T) rowKey) listResult[T] {
-	var out listResult[T]
-	for attempt := 0; attempt < 2; attempt++ {
-		var rows []T
-		var drift forge.DriftCheck
-		pg, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
-			got, p, err := get(n)
-			if err != nil {
-				if r.ctx.Err() != nil {
-					return forge.Page[int]{}, err // out of time: no later page can be read either
-				}
-				return forge.Page[int]{Err: err, Next: n + 1}, nil
-			}
-			drift.Page(p.date, p.total)
-			for _, row := range got {
-				k := key(row)
-				id := ""
-				if k.id > 0 {
-					id = strconv.FormatInt(k.id, 10)
-				}
-				drift.Row(id, k.created)
-			}
-			rows = append(rows, got...)
-			if drift.Moved() {
-				// Reading on would only read a moving (or looping) list further.
-				return forge.Page[int]{}, forge.ErrDrift
-			}
-			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
-		})
-		r.pages[name] += pg.Pages
-		out = listResult[T]{rows: rows, err: err, lost: pg.Lost()}
-		if !drift.Moved() || attempt == 1 {
-			// The bound counts pages at the size the server actually served (Gitea clamps
-			// limit to MAX_RESPONSE_ITEMS, and its comments endpoint ignores page/limit
-			// altogether), never at the size asked for, and only for the read that stands;
-			// Acquire counts it once every listing is read (listBound), because the
-			// server's page size can show in another listing than this one.
-			r.lists = append(r.lists, pg)
-			if drift.Moved() {
-				out.lost = 0 // unknown: the pages no longer say where the rows are
-			}
-			return out
-		}
+// lenient returns the options of a lenient walk of listing name: a re-read after a move is
+// logged.
+func (r *run) lenient(name string) LenientOptions {
+	return LenientOptions{Rereading: func() {
 		r.c.log.Warn().Str("forge", Forge).Str("listing", name).Msg("forgejo list moved while read; reading it again")
-	}
-	return out
+	}}
+}
+
+// standing records one lenient read of listing name for the statistics: its pages over every
+// attempt, and the read that stands for the lower bound. The bound counts pages at the size the
+// server actually served (Gitea clamps limit to MAX_RESPONSE_ITEMS, and its comments endpoint
+// ignores page/limit altogether), never at the size asked for, and only for the read that
+// stands; Acquire counts it once every listing is read (listBound), because the server's page
+// size can show in another listing than this one.
+func standing[T any](r *run, name string, l LenientList[T]) LenientList[T] {
+	r.pages[name] += l.Pages
+	r.lists = append(r.lists, l.Pagination)
+	return l
 }
 
 // listBound is the requests a perfect run needs for the listings read: each listing's pages at

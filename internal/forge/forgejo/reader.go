@@ -136,7 +136,8 @@ type RawPage struct {
 	Rows       int     `json:"rows"`
 }
 
-// get fetches one path (relative to the base, with query) and returns its body.
+// get fetches one path (relative to the base, with query) and returns its body (with a
+// *StatusError, the error answer's body).
 func (r *Reader) get(ctx context.Context, rel string) ([]byte, http.Header, int, error) {
 	u := *r.base
 	p, q, _ := strings.Cut(rel, "?")
@@ -155,7 +156,9 @@ func (r *Reader) get(ctx context.Context, rel string) ([]byte, http.Header, int,
 		return nil, nil, resp.StatusCode, fmt.Errorf("GET %s: read body: %w", p, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, resp.Header, resp.StatusCode, &StatusError{Path: p, Status: resp.StatusCode}
+		// The body (bounded) goes back with the error: a lenient caller quotes the server's
+		// one-line message; a strict one ignores it.
+		return body, resp.Header, resp.StatusCode, &StatusError{Path: p, Status: resp.StatusCode}
 	}
 	if len(body) > r.lim.MaxResponseBytes {
 		return nil, resp.Header, resp.StatusCode, fmt.Errorf("GET %s: response larger than %d bytes", p, r.lim.MaxResponseBytes)
@@ -197,7 +200,7 @@ func headerPtr(h http.Header, k string) *string {
 
 // list reads every page of a list endpoint: page=1,2,… with limit=PageSize, by
 // forge.TotalCountRules — the rules every Gitea/Forgejo list reader of forgectx pages by (the
-// snapshot's readList included): X-Total-Count, when sent, decides where the list ends, with
+// snapshot's lenient walk included): X-Total-Count, when sent, decides where the list ends, with
 // or without Link (Gitea's review list sends X-Total-Count and no Link, and clamps the page
 // size to its MAX_RESPONSE_ITEMS); an empty page short of the total is not the end; without a
 // total the walk follows Link rel="next". On top of those rules the walk is strict, because

@@ -81,9 +81,9 @@ func (r *run) self() (int64, error) {
 	if r.c.selfID != 0 {
 		return r.c.selfID, nil
 	}
-	me, resp, err := r.sdk.GetMyUserInfo()
+	me, err := r.c.reader.Me(r.ctx)
 	if err != nil {
-		return 0, apiErr("GET /user", resp, err)
+		return 0, err
 	}
 	if me.ID == 0 {
 		return 0, errors.New("forgejo: GET /user returned no id")
@@ -98,13 +98,9 @@ func (c *Client) Self(ctx context.Context) (int64, error) {
 	if c.selfID != 0 {
 		return c.selfID, nil
 	}
-	sdk, err := c.sdk(ctx)
+	me, err := c.reader.Me(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("forgejo: client: %w", err)
-	}
-	me, resp, err := sdk.GetMyUserInfo()
-	if err != nil {
-		return 0, fmt.Errorf("forgejo: token identity: %w", apiErr("GET /user", resp, err))
+		return 0, fmt.Errorf("forgejo: token identity: %w", err)
 	}
 	if me.ID == 0 {
 		return 0, errors.New("forgejo: token identity: GET /user returned no id")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,10 +38,6 @@ type actionRunList struct {
 	Runs       []actionRun `json:"workflow_runs"`
 	TotalCount int64       `json:"total_count"`
 }
-
-// errRunListDone ends the run listing early: the run was found, or the listing (newest
-// first) went past its number.
-var errRunListDone = errors.New("forgejo: run listing done")
 
 // RunState tells `forgectx status reconcile` whether the Actions run a status comment links
 // to is over. The link names the run by its per-repository index, while GET
@@ -96,40 +91,24 @@ func (c *Client) RunState(ctx context.Context, repo, link string) (forge.RunStat
 // findRun reads the runs listing (newest first) until run number want, or an older run, shows
 // up. unknown: an entry without a run number, or the run lies beyond maxRunPages pages.
 func (c *Client) findRun(ctx context.Context, owner, name string, want int64) (found *actionRun, unknown bool, err error) {
-	path := fmt.Sprintf("/repos/%s/%s/actions/runs", url.PathEscape(owner), url.PathEscape(name))
-	number := strconv.FormatInt(want, 10)
-	err = paginate(func(n int) (page, error) {
-		if n > maxRunPages {
-			unknown = true
-			return page{}, errRunListDone
-		}
-		var body actionRunList
-		q := url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(c.pageSize)}, "run_number": {number}}
-		h, next, err := c.getJSON(ctx, "GET /repos/{owner}/{repo}/actions/runs", path, q, &body)
-		if err != nil {
-			return page{}, err
-		}
-		for i, r := range body.Runs {
+	err = c.reader.Repo(owner, name).Actions.eachRun(ctx, want, maxRunPages, func(runs []actionRun) error {
+		for i, r := range runs {
 			num := max(r.RunNumber, r.IndexInRepo)
 			switch {
 			case num <= 0:
 				unknown = true
-				return page{}, errRunListDone
+				return errStopWalk
 			case num == want:
-				found = &body.Runs[i]
-				return page{}, errRunListDone
+				found = &runs[i]
+				return errStopWalk
 			case num < want:
-				return page{}, errRunListDone
+				return errStopWalk
 			}
 		}
-		pg := pageOf(h, next, len(body.Runs))
-		if pg.total < 0 && body.TotalCount > 0 {
-			pg.total = int(body.TotalCount)
-		}
-		return pg, nil
+		return nil
 	})
-	if errors.Is(err, errRunListDone) {
-		err = nil
+	if errors.Is(err, errWalkLimit) {
+		unknown, err = true, nil
 	}
 	return found, unknown, err
 }

@@ -201,12 +201,16 @@ type Repo struct {
 	Issues         IssueService
 	Reviews        ReviewService
 	ReviewComments ReviewCommentService
+	Actions        ActionService
+	Commits        CommitService
+	Collaborators  CollaboratorService
 }
 
 // Repo returns the services of repository owner/name.
 func (r *Reader) Repo(owner, name string) Repo {
 	sc := scope{r: r, path: "/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name)}
-	return Repo{scope: sc, Pulls: PullService{sc}, Issues: IssueService{sc}, Reviews: ReviewService{sc}, ReviewComments: ReviewCommentService{sc}}
+	return Repo{scope: sc, Pulls: PullService{sc}, Issues: IssueService{sc}, Reviews: ReviewService{sc}, ReviewComments: ReviewCommentService{sc},
+		Actions: ActionService{sc}, Commits: CommitService{sc}, Collaborators: CollaboratorService{sc}}
 }
 
 // Get reads GET /repos/{owner}/{repo}.
