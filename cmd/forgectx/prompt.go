@@ -30,14 +30,10 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.View, "view", prompt.ViewTimeline, "projection: timeline, unresolved-review, reviews/<record-key> or threads/<thread-key>")
 	fs.StringVar(&o.Format, "format", "json", "output: json (an array of {\"type\":\"text\",\"text\":…} blocks) or text")
 	fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json; the on-disk index must match it")
-	pos, err := parseWithPositionals(fs, args)
-	if err != nil {
+	var err error
+	if o.Dir, err = parseDirArg(fs, args); err != nil {
 		return err
 	}
-	if len(pos) != 1 || pos[0] == "" {
-		return usagef("want exactly one DIR")
-	}
-	o.Dir = pos[0]
 	if o.Format != "json" && o.Format != "text" {
 		return usagef("--format must be json or text")
 	}

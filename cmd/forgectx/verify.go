@@ -33,14 +33,10 @@ func runVerifyCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json; the on-disk index must match it")
 	fs.StringVar(&o.Format, "format", "text", "output format: text or json")
 	fs.BoolVar(&o.ProducerCheck, "producer-check", false, "conformance check of another v1 producer's tree: every rule, any filter_version")
-	pos, err := parseWithPositionals(fs, args)
-	if err != nil {
+	var err error
+	if o.Dir, err = parseDirArg(fs, args); err != nil {
 		return err
 	}
-	if len(pos) != 1 || pos[0] == "" {
-		return usagef("want exactly one DIR")
-	}
-	o.Dir = pos[0]
 	if o.Format != "text" && o.Format != "json" {
 		return usagef("--format must be text or json")
 	}
@@ -81,6 +77,19 @@ func digestFlag(v string) (string, error) {
 		return "", usagef("--index-sha256 must be 64 hexadecimal digits (a SHA-256)")
 	}
 	return l, nil
+}
+
+// parseDirArg parses the flags of a command that takes exactly one positional, the snapshot
+// DIR (verify, prompt), and returns it; anything else is a usage error.
+func parseDirArg(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseWithPositionals(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return "", usagef("want exactly one DIR")
+	}
+	return pos[0], nil
 }
 
 // parseWithPositionals parses flags that may appear before, between or after positional

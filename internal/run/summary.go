@@ -93,26 +93,32 @@ func (r *runner) renderSummary(w io.Writer, out outcome) error {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d |\n", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted, src.Own)
 	}
 	b.WriteString("\n**What was withheld**\n\n")
-	if len(s.Gaps) == 0 {
-		b.WriteString("Gaps: none (every selected source is complete).\n\n")
-	} else {
-		b.WriteString("| scope | code | usability | count |\n|---|---|---|---:|\n")
-		for _, g := range s.Gaps {
+	mdTable(&b, len(s.Gaps), "Gaps: none (every selected source is complete).\n\n", "| scope | code | usability | count |\n|---|---|---|---:|\n",
+		func(i int) {
+			g := s.Gaps[i]
 			fmt.Fprintf(&b, "| %s | %s | %s | %d |\n", g.Scope, g.Code, g.Usability, g.Count)
-		}
-		b.WriteString("\n")
-	}
-	if len(s.Findings) == 0 {
-		b.WriteString("Filter findings: none.\n\n")
-	} else {
-		b.WriteString("| filter finding | count |\n|---|---:|\n")
-		for _, f := range s.Findings {
+		})
+	mdTable(&b, len(s.Findings), "Filter findings: none.\n\n", "| filter finding | count |\n|---|---:|\n",
+		func(i int) {
+			f := s.Findings[i]
 			fmt.Fprintf(&b, "| %s | %d |\n", f.Code, f.Count)
-		}
-		b.WriteString("\n")
-	}
+		})
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdTable writes one Markdown section of the step summary: the none paragraph when there are
+// no rows, else the table header, the n rows and the blank line that ends the table.
+func mdTable(b *strings.Builder, n int, none, header string, row func(i int)) {
+	if n == 0 {
+		b.WriteString(none)
+		return
+	}
+	b.WriteString(header)
+	for i := range n {
+		row(i)
+	}
+	b.WriteString("\n")
 }
 
 func (r *runner) agentStatusOr(out outcome) string {

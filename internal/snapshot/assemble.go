@@ -906,6 +906,24 @@ func (a *asm) stageText(sc, kind, id string, cd candidate, authorID string, body
 	return nil
 }
 
+// stageBodies is the common tail of the comment and review sources: the candidates are
+// ordered and bounded, the selected records' bodies filtered, and each selected record staged
+// through stage with its filter result. With ReleaseBodies a body is dropped from the
+// acquisition once it has been filtered, before the record is staged.
+func stageBodies[T any](a *asm, sc string, cands []candidate, list []T, body func(*T) *string, stage func(r *T, cd candidate, res filter.Result) error) error {
+	sortCandidates(cands)
+	sel := a.selectBound(sc, cands)
+	return a.filterBodies(len(sel), func(i int) string { return *body(&list[sel[i].idx]) }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
+		func(i int, res filter.Result) error {
+			cd := sel[i]
+			r := &list[cd.idx]
+			if a.cfg.ReleaseBodies {
+				*body(r) = ""
+			}
+			return stage(r, cd, res)
+		})
+}
+
 // comments stages the comments source (conversation comments and review-thread comments).
 func (a *asm) comments() error {
 	if !a.prof.Includes(acquisition.SourceComments) {
@@ -939,15 +957,8 @@ func (a *asm) comments() error {
 		}
 		cands = append(cands, candidate{idx: i, t: t, ts: cts, key: a.key(canon.KindComment, c.ID), updated: upd})
 	}
-	sortCandidates(cands)
-	sel := a.selectBound(sc, cands)
-	err := a.filterBodies(len(sel), func(i int) string { return list[sel[i].idx].Body }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
-		func(i int, body filter.Result) error {
-			cd := sel[i]
-			c := &list[cd.idx]
-			if a.cfg.ReleaseBodies {
-				c.Body = ""
-			}
+	err := stageBodies(a, sc, cands, list, func(c *acquisition.Comment) *string { return &c.Body },
+		func(c *acquisition.Comment, cd candidate, body filter.Result) error {
 			return a.stageText(sc, canon.KindComment, c.ID, cd, *c.Author.ID, body, s, a.commentContent)
 		})
 	if err != nil {
@@ -997,15 +1008,9 @@ func (a *asm) reviews() error {
 		}
 		cands = append(cands, candidate{idx: i, t: t, ts: sts, key: a.key(canon.KindReview, r.ID), updated: upd})
 	}
-	sortCandidates(cands)
-	sel := a.selectBound(sc, cands)
-	err := a.filterBodies(len(sel), func(i int) string { return list[sel[i].idx].Body }, filter.RoleBody, a.prof.Bounds.MaxRecordBytes,
-		func(i int, body filter.Result) error {
-			cd := sel[i]
-			if a.cfg.ReleaseBodies {
-				list[cd.idx].Body = ""
-			}
-			return a.stageReview(sc, &list[cd.idx], cd, body, s)
+	err := stageBodies(a, sc, cands, list, func(r *acquisition.Review) *string { return &r.Body },
+		func(r *acquisition.Review, cd candidate, body filter.Result) error {
+			return a.stageReview(sc, r, cd, body, s)
 		})
 	if err != nil {
 		return err

@@ -18,27 +18,32 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\n", src.Source, src.Acquired, src.Records, src.WithContent, src.Rejected, src.Omitted)
 	}
 	fmt.Fprintln(tw)
-	if len(s.Gaps) == 0 {
-		fmt.Fprintln(tw, "gaps: none (every selected source is complete)")
-	} else {
-		fmt.Fprintln(tw, "gaps (partial: usable but incomplete; unusable: no authority or completeness decision):")
-		fmt.Fprintln(tw, "  scope\tcode\tusability\tcount")
-		for _, g := range s.Gaps {
+	table(tw, len(s.Gaps), "gaps: none (every selected source is complete)",
+		"gaps (partial: usable but incomplete; unusable: no authority or completeness decision):\n  scope\tcode\tusability\tcount",
+		func(i int) {
+			g := s.Gaps[i]
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\n", g.Scope, g.Code, g.Usability, g.Count)
-		}
-	}
-	fmt.Fprintln(tw)
-	if len(s.Findings) == 0 {
-		fmt.Fprintln(tw, "filter findings: none")
-	} else {
-		fmt.Fprintln(tw, "filter findings:")
-		fmt.Fprintln(tw, "  code\tcount")
-		for _, f := range s.Findings {
+		})
+	table(tw, len(s.Findings), "filter findings: none", "filter findings:\n  code\tcount",
+		func(i int) {
+			f := s.Findings[i]
 			fmt.Fprintf(tw, "  %s\t%d\n", f.Code, f.Count)
-		}
-	}
-	fmt.Fprintln(tw)
+		})
 	fmt.Fprintf(tw, "files: %d (%d bytes)\n", s.Files, s.Bytes)
 	fmt.Fprintf(tw, "index.json sha256: %s\n", s.IndexSHA256)
 	return tw.Flush()
+}
+
+// table writes one section of the summary followed by a blank line: the none line when there
+// are no rows, else the heading lines and the n rows.
+func table(tw io.Writer, n int, none, heading string, row func(i int)) {
+	if n == 0 {
+		fmt.Fprintln(tw, none)
+	} else {
+		fmt.Fprintln(tw, heading)
+		for i := range n {
+			row(i)
+		}
+	}
+	fmt.Fprintln(tw)
 }

@@ -145,24 +145,23 @@ func errorAnnotation(line string) (string, bool) {
 	s := strings.TrimLeft(line, " \t")
 	switch {
 	case len(s) >= 7 && strings.HasPrefix(s, "::") && strings.EqualFold(s[2:7], "error"):
-		rest := s[7:]
-		if strings.HasPrefix(rest, "::") {
-			return unescapeData(rest[2:]), true
-		}
-		if strings.HasPrefix(rest, " ") {
-			if j := strings.Index(rest, "::"); j >= 0 {
-				return unescapeData(rest[j+2:]), true
-			}
-		}
+		return commandMessage(s[7:], "::")
 	case len(s) >= 8 && strings.HasPrefix(s, "##[") && strings.EqualFold(s[3:8], "error"):
-		rest := s[8:]
-		if strings.HasPrefix(rest, "]") {
-			return unescapeData(rest[1:]), true
-		}
-		if strings.HasPrefix(rest, " ") {
-			if j := strings.IndexByte(rest, ']'); j >= 0 {
-				return unescapeData(rest[j+1:]), true
-			}
+		return commandMessage(s[8:], "]")
+	}
+	return "", false
+}
+
+// commandMessage is the unescaped message of an error command whose name has been read: rest
+// is what follows the name, and end closes the command (`::`, or `]` in the `##[` form), either
+// at once or after properties that a blank separates from the name.
+func commandMessage(rest, end string) (string, bool) {
+	if strings.HasPrefix(rest, end) {
+		return unescapeData(rest[len(end):]), true
+	}
+	if strings.HasPrefix(rest, " ") {
+		if j := strings.Index(rest, end); j >= 0 {
+			return unescapeData(rest[j+len(end):]), true
 		}
 	}
 	return "", false

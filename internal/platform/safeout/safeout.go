@@ -170,10 +170,7 @@ func bareErr(err error) error {
 // a command runs on every output before its first request, so a bad path fails in
 // configuration and not after the work is done.
 func Check(path string, o Options) error {
-	if path == "" {
-		return &Error{Path: path, Rule: "is empty"}
-	}
-	real, k, err := resolve(path, o)
+	real, k, err := resolveNamed(path, o)
 	if err != nil {
 		return err
 	}
@@ -188,25 +185,18 @@ func Check(path string, o Options) error {
 // writes into the file itself (a runner's $GITHUB_OUTPUT may sit in a directory the job cannot
 // write).
 func CheckAppend(path string, o Options) error {
-	if path == "" {
-		return &Error{Path: path, Rule: "is empty"}
-	}
-	_, _, err := resolve(path, o)
+	_, _, err := resolveNamed(path, o)
 	return err
 }
 
 // WriteFile replaces (or creates) the file path names with data, by the package rule.
 func WriteFile(path string, data []byte, o Options) error {
-	if path == "" {
-		return &Error{Path: path, Rule: "is empty"}
-	}
-	real, k, err := resolve(path, o)
-	if err != nil {
-		return err
-	}
-	if k == kindStream {
-		return writeThrough(path, real, data)
-	}
+	return write(path, data, o, replaceFile)
+}
+
+// replaceFile is WriteFile's part for a regular or missing file: a temporary file beside it,
+// linked or renamed into place.
+func replaceFile(path, real string, k kind, data []byte, o Options) error {
 	dir, base := filepath.Split(real)
 	if dir == "" {
 		dir = "."
@@ -271,16 +261,11 @@ func WriteFile(path string, data []byte, o Options) error {
 // rule. It is for files another program owns and reads line by line ($GITHUB_OUTPUT,
 // $GITHUB_STEP_SUMMARY): their content is kept.
 func Append(path string, data []byte, o Options) error {
-	if path == "" {
-		return &Error{Path: path, Rule: "is empty"}
-	}
-	real, k, err := resolve(path, o)
-	if err != nil {
-		return err
-	}
-	if k == kindStream {
-		return writeThrough(path, real, data)
-	}
+	return write(path, data, o, appendFile)
+}
+
+// appendFile is Append's part for a regular or missing file.
+func appendFile(path, real string, k kind, data []byte, o Options) error {
 	flags := os.O_WRONLY | os.O_APPEND | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	if k == kindMissing {
 		flags |= os.O_CREATE
@@ -301,6 +286,27 @@ func Append(path string, data []byte, o Options) error {
 		return &Error{Path: path, Rule: "write failed", Err: bareErr(err)}
 	}
 	return nil
+}
+
+// resolveNamed is resolve behind the one check every entry point makes first: a path at all.
+func resolveNamed(path string, o Options) (string, kind, error) {
+	if path == "" {
+		return "", 0, &Error{Path: path, Rule: "is empty"}
+	}
+	return resolve(path, o)
+}
+
+// write is the common front of WriteFile and Append: the path is judged, a FIFO or character
+// device is written through as it is, and a regular or missing file goes to toFile.
+func write(path string, data []byte, o Options, toFile func(path, real string, k kind, data []byte, o Options) error) error {
+	real, k, err := resolveNamed(path, o)
+	if err != nil {
+		return err
+	}
+	if k == kindStream {
+		return writeThrough(path, real, data)
+	}
+	return toFile(path, real, k, data, o)
 }
 
 // writeThrough writes data into a FIFO or character device without creating, truncating or

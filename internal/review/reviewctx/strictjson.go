@@ -140,41 +140,41 @@ func (o *objReader) field(name string, required bool) *strictValue {
 	return v
 }
 
+// typed reads the field name and checks that it is a JSON value of kind; rule says what the
+// field must be when it is not. It returns nil, the caller's cue to return its zero or default,
+// when the field is absent (an error when required) or of another kind (an error).
+func (o *objReader) typed(name string, required bool, kind byte, rule string) *strictValue {
+	v := o.field(name, required)
+	if v == nil {
+		return nil
+	}
+	if v.kind != kind {
+		o.fail(fmt.Errorf("%s.%s: %s", o.path, name, rule))
+		return nil
+	}
+	return v
+}
+
 func (o *objReader) has(name string) bool { _, ok := o.v.obj[name]; return ok }
 
 func (o *objReader) str(name string, required bool) string {
-	v := o.field(name, required)
+	v := o.typed(name, required, 's', "must be a string")
 	if v == nil {
-		return ""
-	}
-	if v.kind != 's' {
-		o.fail(fmt.Errorf("%s.%s: must be a string", o.path, name))
 		return ""
 	}
 	return v.str
 }
 
 func (o *objReader) boolean(name string, required bool) bool {
-	v := o.field(name, required)
-	if v == nil {
-		return false
-	}
-	if v.kind != 'b' {
-		o.fail(fmt.Errorf("%s.%s: must be true or false", o.path, name))
-		return false
-	}
-	return v.b
+	v := o.typed(name, required, 'b', "must be true or false")
+	return v != nil && v.b
 }
 
 // integer reads an integer in [lo, hi]; def is returned when the field is absent and not
 // required.
 func (o *objReader) integer(name string, required bool, lo, hi, def int64) int64 {
-	v := o.field(name, required)
+	v := o.typed(name, required, 'n', "must be an integer")
 	if v == nil {
-		return def
-	}
-	if v.kind != 'n' {
-		o.fail(fmt.Errorf("%s.%s: must be an integer", o.path, name))
 		return def
 	}
 	n, err := v.num.Int64()
@@ -191,12 +191,8 @@ func (o *objReader) integer(name string, required bool, lo, hi, def int64) int64
 
 // strList reads an array of strings.
 func (o *objReader) strList(name string, required bool) []string {
-	v := o.field(name, required)
+	v := o.typed(name, required, 'a', "must be an array of strings")
 	if v == nil {
-		return nil
-	}
-	if v.kind != 'a' {
-		o.fail(fmt.Errorf("%s.%s: must be an array of strings", o.path, name))
 		return nil
 	}
 	out := make([]string, 0, len(v.arr))

@@ -267,6 +267,21 @@ type projector struct {
 	decisions []PrivateDecision
 }
 
+// keepSafe returns the items of the string list field that are safe to publish, in order. An
+// unsafe item is left out whole and counted in *dropped and in PublicationFiltered.
+func (p *projector) keepSafe(field string, in []string, c fieldClass, dropped *int) []string {
+	var kept []string
+	for i, v := range in {
+		if p.unsafe(fmt.Sprintf("$.%s[%d]", field, i), v, c) {
+			*dropped++
+			p.sig.PublicationFiltered++
+			continue
+		}
+		kept = append(kept, v)
+	}
+	return kept
+}
+
 // unsafe checks one value and records its hits; it reports whether the value is unsafe.
 func (p *projector) unsafe(path, v string, c fieldClass) bool {
 	hits := p.d.check(v, c)
@@ -351,24 +366,10 @@ func (p *projector) publication(res *reviewresult.Result) *reviewresult.Result {
 		out.Findings = append(out.Findings, f)
 	}
 	p.sig.FindingsRetained = len(out.Findings)
-	for i, w := range res.Warnings {
-		if p.unsafe(fmt.Sprintf("$.warnings[%d]", i), w, classProse) {
-			p.sig.WarningsOmitted++
-			p.sig.PublicationFiltered++
-			continue
-		}
-		out.Warnings = append(out.Warnings, w)
-	}
+	out.Warnings = append(out.Warnings, p.keepSafe("warnings", res.Warnings, classProse, &p.sig.WarningsOmitted)...)
 	p.sig.WarningsRetained = len(out.Warnings)
 	out.OutcomeMessage = p.withhold("$.outcome_message", res.OutcomeMessage, classProse, withheldOutcome)
-	for i, n := range res.ToolNames {
-		if p.unsafe(fmt.Sprintf("$.tool_names[%d]", i), n, classLine) {
-			p.sig.ValuesWithheld++
-			p.sig.PublicationFiltered++
-			continue
-		}
-		out.ToolNames = append(out.ToolNames, n)
-	}
+	out.ToolNames = append(out.ToolNames, p.keepSafe("tool_names", res.ToolNames, classLine, &p.sig.ValuesWithheld)...)
 	if m := res.ManifestFailure; m != nil {
 		out.ManifestFailure = &reviewresult.ManifestFailure{
 			Path:   p.withhold("$.manifest_failure.path", m.Path, classLine, withheldValue),

@@ -3,8 +3,8 @@ package reviewresult
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"unicode/utf8"
@@ -146,33 +146,51 @@ func checkString(n *node, s, path string) error {
 	return nil
 }
 
-func walkObject(dec *json.Decoder, n *node, path string, depth int) error {
+// walkMembers walks the members of an object whose '{' has been read, through its '}', and
+// returns the keys it saw. Both object kinds reject in the same order: value first judges the
+// key (unknown field, key pattern) and names the node of its value, then a repeated key is
+// refused, then a key beyond limit, and only then is the value walked.
+func walkMembers(dec *json.Decoder, path string, depth, limit int, value func(k string) (*node, error)) (map[string]bool, error) {
 	seen := map[string]bool{}
 	for dec.More() {
 		kt, err := token(dec, path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		k, _ := kt.(string)
-		var rule *fieldRule
-		for i := range n.fields {
-			if n.fields[i].name == k {
-				rule = &n.fields[i]
-			}
-		}
-		if rule == nil {
-			// The key is input: it is not echoed, only counted as unknown at this path.
-			return errf(path, "unknown field")
+		vn, err := value(k)
+		if err != nil {
+			return nil, err
 		}
 		if seen[k] {
-			return errf(path+"."+k, "duplicate key")
+			return nil, errf(path+"."+k, "duplicate key")
 		}
 		seen[k] = true
-		if err := walk(dec, rule.n, path+"."+k, depth+1); err != nil {
-			return err
+		if len(seen) > limit {
+			return nil, errf(path, "more than %d entries", limit)
+		}
+		if err := walk(dec, vn, path+"."+k, depth+1); err != nil {
+			return nil, err
 		}
 	}
 	if _, err := token(dec, path); err != nil {
+		return nil, err
+	}
+	return seen, nil
+}
+
+func walkObject(dec *json.Decoder, n *node, path string, depth int) error {
+	// No limit: an object cannot outgrow its fields, unknown and repeated keys being refused.
+	seen, err := walkMembers(dec, path, depth, math.MaxInt, func(k string) (*node, error) {
+		for i := range n.fields {
+			if n.fields[i].name == k {
+				return n.fields[i].n, nil
+			}
+		}
+		// The key is input: it is not echoed, only counted as unknown at this path.
+		return nil, errf(path, "unknown field")
+	})
+	if err != nil {
 		return err
 	}
 	for _, f := range n.fields {
@@ -184,27 +202,11 @@ func walkObject(dec *json.Decoder, n *node, path string, depth int) error {
 }
 
 func walkMap(dec *json.Decoder, n *node, path string, depth int) error {
-	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := token(dec, path)
-		if err != nil {
-			return err
-		}
-		k, _ := kt.(string)
+	_, err := walkMembers(dec, path, depth, n.maxItems, func(k string) (*node, error) {
 		if !n.keyRule.MatchString(k) {
-			return errf(path, "key does not match %s", n.keyRule)
+			return nil, errf(path, "key does not match %s", n.keyRule)
 		}
-		if seen[k] {
-			return errf(fmt.Sprintf("%s.%s", path, k), "duplicate key")
-		}
-		seen[k] = true
-		if len(seen) > n.maxItems {
-			return errf(path, "more than %d entries", n.maxItems)
-		}
-		if err := walk(dec, n.elem, path+"."+k, depth+1); err != nil {
-			return err
-		}
-	}
-	_, err := token(dec, path)
+		return n.elem, nil
+	})
 	return err
 }

@@ -99,18 +99,7 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 			return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
 		}
 	}
-	var keys keyScanner
-	cr := &countingReader{r: io.LimitReader(rs, maxDocumentBytes+1)}
-	a, err := decodeDocument(io.TeeReader(cr, &keys))
-	var syntax *json.SyntaxError
-	switch {
-	case cr.err != nil:
-		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
-	case cr.n > maxDocumentBytes:
-		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
-	case err != nil && errors.As(err, &syntax):
-		return nil, err
-	case err != nil:
+	return decodeBounded(rs, nil, func(_ *countingReader, err error) (*Acquisition, error) {
 		// The error path only: read the document whole to rank the error as Read does.
 		if _, serr := rs.Seek(start, io.SeekStart); serr != nil {
 			return nil, fmt.Errorf("acquisition: read: %w", serr)
@@ -120,10 +109,7 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 			return nil, rerr
 		}
 		return nil, decodeFailure(data, err)
-	case keys.err != nil:
-		return nil, fmt.Errorf("acquisition: %w", keys.err)
-	}
-	return a, nil
+	})
 }
 
 // readSpooled decodes the document from the unseekable r in one pass, copying what it reads to
@@ -131,18 +117,7 @@ func readStream(rs io.ReadSeeker, start int64) (*Acquisition, error) {
 // error outranks it); any other decode error reads the rest of r, still bounded, into spool and
 // ranks the error from there as readStream does.
 func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
-	var keys keyScanner
-	cr := &countingReader{r: io.LimitReader(r, maxDocumentBytes+1)}
-	a, err := decodeDocument(io.TeeReader(io.TeeReader(cr, &keys), spool))
-	var syntax *json.SyntaxError
-	switch {
-	case cr.err != nil:
-		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
-	case cr.n > maxDocumentBytes:
-		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
-	case err != nil && errors.As(err, &syntax):
-		return nil, err
-	case err != nil:
+	return decodeBounded(r, spool, func(cr *countingReader, err error) (*Acquisition, error) {
 		if _, cerr := io.Copy(spool, cr); cerr != nil {
 			return nil, fmt.Errorf("acquisition: read: %w", cerr)
 		}
@@ -153,6 +128,32 @@ func readSpooled(r io.Reader, spool *os.File) (*Acquisition, error) {
 			return nil, fmt.Errorf("acquisition: read: %w", serr)
 		}
 		return readStream(spool, 0)
+	})
+}
+
+// decodeBounded decodes one document from r, bounded to maxDocumentBytes, copying what it
+// reads to spool when spool is not nil. The outcome is ranked the same way for every caller:
+// a read error, then a document too large, then a syntax error (final: no other error
+// outranks it), then any other decode error, which rank ranks from the whole document, then a
+// duplicate or otherwise refused key.
+func decodeBounded(r io.Reader, spool io.Writer, rank func(cr *countingReader, err error) (*Acquisition, error)) (*Acquisition, error) {
+	var keys keyScanner
+	cr := &countingReader{r: io.LimitReader(r, maxDocumentBytes+1)}
+	var src io.Reader = io.TeeReader(cr, &keys)
+	if spool != nil {
+		src = io.TeeReader(src, spool)
+	}
+	a, err := decodeDocument(src)
+	var syntax *json.SyntaxError
+	switch {
+	case cr.err != nil:
+		return nil, fmt.Errorf("acquisition: read: %w", cr.err)
+	case cr.n > maxDocumentBytes:
+		return nil, fmt.Errorf("acquisition: document larger than %d bytes", maxDocumentBytes)
+	case err != nil && errors.As(err, &syntax):
+		return nil, err
+	case err != nil:
+		return rank(cr, err)
 	case keys.err != nil:
 		return nil, fmt.Errorf("acquisition: %w", keys.err)
 	}

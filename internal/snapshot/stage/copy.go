@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -92,10 +91,7 @@ func (c *copier) dir(fd, dfd int, rel string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		p := name
-		if rel != "." {
-			p = path.Join(rel, name)
-		}
+		p := treefs.EntryPath(rel, name)
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return fmt.Errorf("inspect host tree %s: %w", p, err)
@@ -110,9 +106,9 @@ func (c *copier) dir(fd, dfd int, rel string) error {
 			if !verify.TreeDirectory(p) {
 				continue // reported by the copy's verification, as by the host tree's
 			}
-			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			sub, swapped, err := treefs.OpenDirAt(fd, name)
 			if err != nil {
-				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+				if swapped {
 					return refused(p, verify.RuleSymlink, "directory changed to a symlink while opening it")
 				}
 				return fmt.Errorf("open host tree %s: %w", p, err)

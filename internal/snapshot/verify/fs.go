@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forgectx/forgectx/internal/snapshot/treefs"
 )
 
 // The walker reads a context tree without ever following a symlink: the root is opened with
@@ -169,10 +170,7 @@ func (w *walker) walkDir(fd int, rel string) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		p := name
-		if rel != "." {
-			p = path.Join(rel, name)
-		}
+		p := treefs.EntryPath(rel, name)
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			w.add(p, ruleUnreadable, "entry cannot be inspected")
@@ -190,9 +188,9 @@ func (w *walker) walkDir(fd int, rel string) {
 			// The files listed before this directory are accounted for before the files in
 			// it, as a serial walk would.
 			w.flush()
-			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			sub, swapped, err := treefs.OpenDirAt(fd, name)
 			if err != nil {
-				if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+				if swapped {
 					w.add(p, RuleSymlink, "directory changed to a symlink while opening it")
 				} else {
 					w.add(p, ruleUnreadable, "directory cannot be opened")

@@ -133,33 +133,22 @@ type Options struct {
 	ProducerCheck bool
 }
 
-func (o Options) maxFileBytes() int64 {
-	if o.MaxFileBytes > 0 {
-		return o.MaxFileBytes
+// positiveOr is a bound an Options field sets: the field when positive, else the default (the
+// zero Options is the spec's bounds).
+func positiveOr[T int | int64](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultMaxFileBytes
+	return def
 }
 
-func (o Options) maxIndexBytes() int64 {
-	if o.MaxIndexBytes > 0 {
-		return o.MaxIndexBytes
-	}
-	return DefaultMaxIndexBytes
-}
+func (o Options) maxFileBytes() int64 { return positiveOr(o.MaxFileBytes, DefaultMaxFileBytes) }
 
-func (o Options) maxTotalBytes() int64 {
-	if o.MaxTotalBytes > 0 {
-		return o.MaxTotalBytes
-	}
-	return DefaultMaxTotalBytes
-}
+func (o Options) maxIndexBytes() int64 { return positiveOr(o.MaxIndexBytes, DefaultMaxIndexBytes) }
 
-func (o Options) maxFiles() int {
-	if o.MaxFiles > 0 {
-		return o.MaxFiles
-	}
-	return DefaultMaxFiles
-}
+func (o Options) maxTotalBytes() int64 { return positiveOr(o.MaxTotalBytes, DefaultMaxTotalBytes) }
+
+func (o Options) maxFiles() int { return positiveOr(o.MaxFiles, DefaultMaxFiles) }
 
 // Violation is one broken rule: the tree-relative path ("." for the root) and a rule code.
 // Detail is a fixed description of the rule with counts or digests at most — never content.
