@@ -37,7 +37,10 @@ type engineSpec struct {
 // started, and a started engine with UID 0 or a write-overriding capability is killed.
 func runEngine(ctx context.Context, sp engineSpec) engineRun {
 	spec := procgroup.Spec{Argv: sp.argv, Env: sp.env, Dir: sp.dir, Stdout: sp.stdout, Stderr: sp.stderr,
-		Timeout: sp.timeout, Grace: sp.grace}
+		Timeout: sp.timeout, Grace: sp.grace,
+		// The engine's own exit ends the run: a background child it left holding stdout or
+		// stderr is killed with its group instead of keeping the wait busy until the timeout.
+		KillGroupOnExit: true}
 	if sp.cred != nil {
 		spec.Identity, spec.Unprivileged = &procgroup.Identity{UID: sp.cred.Uid, GID: sp.cred.Gid}, true
 	}

@@ -106,6 +106,24 @@ func TestRunEngineRefusesAPrivilegedEngine(t *testing.T) {
 	}
 }
 
+// The engine's exit ends its run: a background child it leaves holding stdout is killed with
+// the engine's process group, so the run neither waits for it nor times out.
+func TestRunEngineEndsWhenTheEngineExits(t *testing.T) {
+	var out bytes.Buffer
+	start := time.Now()
+	r := runEngine(context.Background(), engineSpec{argv: []string{"/bin/sh", "-c", "(sleep 60) & echo done"}, env: []string{"PATH=/usr/bin:/bin"},
+		dir: "/", stdout: &out, stderr: io.Discard, timeout: 20 * time.Second, grace: time.Second})
+	if r.Err != nil || r.TimedOut || r.ExitCode != 0 {
+		t.Fatalf("got %+v, want a clean exit 0", r)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the run waited %s for the engine's background child", took)
+	}
+	if out.String() != "done\n" {
+		t.Fatalf("stdout %q", out.String())
+	}
+}
+
 // An engine that is not on PATH is reported as not found, with or without a credential to
 // drop to (before, the credential's executable check reported a stat of the bare name).
 func TestRunEngineReportsAMissingEngine(t *testing.T) {
