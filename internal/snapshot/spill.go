@@ -133,6 +133,11 @@ func AssembleTo(ctx context.Context, acq *acquisition.Acquisition, cfg Config, d
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("snapshot: staging directory: %w", err)
 	}
+	// A cancellation that arrives while the last files are written still wins: a cancelled
+	// run never publishes a tree, however far its staging got.
+	if err := ctx.Err(); err != nil {
+		return nil, &AbortError{Scope: "filter", Code: AbortFilterFailed, Reason: "assembly cancelled", Err: err}
+	}
 	// os.Rename does not replace a directory: an empty dir (checked above) is removed first.
 	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
 		if err := os.Remove(dir); err != nil {
