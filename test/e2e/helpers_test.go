@@ -91,6 +91,9 @@ func (s *syncBuffer) String() string {
 // it fail, hang, or (gate) wait until the test creates $AGENT_OUT/release.
 const agentScript = `set -u
 out="$AGENT_OUT"
+# The TERM trap is set first: on a loaded machine the recording below can outlast a short
+# agent timeout, and the signal must still be seen.
+if [ "${AGENT_MODE:-ok}" = sleep ]; then trap 'echo term > "$out/term"; exit 143' TERM; fi
 sha256sum "$FORGECTX_CONTEXT_DIR/index.json" | cut -d' ' -f1 > "$out/index.sha"
 cat "$FORGECTX_CONTEXT_DIR/history/agent-runs.json" > "$out/agent-runs.json"
 printf '%s' "$FORGECTX_EVENT_EXCERPT" > "$out/excerpt.json"
@@ -102,7 +105,7 @@ if ( : >> "$FORGECTX_CONTEXT_DIR/index.json" ) 2>/dev/null || mkdir "$FORGECTX_C
 id -u > "$out/uid"
 case "${AGENT_MODE:-ok}" in
   fail) echo "agent broke" >&2; exit 3 ;;
-  sleep) trap 'echo term > "$out/term"; exit 143' TERM; echo started > "$out/started"; sleep 30 & wait ;;
+  sleep) echo started > "$out/started"; sleep 30 & wait ;;
   gate) echo started > "$out/started"; i=0; while [ ! -e "$out/release" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done ;;
 esac
 echo done > "$out/done"
