@@ -110,7 +110,16 @@ type Options struct {
 	OwnReceipts     bool
 	// WithCommenter asks Open for a commenter (a run, reconcile); a snapshot needs none.
 	WithCommenter bool
+	// Concurrency is how many requests one run keeps in flight per host (--concurrency,
+	// 1..MaxConcurrency; 0 takes DefaultConcurrency). 1 reads in today's strict order.
+	Concurrency int
 }
+
+// Request-pool sizes: the default and the largest a run may ask for.
+const (
+	DefaultConcurrency = 4
+	MaxConcurrency     = 8
+)
 
 // Retry is the one retry policy's numbers (internal/forge/retry applies them); zero fields take
 // the adapter's defaults.
