@@ -27,7 +27,7 @@ type FinishStep[O comparable] struct {
 // short by the budget.
 type Finish[O comparable] struct {
 	Steps []FinishStep[O]
-	// Budget is how long the steps' context lasts, chosen from the outcome the phases ended
+	// Budget (required) is how long the steps' context lasts, chosen from the outcome the phases ended
 	// with (forgectx run gives a cancellation less time than a success: the CI system kills
 	// the job soon after cancelling it). A budget that is not positive gives an already
 	// expired context: nothing that needs the forge succeeds.
