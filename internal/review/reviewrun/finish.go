@@ -40,7 +40,11 @@ func (r *runner) finishing(guard *lifecycle.SignalGuard) lifecycle.Finish[outcom
 		Budget: func(outcome) time.Duration { return r.o.FinishTimeout },
 		Report: r.logPanic,
 		Steps: []lifecycle.FinishStep[outcome]{
-			{Name: "cleanup", Run: func(_ context.Context, out outcome) outcome { r.res.Cleanup = r.cleanup(); return out }},
+			{Name: "cleanup", Run: func(_ context.Context, out outcome) outcome {
+				r.res.Cleanup = CleanupFailed // should cleanup panic, it did not complete
+				r.res.Cleanup = r.cleanup()
+				return out
+			}},
 			{Name: "projection", Run: r.projectStep},
 			{Name: "decision", Run: func(context.Context, outcome) outcome {
 				sig := guard.Signal()

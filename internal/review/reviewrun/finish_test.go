@@ -1,6 +1,8 @@
 package reviewrun
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,38 @@ func TestReviewContextHungFailurePostingEndsWithinTheBudget(t *testing.T) {
 	}
 	if len(r.fake.writes("notes")) != 0 {
 		t.Fatal("a note was written although the forge never answered the lookup")
+	}
+	assertNoLeftovers(t, r.tmp)
+}
+
+// A panic in a finishing step is reported by the step's name alone and the remaining steps
+// still run: a cleanup that panics counts as a failed cleanup, so the result is withheld (the
+// summary with its receipt says so) instead of the process dying with nothing posted.
+func TestReviewContextPanicInCleanupStillFinishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds forgectx and the stand-in engine")
+	}
+	defer func(f func(string) error) { removeAll = f }(removeAll)
+	removeAll = func(p string) error {
+		if filepath.Base(p) == "home" {
+			panic("secret-looking panic value " + p)
+		}
+		return os.RemoveAll(p)
+	}
+	page1 := fixture(t, "discussions_page1")
+	sc := scenario{mode: "enriched", protected: true, approve: "true", script: "findings", policy: e2ePolicy(t, nil), pages: discussionsOK(page1), withheld: true}
+	r := runScenario(t, sc, nil)
+	r.fake.wantPosts = map[string]int{"POST notes": 1}
+	if r.err == nil || r.res.Status != StatusFailure || r.res.Cleanup != CleanupFailed {
+		t.Fatalf("want a failed run with a failed cleanup, got %v %+v", r.err, r.res)
+	}
+	body, rc := summaryNote(t, r)
+	if rc.Cleanup != CleanupFailed || !strings.Contains(body, "result is withheld") || r.res.Approved {
+		t.Fatalf("withheld summary wrong: cleanup %s, approved %v", rc.Cleanup, r.res.Approved)
+	}
+	logs := r.logs.String()
+	if !strings.Contains(logs, `"step":"cleanup"`) || !strings.Contains(logs, "internal error in a finishing step") || strings.Contains(logs, "secret-looking") {
+		t.Fatalf("the panic is not reported by its step alone:\n%s", logs)
 	}
 	assertNoLeftovers(t, r.tmp)
 }
