@@ -183,30 +183,9 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 
 	out := r.lifecycle(parent, ctx)
 
-	// Finish on every path, in the order: completion status comment, receipt, cleanup,
-	// then the job summary. After a cancellation or time-out the run's context is over, so the
-	// forge writes get a short context of their own.
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(parent), r.finishBudget(out.status))
-	defer fcancel()
-	if out.status == StatusCancelled {
-		// GitHub sends SIGKILL seconds after cancelling: on a cancellation the trees go first
-		// and the forge writes get what is left.
-		r.guard("cleanup", clean)
-	}
-	r.res.Status, r.res.Detail = out.status, out.detail
-	r.guard("status", func() { r.finishStatus(fctx, out) })
-	r.guard("receipt", func() { r.postReceipt(fctx, out) })
-	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
-		// Every run leaves a receipt: a run whose receipt could not be posted is a failed run
-		// (the receipt, had it been posted, would have said what the agent did). The status
-		// comment already shows the success or skip: it is corrected.
-		out = outcome{StatusFailure, "the run receipt could not be posted"}
-		r.res.Status, r.res.Detail = out.status, out.detail
-		r.guard("status", func() { r.finishStatus(fctx, out) })
-	}
-	r.guard("outputs", func() { r.relayOutputs(out) })
-	r.guard("cleanup", clean)
-	r.guard("summary", func() { r.writeSummary(out) })
+	// Finish on every path. After a cancellation or time-out the run's context is over, so the
+	// forge writes get a bounded context of their own (lifecycle.Finish).
+	out = r.finishing(clean).Run(parent, out)
 	r.logUnused()
 	r.phase("done").Str("status", out.status).Bool("receipt_posted", r.res.ReceiptPosted).
 		Bool("status_posted", r.res.StatusPosted).Int("cleanup_errors", len(r.res.Cleanup)).Msg("forgectx run: finished")
@@ -217,8 +196,46 @@ func (r *runner) run(parent context.Context) (*Result, error) {
 	return r.res, nil
 }
 
-// guard runs one finishing step; a panic in it is logged and the remaining steps still run.
-func (r *runner) guard(step string, f func()) { lifecycle.Protect(step, f, r.logPanic) }
+// finishing is the run's finishing, in order: completion status comment, receipt (a success
+// or skip without one becomes a failure and the status comment is posted again), outputs,
+// cleanup, then the job summary.
+func (r *runner) finishing(clean func()) lifecycle.Finish[outcome] {
+	return lifecycle.Finish[outcome]{
+		Budget: func(out outcome) time.Duration { return r.finishBudget(out.status) },
+		Report: r.logPanic,
+		Steps: []lifecycle.FinishStep[outcome]{
+			{Name: "cleanup", Run: func(_ context.Context, out outcome) outcome {
+				if out.status == StatusCancelled {
+					// GitHub sends SIGKILL seconds after cancelling: on a cancellation the trees go
+					// first and the forge writes get what is left.
+					clean()
+				}
+				return out
+			}},
+			{Name: "status", Again: true, Run: func(ctx context.Context, out outcome) outcome {
+				r.res.Status, r.res.Detail = out.status, out.detail
+				r.finishStatus(ctx, out)
+				return out
+			}},
+			{Name: "receipt", Run: func(ctx context.Context, out outcome) outcome { r.postReceipt(ctx, out); return out }},
+			{Name: "receipt_required", Run: r.requireReceipt},
+			{Name: "outputs", Run: func(_ context.Context, out outcome) outcome { r.relayOutputs(out); return out }},
+			{Name: "cleanup", Run: func(_ context.Context, out outcome) outcome { clean(); return out }},
+			{Name: "summary", Run: func(_ context.Context, out outcome) outcome { r.writeSummary(out); return out }},
+		},
+	}
+}
+
+// requireReceipt is the rule that every run leaves a receipt: a success or skip whose receipt
+// could not be posted is a failed run (the receipt, had it been posted, would have said what
+// the agent did). The status comment already shows the success or skip: the changed outcome
+// makes the status step run again to correct it.
+func (r *runner) requireReceipt(_ context.Context, out outcome) outcome {
+	if !r.res.ReceiptPosted && (out.status == StatusSuccess || out.status == StatusSkipped) {
+		return outcome{StatusFailure, "the run receipt could not be posted"}
+	}
+	return out
+}
 
 func (r *runner) logPanic(phase string, p any) {
 	ev := r.log.Error().Str("phase", phase).Str("panic_type", fmt.Sprintf("%T", p))

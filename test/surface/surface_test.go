@@ -302,7 +302,7 @@ var cleanedAreas = []string{
 	"internal/snapshot", "internal/filter", "internal/status", "internal/event",
 	"internal/review/reviewctx", "internal/review/reviewmcp", "internal/review/reviewpub", "internal/review/reviewresult",
 	"internal/forge/github", "internal/forge/gitlab", "internal/forge/cassette", "internal/forge/retry",
-	"internal/forge/stats", "internal/forge/bodycap",
+	"internal/forge/stats",
 	"internal/platform/inputfile", "internal/platform/logging", "internal/platform/parallel",
 	"internal/platform/safeout", "internal/platform/version",
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge"
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/internal/status"
 	"github.com/forgectx/forgectx/test/httpfake"
@@ -616,7 +615,7 @@ func TestRetryAfterIsCapped(t *testing.T) {
 // never a silently shorter document.
 func TestResponseBodyLimit(t *testing.T) {
 	read := func(body string, limit int64) (string, error) {
-		b := bodycap.New(io.NopCloser(strings.NewReader(body)), limit, errResponseTooLarge)
+		b := forge.CapBody(io.NopCloser(strings.NewReader(body)), limit, errResponseTooLarge)
 		out, err := io.ReadAll(b)
 		return string(out), err
 	}

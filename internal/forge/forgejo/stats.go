@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/forgectx/forgectx/internal/forge"
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
 	"github.com/forgectx/forgectx/internal/forge/stats"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
@@ -99,7 +98,7 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if resp != nil && resp.Body != nil {
 		// The SDK reads bodies without a bound; a hostile or broken server cannot make this
 		// process hold more than maxResponseBytes of one answer.
-		resp.Body = bodycap.New(forge.CountBody(resp.Body, s.read), maxResponseBytes, errResponseTooLarge)
+		resp.Body = forge.CapBody(forge.CountBody(resp.Body, s.read), maxResponseBytes, errResponseTooLarge)
 	}
 	return resp, err
 }

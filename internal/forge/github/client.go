@@ -17,7 +17,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge"
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
 	"github.com/forgectx/forgectx/internal/forge/retry"
 	"github.com/forgectx/forgectx/internal/forge/stats"
 	"github.com/forgectx/forgectx/internal/platform/version"
@@ -287,7 +286,7 @@ func (q quotaHeaderHider) RoundTrip(req *http.Request) (*http.Response, error) {
 	if endpointOf(req.Context()) != logDownloadEndpoint && resp.Body != nil {
 		// An API page larger than maxAPIBody is refused rather than decoded into memory (log
 		// downloads have their own bound, max_source_bytes).
-		resp.Body = bodycap.New(resp.Body, maxAPIBody, errBodyTooLarge)
+		resp.Body = forge.CapBody(resp.Body, maxAPIBody, errBodyTooLarge)
 	}
 	return resp, nil
 }

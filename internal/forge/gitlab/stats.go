@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/forgectx/forgectx/internal/forge"
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
 	"github.com/forgectx/forgectx/internal/forge/stats"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
@@ -56,7 +55,7 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		sanitizeLink(resp.Header)
 		if resp.Body != nil {
-			resp.Body = bodycap.New(forge.CountBody(resp.Body, c.read), responseCap, errResponseTooLarge)
+			resp.Body = forge.CapBody(forge.CountBody(resp.Body, c.read), responseCap, errResponseTooLarge)
 		}
 	}
 	return resp, err

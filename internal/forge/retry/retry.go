@@ -27,8 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
-
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
 
@@ -337,7 +335,9 @@ func Cause(err error) string {
 	var dns *net.DNSError
 	var cert x509.UnknownAuthorityError
 	var host x509.HostnameError
-	var tooLarge *bodycap.TooLargeError
+	// A body read past its bound (forge.BodyTooLargeError, which this package cannot name:
+	// internal/forge imports it).
+	var tooLarge interface{ BodyLimit() int64 }
 	switch {
 	case err == nil:
 		return ""
@@ -360,7 +360,7 @@ func Cause(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "connection closed mid-answer"
 	case errors.As(err, &tooLarge):
-		return fmt.Sprintf("response body over the %d-byte bound (reading stopped there)", tooLarge.Limit)
+		return fmt.Sprintf("response body over the %d-byte bound (reading stopped there)", tooLarge.BodyLimit())
 	}
 	return "transport error"
 }

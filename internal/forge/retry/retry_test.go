@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/rs/zerolog"
 
-	"github.com/forgectx/forgectx/internal/forge/bodycap"
+	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/forge/retry"
 )
 
@@ -155,7 +155,7 @@ func TestBackoffRules(t *testing.T) {
 
 // A body read past its bound is reported with the bound, not as a bare transport error.
 func TestCauseNamesABodyBound(t *testing.T) {
-	err := fmt.Errorf("list: %w", &bodycap.TooLargeError{Limit: 67108864, Err: errors.New("github: too large")})
+	err := fmt.Errorf("list: %w", &forge.BodyTooLargeError{Limit: 67108864, Err: errors.New("github: too large")})
 	if got := retry.Cause(err); got != "response body over the 67108864-byte bound (reading stopped there)" {
 		t.Fatalf("Cause = %q", got)
 	}

@@ -296,6 +296,9 @@ type scenario struct {
 	rules *rulesFixture
 	// skipSnapshot: the run stops after reading the rules (nothing later is requested).
 	skipSnapshot bool
+	// hungPosting: the run fails before its projection and the forge never answers the
+	// failure note's first request (the token's user).
+	hungPosting bool
 }
 
 func e2ePolicy(t *testing.T, mut func(m map[string]any)) []byte {
@@ -371,6 +374,10 @@ func (f *fakeGitLab) expect(t *testing.T, sc scenario) {
 	}
 	f.ExpectCassette(entityOnly(c))
 	if sc.noPosting {
+		return
+	}
+	if sc.hungPosting {
+		f.Expect("GET", "/api/v4/user", httpfake.Timeout())
 		return
 	}
 	if sc.withheld || sc.failed {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/forge"
@@ -46,6 +47,10 @@ type Options struct {
 	// runs as root (zero: DefaultEngineID). Without root they must be zero: the engine runs as
 	// this process's user (docs/review-context.md, "Engine identity").
 	EngineUID, EngineGID int
+	// FinishTimeout bounds the forge writes of the finishing steps — the failure note, the
+	// withheld summary, the result's posting — so that a forge that stops answering cannot hold
+	// the job (default DefaultFinishTimeout).
+	FinishTimeout time.Duration
 
 	// hook, in tests, is called at named points of the lifecycle ("cleanup:store", …).
 	hook func(point string)
@@ -102,6 +107,11 @@ type runner struct {
 	res         Result
 	// rules are the repository Rules read at the target SHA.
 	rules []reviewctx.RuleFile
+	// err is the run's error once the phases ended; the finishing steps replace it (a failed
+	// projection or posting, an interruption).
+	err error
+	// proj is the read-back projection the result step posts.
+	proj *Projection
 	// failState is the closed failure state the current step would post (failure.go); empty
 	// before acquisition starts.
 	failState string
@@ -152,49 +162,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		stopGuard()
 		return &r.res, err
 	}
-	// From here nothing is cancelled: cleanup and the projection always complete.
-	r.res.Cleanup = r.cleanup()
-	var proj *Projection
-	if runErr == nil {
-		proj, runErr = r.project(context.WithoutCancel(ctx))
+	// From here nothing is cancelled: cleanup, the projection and the posting are finishing
+	// steps (finish.go), bounded by FinishTimeout.
+	r.err = runErr
+	out := r.finishing(guard).Run(ctx, outcome{})
+	if out.status == statusPosting || out.status == "" {
+		// A finishing step panicked before the outcome was settled (logged by its name).
+		out, r.err = outcome{status: StatusFailure, detail: "internal error while finishing"}, errors.New("reviewrun: internal error while finishing")
 	}
-	sig := guard.Signal()
-	stopGuard()
-	if sig != nil {
-		r.res.Status, r.res.Detail = StatusCancelled, "interrupted by "+sig.String()+"; cleanup and projection completed, nothing posted"
-		return &r.res, fmt.Errorf("reviewrun: interrupted by %s", sig)
-	}
-	if runErr != nil {
-		r.res.Status = StatusFailure
-		if r.failState != "" && !IsConfigError(runErr) {
-			r.res.Detail = "failed: " + r.failState
-			r.postFailure(context.WithoutCancel(ctx), r.failState)
-		}
-		return &r.res, runErr
-	}
-	// A failed cleanup or publication validation blocks ordinary result publication: the
-	// summary says so, with the receipt, and nothing else is posted.
-	var withheld string
-	pubErr := validRendering(proj)
-	switch {
-	case r.res.Cleanup != CleanupComplete:
-		withheld = "the review session could not be cleaned up"
-	case pubErr != nil:
-		withheld = "the result did not pass publication validation"
-	}
-	if withheld != "" {
-		r.res.Status, r.res.Detail = StatusFailure, withheld+": result withheld"
-		if err := r.postWithheld(ctx, proj, withheld, pubErr == nil); err != nil {
-			return &r.res, err
-		}
-		return &r.res, errors.New("reviewrun: " + withheld + "; the result was withheld")
-	}
-	if err := r.post(ctx, proj); err != nil {
-		r.res.Status, r.res.Detail = StatusFailure, "posting failed"
-		return &r.res, err
-	}
-	r.res.Status = StatusSuccess
-	return &r.res, nil
+	r.res.Status, r.res.Detail = out.status, out.detail
+	return &r.res, r.err
 }
 
 func prepare(o Options) (*runner, error) {
@@ -211,6 +188,9 @@ func prepare(o Options) (*runner, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	o.Common.Defaults() // the same defaults (clock, grace, streams) as forgectx run
+	if o.FinishTimeout <= 0 {
+		o.FinishTimeout = DefaultFinishTimeout
+	}
 	if o.Forgectx == "" {
 		exe, err := os.Executable()
 		if err != nil {
