@@ -198,6 +198,7 @@ func (s *scan) normalise(seg []byte) (text []byte, annotated, marker bool) {
 	if seg[0] == '[' {
 		seg = s.actPrefix(seg)
 	}
+	seg = stripBuildKit(seg)
 	s.plainMarkers(seg)
 	return seg, false, false
 }
@@ -445,6 +446,30 @@ func stripTimestamp(b []byte) []byte {
 	return b
 }
 
+// stripBuildKit removes the step prefix of docker build's plain progress output
+// ("#8 1.204 "), so the tool's own line underneath is classified as the tool prints it.
+func stripBuildKit(b []byte) []byte {
+	if len(b) < 3 || b[0] != '#' || !isDigit(b[1]) {
+		return b
+	}
+	i := 1
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	if i >= len(b) || b[i] != ' ' {
+		return b
+	}
+	rest := b[i+1:]
+	j := 0
+	for j < len(rest) && (isDigit(rest[j]) || rest[j] == '.') {
+		j++
+	}
+	if j > 0 && j < len(rest) && rest[j] == ' ' {
+		return rest[j+1:]
+	}
+	return rest
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // cut bounds s to max bytes at a character boundary, adding the ellipsis when it cuts; invalid
@@ -489,6 +514,7 @@ func (s *scan) text(i int, lim Limits) (string, bool) {
 	} else if t[0] == '[' {
 		t = (&scan{job: "x"}).actPrefix(t)
 	}
+	t = stripBuildKit(t)
 	return cut(string(t), lim.MaxLineBytes), true
 }
 

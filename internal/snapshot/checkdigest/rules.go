@@ -15,7 +15,7 @@ import (
 //
 // The table's order is the precedence: a digest's category is the category of the earliest
 // rule that matched any line of the log, so a timeout beats the test output printed before
-// it, a missing go.sum entry beats the build failure it causes, and a language's own error
+// it, a runner shutdown beats the cancellation it causes, a missing go.sum entry beats the build failure it causes, and a language's own error
 // beats the make or docker line that wraps it. Rules of the Unknown category are generic
 // ("exit code 1", "##[error]…"): they give key lines but never a category, and a digest keeps
 // them only after every specific key line.
@@ -61,14 +61,6 @@ var rules = compileRules([]Rule{
 	{ID: "forgejo-job-timeout", Category: Timeout, Keywords: kw("Job timed out"), Pattern: `^(🏁\s+)?Job timed out`,
 		Sample: "🏁  Job timed out"},
 
-	// Cancellations.
-	{ID: "gha-cancelled", Category: Cancelled, Keywords: kw("The operation was canceled."),
-		Sample: "The operation was canceled."},
-	{ID: "gitlab-cancelled", Category: Cancelled, Keywords: kw("Job failed: canceled"),
-		Sample: "ERROR: Job failed: canceled"},
-	{ID: "forgejo-cancelled", Category: Cancelled, Keywords: kw("Job cancel"), Pattern: `^(🏁\s+)?Job (cancelled|canceled)\b`,
-		Sample: "🏁  Job cancelled"},
-
 	// Infrastructure: the runner, the machine or the network failed, not the code.
 	{ID: "gha-runner-shutdown", Category: Infrastructure, Keywords: kw("The runner has received a shutdown signal"),
 		Sample: "The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled."},
@@ -88,6 +80,14 @@ var rules = compileRules([]Rule{
 		Sample: "fatal: unable to access 'https://github.com/acme/widgets/': Could not resolve host: github.com"},
 	{ID: "docker-daemon", Category: Infrastructure, Keywords: kw("Cannot connect to the Docker daemon"),
 		Sample: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"},
+
+	// Cancellations.
+	{ID: "gha-cancelled", Category: Cancelled, Keywords: kw("The operation was canceled."),
+		Sample: "The operation was canceled."},
+	{ID: "gitlab-cancelled", Category: Cancelled, Keywords: kw("Job failed: canceled"),
+		Sample: "ERROR: Job failed: canceled"},
+	{ID: "forgejo-cancelled", Category: Cancelled, Keywords: kw("Job cancel"), Pattern: `^(🏁\s+)?Job (cancelled|canceled)\b`,
+		Sample: "🏁  Job cancelled"},
 
 	// Dependencies: resolution, download or checksum of a dependency.
 	{ID: "go-sum-missing", Category: Dependency, Keywords: kw("missing go.sum entry"),
@@ -162,7 +162,7 @@ var rules = compileRules([]Rule{
 		Sample: "npm ERR! Test failed.  See above for more details."},
 	{ID: "pytest-failed", Category: Test, Keywords: kw("FAILED "), Pattern: `^FAILED \S+::`,
 		Sample: "FAILED tests/test_client.py::test_retry_caps_delay - AssertionError: assert 41.2 <= 30"},
-	{ID: "pytest-assert", Category: Test, Keywords: kw("E  "), Pattern: `^E\s{3}\S`,
+	{ID: "pytest-assert", Category: Test, Keywords: kw("E  "), Pattern: `^E\s{3,}\S`,
 		Sample: "E       AssertionError: assert 41.2 <= 30"},
 	{ID: "pytest-summary", Category: Test, Keywords: kw(" failed"), Pattern: `^=+ .*\d+ failed.* in [\d.]+s`,
 		Sample: "========================= 1 failed, 12 passed in 0.84s ========================="},
