@@ -270,6 +270,7 @@ func (s *scan) actPrefix(seg []byte) []byte {
 // plainMarkers recognises the marker lines that are also text: act_runner's step lines,
 // GitLab's runner banner and GitHub's job name line.
 func (s *scan) plainMarkers(seg []byte) {
+	seg = bytes.TrimLeft(seg, " ")
 	switch {
 	case bytes.HasPrefix(seg, []byte("⭐ Run ")):
 		s.detect(FormatForgejo)
@@ -486,6 +487,25 @@ func cut(s string, max int) string {
 	return s[:i] + ellipsis
 }
 
+// context is the text of line i as a context line: not for noise, markers, or a key line
+// (one the bounds left out is counted in OmittedLines, not shown unmarked).
+func (s *scan) context(i int, lim Limits) (string, bool) {
+	t, ok := s.text(i, lim)
+	if !ok {
+		return "", false
+	}
+	probe := &scan{cand: s.cand}
+	raw := s.lines[i]
+	if j := bytes.LastIndexByte(raw, '\r'); j >= 0 {
+		raw = raw[j+1:]
+	}
+	v, ann, marker := probe.normalise(raw)
+	if marker || ann || (len(v) > 0 && classify(v, s.cand) >= 0) {
+		return "", false
+	}
+	return t, true
+}
+
 // text is the normalised, bounded text of line i (the last visible carriage-return segment).
 func (s *scan) text(i int, lim Limits) (string, bool) {
 	var t []byte
@@ -559,7 +579,7 @@ func (s *scan) digest(lim Limits) Digest {
 			if _, ok := kept[j]; ok {
 				continue
 			}
-			ct, ok := s.text(j, lim)
+			ct, ok := s.context(j, lim)
 			if !ok || size+len(ct) > lim.MaxBytes {
 				continue
 			}

@@ -196,7 +196,7 @@ var rules = compileRules([]Rule{
 		Sample: "Process completed with exit code 1."},
 	{ID: "gitlab-job-failed", Category: Unknown, Keywords: kw("ERROR: Job failed"),
 		Sample: "ERROR: Job failed: exit code 1"},
-	{ID: "forgejo-step-failure", Category: Unknown, Keywords: kw("❌", "exitcode '", "Job failed"), Pattern: `^❌\s+Failure - |exitcode '\d+': failure|^(🏁\s+)?Job failed$`,
+	{ID: "forgejo-step-failure", Category: Unknown, Keywords: kw("❌", "exitcode '", "Job failed"), Pattern: `^\s*❌\s+Failure - |exitcode '\d+': failure|^(🏁\s+)?Job failed$`,
 		Sample: "❌  Failure - Main go test ./..."},
 	{ID: "error-prefix", Category: Unknown, Keywords: kw("error", "Error", "ERROR"), Pattern: `^(error|Error|ERROR)(\[\w+\])?: `,
 		Sample: "Error: Cannot find module '@acme/retry'"},
