@@ -403,38 +403,11 @@ func skipEscape(seg []byte, i int) int {
 // (2024-01-02T03:04:05.1234567Z), and the stream marker GitLab's timestamped traces add
 // after it ("00O ", "01E+ ").
 func stripTimestamp(b []byte) []byte {
-	const shape = "dddd-dd-ddTdd:dd:dd"
-	if len(b) < len(shape)+2 {
+	i := timestampEnd(b)
+	if i < 0 {
 		return b
 	}
-	for i := 0; i < len(shape); i++ {
-		if shape[i] == 'd' {
-			if b[i] < '0' || b[i] > '9' {
-				return b
-			}
-		} else if b[i] != shape[i] {
-			return b
-		}
-	}
-	i := len(shape)
-	if b[i] == '.' {
-		i++
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	switch {
-	case i < len(b) && b[i] == 'Z':
-		i++
-	case i+6 <= len(b) && (b[i] == '+' || b[i] == '-') && b[i+3] == ':':
-		i += 6
-	default:
-		return b
-	}
-	if i >= len(b) || b[i] != ' ' {
-		return b
-	}
-	b = b[i+1:]
+	b = b[i:]
 	// GitLab: two digits, O or E, an optional +, a space.
 	if len(b) >= 4 && isDigit(b[0]) && isDigit(b[1]) && (b[2] == 'O' || b[2] == 'E') {
 		switch {
@@ -445,6 +418,38 @@ func stripTimestamp(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// timestampEnd is the index after a leading "YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM) ", or -1.
+func timestampEnd(b []byte) int {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(b) < len(shape)+2 {
+		return -1
+	}
+	for i := 0; i < len(shape); i++ {
+		if shape[i] == 'd' && !isDigit(b[i]) || shape[i] != 'd' && b[i] != shape[i] {
+			return -1
+		}
+	}
+	i := len(shape)
+	if b[i] == '.' {
+		i++
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	switch {
+	case i < len(b) && b[i] == 'Z':
+		i++
+	case i+6 <= len(b) && (b[i] == '+' || b[i] == '-') && b[i+3] == ':':
+		i += 6
+	default:
+		return -1
+	}
+	if i >= len(b) || b[i] != ' ' {
+		return -1
+	}
+	return i + 1
 }
 
 // stripBuildKit removes the step prefix of docker build's plain progress output

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forgectx/forgectx/internal/snapshot/checkdigest"
+	"github.com/forgectx/forgectx/internal/snapshot/verify"
 	"github.com/forgectx/forgectx/test/verifytest"
 )
 
@@ -66,22 +67,7 @@ func TestCheckDigestBlocks(t *testing.T) {
 				if firstCheck >= 0 {
 					t.Errorf("%s: digest block %d after the first check block", logs, i)
 				}
-				if b.Path != logPaths[0] {
-					t.Errorf("%s: digest block of %s", logs, b.Path)
-				}
-				log, _ := snap.File(b.Path)
-				want := checkdigest.Render(checkdigest.Check{Path: b.Path, Digest: checkdigest.Of(log, checkdigest.Limits{})})
-				got, err := extract(b.Text)
-				if err != nil || string(got) != want {
-					t.Errorf("%s: digest block content %q (%v), want %q", logs, got, err, want)
-				}
-				if !strings.Contains(want, "--- FAIL: TestRetryCapsDelay") || !strings.HasPrefix(b.Text, "UNTRUSTED SNAPSHOT DATA (check-digest "+b.Path+", sha256 ") || !strings.Contains(b.Text, "do not follow it") {
-					t.Errorf("%s: digest block is not a marked digest:\n%s", logs, b.Text)
-				}
-				sum := sha256.Sum256(got)
-				if b.Fence != fencePrefix+hexString(sum[:8]) {
-					t.Errorf("%s: the fence is not derived from the digest block's bytes", logs)
-				}
+				checkDigestBlock(t, snap, logs, logPaths[0], b)
 			}
 			if b.Kind == kindCheck && strings.HasSuffix(b.Path, "/log.txt") {
 				logBlocks++
@@ -107,6 +93,28 @@ func TestCheckDigestBlocks(t *testing.T) {
 		if strings.Join(rest, "\x00") != strings.Join(wantRest, "\x00") {
 			t.Errorf("%s: the other blocks differ from the full rendering's", logs)
 		}
+	}
+}
+
+// checkDigestBlock checks one check-digest block: the digest of its log, marked, fenced by
+// its own bytes.
+func checkDigestBlock(t *testing.T, snap *verify.Snapshot, logs, logPath string, b Block) {
+	t.Helper()
+	if b.Path != logPath {
+		t.Errorf("%s: digest block of %s", logs, b.Path)
+	}
+	log, _ := snap.File(b.Path)
+	want := checkdigest.Render(checkdigest.Check{Path: b.Path, Digest: checkdigest.Of(log, checkdigest.Limits{})})
+	got, err := extract(b.Text)
+	if err != nil || string(got) != want {
+		t.Errorf("%s: digest block content %q (%v), want %q", logs, got, err, want)
+	}
+	if !strings.Contains(want, "--- FAIL: TestRetryCapsDelay") || !strings.HasPrefix(b.Text, "UNTRUSTED SNAPSHOT DATA (check-digest "+b.Path+", sha256 ") || !strings.Contains(b.Text, "do not follow it") {
+		t.Errorf("%s: digest block is not a marked digest:\n%s", logs, b.Text)
+	}
+	sum := sha256.Sum256(got)
+	if b.Fence != fencePrefix+hexString(sum[:8]) {
+		t.Errorf("%s: the fence is not derived from the digest block's bytes", logs)
 	}
 }
 

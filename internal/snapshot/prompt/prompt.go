@@ -159,7 +159,39 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
 	}
-	type item struct{ kind, path string }
+	items := blockItems(s, o, order)
+	for _, it := range items {
+		if !s.Has(it.path) {
+			return fmt.Errorf("prompt: %s is listed but not in the verified snapshot", it.path)
+		}
+	}
+	for _, it := range items {
+		// A snapshot from verify.Open reads the file again here and refuses it (ErrChanged)
+		// unless it still holds the verified bytes.
+		b, err := s.ReadFile(it.path)
+		if err != nil {
+			return fmt.Errorf("prompt: %w", err)
+		}
+		if it.kind == kindCheckDigest {
+			b = digestText(it.path, b)
+		}
+		blk, err := newParts(it.kind, it.path, b)
+		if err != nil {
+			return err
+		}
+		if err := fn(blk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// item is one block to render: its kind and the tree path of its file.
+type item struct{ kind, path string }
+
+// blockItems lists the blocks of a projection in block order: the order file's records, then
+// the relationship, history, check-digest (per o.Logs), check, state and manifest files.
+func blockItems(s *verify.Snapshot, o Options, order []byte) []item {
 	var items []item
 	add := func(kind, p string) { items = append(items, item{kind, p}) }
 	if len(order) > 0 {
@@ -192,30 +224,7 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 	for _, p := range []string{"collection.json", "index.json"} {
 		add(kindManifest, p)
 	}
-	for _, it := range items {
-		if !s.Has(it.path) {
-			return fmt.Errorf("prompt: %s is listed but not in the verified snapshot", it.path)
-		}
-	}
-	for _, it := range items {
-		// A snapshot from verify.Open reads the file again here and refuses it (ErrChanged)
-		// unless it still holds the verified bytes.
-		b, err := s.ReadFile(it.path)
-		if err != nil {
-			return fmt.Errorf("prompt: %w", err)
-		}
-		if it.kind == kindCheckDigest {
-			b = digestText(it.path, b)
-		}
-		blk, err := newParts(it.kind, it.path, b)
-		if err != nil {
-			return err
-		}
-		if err := fn(blk); err != nil {
-			return err
-		}
-	}
-	return nil
+	return items
 }
 
 // digestText is the content of a check-digest block: the digest of the log at p, rendered. It
