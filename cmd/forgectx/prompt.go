@@ -42,7 +42,7 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 		return usagef("--format must be json or text")
 	}
 	if o.Logs == "" || prompt.CheckLogs(o.Logs) != nil {
-		return usagef("--logs must be digest, full or both")
+		return usagef("--logs must be %s, %s or %s", prompt.LogsDigest, prompt.LogsFull, prompt.LogsBoth)
 	}
 	if _, err := prompt.ViewPath(o.View); err != nil {
 		return usagef("--view: %v", err)

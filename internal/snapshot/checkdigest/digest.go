@@ -9,13 +9,13 @@ import (
 
 // Formats Digest.Format names.
 const (
-	FormatGitHub  = "github-actions"
-	FormatGitLab  = "gitlab"
-	FormatForgejo = "forgejo"
-	FormatPlain   = "plain"
+	formatGitHub  = "github-actions"
+	formatGitLab  = "gitlab"
+	formatForgejo = "forgejo"
+	formatPlain   = "plain"
 )
 
-// Limits bound a digest. A zero field takes its default (DefaultLimits).
+// Limits bound a digest. A zero field takes its default (defaultLimits).
 type Limits struct {
 	MaxKeyLines   int // key lines kept per check
 	Context       int // context lines kept before and after each key line
@@ -24,14 +24,14 @@ type Limits struct {
 	MaxTotalBytes int // bytes of kept line text across all checks of a tree (FromSnapshot)
 }
 
-// DefaultLimits are the bounds used when a field is zero: about 3 KiB of text per check and
+// defaultLimits are the bounds used when a field is zero: about 3 KiB of text per check and
 // 12 KiB per tree, enough for the first failures with their assertion lines.
-func DefaultLimits() Limits {
+func defaultLimits() Limits {
 	return Limits{MaxKeyLines: 8, Context: 2, MaxLineBytes: 240, MaxBytes: 3072, MaxTotalBytes: 12288}
 }
 
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
+	d := defaultLimits()
 	if l.MaxKeyLines <= 0 {
 		l.MaxKeyLines = d.MaxKeyLines
 	}
@@ -156,7 +156,7 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 }
 
 // ruleGHAError is the generic rule of a runner ##[error] line no specific rule recognised.
-var ruleGHAError = slices.IndexFunc(rules, func(r Rule) bool { return r.ID == "error-prefix" })
+var ruleGHAError = slices.IndexFunc(rules, func(r ruleRow) bool { return r.ID == "error-prefix" })
 
 func (s *scan) step() string {
 	if len(s.steps) == 0 {
@@ -180,16 +180,16 @@ func (s *scan) normalise(seg []byte) (text []byte, annotated, marker bool) {
 	}
 	switch {
 	case seg[0] == '#' && bytes.HasPrefix(seg, []byte("##[")):
-		s.detect(FormatGitHub)
+		s.detect(formatGitHub)
 		return s.ghCommand(seg)
 	case seg[0] == ':' && bytes.HasPrefix(seg, []byte("::")):
 		return s.wfCommand(seg)
 	case bytes.HasPrefix(seg, []byte("section_start:")):
-		s.detect(FormatGitLab)
+		s.detect(formatGitLab)
 		s.steps = append(s.steps, sectionName(seg[len("section_start:"):]))
 		return nil, false, true
 	case bytes.HasPrefix(seg, []byte("section_end:")):
-		s.detect(FormatGitLab)
+		s.detect(formatGitLab)
 		if len(s.steps) > 0 {
 			s.steps = s.steps[:len(s.steps)-1]
 		}
@@ -260,7 +260,7 @@ func (s *scan) actPrefix(seg []byte) []byte {
 	if !ok || len(job) == 0 || bytes.ContainsAny(job, "[]") {
 		return seg
 	}
-	s.detect(FormatForgejo)
+	s.detect(formatForgejo)
 	if s.job == "" {
 		s.job = name(job)
 	}
@@ -273,21 +273,21 @@ func (s *scan) plainMarkers(seg []byte) {
 	seg = bytes.TrimLeft(seg, " ")
 	switch {
 	case bytes.HasPrefix(seg, []byte("⭐ Run ")):
-		s.detect(FormatForgejo)
+		s.detect(formatForgejo)
 		st := bytes.TrimLeft(seg[len("⭐ Run "):], " ")
 		st = bytes.TrimPrefix(st, []byte("Main "))
 		s.setStep(st)
 	case bytes.HasPrefix(seg, []byte("✅ ")), bytes.HasPrefix(seg, []byte("❌ ")), bytes.HasPrefix(seg, []byte("🏁 ")):
-		s.detect(FormatForgejo)
+		s.detect(formatForgejo)
 	case bytes.HasPrefix(seg, []byte("Running with gitlab-runner")):
-		s.detect(FormatGitLab)
+		s.detect(formatGitLab)
 	case bytes.HasPrefix(seg, []byte("Complete job name: ")):
-		s.detect(FormatGitHub)
+		s.detect(formatGitHub)
 		if s.job == "" {
 			s.job = name(seg[len("Complete job name: "):])
 		}
 	case bytes.HasPrefix(seg, []byte("Current runner version: ")):
-		s.detect(FormatGitHub)
+		s.detect(formatGitHub)
 	}
 }
 
@@ -548,7 +548,7 @@ func (s *scan) text(i int, lim Limits) (string, bool) {
 func (s *scan) digest(lim Limits) Digest {
 	d := Digest{Format: s.format, Job: s.job, Category: Unknown, Lines: []Line{}}
 	if d.Format == "" {
-		d.Format = FormatPlain
+		d.Format = formatPlain
 	}
 	if s.best >= 0 {
 		d.Category, d.Rule = rules[s.best].Category, rules[s.best].ID

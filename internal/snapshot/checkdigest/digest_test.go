@@ -26,7 +26,7 @@ func TestRulesMatchTheirSamples(t *testing.T) {
 			t.Errorf("rule %q: ids are unique and kebab-case", r.ID)
 		}
 		ids[r.ID] = true
-		if !slices.Contains(Categories(), r.Category) {
+		if !slices.Contains(categories(), r.Category) {
 			t.Errorf("rule %s: category %q is not in the closed set", r.ID, r.Category)
 		}
 		if len(r.Keywords) == 0 || r.Sample == "" {
@@ -62,7 +62,7 @@ func TestCategoriesAndRulesAreDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range Categories() {
+	for _, c := range categories() {
 		if !bytes.Contains(doc, []byte("| `"+string(c)+"` |")) {
 			t.Errorf("docs/check-digest.md has no row for category %s", c)
 		}
@@ -86,7 +86,7 @@ func TestGitHubFormat(t *testing.T) {
 		"2024-01-02T03:04:07.0000000Z --- FAIL: TestX (0.00s)\n" +
 		"2024-01-02T03:04:07.1000000Z ##[warning]slow runner\n" +
 		"2024-01-02T03:04:08.0000000Z ##[error]Process completed with exit code 1.\n")
-	if d.Format != FormatGitHub || d.Job != "test (ubuntu-latest)" || d.Step != "go test ./..." {
+	if d.Format != formatGitHub || d.Job != "test (ubuntu-latest)" || d.Step != "go test ./..." {
 		t.Fatalf("format %q job %q step %q", d.Format, d.Job, d.Step)
 	}
 	if d.Category != Test || d.Rule != "go-test-fail" || d.FirstError != "--- FAIL: TestX (0.00s)" {
@@ -111,7 +111,7 @@ func TestGitLabRawAndFiltered(t *testing.T) {
 	filtered := "Running with gitlab-runner 17.5.2\nsection_start:1764900000:step_script[collapsed=true]\nExecuting \"step_script\" stage\n$ go build ./...\nmain.go:3:1: undefined: x\nsection_end:1764900005:step_script\n\nERROR: Job failed: exit code 1\n"
 	for name, log := range map[string]string{"raw": raw, "filtered": filtered} {
 		d := digestOf(log)
-		if d.Format != FormatGitLab || d.Step != "step_script" || d.Category != Compile || d.Rule != "go-compile" {
+		if d.Format != formatGitLab || d.Step != "step_script" || d.Category != Compile || d.Rule != "go-compile" {
 			t.Errorf("%s: format %q step %q category %s rule %s", name, d.Format, d.Step, d.Category, d.Rule)
 		}
 		var keys []string
@@ -137,7 +137,7 @@ func TestGitLabRawAndFiltered(t *testing.T) {
 
 func TestForgejoFormat(t *testing.T) {
 	d := digestOf("[CI/unit] ⭐ Run Main actions/checkout@v4\n[CI/unit]   ✅  Success - Main actions/checkout@v4\n[CI/unit] ⭐ Run Main cargo test\n[CI/unit] test result: FAILED. 1 passed; 1 failed\n[CI/unit]   ❌  Failure - Main cargo test\n[CI/unit] exitcode '101': failure\n")
-	if d.Format != FormatForgejo || d.Job != "unit" || d.Step != "cargo test" || d.Category != Test || d.Rule != "cargo-test-result" {
+	if d.Format != formatForgejo || d.Job != "unit" || d.Step != "cargo test" || d.Category != Test || d.Rule != "cargo-test-result" {
 		t.Fatalf("%+v", d)
 	}
 	if d.Lines[len(d.Lines)-1].Text != "exitcode '101': failure" || !d.Lines[len(d.Lines)-1].Key {
@@ -149,7 +149,7 @@ func TestForgejoFormat(t *testing.T) {
 func TestNoErrorLines(t *testing.T) {
 	for _, log := range []string{"", "\n", "all good\nok\n"} {
 		d := digestOf(log)
-		if d.Format != FormatPlain || d.Category != Unknown || d.Lines == nil || len(d.Lines) != 0 || d.OmittedLines != 0 {
+		if d.Format != formatPlain || d.Category != Unknown || d.Lines == nil || len(d.Lines) != 0 || d.OmittedLines != 0 {
 			t.Errorf("%q: %+v", log, d)
 		}
 		if !strings.Contains(Render(Check{Digest: d}), "no error line recognised") {
@@ -268,7 +268,7 @@ func checkBounds(t *testing.T, log []byte, d Digest, lim Limits) {
 	if d.Lines == nil || keys > lim.MaxKeyLines || size > lim.MaxBytes || d.OmittedLines < 0 {
 		t.Fatalf("%d key lines, %d bytes, %d omitted", keys, size, d.OmittedLines)
 	}
-	if !slices.Contains(Categories(), d.Category) {
+	if !slices.Contains(categories(), d.Category) {
 		t.Fatalf("category %q", d.Category)
 	}
 }

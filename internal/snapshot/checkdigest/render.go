@@ -142,14 +142,14 @@ func Render(c Check) string {
 		}
 		fmt.Fprintf(&b, "%s%*d | %s\n", mark, width, l.Number, l.Text)
 	}
-	if m := OmittedMarker(d.OmittedLines); m != "" {
+	if m := omittedMarker(d.OmittedLines); m != "" {
 		b.WriteString(m + "\n")
 	}
 	return b.String()
 }
 
-// OmittedMarker is the line that says how many key lines the bounds left out ("" for none).
-func OmittedMarker(n int) string {
+// omittedMarker is the line that says how many key lines the bounds left out ("" for none).
+func omittedMarker(n int) string {
 	switch {
 	case n <= 0:
 		return ""

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Rule is one row of the classifier table, in the style of a secret scanner's rule list: an
+// ruleRow is one row of the classifier table, in the style of a secret scanner's rule list: an
 // id, the literal keywords that pre-filter lines (cheap, so the digest stays linear in the
 // log), an optional regular expression that decides, and a sample. A line is a key line of a
 // rule when it contains one of the rule's Keywords (case-sensitive) and, when the rule has a
@@ -19,7 +19,7 @@ import (
 // beats the make or docker line that wraps it. Rules of the Unknown category are generic
 // ("exit code 1", "##[error]…"): they give key lines but never a category, and a digest keeps
 // them only after every specific key line.
-type Rule struct {
+type ruleRow struct {
 	ID       string   // stable, kebab-case; Digest.Rule names it
 	Category Category // from the closed set
 	Keywords []string // literals (at least two bytes each); a line must contain one
@@ -30,11 +30,11 @@ type Rule struct {
 }
 
 // generic reports whether the rule decides no category (its lines rank after specific ones).
-func (r *Rule) generic() bool { return r.Category == Unknown }
+func (r *ruleRow) generic() bool { return r.Category == Unknown }
 
 // match reports whether text is a key line of the rule, keywords included (the digest itself
 // reaches the pattern only through the keyword index; this is the whole rule, for tests).
-func (r *Rule) match(text string) bool {
+func (r *ruleRow) match(text string) bool {
 	for _, k := range r.Keywords {
 		if strings.Contains(text, k) {
 			return r.re == nil || r.re.MatchString(text)
@@ -48,9 +48,9 @@ func kw(k ...string) []string { return k }
 // goFile is a Go source position at the start of a line: path/file.go:LINE:COL:.
 const goFile = `^(\.{1,2}/)?[\w.@+/-]*\w\.go:\d+:\d+: `
 
-// rules is the classifier table (see Rule for the order's meaning). docs/check-digest.md
+// rules is the classifier table (see ruleRow for the order's meaning). docs/check-digest.md
 // says how to add a row; TestRulesMatchTheirSamples holds every row to its sample.
-var rules = compileRules([]Rule{
+var rules = compileRules([]ruleRow{
 	// Timeouts: the deadline is the cause, whatever the step printed before it.
 	{ID: "gha-job-timeout", Category: Timeout, Keywords: kw("has exceeded the maximum execution time"),
 		Sample: "The job running on runner GitHub Actions 12 has exceeded the maximum execution time of 10 minutes."},
@@ -203,7 +203,7 @@ var rules = compileRules([]Rule{
 })
 
 // compileRules compiles every pattern once; a bad pattern is a programming error.
-func compileRules(rs []Rule) []Rule {
+func compileRules(rs []ruleRow) []ruleRow {
 	for i := range rs {
 		if rs[i].Pattern != "" {
 			rs[i].re = regexp.MustCompile(rs[i].Pattern)
@@ -269,12 +269,4 @@ func classify(text []byte, cand []bool) int {
 		}
 	}
 	return -1
-}
-
-// Rules returns a copy of the classifier table, in precedence order (for documentation and
-// the status side's tests).
-func Rules() []Rule {
-	out := make([]Rule, len(rules))
-	copy(out, rules)
-	return out
 }

@@ -43,7 +43,7 @@ type Digest struct {
 	OmittedLines int `json:"omitted_lines"`
 }
 
-// Categories is the closed set, in the documented order.
-func Categories() []Category {
+// categories is the closed set, in the documented order.
+func categories() []Category {
 	return []Category{Compile, Test, Lint, Dependency, Timeout, Cancelled, Infrastructure, Unknown}
 }
