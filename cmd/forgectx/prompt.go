@@ -22,13 +22,17 @@ type promptOptions struct {
 	View        string
 	Format      string
 	IndexSHA256 string
+	Logs        string
 }
 
 func runPromptCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "prompt", "prompt DIR [--view timeline|unresolved-review|reviews/<key>|threads/<key>] [--format json|text] [--index-sha256 HEX]")
+	fs := newFlagSet(e, "prompt", "prompt DIR [--view timeline|unresolved-review|reviews/<key>|threads/<key>] [--format json|text] [--logs both|digest|full] [--index-sha256 HEX]")
 	var o promptOptions
 	fs.StringVar(&o.View, "view", prompt.ViewTimeline, "projection: timeline, unresolved-review, reviews/<record-key> or threads/<thread-key>")
 	fs.StringVar(&o.Format, "format", "json", "output: json (an array of {\"type\":\"text\",\"text\":…} blocks) or text")
+	// both by default: the digest puts the failing lines first, and the log stays for what the
+	// digest's rules do not recognise (docs/check-digest.md, "In the prompt").
+	fs.StringVar(&o.Logs, "logs", prompt.LogsBoth, "check logs: both (a check-digest block of the failing lines, then the log), digest (the digest instead of the log) or full (the log only, as before digests)")
 	fs.StringVar(&o.IndexSHA256, "index-sha256", "", "retained SHA-256 (`HEX`) of the assembled root index.json; the on-disk index must match it")
 	var err error
 	if o.Dir, err = parseDirArg(fs, args); err != nil {
@@ -36,6 +40,9 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if o.Format != "json" && o.Format != "text" {
 		return usagef("--format must be json or text")
+	}
+	if o.Logs == "" || prompt.CheckLogs(o.Logs) != nil {
+		return usagef("--logs must be %s, %s or %s", prompt.LogsDigest, prompt.LogsFull, prompt.LogsBoth)
 	}
 	if _, err := prompt.ViewPath(o.View); err != nil {
 		return usagef("--view: %v", err)
@@ -61,10 +68,10 @@ func runPromptCmd(ctx context.Context, e *env, args []string) error {
 	if o.Format == "text" {
 		stream = prompt.StreamText
 	}
-	n, err := stream(e.Stdout, snap, prompt.Options{View: o.View})
+	n, err := stream(e.Stdout, snap, prompt.Options{View: o.View, Logs: o.Logs})
 	if err != nil {
 		return fmt.Errorf("prompt %s: %w", o.Dir, err)
 	}
-	e.Log.Debug().Int("blocks", n).Str("index_sha256", snap.IndexSHA256).Str("view", o.View).Msg("prompt")
+	e.Log.Debug().Int("blocks", n).Str("index_sha256", snap.IndexSHA256).Str("view", o.View).Str("logs", o.Logs).Msg("prompt")
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,39 @@ func TestPromptCLIUsage(t *testing.T) {
 	dir, _ := demoTree(t)
 	if code, _, errOut := runCLI(t, nil, "", "prompt", dir, "--view", "reviews/"+strings.Repeat("0", 64)); code != exitFailed || !strings.Contains(errOut, "invalid view") {
 		t.Errorf("absent review view: exit %d %s", code, errOut)
+	}
+}
+
+// --logs: both by default (a check-digest block before the check blocks, the log kept),
+// digest (no log block), full (no digest block); anything else is a usage error naming the
+// flag and its values.
+func TestPromptCLILogs(t *testing.T) {
+	dir, digest := demoTree(t)
+	count := func(args ...string) (digests, logs int) {
+		t.Helper()
+		code, out, errOut := runCLI(t, nil, "", append([]string{"prompt", dir, "--format", "text", "--index-sha256", digest}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		digests = strings.Count(out, "UNTRUSTED SNAPSHOT DATA (check-digest checks/")
+		logs = len(regexp.MustCompile(`UNTRUSTED SNAPSHOT DATA \(check checks/[0-9a-f]{64}/log\.txt, sha256`).FindAllString(out, -1))
+		if digests > 0 && strings.Index(out, "(check-digest ") > strings.Index(out, "(check checks/") {
+			t.Errorf("%v: the digest block does not come before the check blocks", args)
+		}
+		return digests, logs
+	}
+	for _, tc := range []struct {
+		args          []string
+		digests, logs int
+	}{{nil, 1, 1}, {[]string{"--logs", "both"}, 1, 1}, {[]string{"--logs", "digest"}, 1, 0}, {[]string{"--logs", "full"}, 0, 1}} {
+		if d, l := count(tc.args...); d != tc.digests || l != tc.logs {
+			t.Errorf("%v: %d digest and %d log blocks, want %d and %d", tc.args, d, l, tc.digests, tc.logs)
+		}
+	}
+	for _, bad := range []string{"", "none", "FULL"} {
+		code, out, errOut := runCLI(t, nil, "", "prompt", dir, "--logs", bad)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "--logs must be digest, full or both") {
+			t.Errorf("--logs %q: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 }

@@ -42,3 +42,8 @@ type Digest struct {
 	// OmittedLines counts key lines the bounds left out (a visible marker says so).
 	OmittedLines int `json:"omitted_lines"`
 }
+
+// categories is the closed set, in the documented order.
+func categories() []Category {
+	return []Category{Compile, Test, Lint, Dependency, Timeout, Cancelled, Infrastructure, Unknown}
+}

@@ -3,7 +3,8 @@
 // prompt assembly"; the untrusted-data rule of "Canonical bytes").
 //
 // A projection (a view or thread order file) becomes one block per referenced record, in the
-// order file's order, followed by relationship, history, check, state and manifest blocks.
+// order file's order, followed by relationship, history, check-digest (Options.Logs), check,
+// state and manifest blocks.
 // Every block is marked as untrusted snapshot data and fenced by a boundary derived from the
 // block's own bytes (see Fence), so:
 //
@@ -35,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgectx/forgectx/internal/snapshot/canon"
+	"github.com/forgectx/forgectx/internal/snapshot/checkdigest"
 	"github.com/forgectx/forgectx/internal/snapshot/verify"
 )
 
@@ -43,6 +45,7 @@ const (
 	kindRecord       = "record"
 	kindRelationship = "relationship"
 	kindHistory      = "history"
+	kindCheckDigest  = "check-digest"
 	kindCheck        = "check"
 	kindState        = "state"
 	kindManifest     = "manifest"
@@ -64,9 +67,9 @@ const maxFenceAttempts = 1 << 10
 
 // Block is one content block.
 type Block struct {
-	Kind   string // record, relationship, history, check, state or manifest
-	Path   string // tree-relative path of the file the block carries
-	SHA256 string // of the file's bytes
+	Kind   string // record, relationship, history, check-digest, check, state or manifest
+	Path   string // tree-relative path of the file the block carries (check-digest: the log digested)
+	SHA256 string // of the block's content: the file's bytes (check-digest: the digest's text)
 	Fence  string
 	Text   string // the complete block text sent to the model
 }
@@ -76,6 +79,31 @@ type Options struct {
 	// View is timeline (default), unresolved-review, reviews/<record-key> or
 	// threads/<thread-key>.
 	View string
+	// Logs is how a check's log is rendered: LogsFull ("" too: the rendering before digests
+	// existed, byte for byte), LogsDigest or LogsBoth.
+	Logs string
+}
+
+// The values of Options.Logs (`forgectx prompt --logs`).
+const (
+	// LogsFull renders each check log as a check block, and no digest.
+	LogsFull = "full"
+	// LogsDigest renders a check-digest block for each check log instead of the log itself.
+	LogsDigest = "digest"
+	// LogsBoth renders the check-digest blocks and then the logs.
+	LogsBoth = "both"
+)
+
+// errLogs is wrapped by every invalid Options.Logs.
+var errLogs = errors.New("invalid logs mode")
+
+// CheckLogs reports whether logs is a valid Options.Logs; the error names the allowed values.
+func CheckLogs(logs string) error {
+	switch logs {
+	case "", LogsFull, LogsDigest, LogsBoth:
+		return nil
+	}
+	return fmt.Errorf("%w: must be %s, %s or %s", errLogs, LogsDigest, LogsFull, LogsBoth)
 }
 
 // errView is wrapped by every invalid or absent --view.
@@ -121,6 +149,9 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 	if err != nil {
 		return err
 	}
+	if err := CheckLogs(o.Logs); err != nil {
+		return err
+	}
 	if !s.Has(orderPath) {
 		return fmt.Errorf("%w: the tree has no %s", errView, orderPath)
 	}
@@ -128,29 +159,7 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 	if err != nil {
 		return fmt.Errorf("prompt: %w", err)
 	}
-	type item struct{ kind, path string }
-	var items []item
-	add := func(kind, p string) { items = append(items, item{kind, p}) }
-	if len(order) > 0 {
-		for _, line := range strings.Split(strings.TrimSuffix(string(order), "\n"), "\n") {
-			add(kindRecord, line)
-		}
-	}
-	add(kindRelationship, "relations/reviews.json")
-	add(kindHistory, "history/agent-runs.json")
-	for _, r := range s.Manifest.Records {
-		for _, p := range []string{r.MetadataPath, r.LogPath} {
-			if p != "" {
-				add(kindCheck, p)
-			}
-		}
-	}
-	for _, p := range []string{"entity/metadata.json", "state/threads.json", "state/actors.json"} {
-		add(kindState, p)
-	}
-	for _, p := range []string{"collection.json", "index.json"} {
-		add(kindManifest, p)
-	}
+	items := blockItems(s, o, order)
 	for _, it := range items {
 		if !s.Has(it.path) {
 			return fmt.Errorf("prompt: %s is listed but not in the verified snapshot", it.path)
@@ -163,6 +172,9 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 		if err != nil {
 			return fmt.Errorf("prompt: %w", err)
 		}
+		if it.kind == kindCheckDigest {
+			b = digestText(it.path, b)
+		}
 		blk, err := newParts(it.kind, it.path, b)
 		if err != nil {
 			return err
@@ -172,6 +184,55 @@ func each(s *verify.Snapshot, o Options, fn func(parts) error) error {
 		}
 	}
 	return nil
+}
+
+// item is one block to render: its kind and the tree path of its file.
+type item struct{ kind, path string }
+
+// blockItems lists the blocks of a projection in block order: the order file's records, then
+// the relationship, history, check-digest (per o.Logs), check, state and manifest files.
+func blockItems(s *verify.Snapshot, o Options, order []byte) []item {
+	var items []item
+	add := func(kind, p string) { items = append(items, item{kind, p}) }
+	if len(order) > 0 {
+		for _, line := range strings.Split(strings.TrimSuffix(string(order), "\n"), "\n") {
+			add(kindRecord, line)
+		}
+	}
+	add(kindRelationship, "relations/reviews.json")
+	add(kindHistory, "history/agent-runs.json")
+	if o.Logs == LogsDigest || o.Logs == LogsBoth {
+		// The digests come before the check blocks: the failing lines first, then the
+		// metadata (and, with both, the logs) they came from.
+		for _, r := range s.Manifest.Records {
+			if r.LogPath != "" {
+				add(kindCheckDigest, r.LogPath)
+			}
+		}
+	}
+	for _, r := range s.Manifest.Records {
+		if r.MetadataPath != "" {
+			add(kindCheck, r.MetadataPath)
+		}
+		if r.LogPath != "" && o.Logs != LogsDigest {
+			add(kindCheck, r.LogPath)
+		}
+	}
+	for _, p := range []string{"entity/metadata.json", "state/threads.json", "state/actors.json"} {
+		add(kindState, p)
+	}
+	for _, p := range []string{"collection.json", "index.json"} {
+		add(kindManifest, p)
+	}
+	return items
+}
+
+// digestText is the content of a check-digest block: the digest of the log at p, rendered. It
+// depends only on p and the log's bytes (not on the check's metadata, nor on the other checks:
+// the per-tree total bound of checkdigest.FromSnapshot is not applied), so the block is as
+// cache-stable as the log block it summarises; the per-check bounds keep it small.
+func digestText(p string, log []byte) []byte {
+	return []byte(checkdigest.Render(checkdigest.Check{Path: p, Digest: checkdigest.Of(log, checkdigest.Limits{})}))
 }
 
 // parts is one block as newBlock lays it out: Text is head, then content, then tail.
