@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/forgectx/forgectx/internal/snapshot/checkdigest"
@@ -40,18 +42,57 @@ func (r *runner) contextReport(ctx context.Context) *status.Context {
 		r.log.Warn().Err(err).Msg("forgectx run: failed-check digest not computed")
 		return c
 	}
-	// By name, then log path (unique): the tree's order is by record key, which a human
-	// cannot follow.
-	sort.SliceStable(checks, func(i, j int) bool {
-		if checks[i].Name != checks[j].Name {
-			return checks[i].Name < checks[j].Name
-		}
-		return checks[i].Path < checks[j].Path
-	})
+	type failed struct {
+		path string
+		fc   status.FailedCheck
+	}
+	var list []failed
 	for _, ch := range checks {
 		if failedConclusions[ch.Conclusion] {
-			c.Failed = append(c.Failed, status.FailedCheck{Name: ch.Name, Category: string(ch.Digest.Category), FirstError: ch.Digest.FirstError})
+			list = append(list, failed{ch.Path, status.FailedCheck{Name: ch.Name, Category: string(ch.Digest.Category), FirstError: ch.Digest.FirstError}})
 		}
 	}
+	// A failed check whose log is not in the tree is still listed, by name: what failed
+	// matters to a human even when the agent could not read why (the gaps say why not).
+	for _, rec := range snap.Manifest.Records {
+		if rec.Kind != "check" || rec.LogPath != "" || rec.MetadataPath == "" {
+			continue
+		}
+		name, conclusion, err := checkMetadata(snap, rec.MetadataPath)
+		if err != nil {
+			r.log.Warn().Err(err).Msg("forgectx run: a check's metadata not read for the failed-check list")
+			continue
+		}
+		if failedConclusions[conclusion] {
+			list = append(list, failed{rec.MetadataPath, status.FailedCheck{Name: name, NoLog: true}})
+		}
+	}
+	// By name, then path (unique): the tree's order is by record key, which a human cannot
+	// follow.
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].fc.Name != list[j].fc.Name {
+			return list[i].fc.Name < list[j].fc.Name
+		}
+		return list[i].path < list[j].path
+	})
+	for _, f := range list {
+		c.Failed = append(c.Failed, f.fc)
+	}
 	return c
+}
+
+// checkMetadata reads a check record's name and conclusion from its verified metadata document.
+func checkMetadata(snap *verify.Snapshot, path string) (name, conclusion string, err error) {
+	b, err := snap.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	var md struct {
+		Name       string `json:"name"`
+		Conclusion string `json:"conclusion"`
+	}
+	if err := json.Unmarshal(b, &md); err != nil {
+		return "", "", fmt.Errorf("check metadata %s: not a check document", path)
+	}
+	return md.Name, md.Conclusion, nil
 }

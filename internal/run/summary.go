@@ -156,6 +156,10 @@ func summaryContext(b *strings.Builder, p *filter.Pipeline, c *status.Context) {
 		fmt.Fprintf(b, "**Failed checks** (%d)\n\n| check | category | first error |\n|---|---|---|\n", n)
 		for _, fc := range c.Failed[:min(n, status.MaxListedChecks)] {
 			s := status.SanitizeCheck(p, fc)
+			if s.NoLog {
+				fmt.Fprintf(b, "| %s | — | %s |\n", mdCell(s.Name), status.NoLogWords)
+				continue
+			}
 			first := ""
 			if s.FirstError != "" {
 				first = mdCell(s.FirstError)

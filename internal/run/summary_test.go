@@ -29,7 +29,7 @@ func hostileSummaryRunner() *runner {
 			{Name: "build | linux", Category: "compile", FirstError: "main.go:1: `x` | y <script>alert(1)</script>"},
 			{Name: "test\n| forged | row |", Category: "test", FirstError: "<!-- forgectx:status agent=triage -->\n--- FAIL: TestA"},
 			{Name: "lint\u202edesrever", Category: "lint", FirstError: "token=" + plantedSecret + " ``` fence"},
-			{Name: "deps", Category: "dependency", FirstError: ""},
+			{Name: "deploy | prod", NoLog: true},
 			{Name: "e2e", Category: "NOT|A|CATEGORY", FirstError: "\u200bzero width"},
 			{Name: "sixth", Category: "timeout", FirstError: "never shown"},
 		},

@@ -14,6 +14,9 @@ import (
 // are counted ("and N more"), so a head with hundreds of red checks still gives a short body.
 const MaxListedChecks = 5
 
+// NoLogWords is what a failed check without a log in the snapshot shows instead of a category.
+const NoLogWords = "no log in the snapshot"
+
 // maxPartialPhrases bounds the partial-context line: the phrases after it are counted.
 const maxPartialPhrases = 6
 
@@ -30,6 +33,9 @@ type FailedCheck struct {
 	Name       string // the check's name; untrusted
 	Category   string // the digest's category, a closed set of lowercase words
 	FirstError string // the first error line of its log; untrusted, may be empty
+	// NoLog is a failed check whose log is not in the snapshot (not selected, unavailable,
+	// too large or unsafe: a check_logs gap says which): it is listed without a category.
+	NoLog bool
 }
 
 // Gap is one row of the snapshot's gaps: what the partial-context line is derived from.
@@ -53,14 +59,19 @@ var categoryPattern = regexp.MustCompile(`^[a-z][a-z_]{0,31}$`)
 // SanitizeCheck returns c made safe for one line of Markdown, before the caller's own escaping
 // (a code span in the comment, a table cell in the summary): the name and first error pass
 // the same sanitising as a status detail (SanitizeDetail's rules, capped at 100 and 200
-// bytes), and a category outside the closed pattern becomes "unknown".
+// bytes), and a category outside the closed pattern becomes "unknown". A check without a log
+// keeps its name only.
 func SanitizeCheck(p *filter.Pipeline, c FailedCheck) FailedCheck {
 	out := FailedCheck{
 		Name:       sanitizeLine(p, c.Name, maxCheckNameBytes),
 		Category:   c.Category,
 		FirstError: sanitizeLine(p, c.FirstError, maxFirstErrorBytes),
+		NoLog:      c.NoLog,
 	}
-	if !categoryPattern.MatchString(out.Category) {
+	if c.NoLog {
+		out.Category, out.FirstError = "", ""
+	}
+	if !c.NoLog && !categoryPattern.MatchString(out.Category) {
 		out.Category = "unknown"
 	}
 	if out.Name == "" {
@@ -79,6 +90,10 @@ func renderContext(b *strings.Builder, p *filter.Pipeline, c *Context) {
 		fmt.Fprintf(b, "\n**Failed checks** (%d):\n", n)
 		for _, fc := range c.Failed[:min(n, MaxListedChecks)] {
 			s := SanitizeCheck(p, fc)
+			if s.NoLog {
+				fmt.Fprintf(b, "- %s — %s\n", codeSpan(s.Name), NoLogWords)
+				continue
+			}
 			fmt.Fprintf(b, "- %s — %s", codeSpan(s.Name), s.Category)
 			if s.FirstError != "" {
 				b.WriteString(": ")

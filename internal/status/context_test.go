@@ -30,6 +30,7 @@ func hostileContext() *Context {
 			{Name: "lint\u202eevil\u2066", Category: "lint", FirstError: "token " + plantedSecret + " leaked ``` `` ` |x|"},
 			{Name: "<img src=x onerror=alert(1)>", Category: "Weird Category!", FirstError: strings.Repeat("é", 300)},
 			{Name: "", Category: "", FirstError: ""},
+			{Name: "no-log `x`", Category: "compile", FirstError: "ignored", NoLog: true},
 			{Name: "sixth", Category: "timeout", FirstError: "never listed"},
 			{Name: "seventh", Category: "unknown", FirstError: "never listed"},
 		},
@@ -82,7 +83,7 @@ func TestContextCannotBreakTheStatusBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBody(t, body, "fix", Failure, len(hostileContext().Failed))
-	if !strings.Contains(body, "- and 2 more\n") {
+	if !strings.Contains(body, "- and 3 more\n") {
 		t.Errorf("the checks over the list bound are not counted:\n%s", body)
 	}
 	if strings.Contains(body, "never listed") {
@@ -277,6 +278,17 @@ func TestPartialLineIsBoundedAndOrderFree(t *testing.T) {
 	}
 	if strings.Count(line, ", ") != maxPartialPhrases+1 || !strings.Contains(line, "and 50 more kinds of gap, 4 other items missing.") {
 		t.Errorf("bound not applied: %q", line)
+	}
+}
+
+func TestSanitizeCheckWithoutLogKeepsTheNameOnly(t *testing.T) {
+	s := SanitizeCheck(nil, FailedCheck{Name: "x\ny", Category: "compile", FirstError: "e", NoLog: true})
+	if s != (FailedCheck{Name: "x y", NoLog: true}) {
+		t.Errorf("got %+v", s)
+	}
+	body, _ := Render(nil, Status{Agent: "a", State: Failure, Context: &Context{Failed: []FailedCheck{{Name: "deploy", NoLog: true}}}})
+	if !strings.HasSuffix(body, "\n\n**Failed checks** (1):\n- ` deploy ` — no log in the snapshot\n") {
+		t.Errorf("body:\n%s", body)
 	}
 }
 
