@@ -162,6 +162,42 @@ func TestRunStatusCommentShowsFailedChecks(t *testing.T) {
 	})
 }
 
+// TestJobSummaryGoldenRendersAsTables renders the job summary golden (failed checks with
+// hostile names and first errors, table pipes among them) with Gitea's GitHub-flavoured Markdown
+// renderer: every row of the failed-check table keeps exactly its three cells and no element is
+// made of the hostile text.
+func TestJobSummaryGoldenRendersAsTables(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("..", "..", "internal", "run", "testdata", "summary-failed-checks-partial.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := giteaserver.Start(t, giteaserver.Config{})
+	html := renderMarkdown(t, srv, srv.Admin.Token, string(golden))
+	start := strings.Index(html, "<th>check</th>")
+	if start < 0 {
+		t.Fatalf("no failed-check table:\n%s", html)
+	}
+	table := html[start:]
+	table = table[:strings.Index(table, "</table>")]
+	rows := strings.Split(table, "<tr>")[1:]
+	if len(rows) != status.MaxListedChecks+1 { // five checks, "and 1 more"
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), status.MaxListedChecks+1, table)
+	}
+	for _, row := range rows {
+		if n := strings.Count(row, "<td"); n != 3 {
+			t.Errorf("a failed-check row renders %d cells, want 3: %s", n, row)
+		}
+	}
+	for _, bad := range []string{"<script", "<!--", "href="} {
+		if strings.Contains(table, bad) {
+			t.Errorf("the table carries %q:\n%s", bad, table)
+		}
+	}
+	if !strings.Contains(html, "<p dir=\"auto\">Partial context: ") {
+		t.Errorf("the partial-context line is not its own paragraph:\n%s", html)
+	}
+}
+
 // renderMarkdown is Gitea's own rendering of a comment body (POST /markdown, GitHub-flavoured).
 func renderMarkdown(t *testing.T, srv *giteaserver.Server, token, text string) string {
 	t.Helper()
