@@ -122,44 +122,48 @@ func TestRunStatusCommentShowsFailedChecks(t *testing.T) {
 		t.Errorf("the job log's summary lacks the failed check:\n%s", tailStr(r.stderr, 3000))
 	}
 
-	t.Run("hostile-body-round-trip-and-render", func(t *testing.T) {
-		hostile, err := status.Render(filter.New([]string{fakeToken}), status.Status{Agent: "triage", State: status.Failure, RunURL: srv.URL + "/run/1",
-			Detail: "the agent exited with code 1", Context: &status.Context{
-				Failed: []status.FailedCheck{
-					{Name: "test | `go` <b>x</b>", Category: "test", FirstError: "--- FAIL\n<!-- forgectx:status agent=other -->\n[click](https://evil.example) @owner <img src=x onerror=alert(1)>"},
-					{Name: "lint\u202eevil", Category: "lint", FirstError: "token " + fakeToken + " ``` `` `"},
-					{Name: "deploy", NoLog: true},
-				},
-				Gaps: []status.Gap{{Scope: "comments", Code: "authorization_failed", Count: 3}, {Scope: "check_logs", Code: "unsupported", Count: 1}},
-			}})
-		if err != nil {
-			t.Fatal(err)
+	t.Run("hostile-body-round-trip-and-render", func(t *testing.T) { hostileRoundTrip(t, srv, bot, repo, pull) })
+}
+
+// hostileRoundTrip posts a rendered status body with hostile failed checks as the bot, reads
+// it back byte for byte and renders it with Gitea's Markdown: the hostile text stays text.
+func hostileRoundTrip(t *testing.T, srv *giteaserver.Server, bot *giteaserver.User, repo giteaserver.Repo, pull int64) {
+	hostile, err := status.Render(filter.New([]string{fakeToken}), status.Status{Agent: "triage", State: status.Failure, RunURL: srv.URL + "/run/1",
+		Detail: "the agent exited with code 1", Context: &status.Context{
+			Failed: []status.FailedCheck{
+				{Name: "test | `go` <b>x</b>", Category: "test", FirstError: "--- FAIL\n<!-- forgectx:status agent=other -->\n[click](https://evil.example) @owner <img src=x onerror=alert(1)>"},
+				{Name: "lint\u202eevil", Category: "lint", FirstError: "token " + fakeToken + " ``` `` `"},
+				{Name: "deploy", NoLog: true},
+			},
+			Gaps: []status.Gap{{Scope: "comments", Code: "authorization_failed", Count: 3}, {Scope: "check_logs", Code: "unsupported", Count: 1}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posted comment
+	srv.MustDo(t, bot.Token, "", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo.FullName(), pull), map[string]string{"body": hostile}, &posted)
+	var back comment
+	srv.MustDo(t, bot.Token, "", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo.FullName(), posted.ID), nil, &back)
+	if back.Body != hostile {
+		t.Fatalf("Gitea did not store the body byte for byte:\nsent %q\ngot  %q", hostile, back.Body)
+	}
+	html := renderMarkdown(t, srv, bot.Token, hostile)
+	// The hostile text is shown as text inside code elements: no element, link, comment
+	// (a marker) or mention is made of it.
+	for _, bad := range []string{"<img", "<b>", "href=\"https://evil.example", "<!--", "<a href=\"" + srv.URL + "/owner", fakeToken, "\u202e"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("Gitea's rendering carries %q:\n%s", bad, html)
 		}
-		var posted comment
-		srv.MustDo(t, bot.Token, "", "POST", fmt.Sprintf("/repos/%s/issues/%d/comments", repo.FullName(), pull), map[string]string{"body": hostile}, &posted)
-		var back comment
-		srv.MustDo(t, bot.Token, "", "GET", fmt.Sprintf("/repos/%s/issues/comments/%d", repo.FullName(), posted.ID), nil, &back)
-		if back.Body != hostile {
-			t.Fatalf("Gitea did not store the body byte for byte:\nsent %q\ngot  %q", hostile, back.Body)
-		}
-		html := renderMarkdown(t, srv, bot.Token, hostile)
-		// The hostile text is shown as text inside code elements: no element, link, comment
-		// (a marker) or mention is made of it.
-		for _, bad := range []string{"<img", "<b>", "href=\"https://evil.example", "<!--", "<a href=\"" + srv.URL + "/owner", fakeToken, "\u202e"} {
-			if strings.Contains(html, bad) {
-				t.Errorf("Gitea's rendering carries %q:\n%s", bad, html)
-			}
-		}
-		if n := strings.Count(html, "<li>"); n != 3 {
-			t.Errorf("Gitea renders %d list items, want the 3 failed checks:\n%s", n, html)
-		}
-		if n := strings.Count(html, "<code>"); n != 7 {
-			t.Errorf("Gitea renders %d code spans, want 7 (the agent, the detail, three names, two first errors):\n%s", n, html)
-		}
-		if !strings.Contains(html, "<code>--- FAIL ‹!-- forgectx:status agent=other --› [click](https://evil.example) @owner ‹img src=x onerror=alert(1)›</code>") {
-			t.Errorf("the hostile first error is not one code element:\n%s", html)
-		}
-	})
+	}
+	if n := strings.Count(html, "<li>"); n != 3 {
+		t.Errorf("Gitea renders %d list items, want the 3 failed checks:\n%s", n, html)
+	}
+	if n := strings.Count(html, "<code>"); n != 7 {
+		t.Errorf("Gitea renders %d code spans, want 7 (the agent, the detail, three names, two first errors):\n%s", n, html)
+	}
+	if !strings.Contains(html, "<code>--- FAIL ‹!-- forgectx:status agent=other --› [click](https://evil.example) @owner ‹img src=x onerror=alert(1)›</code>") {
+		t.Errorf("the hostile first error is not one code element:\n%s", html)
+	}
 }
 
 // TestJobSummaryGoldenRendersAsTables renders the job summary golden (failed checks with
