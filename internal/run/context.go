@@ -16,8 +16,8 @@ import (
 var failedConclusions = map[string]bool{"failure": true, "timed_out": true}
 
 // contextReport reads what the final status comment and the job summary tell a human about the
-// agent's context, from the tree the run just staged: the gaps of its index and the failed
-// checks whose logs it holds, each with its digest. It runs right after staging — before the
+// agent's context, from the tree the run just staged: the gaps of its index and its failed
+// checks, each with the digest of its log when the tree holds the log. It runs right after staging — before the
 // pre-script, which receives the host tree, and long before cleanup removes it — and reads
 // the tree through verify.Open against the retained index digest, so only verified bytes are
 // digested. A tree that cannot be opened or digested is logged (counts and rules, no content)
