@@ -203,6 +203,7 @@ func (r *runner) snapshot(parent, ctx context.Context) (outcome, bool) {
 	}
 	r.res.Summary = &sum
 	r.st, r.retained, r.treeDir = st, st.IndexSHA256, st.HostDir
+	r.status.report = r.contextReport(ctx)
 	r.phase("snapshot").Str("index_sha256", r.retained).Int("files", sum.Files).Int("gaps", len(sum.Gaps)).
 		Int("findings", len(sum.Findings)).Int64("memory_limit_bytes", limit).Msg("forgectx run: snapshot staged")
 	return outcome{}, false

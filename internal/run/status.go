@@ -21,6 +21,9 @@ type statusComment struct {
 	pipe   *filter.Pipeline
 	log    zerolog.Logger
 	id     string
+	// report is what the final states add below the state line: the failed checks and the
+	// partial-context line (contextReport; nil until a tree was staged).
+	report *status.Context
 }
 
 var states = map[string]status.State{
@@ -44,7 +47,7 @@ func (s *statusComment) finish(ctx context.Context, st, detail string) error {
 }
 
 func (s *statusComment) write(ctx context.Context, state status.State, detail string) error {
-	body, err := status.Render(s.pipe, status.Status{Agent: s.agent, State: state, RunURL: s.runURL, Detail: detail})
+	body, err := status.Render(s.pipe, status.Status{Agent: s.agent, State: state, RunURL: s.runURL, Detail: detail, Context: s.report})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/platform/safeout"
 	"github.com/forgectx/forgectx/internal/status"
 )
@@ -51,8 +52,8 @@ func (r *runner) writeSummary(out outcome) {
 	}
 }
 
-// renderSummary writes the Markdown summary: decision, agent status and duration, records per
-// source (with forgectx's own status and receipt comments left out of the comments source),
+// renderSummary writes the Markdown summary: decision, agent status and duration, the failed
+// checks of the head and the partial-context line, records per source (with forgectx's own status and receipt comments left out of the comments source),
 // gaps and filter findings. It holds counts, codes, digests and the sanitised one-line
 // detail only — never snapshot content.
 func (r *runner) renderSummary(w io.Writer, out outcome) error {
@@ -86,6 +87,9 @@ func (r *runner) renderSummary(w io.Writer, out outcome) error {
 		b.WriteString("No snapshot was assembled.\n\n")
 		_, err := io.WriteString(w, b.String())
 		return err
+	}
+	if r.status != nil {
+		summaryContext(&b, r.pipe, r.status.report)
 	}
 	fmt.Fprintf(&b, "**What the agent saw** (%s #%d, %d files, %d bytes, index `%s`)\n\n", s.EntityKind, s.EntityNumber, s.Files, s.Bytes, s.IndexSHA256)
 	b.WriteString("| source | acquired | records | with file | rejected | omitted | forgectx's own |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -138,4 +142,37 @@ func posted(ok bool) string {
 // mdCell keeps a sanitised detail inside one table cell.
 func mdCell(s string) string {
 	return "`" + strings.NewReplacer("|", "¦", "`", "'").Replace(s) + "`"
+}
+
+// summaryContext writes the failed checks of the head as a table (at most
+// status.MaxListedChecks rows, then a row counting the rest) and the partial-context line, each
+// followed by a blank line; nothing for what c does not have. Names and first error lines are
+// sanitised as in the status comment (status.SanitizeCheck) and kept inside their cells.
+func summaryContext(b *strings.Builder, p *filter.Pipeline, c *status.Context) {
+	if c == nil {
+		return
+	}
+	if n := len(c.Failed); n > 0 {
+		fmt.Fprintf(b, "**Failed checks** (%d)\n\n| check | category | first error |\n|---|---|---|\n", n)
+		for _, fc := range c.Failed[:min(n, status.MaxListedChecks)] {
+			s := status.SanitizeCheck(p, fc)
+			if s.NoLog {
+				fmt.Fprintf(b, "| %s | — | %s |\n", mdCell(s.Name), status.NoLogWords)
+				continue
+			}
+			first := ""
+			if s.FirstError != "" {
+				first = mdCell(s.FirstError)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCell(s.Name), s.Category, first)
+		}
+		if n > status.MaxListedChecks {
+			fmt.Fprintf(b, "| and %d more | | |\n", n-status.MaxListedChecks)
+		}
+		b.WriteString("\n")
+	}
+	if line := status.PartialLine(c.Gaps); line != "" {
+		b.WriteString(line)
+		b.WriteString("\n\n")
+	}
 }

@@ -68,6 +68,9 @@ type Status struct {
 	State  State
 	RunURL string // link to the CI run; only http(s) URLs are rendered
 	Detail string // optional one-line detail: failure diagnostic, skip reason; untrusted
+	// Context, on a final state, adds the failed checks of the head and the partial-context
+	// line below the state line (nil, or a Started state: nothing is added).
+	Context *Context
 }
 
 // Marker returns the hidden first-line marker that identifies the sticky status comment of
@@ -79,7 +82,9 @@ func Marker(agent string) string {
 // Render returns the comment body for s. The detail passes the filter's Unicode safety and
 // secret redaction, is folded to one line, capped at maxDetailBytes on a UTF-8 boundary and
 // rendered inside a code span with < and > replaced, so it cannot forge markers, links,
-// mentions or HTML.
+// mentions or HTML. On a final state, s.Context adds the failed checks and the
+// partial-context line after a blank line; the first two lines, which ParseStatus and
+// IsOwnComment read, are the same with or without it.
 func Render(p *filter.Pipeline, s Status) (string, error) {
 	if !agentPattern.MatchString(s.Agent) {
 		return "", fmt.Errorf("status: agent: %q does not match %s", s.Agent, agentPattern)
@@ -100,6 +105,9 @@ func Render(p *filter.Pipeline, s Status) (string, error) {
 		b.WriteString(codeSpan(d))
 	}
 	b.WriteString("\n")
+	if s.State != Started {
+		renderContext(&b, p, s.Context)
+	}
 	return b.String(), nil
 }
 
@@ -140,6 +148,11 @@ func ParseStatus(body string) (Parsed, bool) {
 // reports), < and > replaced by ‹ and ›, and the result capped at maxDetailBytes on a UTF-8
 // boundary with "…" appended when cut.
 func SanitizeDetail(p *filter.Pipeline, detail string) string {
+	return sanitizeLine(p, detail, maxDetailBytes)
+}
+
+// sanitizeLine is SanitizeDetail with the cap in bytes as a parameter.
+func sanitizeLine(p *filter.Pipeline, detail string, maxBytes int) string {
 	if p == nil {
 		p = filter.New(nil)
 	}
@@ -168,8 +181,8 @@ func SanitizeDetail(p *filter.Pipeline, detail string) string {
 		b.WriteRune(r)
 	}
 	out := strings.TrimSpace(b.String())
-	if len(out) > maxDetailBytes {
-		cut := maxDetailBytes - len("…")
+	if len(out) > maxBytes {
+		cut := maxBytes - len("…")
 		for cut > 0 && !utf8.RuneStart(out[cut]) {
 			cut--
 		}

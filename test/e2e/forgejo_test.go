@@ -75,7 +75,7 @@ func forgejoProceed(t *testing.T, authorID int64) {
 	link := w.fake.URL + "/Acme/Widgets/actions/runs/5"
 	pipe := filter.New([]string{token})
 	startBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Started, RunURL: link})
-	finalBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Success, RunURL: link})
+	finalBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Success, RunURL: link, Context: treeContext(t, tree)})
 	rcBody, err := status.RenderReceipt(status.Receipt{ID: "fja-77-1", Agent: agentName, Status: "success", InputRevision: tree.IndexSHA256,
 		ResultRecordKeys: []string{}, StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})
 	must(t, err)

@@ -74,7 +74,9 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	link := w.env["CI_JOB_URL"]
 	pipe := filter.New([]string{glToken})
 	startBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Started, RunURL: link})
-	finalBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Success, RunURL: link})
+	tctx := treeContext(t, tree)
+	failedCheckPremise(t, tree, tctx)
+	finalBody, _ := status.Render(pipe, status.Status{Agent: agentName, State: status.Success, RunURL: link, Context: tctx})
 	rcBody, err := status.RenderReceipt(status.Receipt{ID: "glci-777-1", Agent: agentName, Status: "success", InputRevision: tree.IndexSHA256,
 		InputHeadSHA: "8e0b45049b6253b8984cde9241830d2851168142", ResultRecordKeys: []string{}, StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})
 	must(t, err)
@@ -121,6 +123,7 @@ func TestRunGitLabMergeRequestPipelineProceed(t *testing.T) {
 	if !strings.HasPrefix(report, "### ✅ forgectx run: agent `"+agentName+"` on #7 — success") || !strings.Contains(report, "| decision | proceed") {
 		t.Errorf("summary report file:\n%s", report)
 	}
+	assertSummaryContext(t, report, tctx)
 	if !strings.Contains(w.jobLog.String(), report) {
 		t.Errorf("the job log lacks the summary table:\n%s", w.jobLog.String())
 	}

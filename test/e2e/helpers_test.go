@@ -67,6 +67,9 @@ type world struct {
 	h      *harness.Harness
 	logBuf *syncBuffer
 	jobLog *syncBuffer
+	// contexts holds, per index digest expectedIndex computed, the context block the final
+	// status comment of a run that staged that tree shows (treeContext).
+	contexts map[string]*status.Context
 }
 
 type syncBuffer struct {
@@ -368,12 +371,22 @@ func (w *world) expectedIndex() string {
 	must(w.t, err)
 	tree, err := snapshot.Assemble(context.Background(), acq, snapshot.Config{Profile: p, Category: w.h.Agent.Category, Bots: w.h.Bots, Filter: filter.New(nil)})
 	must(w.t, err)
+	if w.contexts == nil {
+		w.contexts = map[string]*status.Context{}
+	}
+	w.contexts[tree.IndexSHA256] = treeContext(w.t, tree)
 	return tree.IndexSHA256
 }
 
 func render(t testing.TB, st status.State, detail string) string {
 	t.Helper()
-	b, err := status.Render(filter.New([]string{token}), status.Status{Agent: agentName, State: st, RunURL: runURL, Detail: detail})
+	return renderContext(t, st, detail, nil)
+}
+
+// renderContext is render with the context block of a final state (nil: none).
+func renderContext(t testing.TB, st status.State, detail string, c *status.Context) string {
+	t.Helper()
+	b, err := status.Render(filter.New([]string{token}), status.Status{Agent: agentName, State: st, RunURL: runURL, Detail: detail, Context: c})
 	must(t, err)
 	return b
 }
@@ -397,8 +410,12 @@ func (w *world) expectStartCreate() {
 
 // expectFinish registers the completion edit of the status comment and the receipt creation
 // (forgectx makes them in that order: lifecycleOrder checks it).
+//
+// A run that staged a tree (input is its index digest, from expectedIndex) shows that tree's
+// failed checks and partial-context line below the state line; a run that staged none
+// (noInputRevision) shows neither.
 func (w *world) expectFinish(st status.State, detail, receiptStatus, input string) {
-	final := render(w.t, st, detail)
+	final := renderContext(w.t, st, detail, w.contexts[input])
 	w.fake.ExpectBody("PATCH", fmt.Sprintf("/repos/octo-org/Hello-World/issues/comments/%d", statusID), bodyJSON(w.t, final),
 		httpfake.JSON(200, w.restComment(statusID, statusNode, ghscenario.Actions, final, clock)))
 	rb := receiptBody(w.t, receiptStatus, input)

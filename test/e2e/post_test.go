@@ -84,7 +84,7 @@ func TestRunPostScriptResultsReachTheReceipt(t *testing.T) {
 		StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})
 	must(t, err)
 	w.fake.ExpectBody("POST", w.commentsPath(), bodyJSON(t, rb), httpfake.JSON(201, w.restComment(receiptID1, receiptNode, ghscenario.Actions, rb, clock)))
-	final := render(t, status.Success, "")
+	final := renderContext(t, status.Success, "", w.contexts[want])
 	w.fake.ExpectBody("PATCH", fmt.Sprintf("/repos/octo-org/Hello-World/issues/comments/%d", statusID), bodyJSON(t, final), httpfake200(w, final))
 	if res, err := w.run(); err != nil || res.Status != run.StatusSuccess {
 		t.Fatalf("run = %+v, %v", res, err)

@@ -144,7 +144,16 @@ func TestRunReplayExampleCassetteOffline(t *testing.T) {
 	pipe := filter.New(nil)
 	started, err := status.Render(pipe, status.Status{Agent: "triage", State: status.Started})
 	must(t, err)
-	done, err := status.Render(pipe, status.Status{Agent: "triage", State: status.Success})
+	// The example is a work item without checks: the final comment adds the partial-context
+	// line of the replayed tree's gaps (Result.Summary lists the gaps its index lists).
+	rc := &status.Context{}
+	for _, g := range res.Summary.Gaps {
+		rc.Gaps = append(rc.Gaps, status.Gap{Scope: g.Scope, Code: g.Code, Count: g.Count})
+	}
+	if len(rc.Gaps) == 0 {
+		t.Fatal("test premise: the replayed tree has gaps")
+	}
+	done, err := status.Render(pipe, status.Status{Agent: "triage", State: status.Success, Context: rc})
 	must(t, err)
 	receipt, err := status.RenderReceipt(status.Receipt{ID: res.ReceiptID, Agent: "triage", Status: run.StatusSuccess, InputRevision: res.InputRevision,
 		ResultRecordKeys: []string{}, StartedAt: canon.FormatTime(clock), CompletedAt: canon.FormatTime(clock)})

@@ -42,6 +42,7 @@ import (
 	"github.com/forgectx/forgectx/internal/filter"
 	"github.com/forgectx/forgectx/internal/snapshot"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+	"github.com/forgectx/forgectx/internal/snapshot/checkdigest"
 	"github.com/forgectx/forgectx/internal/snapshot/prompt"
 	"github.com/forgectx/forgectx/internal/snapshot/stage"
 	"github.com/forgectx/forgectx/internal/snapshot/treefs"
@@ -372,6 +373,24 @@ func BenchmarkVerify(b *testing.B) {
 			snap, rep, err := verify.Load(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
 			if err != nil || snap == nil {
 				b.Fatal(err, rep.Violations)
+			}
+		})
+	})
+}
+
+// BenchmarkContextReport is what `forgectx run` adds after staging for the final status
+// comment and the job summary: open the host tree through verify.Open against its digest and
+// digest the logs of its checks (checkdigest.FromSnapshot). Compare with BenchmarkRunStage.
+func BenchmarkContextReport(b *testing.B) {
+	each(b, func(b *testing.B, n int) {
+		c := tree(b, n)
+		measure(b, func(int) {
+			snap, rep, err := verify.Open(context.Background(), c.treeDir, verify.Options{IndexSHA256: c.digest})
+			if err != nil || snap == nil {
+				b.Fatal(err, rep.Violations)
+			}
+			if _, err := checkdigest.FromSnapshot(snap, checkdigest.Limits{}); err != nil {
+				b.Fatal(err)
 			}
 		})
 	})
