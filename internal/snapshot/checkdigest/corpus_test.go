@@ -83,8 +83,8 @@ func generated() []labelled {
 	}
 	gl.WriteString("===================== 4000 failed in 81.20s =====================\nsection_end:1764900090:step_script\nERROR: Job failed: exit code 1\n")
 	return []labelled{
-		{"generated-gha-huge", []byte(gh.String()), want{Category: Test, Format: formatGitHub, Key: []string{"--- FAIL: TestLastOne", "last_test.go:9: boom"}, Step: "go test -v ./..."}},
-		{"generated-gitlab-many-failures", []byte(gl.String()), want{Category: Test, Format: formatGitLab, Key: []string{"FAILED tests/test_gen.py::test_case_0000"}, Step: "step_script"}},
+		{"generated-gha-huge", []byte(gh.String()), want{Category: catTest, Format: formatGitHub, Key: []string{"--- FAIL: TestLastOne", "last_test.go:9: boom"}, Step: "go test -v ./..."}},
+		{"generated-gitlab-many-failures", []byte(gl.String()), want{Category: catTest, Format: formatGitLab, Key: []string{"FAILED tests/test_gen.py::test_case_0000"}, Step: "step_script"}},
 	}
 }
 

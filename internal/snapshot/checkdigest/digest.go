@@ -546,7 +546,7 @@ func (s *scan) text(i int, lim Limits) (string, bool) {
 // digest selects the kept lines within the limits: specific key lines in log order, then
 // generic ones, each with its context, while the byte bound allows.
 func (s *scan) digest(lim Limits) Digest {
-	d := Digest{Format: s.format, Job: s.job, Category: Unknown, Lines: []Line{}}
+	d := Digest{Format: s.format, Job: s.job, Category: catUnknown, Lines: []Line{}}
 	if d.Format == "" {
 		d.Format = formatPlain
 	}

@@ -51,7 +51,7 @@ func ruleID(i int) string {
 
 func categoryOf(i int) Category {
 	if i < 0 {
-		return Unknown
+		return catUnknown
 	}
 	return rules[i].Category
 }
@@ -89,7 +89,7 @@ func TestGitHubFormat(t *testing.T) {
 	if d.Format != formatGitHub || d.Job != "test (ubuntu-latest)" || d.Step != "go test ./..." {
 		t.Fatalf("format %q job %q step %q", d.Format, d.Job, d.Step)
 	}
-	if d.Category != Test || d.Rule != "go-test-fail" || d.FirstError != "--- FAIL: TestX (0.00s)" {
+	if d.Category != catTest || d.Rule != "go-test-fail" || d.FirstError != "--- FAIL: TestX (0.00s)" {
 		t.Fatalf("category %s rule %s first %q", d.Category, d.Rule, d.FirstError)
 	}
 	want := []Line{{5, "go test ./...", false}, {7, "--- FAIL: TestX (0.00s)", true}, {8, "slow runner", false}, {9, "Process completed with exit code 1.", true}}
@@ -111,7 +111,7 @@ func TestGitLabRawAndFiltered(t *testing.T) {
 	filtered := "Running with gitlab-runner 17.5.2\nsection_start:1764900000:step_script[collapsed=true]\nExecuting \"step_script\" stage\n$ go build ./...\nmain.go:3:1: undefined: x\nsection_end:1764900005:step_script\n\nERROR: Job failed: exit code 1\n"
 	for name, log := range map[string]string{"raw": raw, "filtered": filtered} {
 		d := digestOf(log)
-		if d.Format != formatGitLab || d.Step != "step_script" || d.Category != Compile || d.Rule != "go-compile" {
+		if d.Format != formatGitLab || d.Step != "step_script" || d.Category != catCompile || d.Rule != "go-compile" {
 			t.Errorf("%s: format %q step %q category %s rule %s", name, d.Format, d.Step, d.Category, d.Rule)
 		}
 		var keys []string
@@ -130,14 +130,14 @@ func TestGitLabRawAndFiltered(t *testing.T) {
 	}
 	// GitLab's timestamped traces: the timestamp and the stream marker go.
 	d := digestOf("2026-09-03T14:02:01.000001Z 00O section_start:1:build\n2026-09-03T14:02:02.000001Z 01E+ ERROR: Job failed: execution took longer than 1h0m0s seconds\n")
-	if d.Category != Timeout || len(d.Lines) != 1 || d.Lines[0].Text != "ERROR: Job failed: execution took longer than 1h0m0s seconds" {
+	if d.Category != catTimeout || len(d.Lines) != 1 || d.Lines[0].Text != "ERROR: Job failed: execution took longer than 1h0m0s seconds" {
 		t.Errorf("timestamped trace: %+v", d)
 	}
 }
 
 func TestForgejoFormat(t *testing.T) {
 	d := digestOf("[CI/unit] ⭐ Run Main actions/checkout@v4\n[CI/unit]   ✅  Success - Main actions/checkout@v4\n[CI/unit] ⭐ Run Main cargo test\n[CI/unit] test result: FAILED. 1 passed; 1 failed\n[CI/unit]   ❌  Failure - Main cargo test\n[CI/unit] exitcode '101': failure\n")
-	if d.Format != formatForgejo || d.Job != "unit" || d.Step != "cargo test" || d.Category != Test || d.Rule != "cargo-test-result" {
+	if d.Format != formatForgejo || d.Job != "unit" || d.Step != "cargo test" || d.Category != catTest || d.Rule != "cargo-test-result" {
 		t.Fatalf("%+v", d)
 	}
 	if d.Lines[len(d.Lines)-1].Text != "exitcode '101': failure" || !d.Lines[len(d.Lines)-1].Key {
@@ -149,7 +149,7 @@ func TestForgejoFormat(t *testing.T) {
 func TestNoErrorLines(t *testing.T) {
 	for _, log := range []string{"", "\n", "all good\nok\n"} {
 		d := digestOf(log)
-		if d.Format != formatPlain || d.Category != Unknown || d.Lines == nil || len(d.Lines) != 0 || d.OmittedLines != 0 {
+		if d.Format != formatPlain || d.Category != catUnknown || d.Lines == nil || len(d.Lines) != 0 || d.OmittedLines != 0 {
 			t.Errorf("%q: %+v", log, d)
 		}
 		if !strings.Contains(Render(Check{Digest: d}), "no error line recognised") {
@@ -204,7 +204,7 @@ func countKeys(d Digest) int {
 func TestSpecificLinesFirst(t *testing.T) {
 	log := "npm ERR! one\nnpm ERR! two\nnpm ERR! three\nerror TS2322: Type 'string' is not assignable\n"
 	d := Of([]byte(log), Limits{MaxKeyLines: 1})
-	if len(d.Lines) == 0 || !d.Lines[len(d.Lines)-1].Key || d.Lines[len(d.Lines)-1].Number != 4 || d.OmittedLines != 3 || d.Category != Compile {
+	if len(d.Lines) == 0 || !d.Lines[len(d.Lines)-1].Key || d.Lines[len(d.Lines)-1].Number != 4 || d.OmittedLines != 3 || d.Category != catCompile {
 		t.Fatalf("%+v", d)
 	}
 }

@@ -78,10 +78,10 @@ func TestFromSnapshot(t *testing.T) {
 		byName[c.Name] = c
 	}
 	b, tst := byName["build"], byName["test (ubuntu-latest, go 1.26)"]
-	if b.Conclusion != "failure" || b.Digest.Category != Compile || b.Digest.Step != "go build ./..." || countKeys(b.Digest) != 3 {
+	if b.Conclusion != "failure" || b.Digest.Category != catCompile || b.Digest.Step != "go build ./..." || countKeys(b.Digest) != 3 {
 		t.Errorf("build: %+v", b)
 	}
-	if tst.Conclusion != "failure" || tst.Digest.Category != Test || tst.Digest.FirstError != "--- FAIL: TestRetryCapsDelay (0.30s)" {
+	if tst.Conclusion != "failure" || tst.Digest.Category != catTest || tst.Digest.FirstError != "--- FAIL: TestRetryCapsDelay (0.30s)" {
 		t.Errorf("test: %+v", tst)
 	}
 

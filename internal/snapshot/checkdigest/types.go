@@ -13,14 +13,14 @@ type Category string
 
 // The categories, in the order the documentation lists them.
 const (
-	Compile        Category = "compile"
-	Test           Category = "test"
-	Lint           Category = "lint"
-	Dependency     Category = "dependency"
-	Timeout        Category = "timeout"
-	Cancelled      Category = "cancelled"
-	Infrastructure Category = "infrastructure"
-	Unknown        Category = "unknown"
+	catCompile        Category = "compile"
+	catTest           Category = "test"
+	catLint           Category = "lint"
+	catDependency     Category = "dependency"
+	catTimeout        Category = "timeout"
+	catCancelled      Category = "cancelled"
+	catInfrastructure Category = "infrastructure"
+	catUnknown        Category = "unknown"
 )
 
 // Line is one line of the log kept in a digest.
@@ -45,5 +45,5 @@ type Digest struct {
 
 // categories is the closed set, in the documented order.
 func categories() []Category {
-	return []Category{Compile, Test, Lint, Dependency, Timeout, Cancelled, Infrastructure, Unknown}
+	return []Category{catCompile, catTest, catLint, catDependency, catTimeout, catCancelled, catInfrastructure, catUnknown}
 }
