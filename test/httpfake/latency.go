@@ -1,0 +1,80 @@
+package httpfake
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Latency is a RoundTripper that puts a round trip's worth of delay in front of another (a
+// cassette replay, a fake server's client transport) and observes the requests: the order
+// they were sent in, and the most that were ever in flight at once. The parallel-read tests
+// use it to answer in a shuffled completion order (Jitter), to measure wall time against a
+// fixed per-request delay (Fixed), and to check that a run never exceeds its concurrency.
+type Latency struct {
+	Next http.RoundTripper
+	// Delay returns the wait before request n (0-based, in sending order) is passed on.
+	Delay func(n int) time.Duration
+
+	mu       sync.Mutex
+	sent     []string
+	inFlight int
+	maxIn    int
+}
+
+// Fixed waits d before every request.
+func Fixed(d time.Duration) func(int) time.Duration { return func(int) time.Duration { return d } }
+
+// Jitter waits a pseudo-random 0..max before each request, from seed: requests answer in an
+// order that has nothing to do with the order they were sent in, reproducibly per seed.
+func Jitter(seed uint64, max time.Duration) func(int) time.Duration {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return func(int) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Duration(rng.Int64N(int64(max) + 1))
+	}
+}
+
+// RoundTrip records req, waits its delay and passes it on.
+func (l *Latency) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	n := len(l.sent)
+	l.sent = append(l.sent, req.Method+" "+req.URL.RequestURI())
+	l.inFlight++
+	l.maxIn = max(l.maxIn, l.inFlight)
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.inFlight--
+		l.mu.Unlock()
+	}()
+	if l.Delay != nil {
+		if d := l.Delay(n); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-req.Context().Done():
+				t.Stop()
+				return nil, req.Context().Err()
+			}
+		}
+	}
+	return l.Next.RoundTrip(req)
+}
+
+// Sent returns the requests in the order they were sent ("METHOD /path?query").
+func (l *Latency) Sent() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sent...)
+}
+
+// MaxInFlight is the most requests that were in flight at once.
+func (l *Latency) MaxInFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maxIn
+}
