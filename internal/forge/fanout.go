@@ -3,6 +3,8 @@ package forge
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
 // Fanout bounds the goroutines one acquisition reads with: its independent sources and the
@@ -115,4 +117,29 @@ func (f *Future[T]) Get() T {
 	f.do() // returns at once when done; waits when another goroutine is running it
 	<-f.done
 	return f.val
+}
+
+// MergePart appends part's records and outcomes to a (the entity and actors of part are not
+// taken). Parts are read concurrently into acquisitions of their own and merged in the
+// sequential read's order: adding each scope's gaps in their order gives exactly the outcomes
+// (codes in first-seen order, counts summed) the sequential read added directly.
+func MergePart(a, part *acquisition.Acquisition) {
+	a.Comments = append(a.Comments, part.Comments...)
+	a.Reviews = append(a.Reviews, part.Reviews...)
+	a.Threads = append(a.Threads, part.Threads...)
+	a.Checks = append(a.Checks, part.Checks...)
+	a.AgentRuns = append(a.AgentRuns, part.AgentRuns...)
+	o := part.Outcomes
+	for _, s := range []struct {
+		scope string
+		gaps  []acquisition.Gap
+	}{
+		{acquisition.ScopeComments, o.Comments}, {acquisition.ScopeReviews, o.Reviews},
+		{acquisition.ScopeChecks, o.Checks}, {acquisition.ScopeCheckLogs, o.CheckLogs},
+		{acquisition.ScopeAgentRuns, o.AgentRuns}, {acquisition.ScopeActors, o.Actors},
+	} {
+		for _, g := range s.gaps {
+			a.Outcomes.Add(s.scope, g.Code, g.Count)
+		}
+	}
 }

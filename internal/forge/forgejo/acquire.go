@@ -197,24 +197,7 @@ func (r *run) part() *run {
 // part's gaps scope by scope in their order yields the outcomes the sequential read added
 // directly.
 func (r *run) merge(part *run) {
-	a, pa := r.a, part.a
-	a.Comments = append(a.Comments, pa.Comments...)
-	a.Reviews = append(a.Reviews, pa.Reviews...)
-	a.Threads = append(a.Threads, pa.Threads...)
-	a.Checks = append(a.Checks, pa.Checks...)
-	a.AgentRuns = append(a.AgentRuns, pa.AgentRuns...)
-	for _, s := range []struct {
-		scope string
-		gaps  []acquisition.Gap
-	}{
-		{acquisition.ScopeComments, pa.Outcomes.Comments}, {acquisition.ScopeReviews, pa.Outcomes.Reviews},
-		{acquisition.ScopeChecks, pa.Outcomes.Checks}, {acquisition.ScopeCheckLogs, pa.Outcomes.CheckLogs},
-		{acquisition.ScopeAgentRuns, pa.Outcomes.AgentRuns}, {acquisition.ScopeActors, pa.Outcomes.Actors},
-	} {
-		for _, g := range s.gaps {
-			a.Outcomes.Add(s.scope, g.Code, g.Count)
-		}
-	}
+	forge.MergePart(r.a, part.a)
 	for name, n := range part.pages {
 		r.pages[name] += n
 	}
