@@ -1,8 +1,11 @@
 package httpfake
 
 import (
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -16,6 +19,9 @@ type Latency struct {
 	Next http.RoundTripper
 	// Delay returns the wait before request n (0-based, in sending order) is passed on.
 	Delay func(n int) time.Duration
+	// Fail, when set and returning a status, answers the request with that status and a JSON
+	// error body instead of passing it on (after its delay, like the real answer would).
+	Fail func(req *http.Request) int
 
 	mu       sync.Mutex
 	sent     []string
@@ -60,6 +66,14 @@ func (l *Latency) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.Stop()
 				return nil, req.Context().Err()
 			}
+		}
+	}
+	if l.Fail != nil {
+		if status := l.Fail(req); status != 0 {
+			return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
+				Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req,
+				Header: http.Header{"Content-Type": {"application/json"}},
+				Body:   io.NopCloser(strings.NewReader(`{"message":"injected fault"}`)), ContentLength: 28}, nil
 		}
 	}
 	return l.Next.RoundTrip(req)

@@ -1,0 +1,225 @@
+package forgejo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forgectx/forgectx/internal/forge"
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+	"github.com/forgectx/forgectx/test/httpfake"
+)
+
+// The parallel-read tests (docs/forgejo.md, "What is read in parallel"): a large pull request
+// at 7 rows a page — 120 issue comments, 30 reviews of two comments each, 24 Actions tasks
+// and their statuses, 40 commenters with assorted roles — read at concurrency 1, 4 and 8
+// through a transport that delays each request by a pseudo-random time, so requests complete
+// in shuffled order. The acquisitions must be byte-identical; no run may have more requests
+// in flight than its concurrency; a concurrency-1 run must make today's requests in today's
+// order (test/fixtures/forgejo/parallel/requests-c1.txt, recorded from the sequential
+// adapter).
+
+const largePage = 7
+
+var largeRoles = []string{"admin", "write", "read", "owner", "none"}
+
+func largeUser(i int) map[string]any { return user(int64(1000+i), fmt.Sprintf("u%02d", i)) }
+
+func largeWorld() world {
+	w := world{reviewComments: map[int64][]any{}}
+	for i := range 120 {
+		ts := fmt.Sprintf("2026-09-09T10:%02d:%02dZ", i/60, i%60)
+		w.comments = append(w.comments, comment(int64(20000+i), largeUser(i%40), fmt.Sprintf("comment %d", i), ts, ts))
+	}
+	for i := range 30 {
+		ts := fmt.Sprintf("2026-09-09T11:%02d:00Z", i)
+		rid := int64(3000 + i)
+		w.reviews = append(w.reviews, review(rid, largeUser((i*3)%40), "COMMENT", fmt.Sprintf("review %d", i), headSHA, ts, false, 2))
+		path := fmt.Sprintf("src/f%d.go", i)
+		w.reviewComments[rid] = []any{
+			reviewComment(rid*10+1, rid, largeUser((i*3)%40), nil, path, 10, 0, headSHA, "first", ts),
+			reviewComment(rid*10+2, rid, largeUser((i*7+1)%40), nil, path, 10, 0, headSHA, "reply", fmt.Sprintf("2026-09-09T12:%02d:00Z", i)),
+		}
+	}
+	for i := range 24 {
+		ts := fmt.Sprintf("2026-09-09T13:%02d:00Z", i)
+		status := "success"
+		if i%3 == 0 {
+			status = "failure"
+		}
+		w.tasks = append(w.tasks, taskRow(int64(50000+i), fmt.Sprintf("job %d", i), headSHA, status, ts, ts, ts))
+	}
+	w.statuses = actionsStatuses(w.tasks, headSHA)
+	return w
+}
+
+// serveLarge starts a fake Forgejo for the large world: the lists through the fault injector
+// (Forgejo's pagination headers), every permission lookup from the login's user.
+func (w world) serveLarge(t *testing.T) string {
+	f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+	base := "/api/v1/repos/Acme/Widgets"
+	f.List(base+"/issues/12/comments", w.comments...)
+	f.List(base+"/pulls/12/reviews", w.reviews...)
+	for _, r := range w.reviews {
+		id := rowID(r)
+		f.List(fmt.Sprintf("%s/pulls/12/reviews/%d/comments", base, id), w.reviewComments[id]...)
+	}
+	f.List(base+"/actions/tasks", w.tasks...).Envelope("workflow_runs", "total_count")
+	f.List(base+"/commits/"+headSHA+"/status", w.statuses...).Envelope("statuses", "total_count")
+	pr := pullScenario().exchanges[1].body
+	users := map[string]map[string]any{"alice": alice, "bob": bob}
+	for i := range 40 {
+		users[fmt.Sprintf("u%02d", i)] = largeUser(i)
+	}
+	mux := http.NewServeMux()
+	reply := func(v any) http.HandlerFunc {
+		return func(rw http.ResponseWriter, _ *http.Request) {
+			rw.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(rw).Encode(v)
+		}
+	}
+	mux.Handle("GET "+base, reply(repository))
+	mux.Handle("GET "+base+"/pulls/12", reply(pr))
+	mux.HandleFunc("GET "+base+"/collaborators/{login}/permission", func(rw http.ResponseWriter, r *http.Request) {
+		u, ok := users[r.PathValue("login")]
+		if !ok {
+			t.Errorf("permission lookup for unknown login %q", r.PathValue("login"))
+			http.NotFound(rw, r)
+			return
+		}
+		role := largeRoles[int(u["id"].(int64))%len(largeRoles)]
+		reply(map[string]any{"permission": role, "role_name": role, "user": u})(rw, r)
+	})
+	return f.Start(mux)
+}
+
+// largeAcquire reads the large pull request at concurrency conc through lat.
+func largeAcquire(t *testing.T, url string, conc int, lat *httpfake.Latency) []byte {
+	t.Helper()
+	lat.Next = http.DefaultTransport
+	cl, err := New(Options{APIURL: url + "/api/v1", Token: "secret-token", PageSize: largePage, Transport: lat,
+		RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Concurrency: conc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := cl.Acquire(ctx, forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 12}, matrixProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := acquisition.Write(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// checkParallel reads the large world at 1, 4 and 8 with shuffled answers (and the faults
+// fail injects) and compares every acquisition with the sequential one.
+func checkParallel(t *testing.T, fail func(*http.Request) int) []byte {
+	url := largeWorld().serveLarge(t)
+	seq := largeAcquire(t, url, 1, &httpfake.Latency{Fail: fail})
+	for _, conc := range []int{1, 4, 8} {
+		for seed := range uint64(2) {
+			lat := &httpfake.Latency{Delay: httpfake.Jitter(seed+uint64(conc)*7, 3*time.Millisecond), Fail: fail}
+			got := largeAcquire(t, url, conc, lat)
+			if !bytes.Equal(got, seq) {
+				t.Errorf("concurrency %d seed %d: the acquisition differs from the sequential read", conc, seed)
+			}
+			if m := lat.MaxInFlight(); m > conc {
+				t.Errorf("concurrency %d: %d requests in flight", conc, m)
+			} else if conc > 1 && m < 2 {
+				t.Errorf("concurrency %d: never more than %d request in flight: nothing was read in parallel", conc, m)
+			}
+		}
+	}
+	return seq
+}
+
+func TestParallelReadIsDeterministic(t *testing.T) {
+	seq := checkParallel(t, nil)
+	if !bytes.Contains(seq, []byte(`"comment 119"`)) || bytes.Contains(seq, []byte(`"gaps"`)) {
+		t.Error("the large world was not read whole")
+	}
+}
+
+// Two sources failing at once (a reviews page, the tasks listing) and two failed permission
+// lookups: the outcome is the sequential read's, whichever failure happens first.
+func TestParallelFaultsMatchSequential(t *testing.T) {
+	fail := func(r *http.Request) int {
+		p, q := r.URL.Path, r.URL.Query()
+		switch {
+		case strings.HasSuffix(p, "/pulls/12/reviews") && q.Get("page") == "2":
+			return http.StatusInternalServerError
+		case strings.HasSuffix(p, "/actions/tasks") && q.Get("page") == "3":
+			return http.StatusInternalServerError
+		case strings.HasSuffix(p, "/reviews/3004/comments"):
+			return http.StatusForbidden
+		case strings.HasSuffix(p, "/collaborators/u05/permission"):
+			return http.StatusInternalServerError
+		case strings.HasSuffix(p, "/collaborators/u07/permission"):
+			return http.StatusForbidden
+		}
+		return 0
+	}
+	seq := checkParallel(t, fail)
+	var a struct {
+		Outcomes acquisition.Outcomes `json:"outcomes"`
+	}
+	if err := json.Unmarshal(seq, &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Outcomes.Reviews) == 0 || len(a.Outcomes.Checks) == 0 || len(a.Outcomes.Actors) == 0 {
+		t.Errorf("the faults left no gap: %+v", a.Outcomes)
+	}
+}
+
+// At concurrency 1 the requests are today's, in today's order.
+func TestSequentialRequestOrder(t *testing.T) {
+	url := largeWorld().serveLarge(t)
+	lat := &httpfake.Latency{}
+	largeAcquire(t, url, 1, lat)
+	got := strings.Join(lat.Sent(), "\n") + "\n"
+	path := filepath.Join(fixtureRoot, "parallel", "requests-c1.txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("concurrency-1 requests differ from %s:\n%s", path, firstDiff(got, string(want)))
+	}
+}
+
+// firstDiff names the first request line where got and want differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("request %d: got %q, want %q", i+1, gl, wl)
+		}
+	}
+	return ""
+}
