@@ -17,8 +17,8 @@ import (
 // fixed per-request delay (Fixed), and to check that a run never exceeds its concurrency.
 type Latency struct {
 	Next http.RoundTripper
-	// Delay returns the wait before request n (0-based, in sending order) is passed on.
-	Delay func(n int) time.Duration
+	// Delay returns the wait before req is passed on.
+	Delay func(req *http.Request) time.Duration
 	// Fail, when set and returning a status, answers the request with that status and a JSON
 	// error body instead of passing it on (after its delay, like the real answer would).
 	Fail func(req *http.Request) int
@@ -30,14 +30,16 @@ type Latency struct {
 }
 
 // Fixed waits d before every request.
-func Fixed(d time.Duration) func(int) time.Duration { return func(int) time.Duration { return d } }
+func Fixed(d time.Duration) func(*http.Request) time.Duration {
+	return func(*http.Request) time.Duration { return d }
+}
 
 // Jitter waits a pseudo-random 0..max before each request, from seed: requests answer in an
 // order that has nothing to do with the order they were sent in, reproducibly per seed.
-func Jitter(seed uint64, max time.Duration) func(int) time.Duration {
+func Jitter(seed uint64, max time.Duration) func(*http.Request) time.Duration {
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	return func(int) time.Duration {
+	return func(*http.Request) time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
 		return time.Duration(rng.Int64N(int64(max) + 1))
@@ -47,7 +49,6 @@ func Jitter(seed uint64, max time.Duration) func(int) time.Duration {
 // RoundTrip records req, waits its delay and passes it on.
 func (l *Latency) RoundTrip(req *http.Request) (*http.Response, error) {
 	l.mu.Lock()
-	n := len(l.sent)
 	l.sent = append(l.sent, req.Method+" "+req.URL.RequestURI())
 	l.inFlight++
 	l.maxIn = max(l.maxIn, l.inFlight)
@@ -58,7 +59,7 @@ func (l *Latency) RoundTrip(req *http.Request) (*http.Response, error) {
 		l.mu.Unlock()
 	}()
 	if l.Delay != nil {
-		if d := l.Delay(n); d > 0 {
+		if d := l.Delay(req); d > 0 {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:

@@ -223,3 +223,48 @@ func firstDiff(got, want string) string {
 	}
 	return ""
 }
+
+// The sources are read at once, and permission lookups start while other sources are still
+// being read (a commenter's lookup is sent before the last review's comments are requested).
+func TestParallelReadOverlapsSourcesAndLookups(t *testing.T) {
+	url := largeWorld().serveLarge(t)
+	// The reviews' conversations and the tasks take long: the issue comments end well before.
+	lat := &httpfake.Latency{Delay: func(r *http.Request) time.Duration {
+		switch p := r.URL.Path; {
+		case strings.HasSuffix(p, "/comments") && strings.Contains(p, "/reviews/"), strings.HasSuffix(p, "/actions/tasks"):
+			return 20 * time.Millisecond
+		case strings.HasSuffix(p, "/issues/12/comments"):
+			return 2 * time.Millisecond
+		}
+		return time.Millisecond
+	}}
+	largeAcquire(t, url, 4, lat)
+	sent := lat.Sent()
+	if first, last := firstSent(sent, "/pulls/12/reviews?"), lastSent(sent, "/issues/12/comments?"); first < 0 || first > last {
+		t.Errorf("reviews first requested at %d, after the last issue comments page (%d)", first, last)
+	}
+	if first, last := firstSent(sent, "/actions/tasks?"), lastSent(sent, "/issues/12/comments?"); first < 0 || first > last {
+		t.Errorf("tasks first requested at %d, after the last issue comments page (%d)", first, last)
+	}
+	if first, last := firstSent(sent, "/collaborators/u"), lastSent(sent, "/comments"); first < 0 || first > last {
+		t.Errorf("first commenter lookup at %d, after every source (%d)", first, last)
+	}
+}
+
+func firstSent(sent []string, part string) int {
+	for i, s := range sent {
+		if strings.Contains(s, part) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastSent(sent []string, part string) int {
+	for i := len(sent) - 1; i >= 0; i-- {
+		if strings.Contains(sent[i], part) {
+			return i
+		}
+	}
+	return -1
+}
