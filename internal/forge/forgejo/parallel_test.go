@@ -62,7 +62,7 @@ func largeWorld() world {
 
 // serveLarge starts a fake Forgejo for the large world: the lists through the fault injector
 // (Forgejo's pagination headers), every permission lookup from the login's user.
-func (w world) serveLarge(t *testing.T) string {
+func (w world) serveLarge(t testing.TB) string {
 	f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
 	base := "/api/v1/repos/Acme/Widgets"
 	f.List(base+"/issues/12/comments", w.comments...)
@@ -101,7 +101,7 @@ func (w world) serveLarge(t *testing.T) string {
 }
 
 // largeAcquire reads the large pull request at concurrency conc through lat.
-func largeAcquire(t *testing.T, url string, conc int, lat *httpfake.Latency) []byte {
+func largeAcquire(t testing.TB, url string, conc int, lat *httpfake.Latency) []byte {
 	t.Helper()
 	lat.Next = http.DefaultTransport
 	cl, err := New(Options{APIURL: url + "/api/v1", Token: "secret-token", PageSize: largePage, Transport: lat,
@@ -267,4 +267,34 @@ func lastSent(sent []string, part string) int {
 		}
 	}
 	return -1
+}
+
+// latencyChain is the longest chain of dependent round trips of the large pull request, a
+// listing's pages counted as one (what parallel pages make them): repository → pull request →
+// reviews → one review's comments → a reviewer's permission.
+const latencyChain = 5
+
+// BenchmarkLatency reads the large pull request with a fixed 10 ms per request at concurrency
+// 1 and 4, and reports the requests, the wall time, the wall time over the requests' summed
+// delay (1: fully sequential) and over the longest dependent chain's delay (1: ideal).
+func BenchmarkLatency(b *testing.B) {
+	const delay = 10 * time.Millisecond
+	url := largeWorld().serveLarge(b)
+	for _, conc := range []int{1, 4} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			var requests int
+			var wall time.Duration
+			for b.Loop() {
+				lat := &httpfake.Latency{Delay: httpfake.Fixed(delay)}
+				start := time.Now()
+				largeAcquire(b, url, conc, lat)
+				wall = time.Since(start)
+				requests = len(lat.Sent())
+			}
+			b.ReportMetric(float64(requests), "requests")
+			b.ReportMetric(float64(wall.Milliseconds()), "wall-ms")
+			b.ReportMetric(float64(wall)/float64(time.Duration(requests)*delay), "wall/serial")
+			b.ReportMetric(float64(wall)/float64(latencyChain*delay), "wall/chain")
+		})
+	}
 }

@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 // another in a fixed order (test/fixtures/github/parallel/requests-c1.txt).
 
 // largeAcquire replays the large scenario at concurrency conc through lat.
-func largeAcquire(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, conc int, lat *httpfake.Latency) ([]byte, *cassette.Replayer) {
+func largeAcquire(t testing.TB, s *ghscenario.Scenario, c *cassette.Cassette, conc int, lat *httpfake.Latency) ([]byte, *cassette.Replayer) {
 	t.Helper()
 	rp, err := cassette.NewReplayer(c)
 	if err != nil {
@@ -167,5 +168,36 @@ func TestSequentialRequestOrder(t *testing.T) {
 			}
 			t.Fatalf("seed %d: concurrency-1 requests: %d, want %d (%s)", seed, len(g), len(w), path)
 		}
+	}
+}
+
+// latencyChain is the longest chain of dependent round trips of the large scenario, a
+// listing's pages counted as one (what parallel pages make them): entity → check runs →
+// workflow runs → a run's jobs → a failed job's log location → the log.
+const latencyChain = 6
+
+// BenchmarkLatency replays the large scenario with a fixed 10 ms per request at concurrency 1
+// and 4, and reports the requests, the wall time, the wall time over the requests' summed
+// delay (1: fully sequential) and over the longest dependent chain's delay (1: ideal).
+func BenchmarkLatency(b *testing.B) {
+	const delay = 10 * time.Millisecond
+	s := ghscenario.Large()
+	c := build(b, s)
+	for _, conc := range []int{1, 4} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			var requests int
+			var wall time.Duration
+			for b.Loop() {
+				lat := &httpfake.Latency{Delay: httpfake.Fixed(delay)}
+				start := time.Now()
+				largeAcquire(b, s, c, conc, lat)
+				wall = time.Since(start)
+				requests = len(lat.Sent())
+			}
+			b.ReportMetric(float64(requests), "requests")
+			b.ReportMetric(float64(wall.Milliseconds()), "wall-ms")
+			b.ReportMetric(float64(wall)/float64(time.Duration(requests)*delay), "wall/serial")
+			b.ReportMetric(float64(wall)/float64(latencyChain*delay), "wall/chain")
+		})
 	}
 }

@@ -69,7 +69,7 @@ func glLargeWorld() glWorld {
 
 // serveLarge starts a fake GitLab for the large world: lists through the fault injector
 // (GitLab's pagination headers), users and memberships made from the id.
-func (w glWorld) serveLarge(t *testing.T) string {
+func (w glWorld) serveLarge(t testing.TB) string {
 	f := httpfake.NewFaults(t, httpfake.GitLabPaging)
 	const p = "/api/v4/projects/42"
 	f.List(p+"/merge_requests/7/discussions", w.discussions...)
@@ -124,7 +124,7 @@ func glLargeProfile() acquisition.Profile {
 }
 
 // glLargeAcquire reads the large merge request at concurrency conc through lat.
-func glLargeAcquire(t *testing.T, url string, conc int, lat *httpfake.Latency) []byte {
+func glLargeAcquire(t testing.TB, url string, conc int, lat *httpfake.Latency) []byte {
 	t.Helper()
 	lat.Next = http.DefaultTransport
 	c, err := New(Options{APIURL: url + "/api/v4", Token: testToken, RetryMax: 1, RetryWaitMin: time.Millisecond,
@@ -282,5 +282,36 @@ func TestSequentialRequestOrder(t *testing.T) {
 			}
 		}
 		t.Fatalf("concurrency-1 requests: %d, want %d (%s)", len(g), len(w), path)
+	}
+}
+
+// glLatencyChain is the longest chain of dependent round trips of the large merge request, a
+// listing's pages counted as one (what parallel pages make them): project → merge request →
+// pipelines → a pipeline's jobs → a job's trace (or → discussions → a user → a membership).
+const glLatencyChain = 5
+
+// BenchmarkLatency reads the large merge request with a fixed 10 ms per request at
+// concurrency 1 and 4, and reports the requests, the wall time, the wall time over the
+// requests' summed delay (1: fully sequential) and over the longest dependent chain's delay
+// (1: ideal).
+func BenchmarkLatency(b *testing.B) {
+	const delay = 10 * time.Millisecond
+	url := glLargeWorld().serveLarge(b)
+	for _, conc := range []int{1, 4} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			var requests int
+			var wall time.Duration
+			for b.Loop() {
+				lat := &httpfake.Latency{Delay: httpfake.Fixed(delay)}
+				start := time.Now()
+				glLargeAcquire(b, url, conc, lat)
+				wall = time.Since(start)
+				requests = len(lat.Sent())
+			}
+			b.ReportMetric(float64(requests), "requests")
+			b.ReportMetric(float64(wall.Milliseconds()), "wall-ms")
+			b.ReportMetric(float64(wall)/float64(time.Duration(requests)*delay), "wall/serial")
+			b.ReportMetric(float64(wall)/float64(glLatencyChain*delay), "wall/chain")
+		})
 	}
 }
