@@ -8,7 +8,7 @@ import (
 )
 
 // Fanout bounds the goroutines one acquisition reads with: its independent sources and the
-// per-item lookups those sources feed (docs/architecture.md, "Parallel reads"). It is sized
+// per-item lookups those sources feed (docs/adapters.md, "What is read in parallel"). It is sized
 // from Options.Concurrency, so an adapter never has more goroutines issuing requests than the
 // run may keep in flight, whether or not a transport pools requests too.
 //

@@ -17,7 +17,7 @@ import (
 	"github.com/forgectx/forgectx/test/httpfake"
 )
 
-// The parallel-read tests (docs/forgejo.md, "What is read in parallel"): a large pull request
+// The parallel-read tests (docs/adapters.md, "What is read in parallel"): a large pull request
 // at 7 rows a page — 120 issue comments, 30 reviews of two comments each, 24 Actions tasks
 // and their statuses, 40 commenters with assorted roles — read at concurrency 1, 4 and 8
 // through a transport that delays each request by a pseudo-random time, so requests complete

@@ -18,7 +18,7 @@ import (
 	"github.com/forgectx/forgectx/test/httpfake"
 )
 
-// The parallel-read tests (docs/github.md, "What is read in parallel"): the large scenario
+// The parallel-read tests (docs/adapters.md, "What is read in parallel"): the large scenario
 // (1,000 comments, 120 reviews, 300 threads, 20 checks, 60 humans) replayed at concurrency 1,
 // 4 and 8 through a transport that delays each request by a pseudo-random time, so requests
 // complete in shuffled order. The acquisitions must be byte-identical; no run may have more

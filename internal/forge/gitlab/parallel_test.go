@@ -20,7 +20,7 @@ import (
 	"github.com/forgectx/forgectx/test/httpfake"
 )
 
-// The parallel-read tests (docs/gitlab.md, "What is read in parallel"): a large merge request
+// The parallel-read tests (docs/adapters.md, "What is read in parallel"): a large merge request
 // at 7 rows a page — 70 discussions (threads of up to three notes, some resolved) by 30
 // authors, 6 pipelines of 9 jobs with a trace per failed job — read at concurrency 1, 4 and 8
 // through a transport that delays each request by a pseudo-random time, so requests complete
