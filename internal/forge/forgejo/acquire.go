@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
@@ -94,7 +95,8 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 		return nil, fmt.Errorf("forgejo: profile entity_kind %q: must be work_item or change_proposal", p.EntityKind)
 	}
 	a := acquisition.New()
-	r := &run{ctx: ctx, c: c, repo: c.reader.Repo(owner, name), owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p)}
+	r := &run{ctx: ctx, c: c, repo: c.reader.Repo(owner, name), owner: owner, name: name, number: int64(ref.Number), a: a, pages: map[string]int{}, bound: 2, sel: forge.Selected(p),
+		fan: forge.NewFanout(c.concurrency), perms: &permissions{byLogin: map[string]*forge.Future[permAnswer]{}}}
 	if err := r.repository(); err != nil {
 		return nil, err
 	}
@@ -106,15 +108,11 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, p acquisition.Profi
 	if err != nil {
 		return nil, err
 	}
-	if p.Includes(acquisition.SourceComments) || p.Includes(acquisition.SourceAgentRuns) {
-		r.readIssueComments(p.Includes(acquisition.SourceComments))
-	}
-	if isPull && p.Includes(acquisition.SourceReviews) {
-		r.reviews(ctx, p.Includes(acquisition.SourceComments))
-	}
-	if isPull && p.Includes(acquisition.SourceChecks) {
-		r.checks(ctx, p)
-	}
+	lookups := r.fan.Batch()
+	defer lookups.Wait() // a lookup started early whose actor no record kept still ends here
+	r.lookups = lookups
+	r.lookAhead(&r.a.Entity.Author)
+	r.sources(ctx, p, isPull)
 	if p.Includes(acquisition.SourceAgentRuns) {
 		r.agentRuns()
 	}
@@ -147,6 +145,67 @@ type run struct {
 	issueComments     []*gitea.Comment
 	issueCommentsErr  error
 	issueCommentsLost int
+	// fan bounds the goroutines of the run; perms are its permission lookups, one per login,
+	// started on lookups as soon as a source's records name the actor (lookAhead).
+	fan     *forge.Fanout
+	perms   *permissions
+	lookups *forge.Batch
+}
+
+// sources reads the profile's independent sources — the issue comments, the reviews with
+// their per-review comments, the Actions tasks with the head's commit statuses — each on a
+// part of its own (a run whose acquisition, statistics and outcomes are its own), at once
+// within the run's Fanout. The parts are merged in the sequential order (comments, reviews,
+// checks), so records, gaps and statistics never depend on which source finished first; at
+// concurrency 1 the sources are read one after another in that order, as before.
+func (r *run) sources(ctx context.Context, p acquisition.Profile, isPull bool) {
+	var parts []*run
+	b := r.fan.Batch()
+	read := func(f func(part *run)) {
+		part := r.part()
+		parts = append(parts, part)
+		b.Go(func() {
+			f(part)
+			part.lookAheadAll()
+		})
+	}
+	if p.Includes(acquisition.SourceComments) || p.Includes(acquisition.SourceAgentRuns) {
+		read(func(part *run) { part.readIssueComments(p.Includes(acquisition.SourceComments)) })
+	}
+	if isPull && p.Includes(acquisition.SourceReviews) {
+		read(func(part *run) { part.reviews(ctx, p.Includes(acquisition.SourceComments)) })
+	}
+	if isPull && p.Includes(acquisition.SourceChecks) {
+		read(func(part *run) { part.checks(ctx, p) })
+	}
+	b.Wait()
+	for _, part := range parts {
+		r.merge(part)
+	}
+}
+
+// part is a run for one source: it shares the client, repository, Fanout and lookups, and
+// keeps its own acquisition (holding the entity, which checks need), statistics and outcomes.
+func (r *run) part() *run {
+	p := *r
+	p.a = &acquisition.Acquisition{Entity: r.a.Entity}
+	p.pages, p.bound, p.lists = map[string]int{}, 0, nil
+	return &p
+}
+
+// merge adds a part's records, outcomes and statistics to r, in the part's own order. Adding a
+// part's gaps scope by scope in their order yields the outcomes the sequential read added
+// directly.
+func (r *run) merge(part *run) {
+	forge.MergePart(r.a, part.a)
+	for name, n := range part.pages {
+		r.pages[name] += n
+	}
+	r.bound += part.bound
+	r.lists = append(r.lists, part.lists...)
+	if part.issueComments != nil || part.issueCommentsErr != nil {
+		r.issueComments, r.issueCommentsErr, r.issueCommentsLost = part.issueComments, part.issueCommentsErr, part.issueCommentsLost
+	}
 }
 
 func (r *run) repository() error {
@@ -374,13 +433,27 @@ func (r *run) reviews(ctx context.Context, withComments bool) {
 	r.reviewConversations(kept, withComments)
 }
 
-// reviewConversations reads each kept review's comments and builds threads from them.
+// reviewConversations reads each kept review's comments and builds threads from them. The
+// reviews' comment lists are read at once within the run's Fanout (in review id order at
+// concurrency 1), each into its own slot; failures and rows are taken in review id order.
 func (r *run) reviewConversations(kept []int64, withComments bool) {
 	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
+	type conversation struct {
+		cs  []*gitea.PullReviewComment
+		err error
+	}
+	got := make([]conversation, len(kept))
+	b := r.fan.Batch()
+	for i, id := range kept {
+		b.Go(func() {
+			got[i].cs, got[i].err = r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
+		})
+	}
+	b.Wait()
 	var rcs []*gitea.PullReviewComment
-	for _, id := range kept {
+	for i, id := range kept {
 		r.bound++
-		cs, err := r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
+		cs, err := got[i].cs, got[i].err
 		if err != nil {
 			// The review's conversation is incomplete: both its comment records and its
 			// threads (the reviews relation) are missing.
@@ -523,27 +596,79 @@ func (r *run) actors() {
 			logins[*ref.ID] = ref.Login
 		}
 	}
-	note(&r.a.Entity.Author)
-	for i := range r.a.Comments {
-		note(&r.a.Comments[i].Author)
-	}
-	for i := range r.a.Reviews {
-		note(&r.a.Reviews[i].Author)
-		note(r.a.Reviews[i].DismissedBy)
-	}
-	for i := range r.a.Threads {
-		note(r.a.Threads[i].ResolvedBy)
-	}
-	for i := range r.a.AgentRuns {
-		note(&r.a.AgentRuns[i].Author)
-	}
+	eachRef(r.a, note)
 	sort.Strings(ids)
+	for _, id := range ids {
+		// Every lookup not started yet starts now; the answers are taken in id order.
+		r.lookAhead(&acquisition.ActorRef{ID: &id, Login: logins[id]})
+	}
 	for _, id := range ids {
 		actor := acquisition.Actor{ID: id, Login: logins[id], Kind: acquisition.ActorHuman}
 		if role, ok := r.permission(id, logins[id]); ok {
 			actor.Role, actor.RoleVerified = role, true
 		}
 		r.a.Actors = append(r.a.Actors, actor)
+	}
+}
+
+// permAnswer is one permission lookup's answer as the server gave it.
+type permAnswer struct {
+	res *gitea.CollaboratorPermissionResult
+	err error
+}
+
+// permissions are a run's permission lookups, one per login, shared by its parts.
+type permissions struct {
+	mu      sync.Mutex
+	byLogin map[string]*forge.Future[permAnswer]
+}
+
+// lookup returns login's lookup, creating it (not started) on first use.
+func (r *run) lookup(login string) *forge.Future[permAnswer] {
+	r.perms.mu.Lock()
+	defer r.perms.mu.Unlock()
+	f, ok := r.perms.byLogin[login]
+	if !ok {
+		f = forge.NewFuture(func() permAnswer {
+			res, err := r.repo.Collaborators.Permission(r.ctx, login)
+			return permAnswer{res, err}
+		})
+		r.perms.byLogin[login] = f
+	}
+	return f
+}
+
+// lookAhead starts ref's permission lookup now, while other sources are still being read,
+// unless the run is sequential (its lookups are made in actor order after every source, as
+// they always were). actors decides what the answer means; a lookup for an actor no record
+// ends up referencing is made and ignored.
+func (r *run) lookAhead(ref *acquisition.ActorRef) {
+	if r.fan.Sequential() || ref == nil || ref.ID == nil || ref.Login == nil || *ref.Login == "" {
+		return
+	}
+	r.lookup(*ref.Login).Start(r.lookups)
+}
+
+// lookAheadAll starts the lookups of every actor the part's records reference.
+func (r *run) lookAheadAll() {
+	eachRef(r.a, r.lookAhead)
+}
+
+// eachRef calls f with every actor reference of a, in acquisition order.
+func eachRef(a *acquisition.Acquisition, f func(*acquisition.ActorRef)) {
+	f(&a.Entity.Author)
+	for i := range a.Comments {
+		f(&a.Comments[i].Author)
+	}
+	for i := range a.Reviews {
+		f(&a.Reviews[i].Author)
+		f(a.Reviews[i].DismissedBy)
+	}
+	for i := range a.Threads {
+		f(a.Threads[i].ResolvedBy)
+	}
+	for i := range a.AgentRuns {
+		f(&a.AgentRuns[i].Author)
 	}
 }
 
@@ -556,7 +681,8 @@ func (r *run) permission(id string, login *string) (*string, bool) {
 		return nil, false
 	}
 	r.bound++
-	res, err := r.repo.Collaborators.Permission(r.ctx, *login)
+	ans := r.lookup(*login).Get()
+	res, err := ans.res, ans.err
 	if err != nil {
 		if statusOf(err) == http.StatusNotFound {
 			r.c.log.Debug().Str("actor_id", id).Int("status", http.StatusNotFound).Msg("forgejo permission lookup: not found; role unverified")

@@ -81,6 +81,9 @@ type Options struct {
 	// FindComments: receipt comments by anyone else are counted as agent_runs
 	// authorization_failed. `forgectx run` sets it. See receiptRuns.
 	ReceiptsBySelf bool
+	// Concurrency bounds the goroutines one acquisition reads its sources and lookups with
+	// (forge.Options.Concurrency: 0 takes forge.DefaultConcurrency; 1 reads strictly in order).
+	Concurrency int
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
 	Log zerolog.Logger
 }
@@ -103,6 +106,8 @@ type Client struct {
 	reader *Reader
 	// receiptsBySelf: Options.ReceiptsBySelf.
 	receiptsBySelf bool
+	// concurrency: Options.Concurrency.
+	concurrency int
 }
 
 // New validates opts and builds a client. It makes no request.
@@ -165,6 +170,7 @@ func New(opts Options) (*Client, error) {
 		reader:   reader,
 
 		receiptsBySelf: opts.ReceiptsBySelf,
+		concurrency:    opts.Concurrency,
 	}, nil
 }
 

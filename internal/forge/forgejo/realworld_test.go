@@ -123,7 +123,7 @@ func TestRealForgejoShapesMapEveryRow(t *testing.T) {
 	target, _ := url.Parse(f.URL)
 	rt := &subPathTransport{target: target, prefix: "/forgejo"}
 	var logs bytes.Buffer
-	cl, err := New(Options{APIURL: "https://Example.com:3443/forgejo/api/v1", Token: "secret-token", Transport: rt, Log: zerolog.New(&logs)})
+	cl, err := New(Options{APIURL: "https://Example.com:3443/forgejo/api/v1", Token: "secret-token", Transport: rt, Log: zerolog.New(zerolog.SyncWriter(&logs))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,12 @@ type run struct {
 
 	totals entityTotals
 
+	// fan bounds the run's goroutines (its sources and the lookups they start); lookups is
+	// the batch the permission lookups started early run on.
+	fan     *forge.Fanout
+	lookups *forge.Batch
+	ctx     context.Context // the Acquire call's, for the lookups lookAhead starts
+
 	mu     sync.Mutex
 	short  []shortfall
 	pages  map[string]int
@@ -77,8 +83,10 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	r := &run{
 		c: c, owner: owner, name: name, number: ref.Number, profile: profile,
 		pages: map[string]int{}, bound: map[string]int{}, actors: map[string]*actorSeen{},
-		acq: acquisition.New(),
+		acq: acquisition.New(), fan: forge.NewFanout(cap(c.counter.sem)), ctx: ctx,
 	}
+	r.lookups = r.fan.Batch()
+	defer r.lookups.Wait() // a lookup started early whose actor no record kept still ends here
 	// Statistics are kept for failed runs too (--stats explains a failure).
 	defer c.finishStats(r)
 	if err := r.readEntity(ctx); err != nil {
@@ -88,6 +96,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 		return nil, invalidEntity("entity_kind", "#%d is a %s but the collection profile's entity_kind is %s", ref.Number, r.acq.Entity.Kind, profile.EntityKind)
 	}
 
+	r.lookAhead(&r.acq.Entity.Author)
 	res := r.readSources(ctx)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("github: acquisition interrupted: %w", err)
@@ -111,19 +120,29 @@ type sourceResults struct {
 }
 
 // readSources reads the profile's optional sources. Sources are independent: they are read
-// concurrently (the transport bounds in-flight requests). Each writes only its own result;
-// merge adds gaps in a fixed order so the acquisition does not depend on scheduling.
+// at once within the run's Fanout (the transport also bounds in-flight requests), and one
+// after another in the order below at concurrency 1. Each writes only its own result; merge
+// adds gaps in a fixed order so the acquisition does not depend on scheduling.
 func (r *run) readSources(ctx context.Context) *sourceResults {
-	var (
-		wg  sync.WaitGroup
-		res sourceResults
-	)
+	var res sourceResults
 	profile := r.profile
-	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	b := r.fan.Batch()
+	spawn := b.Go
 	// With the comment receipt reader, receipts come from the comments listing: one listing
 	// serves both sources when both are selected; agent_runs alone lists for receipts alone.
 	cr, commentRcpts := r.c.receipts.(commentReceipts)
 	wantComments, wantRuns := profile.Includes(acquisition.SourceComments), profile.Includes(acquisition.SourceAgentRuns)
+	// Each source starts its records' permission lookups as soon as it is read (lookAhead).
+	comments := func(cs []acquisition.Comment) {
+		for i := range cs {
+			r.lookAhead(&cs[i].Author)
+		}
+	}
+	runs := func(rs []acquisition.AgentRun) {
+		for i := range rs {
+			r.lookAhead(&rs[i].Author)
+		}
+	}
 	if wantComments {
 		spawn(func() {
 			l := r.listComments(ctx, acquisition.SourceComments)
@@ -131,23 +150,43 @@ func (r *run) readSources(ctx context.Context) *sourceResults {
 			if wantRuns && commentRcpts {
 				res.agentRuns, res.gAgentRuns = r.receiptsFrom(l, cr.login)
 			}
+			comments(res.comments)
+			if wantRuns && commentRcpts {
+				runs(res.agentRuns)
+			}
 		})
 	}
 	if r.isPR && profile.Includes(acquisition.SourceReviews) {
-		spawn(func() { res.reviews, res.gReviews = r.readReviews(ctx) })
+		spawn(func() {
+			res.reviews, res.gReviews = r.readReviews(ctx)
+			for i := range res.reviews {
+				r.lookAhead(&res.reviews[i].Author, res.reviews[i].DismissedBy)
+			}
+		})
 	}
 	// Review-thread comments are comment records; threads are review relationships. Either
 	// source needs the thread read (the assembler emits threads only with reviews selected).
 	if r.isPR && (profile.Includes(acquisition.SourceReviews) || profile.Includes(acquisition.SourceComments)) {
-		spawn(func() { res.threads, res.threadComments, res.gThr = r.readThreads(ctx) })
+		spawn(func() {
+			res.threads, res.threadComments, res.gThr = r.readThreads(ctx)
+			comments(res.threadComments)
+			if profile.Includes(acquisition.SourceReviews) {
+				for i := range res.threads {
+					r.lookAhead(res.threads[i].ResolvedBy)
+				}
+			}
+		})
 	}
 	if r.isPR && profile.Includes(acquisition.SourceChecks) {
 		spawn(func() { res.checks, res.gChecks = r.readChecks(ctx) })
 	}
 	if wantRuns && !(wantComments && commentRcpts) {
-		spawn(func() { res.agentRuns, res.gAgentRuns = r.readReceipts(ctx) })
+		spawn(func() {
+			res.agentRuns, res.gAgentRuns = r.readReceipts(ctx)
+			runs(res.agentRuns)
+		})
 	}
-	wg.Wait()
+	b.Wait()
 	return &res
 }
 

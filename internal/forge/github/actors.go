@@ -3,10 +3,10 @@ package github
 import (
 	"context"
 	"sort"
-	"sync"
 
 	gh "github.com/google/go-github/v66/github"
 
+	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
@@ -35,6 +35,29 @@ func (r *run) note(id, login string, bot bool) {
 		s.login = login
 	}
 	s.bot = s.bot || bot
+}
+
+// lookAhead starts the permission lookups of the humans refs name as soon as a source's
+// records are final, while other sources are still being read. Not at concurrency 1: there
+// the lookups follow every source, in acquisition order, as they always did. Only records the
+// acquisition keeps are passed, so an early lookup is one resolveActors would make anyway
+// (unless another source later reports the actor as a bot).
+func (r *run) lookAhead(refs ...*acquisition.ActorRef) {
+	if r.fan.Sequential() {
+		return
+	}
+	for _, ref := range refs {
+		if ref == nil || ref.ID == nil || ref.Login == nil || *ref.Login == "" {
+			continue
+		}
+		r.mu.Lock()
+		s, ok := r.actors[*ref.ID]
+		bot := ok && s.bot
+		r.mu.Unlock()
+		if ok && !bot {
+			r.c.permissionLookup(r.ctx, r.owner, r.name, *ref.Login).Start(r.lookups)
+		}
+	}
 }
 
 // refGQL maps a GraphQL Actor to a reference. ok is false when GitHub returned an ID outside
@@ -127,19 +150,20 @@ func (r *run) resolveActors(ctx context.Context) {
 		pick(&a.AgentRuns[i].Author)
 	}
 	results := make([]permission, len(seen))
-	var wg sync.WaitGroup
+	lookups := make([]*forge.Future[permission], len(seen))
 	for i, s := range seen {
 		if s.bot || s.login == "" {
 			continue
 		}
 		r.needRequests("permissions", 1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = r.c.permission(ctx, r.owner, r.name, s.login)
-		}()
+		lookups[i] = r.c.permissionLookup(ctx, r.owner, r.name, s.login)
+		lookups[i].Start(r.lookups)
 	}
-	wg.Wait()
+	for i, f := range lookups {
+		if f != nil {
+			results[i] = f.Get()
+		}
+	}
 	actors := make([]acquisition.Actor, 0, len(seen))
 	for i, s := range seen {
 		a := acquisition.Actor{ID: s.id, Kind: acquisition.ActorHuman}
@@ -159,38 +183,38 @@ func (r *run) resolveActors(ctx context.Context) {
 	r.acq.Actors = actors
 }
 
-// permission looks login's role up, cached for the client's lifetime (one run).
-func (c *Client) permission(ctx context.Context, owner, repo, login string) permission {
+// permissionLookup is login's role lookup, cached for the client's lifetime (one run): made
+// once however many references start or wait for it.
+func (c *Client) permissionLookup(ctx context.Context, owner, repo, login string) *forge.Future[permission] {
 	c.permMu.Lock()
+	defer c.permMu.Unlock()
 	if c.perms == nil {
-		c.perms = map[string]*permEntry{}
+		c.perms = map[string]*forge.Future[permission]{}
 	}
-	e, ok := c.perms[login]
+	f, ok := c.perms[login]
 	if !ok {
-		e = &permEntry{}
-		c.perms[login] = e
+		f = forge.NewFuture(func() permission { return c.lookupPermission(ctx, owner, repo, login) })
+		c.perms[login] = f
 	}
-	c.permMu.Unlock()
-	e.once.Do(func() {
-		ctx := withEndpoint(ctx, "GET /repos/{owner}/{repo}/collaborators/{username}/permission")
-		var lvl *gh.RepositoryPermissionLevel
-		err := readPage(ctx, func() error {
-			var err error
-			lvl, _, err = c.rest.Repositories.GetPermissionLevel(ctx, owner, repo, login)
-			return err
-		})
-		if err != nil {
-			if !isNotFound(err) {
-				c.log.Warn().Str("endpoint", "collaborator_permission").Msg("github: permission lookup failed; role left unverified")
-			}
-			return
-		}
-		e.p.role, e.p.ok = mapRole(lvl.GetRoleName(), lvl.GetPermission())
-	})
-	return e.p
+	return f
 }
 
-type permEntry struct {
-	once sync.Once
-	p    permission
+// lookupPermission asks GitHub for login's effective role.
+func (c *Client) lookupPermission(ctx context.Context, owner, repo, login string) permission {
+	ctx = withEndpoint(ctx, "GET /repos/{owner}/{repo}/collaborators/{username}/permission")
+	var lvl *gh.RepositoryPermissionLevel
+	err := readPage(ctx, func() error {
+		var err error
+		lvl, _, err = c.rest.Repositories.GetPermissionLevel(ctx, owner, repo, login)
+		return err
+	})
+	if err != nil {
+		if !isNotFound(err) {
+			c.log.Warn().Str("endpoint", "collaborator_permission").Msg("github: permission lookup failed; role left unverified")
+		}
+		return permission{}
+	}
+	var p permission
+	p.role, p.ok = mapRole(lvl.GetRoleName(), lvl.GetPermission())
+	return p
 }

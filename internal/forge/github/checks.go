@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"sync"
 
 	gh "github.com/google/go-github/v66/github"
 
@@ -76,17 +75,13 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 		}
 		r.incomplete(jobsFailed, undated)
 	}
-	// Logs download concurrently (the transport bounds in-flight requests); each result lands
-	// in its own check, so the order of completion does not matter.
-	var wg sync.WaitGroup
+	// Logs download at once within the run's Fanout (in check order at concurrency 1); each
+	// result lands in its own check, so the order of completion does not matter.
+	b := r.fan.Batch()
 	for _, lj := range logJobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[lj.index].Log = r.readLog(ctx, lj.jobID)
-		}()
+		b.Go(func() { out[lj.index].Log = r.readLog(ctx, lj.jobID) })
 	}
-	wg.Wait()
+	b.Wait()
 	return out, gaps
 }
 
@@ -194,10 +189,9 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 		failed bool
 	}
 	results := make([]result, len(ids))
-	done := make(chan struct{}, len(ids))
+	b := r.fan.Batch()
 	for i, id := range ids {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		b.Go(func() {
 			total := -1
 			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
 				return listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
@@ -211,11 +205,9 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 					})
 			}, func(j *gh.WorkflowJob) string { return j.GetNodeID() }, func() int { return total })
 			results[i] = result{jobs: l.items, pg: l.pg, total: total, failed: !l.complete()}
-		}()
+		})
 	}
-	for range ids {
-		<-done
-	}
+	b.Wait()
 	for _, res := range results {
 		r.needListing(listWorkflowJobs, res.pg, res.total)
 		if res.failed && failed == "" {

@@ -74,7 +74,7 @@ type Client struct {
 	log        zerolog.Logger
 
 	permMu sync.Mutex
-	perms  map[string]*permEntry
+	perms  map[string]*forge.Future[permission]
 
 	receipts ReceiptReader
 

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
@@ -162,16 +161,29 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	}
 	log.Debug().Str("entity_id", a.Entity.ID).Msg("entity read")
 
-	c.discussionSources(ctx, pid, int64(ref.Number), change, profile, a)
+	rn := c.newRun(pid)
+	defer rn.lookups.Wait() // a lookup started early whose actor no record kept still ends here
+	rn.lookAhead(ctx, a.Entity.Author)
+	// The discussions and the pipelines are independent: they are read at once (one after
+	// the other at concurrency 1), each into a part merged in that order.
+	disc, ck := &acquisition.Acquisition{Entity: a.Entity}, &acquisition.Acquisition{Entity: a.Entity}
+	b := rn.fan.Batch()
+	b.Go(func() {
+		c.discussionSources(ctx, pid, int64(ref.Number), change, profile, disc)
+		rn.lookAheadAll(ctx, disc)
+	})
+	if change && profile.Includes(acquisition.SourceChecks) {
+		b.Go(func() { c.checks(ctx, pid, profile, ck, rn) })
+	}
+	b.Wait()
+	forge.MergePart(a, disc)
 	if change && profile.Includes(acquisition.SourceReviews) {
 		// GitLab approvals have no immutable review record ids (spec, review mappings):
 		// there is no formal review history to read.
 		a.Outcomes.Add(acquisition.ScopeReviews, acquisition.GapHistoryUnavailable, 1)
 	}
-	if change && profile.Includes(acquisition.SourceChecks) {
-		c.checks(ctx, pid, profile, a)
-	}
-	c.actors(ctx, pid, a)
+	forge.MergePart(a, ck)
+	c.actors(ctx, pid, a, rn)
 	c.finishStats(a)
 	log.Info().Int("comments", len(a.Comments)).Int("threads", len(a.Threads)).Int("checks", len(a.Checks)).
 		Int("actors", len(a.Actors)).Msg("gitlab acquisition complete")
@@ -490,8 +502,11 @@ func mapThread(id string, notes []*gl.Note) acquisition.Thread {
 }
 
 // checks reads the jobs (retried included) of every pipeline run for the captured head
-// revision and, for the jobs whose logs the profile selects, their bounded traces.
-func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profile, a *acquisition.Acquisition) {
+// revision and, for the jobs whose logs the profile selects, their bounded traces. The
+// pipelines' job lists are read at once, each into its own slot, and taken in pipeline order;
+// a selected job's trace starts as soon as its pipeline's jobs are read (at concurrency 1 the
+// traces follow every job list, in job id order, as they always did).
+func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profile, a *acquisition.Acquisition, rn *glRun) {
 	head := a.Entity.HeadSHA
 	if head == "" {
 		// No valid head revision was captured: no check can be matched to it.
@@ -509,15 +524,27 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 		// pipelines read are kept.
 		c.shortfall(a, listPipelines, pl.err, pl.lost, sel)
 	}
-	var checks []acquisition.Check
-	invalid := 0
-	seenJob := map[int64]bool{}
-	for _, p := range pl.rows {
+	jobs := make([]listed[*gl.Job], len(pl.rows))
+	b := rn.fan.Batch()
+	for i, p := range pl.rows {
 		if p == nil {
 			continue
 		}
-		jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}, IncludeRetried: gl.Ptr(true)}
-		jl := kept(c.Services().Pipelines.ListJobs(ctx, pid, p.ID, jopt, ListOptions[*gl.Job]{Complete: true, DriftKey: jobKey}))
+		b.Go(func() {
+			jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}, IncludeRetried: gl.Ptr(true)}
+			jobs[i] = kept(c.Services().Pipelines.ListJobs(ctx, pid, p.ID, jopt, ListOptions[*gl.Job]{Complete: true, DriftKey: jobKey}))
+			rn.traceAhead(ctx, profile, jobs[i].rows, p.SHA, head)
+		})
+	}
+	b.Wait()
+	var checks []acquisition.Check
+	invalid := 0
+	seenJob := map[int64]bool{}
+	for i, p := range pl.rows {
+		if p == nil {
+			continue
+		}
+		jl := jobs[i]
 		if jl.err != nil {
 			// This pipeline's unread jobs are missing checks (and logs); the jobs read, and
 			// every other pipeline's, are kept.
@@ -545,7 +572,7 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 	a.Outcomes.Add(acquisition.ScopeChecks, acquisition.GapInvalidMetadata, invalid)
 	// A job appears once per pipeline; sort by id so the order never depends on the pages.
 	sort.SliceStable(checks, func(i, j int) bool { return lessNumeric(checks[i].ID, checks[j].ID) })
-	c.logs(ctx, pid, profile, checks)
+	c.logs(ctx, pid, profile, checks, rn)
 	a.Checks = checks
 }
 
@@ -557,23 +584,24 @@ func lessNumeric(a, b string) bool {
 	return a < b
 }
 
-// logs fetches the selected logs with bounded concurrency.
-func (c *Client) logs(ctx context.Context, pid any, profile acquisition.Profile, checks []acquisition.Check) {
-	sem := make(chan struct{}, c.opts.Concurrency)
-	var wg sync.WaitGroup
+// logs sets the selected checks' logs: every trace not started yet starts now, and each is
+// taken into its own check.
+func (c *Client) logs(ctx context.Context, pid any, profile acquisition.Profile, checks []acquisition.Check, rn *glRun) {
+	var want []*forge.Future[acquisition.Log]
 	for i := range checks {
 		if !profile.LogSelected(checks[i].Conclusion) {
+			want = append(want, nil)
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(ck *acquisition.Check) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			id, _ := strconv.ParseInt(ck.ID, 10, 64)
-			l := c.Trace(ctx, pid, id, profile.Bounds.MaxSourceBytes)
-			ck.Log = &l
-		}(&checks[i])
+		id, _ := strconv.ParseInt(checks[i].ID, 10, 64)
+		f := rn.trace(ctx, id, profile.Bounds.MaxSourceBytes)
+		f.Start(rn.lookups)
+		want = append(want, f)
 	}
-	wg.Wait()
+	for i, f := range want {
+		if f != nil {
+			l := f.Get()
+			checks[i].Log = &l
+		}
+	}
 }

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"sync"
 
+	gl "gitlab.com/gitlab-org/api/client-go"
+
+	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 )
 
@@ -48,25 +51,100 @@ type actorOutcome struct {
 	gap   string
 }
 
-// actors resolves every referenced actor with bounded concurrency: the users API decides the
-// kind (bot only on a positive `bot: true`), and members/all/:user_id (inherited and shared
-// membership included) gives a human's effective access level.
-func (c *Client) actors(ctx context.Context, pid any, a *acquisition.Acquisition) {
-	ids, logins := referencedActors(a)
-	results := make([]actorOutcome, len(ids))
-	sem := make(chan struct{}, c.opts.Concurrency)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, id string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = c.actor(ctx, pid, id, logins[id])
-		}(i, id)
+// glRun is one acquisition's fan-out: the Fanout bounding its goroutines and the lookups
+// (actors by id, job traces by job id) started as soon as a record names them, each made once.
+type glRun struct {
+	c       *Client
+	pid     any
+	fan     *forge.Fanout
+	lookups *forge.Batch
+
+	mu     sync.Mutex
+	actors map[string]*forge.Future[actorOutcome]
+	traces map[int64]*forge.Future[acquisition.Log]
+}
+
+func (c *Client) newRun(pid any) *glRun {
+	fan := forge.NewFanout(c.opts.Concurrency)
+	return &glRun{c: c, pid: pid, fan: fan, lookups: fan.Batch(),
+		actors: map[string]*forge.Future[actorOutcome]{}, traces: map[int64]*forge.Future[acquisition.Log]{}}
+}
+
+// actor returns id's lookup, created (not started) on first use. The lookup runs without a
+// login: the login every reference agrees on is filled in by actors, so an early lookup and
+// a late one answer the same.
+func (rn *glRun) actor(ctx context.Context, id string) *forge.Future[actorOutcome] {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	f, ok := rn.actors[id]
+	if !ok {
+		f = forge.NewFuture(func() actorOutcome { return rn.c.actor(ctx, rn.pid, id, nil) })
+		rn.actors[id] = f
 	}
-	wg.Wait()
-	for _, r := range results {
+	return f
+}
+
+// trace returns job id's trace lookup, created (not started) on first use.
+func (rn *glRun) trace(ctx context.Context, id int64, maxBytes int) *forge.Future[acquisition.Log] {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	f, ok := rn.traces[id]
+	if !ok {
+		f = forge.NewFuture(func() acquisition.Log { return rn.c.Trace(ctx, rn.pid, id, maxBytes) })
+		rn.traces[id] = f
+	}
+	return f
+}
+
+// lookAhead starts ref's actor lookup now, unless the run is sequential (its lookups are then
+// made after every source, in id order, as they always were).
+func (rn *glRun) lookAhead(ctx context.Context, ref acquisition.ActorRef) {
+	if rn.fan.Sequential() || ref.ID == nil {
+		return
+	}
+	rn.actor(ctx, *ref.ID).Start(rn.lookups)
+}
+
+// lookAheadAll starts the lookups of every actor a part's records reference.
+func (rn *glRun) lookAheadAll(ctx context.Context, a *acquisition.Acquisition) {
+	ids, _ := referencedActors(a)
+	for _, id := range ids {
+		rn.lookAhead(ctx, acquisition.ActorRef{ID: &id})
+	}
+}
+
+// traceAhead starts the traces of a pipeline's jobs whose logs the profile selects, as soon
+// as the pipeline's jobs are read (not in a sequential run).
+func (rn *glRun) traceAhead(ctx context.Context, profile acquisition.Profile, jobs []*gl.Job, sha, head string) {
+	if rn.fan.Sequential() {
+		return
+	}
+	for _, j := range jobs {
+		if j == nil {
+			continue
+		}
+		if ck, err := mapJob(j, sha, head); err == nil && profile.LogSelected(ck.Conclusion) {
+			rn.trace(ctx, j.ID, profile.Bounds.MaxSourceBytes).Start(rn.lookups)
+		}
+	}
+}
+
+// actors resolves every referenced actor: the users API decides the kind (bot only on a
+// positive `bot: true`), and members/all/:user_id (inherited and shared membership included)
+// gives a human's effective access level. Lookups not started yet start now; the answers
+// are taken in id order.
+func (c *Client) actors(ctx context.Context, pid any, a *acquisition.Acquisition, rn *glRun) {
+	ids, logins := referencedActors(a)
+	lookups := make([]*forge.Future[actorOutcome], len(ids))
+	for i, id := range ids {
+		lookups[i] = rn.actor(ctx, id)
+		lookups[i].Start(rn.lookups)
+	}
+	for i, f := range lookups {
+		r := f.Get()
+		if r.actor.Login == nil {
+			r.actor.Login = logins[ids[i]]
+		}
 		a.Actors = append(a.Actors, r.actor)
 		if r.gap != "" {
 			a.Outcomes.Add(acquisition.ScopeActors, r.gap, 1)

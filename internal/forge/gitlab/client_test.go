@@ -180,7 +180,7 @@ func TestGitLabTokenHeadersAndNoTokenInLogs(t *testing.T) {
 		c := testClient(t, f, func(o *Options) {
 			o.TokenKind = tc.kind
 			o.HTTPClient = &http.Client{Transport: rt}
-			o.Log = zerolog.New(&logs).Level(zerolog.TraceLevel)
+			o.Log = zerolog.New(zerolog.SyncWriter(&logs)).Level(zerolog.TraceLevel) // sources log from several goroutines
 		})
 		acquireMR(t, c)
 		if len(rt.headers) != 21 {

@@ -75,7 +75,7 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 
 // open builds the connection and returns the client behind it (Open, for its Services).
 func open(o forge.Options) (*forge.Conn, *Client, error) {
-	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: kindForToken(o.TokenEnv, o.Token), Log: o.Log,
+	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: kindForToken(o.TokenEnv, o.Token), Log: o.Log, Concurrency: o.Concurrency,
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax, MaxServerWait: o.Retry.MaxServerWait}
 	if o.Transport != nil {
 		opts.HTTPClient = &http.Client{Transport: o.Transport, Timeout: 60 * time.Second}

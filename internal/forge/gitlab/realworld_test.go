@@ -116,7 +116,7 @@ func TestGitLabRealResponsesMapEveryRow(t *testing.T) {
 	rt := &rewriteTransport{target: target, prefix: "/gitlab"}
 	var logs bytes.Buffer
 	c, err := New(Options{APIURL: "https://GitLab.Example.com:8443/gitlab/api/v4", Token: testToken,
-		HTTPClient: &http.Client{Transport: rt}, Log: zerolog.New(&logs).Level(zerolog.TraceLevel)})
+		HTTPClient: &http.Client{Transport: rt}, Log: zerolog.New(zerolog.SyncWriter(&logs)).Level(zerolog.TraceLevel)})
 	if err != nil {
 		t.Fatal(err)
 	}

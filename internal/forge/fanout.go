@@ -1,0 +1,145 @@
+package forge
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
+)
+
+// Fanout bounds the goroutines one acquisition reads with: its independent sources and the
+// per-item lookups those sources feed (docs/adapters.md, "What is read in parallel"). It is sized
+// from Options.Concurrency, so an adapter never has more goroutines issuing requests than the
+// run may keep in flight, whether or not a transport pools requests too.
+//
+// The goroutine that made the Fanout holds one of its slots. Batch.Go runs a task on a new
+// goroutine when a slot is free and in the calling goroutine otherwise (the caller already
+// holds a slot), so Go never blocks and nested fan-out (a source that starts lookups) cannot
+// deadlock. Batch.Wait gives the caller's slot back while it waits. At concurrency 1 every task
+// runs in the caller at the moment it is submitted: a concurrency-1 run makes its requests in
+// exactly the order the tasks were submitted, the adapters' sequential order.
+//
+// Fanout decides where work runs, never what it produces: callers give every task its own
+// result slot and combine the slots in a fixed order, so results never depend on scheduling.
+type Fanout struct {
+	sem chan struct{}
+}
+
+// NewFanout returns a Fanout for concurrency (Options.Concurrency: 0 takes
+// DefaultConcurrency, larger than MaxConcurrency takes MaxConcurrency).
+func NewFanout(concurrency int) *Fanout {
+	n := FanoutWidth(concurrency)
+	f := &Fanout{sem: make(chan struct{}, n)}
+	f.sem <- struct{}{} // the creating goroutine's slot
+	return f
+}
+
+// FanoutWidth is the number of goroutines a Fanout for concurrency allows.
+func FanoutWidth(concurrency int) int {
+	switch {
+	case concurrency <= 0:
+		return DefaultConcurrency
+	case concurrency > MaxConcurrency:
+		return MaxConcurrency
+	}
+	return concurrency
+}
+
+// Sequential reports a Fanout of width 1: every task runs when it is submitted, in the
+// caller. Adapters use it to keep a concurrency-1 run's request order (a lookup that would
+// start early is then made where the sequential read makes it).
+func (f *Fanout) Sequential() bool { return cap(f.sem) == 1 }
+
+// Batch is a set of tasks a caller waits for together. Batches of one Fanout share its slots.
+type Batch struct {
+	f  *Fanout
+	wg sync.WaitGroup
+}
+
+// Batch starts an empty batch.
+func (f *Fanout) Batch() *Batch { return &Batch{f: f} }
+
+// Go runs task: on a new goroutine when a slot is free, else in the caller. task must write
+// only state of its own.
+func (b *Batch) Go(task func()) {
+	select {
+	case b.f.sem <- struct{}{}:
+		b.wg.Add(1)
+		go func() {
+			defer func() { <-b.f.sem; b.wg.Done() }()
+			task()
+		}()
+	default:
+		task()
+	}
+}
+
+// Wait waits for every task the batch started, lending the caller's slot to other tasks of
+// the Fanout meanwhile.
+func (b *Batch) Wait() {
+	<-b.f.sem
+	b.wg.Wait()
+	b.f.sem <- struct{}{}
+}
+
+// Future is one deduplicated lookup's result: the first Start runs it (through a Batch, so
+// it is bounded like every other task), every Get waits for it. Get without a Start runs the
+// lookup in the caller.
+type Future[T any] struct {
+	started atomic.Bool
+	once    sync.Once
+	done    chan struct{}
+	val     T
+	run     func() T
+}
+
+// NewFuture wraps lookup; nothing runs until Start or Get.
+func NewFuture[T any](lookup func() T) *Future[T] {
+	return &Future[T]{done: make(chan struct{}), run: lookup}
+}
+
+func (f *Future[T]) do() {
+	f.once.Do(func() {
+		f.val = f.run()
+		close(f.done)
+	})
+}
+
+// Start begins the lookup on b unless it has begun already.
+func (f *Future[T]) Start(b *Batch) {
+	if f.started.CompareAndSwap(false, true) {
+		b.Go(f.do)
+	}
+}
+
+// Get returns the lookup's result, running it in the caller if nothing started it.
+func (f *Future[T]) Get() T {
+	f.do() // returns at once when done; waits when another goroutine is running it
+	<-f.done
+	return f.val
+}
+
+// MergePart appends part's records and outcomes to a (the entity and actors of part are not
+// taken). Parts are read concurrently into acquisitions of their own and merged in the
+// sequential read's order: adding each scope's gaps in their order gives exactly the outcomes
+// (codes in first-seen order, counts summed) the sequential read added directly.
+func MergePart(a, part *acquisition.Acquisition) {
+	a.Comments = append(a.Comments, part.Comments...)
+	a.Reviews = append(a.Reviews, part.Reviews...)
+	a.Threads = append(a.Threads, part.Threads...)
+	a.Checks = append(a.Checks, part.Checks...)
+	a.AgentRuns = append(a.AgentRuns, part.AgentRuns...)
+	o := part.Outcomes
+	for _, s := range []struct {
+		scope string
+		gaps  []acquisition.Gap
+	}{
+		{acquisition.ScopeComments, o.Comments}, {acquisition.ScopeReviews, o.Reviews},
+		{acquisition.ScopeChecks, o.Checks}, {acquisition.ScopeCheckLogs, o.CheckLogs},
+		{acquisition.ScopeAgentRuns, o.AgentRuns}, {acquisition.ScopeActors, o.Actors},
+	} {
+		for _, g := range s.gaps {
+			a.Outcomes.Add(s.scope, g.Code, g.Count)
+		}
+	}
+}
