@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // MaxConsecutiveFailed bounds the failed pages a listing skips in a row (Page.Err): one
@@ -289,4 +290,146 @@ func ServedPageSize(lists []Pagination) int {
 		}
 	}
 	return n
+}
+
+// Prefetch splits the fetch of one page in two, so that Paginate can ask for the pages a
+// listing declares concurrently and still decide everything in page order
+// (docs/request-pool.md, "Parallel pages"): Get sends the request and returns its raw answer,
+// Take turns a raw answer into the page exactly as a sequential fetch would have (decoding,
+// counting, drift checks, keeping rows). Only Get ever runs concurrently; Take runs one page at
+// a time in the order the listing reads its pages, so every rule of Paginate (completeness,
+// skipped failed pages, drift, bounds, repeats) sees the same pages in the same order and
+// decides the same: rows, Pagination, errors and gaps are those of a sequential read.
+type Prefetch[C, R any] struct {
+	// Workers is how many declared pages are asked for at once (1 or less: none ahead; the
+	// listing is read one page after another, as Paginate does).
+	Workers int
+	// Get sends the request for the page at cursor c and returns its raw answer, failure
+	// included. It may run concurrently with other Gets: it must change nothing but what the
+	// transport counts.
+	Get func(c C) R
+	// Take is the page of a raw answer (see Paginate's fetch).
+	Take func(c C, r R) (Page[C], error)
+	// Declared lists the cursors of the later pages the first answer declares with a total
+	// (GitHub's Link rel="last", GitLab's X-Total-Pages, X-Total-Count over a full first page
+	// on Gitea and Forgejo); nil when it declares none: the listing then reads one page after
+	// another. It is asked once, after the first page was taken without a failure.
+	Declared func(c C, r R) []C
+	// Key identifies a cursor: a page read ahead is used when the listing asks for a cursor of
+	// the same key, and otherwise never (a page the listing does not reach is dropped).
+	Key func(c C) string
+}
+
+// PaginatePrefetch is Paginate with the declared pages read ahead (Prefetch). Pages beyond the
+// first are requested only when the first answer declared them, at most f.Workers at a time,
+// in page order; a listing that ends early (a failure, a drift, a bound) stops asking for more
+// and waits for the requests already sent before it returns, so no request outlives it.
+// Without Workers > 1 it is exactly Paginate over Take(Get(c)).
+func PaginatePrefetch[C, R any](first C, rules PageRules, f Prefetch[C, R]) (Pagination, error) {
+	seq := func(c C) (Page[C], error) { return f.Take(c, f.Get(c)) }
+	if f.Workers <= 1 || f.Declared == nil || f.Key == nil {
+		return Paginate(first, rules, seq)
+	}
+	ahead := &prefetcher[C, R]{get: f.Get, workers: f.Workers, pending: map[string]*ahead[R]{}}
+	defer ahead.stop()
+	asked := false
+	return Paginate(first, rules, func(c C) (Page[C], error) {
+		if r, ok := ahead.take(f.Key(c)); ok {
+			return f.Take(c, r)
+		}
+		r := f.Get(c)
+		p, err := f.Take(c, r)
+		if !asked && err == nil && p.Err == nil {
+			asked = true
+			ahead.start(f.Key, f.Declared(c, r))
+		}
+		return p, err
+	})
+}
+
+// prefetcher reads declared pages ahead of the listing.
+type prefetcher[C, R any] struct {
+	get     func(C) R
+	workers int
+
+	mu      sync.Mutex
+	queue   []queued[C, R]
+	next    int
+	pending map[string]*ahead[R]
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+type queued[C, R any] struct {
+	c C
+	p *ahead[R]
+}
+
+// ahead is one page read ahead: done closes when r is its answer.
+type ahead[R any] struct {
+	done chan struct{}
+	r    R
+}
+
+func (a *prefetcher[C, R]) start(key func(C) string, cursors []C) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range cursors {
+		if len(a.queue) >= MaxPages {
+			break
+		}
+		k := key(c)
+		if _, dup := a.pending[k]; dup {
+			continue
+		}
+		p := &ahead[R]{done: make(chan struct{})}
+		a.pending[k] = p
+		a.queue = append(a.queue, queued[C, R]{c, p})
+	}
+	for range min(a.workers, len(a.queue)) {
+		a.wg.Add(1)
+		go a.work()
+	}
+}
+
+// work asks for queued pages in page order until none is left or the listing ended.
+func (a *prefetcher[C, R]) work() {
+	defer a.wg.Done()
+	for {
+		a.mu.Lock()
+		if a.stopped || a.next >= len(a.queue) {
+			a.mu.Unlock()
+			return
+		}
+		q := a.queue[a.next]
+		a.next++
+		a.mu.Unlock()
+		q.p.r = a.get(q.c)
+		close(q.p.done)
+	}
+}
+
+// take returns the answer read ahead for key, waiting for it if it is on its way; false when
+// the page was not declared (or was already used).
+func (a *prefetcher[C, R]) take(key string) (R, bool) {
+	a.mu.Lock()
+	p, ok := a.pending[key]
+	if ok {
+		delete(a.pending, key)
+	}
+	a.mu.Unlock()
+	if !ok {
+		var zero R
+		return zero, false
+	}
+	<-p.done
+	return p.r, true
+}
+
+// stop asks for no further page and waits for the requests already sent.
+func (a *prefetcher[C, R]) stop() {
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
+	a.wg.Wait()
 }

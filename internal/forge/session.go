@@ -188,7 +188,13 @@ func (s *Session) WriteStats(path string) error {
 // o.Record the provider's Transport is a cassette recorder (the token stripped): recording is
 // configured here once, for every forge.
 func Connect(p Provider, o Options, live bool) (*Conn, error) {
+	if o.Pool == nil {
+		o.Pool = NewPool(o.Concurrency, o.Log)
+	}
 	if o.Record != "" {
+		if o.Transport == nil {
+			o.Transport = o.Pool.Base()
+		}
 		var secrets []string
 		if o.Token != "" {
 			secrets = []string{o.Token}

@@ -44,6 +44,7 @@ func policy(opts Options) *retry.Policy {
 		Endpoint: func(r *http.Request) string { return r.Method + " " + endpointClass(r.URL.Path) },
 		Final:    []error{ErrCrossOriginRedirect},
 		Log:      opts.Log,
+		Limiter:  opts.Limiter,
 	})
 }
 
@@ -83,6 +84,11 @@ type Options struct {
 	ReceiptsBySelf bool
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
 	Log zerolog.Logger
+	// Concurrency is how many declared pages of one list are read at once (default 1: in
+	// order, one after another).
+	Concurrency int
+	// Limiter is told of every retried rate limit (the run's request pool; nil: none).
+	Limiter retry.Limiter
 }
 
 // Client is a Forgejo API client for one base URL. It implements forge.Acquirer and

@@ -44,6 +44,8 @@ type Options struct {
 	SourceHost string
 	// Concurrency bounds in-flight requests (default 4).
 	Concurrency int
+	// Limiter is told of every retried rate limit (the run's request pool; nil: none).
+	Limiter retry.Limiter
 	// Timeout bounds each attempt of a request (default 60s). The caller's context bounds
 	// the whole run.
 	Timeout time.Duration
@@ -73,6 +75,7 @@ type Client struct {
 	host       string
 	counter    *counter
 	log        zerolog.Logger
+	limiter    retry.Limiter // the run's request pool, told of rate limits (nil: none)
 
 	permMu sync.Mutex
 	perms  map[string]*permEntry
@@ -105,11 +108,12 @@ func New(opts Options) (*Client, error) {
 		opts.Timeout = 60 * time.Second
 	}
 	pol := newPolicy(retry.Limits{Max: opts.RetryMax, WaitMin: opts.RetryWaitMin, WaitMax: opts.RetryWaitMax, MaxServerWait: opts.MaxRateLimitWait}.Defaults(retryDefaults), opts.Log)
+	pol.Limiter = opts.Limiter
 	inner := opts.Transport
 	if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts}
+	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts, limiter: opts.Limiter}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
 	apiOrigin := base.Scheme + "://" + base.Host

@@ -49,7 +49,9 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 	rc := retryablehttp.NewClient()
 	rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log).Apply(rc)
+	pol := newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log)
+	pol.Limiter = c.limiter
+	pol.Apply(rc)
 	hc := rc.StandardClient()
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	create := gh.NewClient(hc)
