@@ -321,8 +321,8 @@ type Prefetch[C, R any] struct {
 }
 
 // PaginatePrefetch is Paginate with the declared pages read ahead (Prefetch). Pages beyond the
-// first are requested only when the first answer declared them, at most f.Workers at a time,
-// in page order; a listing that ends early (a failure, a drift, a bound) stops asking for more
+// first are requested only when the first answer declared them, at most f.Workers at a time
+// and at most f.Workers pages ahead of the page the listing uses, in page order; a listing that ends early (a failure, a drift, a bound) stops asking for more
 // and waits for the requests already sent before it returns, so no request outlives it.
 // Without Workers > 1 it is exactly Paginate over Take(Get(c)).
 func PaginatePrefetch[C, R any](first C, rules PageRules, f Prefetch[C, R]) (Pagination, error) {
@@ -331,6 +331,7 @@ func PaginatePrefetch[C, R any](first C, rules PageRules, f Prefetch[C, R]) (Pag
 		return Paginate(first, rules, seq)
 	}
 	ahead := &prefetcher[C, R]{get: f.Get, workers: f.Workers, pending: map[string]*ahead[R]{}}
+	ahead.moved = sync.NewCond(&ahead.mu)
 	defer ahead.stop()
 	asked := false
 	return Paginate(first, rules, func(c C) (Page[C], error) {
@@ -358,6 +359,11 @@ type prefetcher[C, R any] struct {
 	pending map[string]*ahead[R]
 	stopped bool
 	wg      sync.WaitGroup
+	// base is the queue index of the page the listing wants next; a page is asked for only
+	// while it is fewer than workers pages ahead of it, so a listing that ends early leaves
+	// at most workers requests it did not need (moved signals base and stopped).
+	base  int
+	moved *sync.Cond
 }
 
 type queued[C, R any] struct {
@@ -369,6 +375,7 @@ type queued[C, R any] struct {
 type ahead[R any] struct {
 	done chan struct{}
 	r    R
+	idx  int // its place in the queue
 }
 
 func (a *prefetcher[C, R]) start(key func(C) string, cursors []C) {
@@ -382,7 +389,7 @@ func (a *prefetcher[C, R]) start(key func(C) string, cursors []C) {
 		if _, dup := a.pending[k]; dup {
 			continue
 		}
-		p := &ahead[R]{done: make(chan struct{})}
+		p := &ahead[R]{done: make(chan struct{}), idx: len(a.queue)}
 		a.pending[k] = p
 		a.queue = append(a.queue, queued[C, R]{c, p})
 	}
@@ -397,6 +404,9 @@ func (a *prefetcher[C, R]) work() {
 	defer a.wg.Done()
 	for {
 		a.mu.Lock()
+		for !a.stopped && a.next < len(a.queue) && a.next >= a.base+a.workers {
+			a.moved.Wait()
+		}
 		if a.stopped || a.next >= len(a.queue) {
 			a.mu.Unlock()
 			return
@@ -416,6 +426,8 @@ func (a *prefetcher[C, R]) take(key string) (R, bool) {
 	p, ok := a.pending[key]
 	if ok {
 		delete(a.pending, key)
+		a.base = max(a.base, p.idx)
+		a.moved.Broadcast()
 	}
 	a.mu.Unlock()
 	if !ok {
@@ -423,6 +435,10 @@ func (a *prefetcher[C, R]) take(key string) (R, bool) {
 		return zero, false
 	}
 	<-p.done
+	a.mu.Lock()
+	a.base = max(a.base, p.idx+1)
+	a.moved.Broadcast()
+	a.mu.Unlock()
 	return p.r, true
 }
 
@@ -430,6 +446,7 @@ func (a *prefetcher[C, R]) take(key string) (R, bool) {
 func (a *prefetcher[C, R]) stop() {
 	a.mu.Lock()
 	a.stopped = true
+	a.moved.Broadcast()
 	a.mu.Unlock()
 	a.wg.Wait()
 }

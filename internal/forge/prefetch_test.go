@@ -164,3 +164,37 @@ func TestPaginatePrefetchNeedsDeclaredTotal(t *testing.T) {
 		t.Errorf("requests %v with %d in flight: a listing without a full first page must read in order", s.requested, s.peak)
 	}
 }
+
+// A listing whose next page skips declared pages (page 2 names page 9 next) still gets page 9
+// from the pages read ahead, without waiting on pages it skipped: no deadlock, no re-request.
+func TestPaginatePrefetchSkipsAhead(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[int]int{}
+	next := map[int]int{1: 2, 2: 9, 9: 10}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pg, err := forge.PaginatePrefetch(1, forge.PageRules{}, forge.Prefetch[int, int]{
+			Workers: 2,
+			Get:     func(n int) int { mu.Lock(); asked[n]++; mu.Unlock(); return n },
+			Take: func(n, _ int) (forge.Page[int], error) {
+				return forge.Page[int]{Rows: 1, HasNext: next[n] != 0, Next: next[n], Total: -1}, nil
+			},
+			Declared: func(int, int) []int { return []int{2, 3, 4, 5, 6, 7, 8, 9, 10} },
+			Key:      strconv.Itoa,
+		})
+		if err != nil || pg.Pages != 4 {
+			t.Errorf("%+v %v, want 4 pages", pg, err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listing waited for a page it skipped")
+	}
+	for n, k := range asked {
+		if k != 1 {
+			t.Errorf("page %d asked for %d times", n, k)
+		}
+	}
+}

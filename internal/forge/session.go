@@ -188,6 +188,9 @@ func (s *Session) WriteStats(path string) error {
 // o.Record the provider's Transport is a cassette recorder (the token stripped): recording is
 // configured here once, for every forge.
 func Connect(p Provider, o Options, live bool) (*Conn, error) {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
 	if o.Pool == nil {
 		o.Pool = NewPool(o.Concurrency, o.Log)
 	}

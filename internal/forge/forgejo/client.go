@@ -154,7 +154,7 @@ func New(opts Options) (*Client, error) {
 	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
 	// stops at forge.MaxPages by itself).
 	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},
-		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes})
+		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes, Concurrency: opts.Concurrency})
 	if err != nil {
 		return nil, fmt.Errorf("forgejo: API URL %q: %w", opts.APIURL, err)
 	}

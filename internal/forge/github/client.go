@@ -75,7 +75,9 @@ type Client struct {
 	host       string
 	counter    *counter
 	log        zerolog.Logger
-	limiter    retry.Limiter // the run's request pool, told of rate limits (nil: none)
+	limiter    retry.Limiter
+	// concurrency is how many declared pages of one REST list are asked for at once.
+	concurrency int // the run's request pool, told of rate limits (nil: none)
 
 	permMu sync.Mutex
 	perms  map[string]*permEntry
@@ -113,7 +115,7 @@ func New(opts Options) (*Client, error) {
 	if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts, limiter: opts.Limiter}
+	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts, limiter: opts.Limiter, concurrency: opts.Concurrency}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
 	apiOrigin := base.Scheme + "://" + base.Host
