@@ -31,6 +31,8 @@ type Source struct {
 	Record       string // cassette directory to record into
 	Replay       string // cassette directory to replay from (offline)
 	InsecureHTTP bool
+	// Concurrency is --concurrency: requests in flight per host (0: DefaultConcurrency).
+	Concurrency int
 }
 
 // Session is an opened Source: the provider, the entity and the clients, plus the cassette
@@ -64,7 +66,7 @@ func Open(src Source, getenv func(string) string, log zerolog.Logger) (*Session,
 			return nil, &ConfigError{Field: "--repo", Rule: pol.RepoRule, Err: err}
 		}
 	}
-	o := Options{APIURL: src.APIURL, TokenEnv: src.TokenEnv, InsecureHTTP: src.InsecureHTTP, Log: log}
+	o := Options{APIURL: src.APIURL, TokenEnv: src.TokenEnv, InsecureHTTP: src.InsecureHTTP, Log: log, Concurrency: src.Concurrency}
 	s := &Session{Provider: p, log: log}
 	if src.Replay != "" {
 		if err := s.replay(src, &o); err != nil {
