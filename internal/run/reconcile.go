@@ -175,7 +175,7 @@ func resolveReconcile(o *ReconcileOptions) (*reconciler, error) {
 	rc.pipe = filter.New([]string{token})
 	kind := forge.FirstOf(o.Kind, job.Kind)
 	rc.conn, err = forge.Connect(p, forge.Options{APIURL: job.Ref.APIURL, Token: token, TokenEnv: tokenEnv, InsecureHTTP: o.InsecureHTTP, Log: o.Log,
-		Concurrency: o.Concurrency,
+		Concurrency:   o.Concurrency,
 		CommentAuthor: job.CommentAuthor, CommentAuthorID: job.CommentAuthorID, Kind: kind, WithCommenter: true}, true)
 	if err != nil {
 		return nil, err
