@@ -187,3 +187,47 @@ func urlPath(api string) (string, error) {
 	}
 	return "", nil
 }
+
+// --stats carries the pool's timing: at --concurrency 1 every request waits for the one
+// before (the longest chain is every request, one in flight); at 4 the large scenario keeps
+// more than one request in flight, never more than 4, and its chain is shorter than its
+// request count.
+func TestStatsTimingMember(t *testing.T) {
+	var large replayCase
+	for _, rc := range replayCases(t) {
+		if rc.name == "github/large" {
+			large = rc
+		}
+	}
+	for _, n := range []int{1, 4} {
+		stats := filepath.Join(t.TempDir(), "stats.json")
+		snapshotDigest(t, nil, large, "--replay", large.dir, "--concurrency", strconv.Itoa(n), "--stats", stats)
+		b, err := os.ReadFile(stats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Requests int `json:"requests"`
+			Timing   *struct {
+				Concurrency  int   `json:"concurrency"`
+				WallMS       int64 `json:"wall_ms"`
+				Requests     int   `json:"requests"`
+				MaxInFlight  int   `json:"max_in_flight"`
+				LongestChain int   `json:"longest_chain"`
+			} `json:"timing"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil || st.Timing == nil {
+			t.Fatalf("stats without timing: %s (%v)", b, err)
+		}
+		tm := st.Timing
+		if tm.Concurrency != n || tm.Requests != st.Requests || tm.WallMS < 0 {
+			t.Errorf("--concurrency %d: timing %+v, requests %d", n, *tm, st.Requests)
+		}
+		switch {
+		case n == 1 && (tm.MaxInFlight != 1 || tm.LongestChain != tm.Requests):
+			t.Errorf("--concurrency 1: timing %+v, want one in flight and a chain of every request", *tm)
+		case n > 1 && (tm.MaxInFlight < 2 || tm.MaxInFlight > n || tm.LongestChain >= tm.Requests):
+			t.Errorf("--concurrency %d: timing %+v, want 2..%d in flight and a chain shorter than the requests", n, *tm, n)
+		}
+	}
+}

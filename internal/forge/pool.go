@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/forgectx/forgectx/internal/forge/retry"
+	"github.com/forgectx/forgectx/internal/forge/stats"
 )
 
 // Pool is the request pool of one run (docs/request-pool.md): every client a Session (or one
@@ -205,23 +206,8 @@ func (p *Pool) HostLimit(host string) int {
 	return p.slots(strings.ToLower(host)).limit
 }
 
-// Timing is the request shape a pool measured (the --stats "timing" member).
-type Timing struct {
-	// Concurrency is the configured requests in flight per host.
-	Concurrency int `json:"concurrency"`
-	// WallMS is the time from the first request sent to the last answer, in milliseconds.
-	WallMS int64 `json:"wall_ms"`
-	// Requests counts the requests (attempts) that went through the pool.
-	Requests int `json:"requests"`
-	// MaxInFlight is the most requests in flight at once, over every host.
-	MaxInFlight int `json:"max_in_flight"`
-	// LongestChain is the longest sequence of requests each sent after the one before it had
-	// answered: a request's depth is one more than the deepest request that had answered when
-	// it was sent. Read one at a time it equals Requests; fully parallel it approaches the
-	// depth of the run's true dependencies (a page after the page that named it, a lookup
-	// after the list that named its subject), of which it is an upper bound.
-	LongestChain int `json:"longest_chain"`
-}
+// Timing is the request shape a pool measured (the --stats "timing" member, stats.Timing).
+type Timing = stats.Timing
 
 // Timing returns what the pool measured so far.
 func (p *Pool) Timing() Timing {

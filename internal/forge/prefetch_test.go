@@ -26,7 +26,7 @@ type listServer struct {
 	driftFrom  int          // from this page on, the total says one row more (0: never)
 	hidden     map[int]bool // rows (0-based) counted but not served
 	rng        *rand.Rand
-	mu         sync.Mutex
+	mu         *sync.Mutex // set by read: the cases are copied
 	requested  []int
 	now, peak  int
 }
@@ -74,6 +74,7 @@ func (s *listServer) get(page int) answer {
 
 // read pages the list by TotalCountRules, sequentially (workers 1) or with prefetch.
 func (s *listServer) read(workers int) ([]int, forge.Pagination, error) {
+	s.mu = &sync.Mutex{}
 	var got []int
 	pg, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, answer]{
 		Workers: workers,

@@ -43,6 +43,7 @@ type Session struct {
 	Conn     *Conn
 	Token    string // the credential read (registered with the filter by the caller)
 	replayer *cassette.Replayer
+	pool     *Pool
 	log      zerolog.Logger
 }
 
@@ -79,6 +80,8 @@ func Open(src Source, getenv func(string) string, log zerolog.Logger) (*Session,
 		o.APIURL = pol.DefaultAPIURL
 	}
 	o.Record = src.Record
+	o.Pool = NewPool(o.Concurrency, log)
+	s.pool = o.Pool
 	conn, err := Connect(p, o, src.Replay == "")
 	if err != nil {
 		return nil, err
@@ -174,6 +177,12 @@ func (s *Session) WriteStats(path string) error {
 	st := s.Stats()
 	if st == nil {
 		return errors.New("--stats: no statistics were collected")
+	}
+	if s.pool != nil {
+		cp := *st
+		t := s.pool.Timing()
+		cp.Timing = &t
+		st = &cp
 	}
 	var b bytes.Buffer
 	if err := st.WriteJSON(&b); err != nil {
