@@ -174,15 +174,25 @@ func TestPoolPausesAndShrinksOnRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := hc.Get(srv.URL + "/limit")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("limited request: %v %v, want 200 after the retry", resp, err)
-	}
-	resp.Body.Close()
-	if got := pool.HostLimit(strings.TrimPrefix(srv.URL, "http://")); got != 1 {
-		t.Errorf("host limit after a 429 = %d, want 1", got)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	limitedDone := make(chan struct{})
+	go func() {
+		defer close(limitedDone)
+		resp, err := hc.Get(srv.URL + "/limit")
+		if err != nil || resp.StatusCode != 200 {
+			t.Errorf("limited request: %v %v, want 200 after the retry", resp, err)
+			return
+		}
+		resp.Body.Close()
+	}()
+	// Once the 429 is seen (the host dropped to 1), requests sent during the pause wait it out.
+	for deadline := time.Now().Add(5 * time.Second); pool.HostLimit(host) != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the 429 never dropped the host to one request at a time")
+		}
 	}
 	getAll(t, hc, repeat(srv.URL+"/after", 6))
+	<-limitedDone
 	if g.peak() != 1 {
 		t.Errorf("after the rate limit the server saw %d requests at once, want 1", g.peak())
 	}
