@@ -133,6 +133,23 @@ func TestRealForge(t *testing.T) {
 		}
 	})
 
+	t.Run("determinism/concurrency-1-and-4", func(t *testing.T) {
+		// The same tree read one request at a time and through a pool of 4 (declared pages
+		// read ahead): the issue's comments are more than one page.
+		for _, n := range []int64{sc.issue, sc.pull} {
+			p := workItemProfile
+			if n == sc.pull {
+				p = pullProfile
+			}
+			one := mustSnapshot(t, srv.APIURL, sc.repoAdmin.Token, repo, n, p, "--concurrency", "1")
+			four := mustSnapshot(t, srv.APIURL, sc.repoAdmin.Token, repo, n, p, "--concurrency", "4")
+			sameTree(t, one.out, four.out)
+			if one.sum.IndexSHA256 != four.sum.IndexSHA256 {
+				t.Errorf("#%d: index digests differ: %s at 1, %s at 4", n, one.sum.IndexSHA256, four.sum.IndexSHA256)
+			}
+		}
+	})
+
 	t.Run("determinism/record-replay", func(t *testing.T) {
 		for _, n := range []int64{sc.issue, sc.pull} {
 			p := workItemProfile
