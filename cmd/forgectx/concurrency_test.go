@@ -231,3 +231,62 @@ func TestStatsTimingMember(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolLatencyFigures measures the pool against a forge 20 ms away (every answer of the
+// live fake waits 20 ms): for GitHub's large scenario and the GitLab and Forgejo pull/merge
+// request cassettes, at --concurrency 1 and 4, the requests, the wall time, wall ÷ (requests ×
+// delay) and wall ÷ (longest chain × delay), from the --stats timing member. It asserts only
+// that the snapshot is the same at both; the figures are logged (run with -v and
+// FORGECTX_LATENCY_FIGURES=1; docs/request-pool.md).
+func TestPoolLatencyFigures(t *testing.T) {
+	if os.Getenv("FORGECTX_LATENCY_FIGURES") == "" {
+		t.Skip("set FORGECTX_LATENCY_FIGURES=1 to measure (about a minute)")
+	}
+	const delay = 20 * time.Millisecond
+	env := map[string]string{"FORGE_TOKEN": "t0ken-for-the-fake"}
+	for _, rc := range replayCases(t) {
+		if rc.name != "github/large" && rc.name != "gitlab/mr" && rc.name != "forgejo/pull" && rc.name != "github/pr" {
+			continue
+		}
+		c, err := cassette.Load(rc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		api, err := urlPath(c.Meta.APIURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake := httpfake.New(t)
+		fake.Latency(delay)
+		digest := ""
+		for _, n := range []int{1, 4} {
+			fake.ExpectCassetteOptional(c)
+			stats := filepath.Join(t.TempDir(), "stats.json")
+			got := snapshotDigest(t, env, rc, "--api-url", fake.URL+api, "--token-env", "FORGE_TOKEN", "--concurrency", strconv.Itoa(n), "--stats", stats)
+			if digest != "" && got != digest {
+				t.Errorf("%s: --concurrency %d gave another snapshot", rc.name, n)
+			}
+			digest = got
+			b, err := os.ReadFile(stats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Timing struct {
+					WallMS       int64 `json:"wall_ms"`
+					Requests     int   `json:"requests"`
+					MaxInFlight  int   `json:"max_in_flight"`
+					LongestChain int   `json:"longest_chain"`
+				} `json:"timing"`
+			}
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatal(err)
+			}
+			tm := st.Timing
+			d := float64(delay.Milliseconds())
+			t.Logf("%-14s concurrency %d: %4d requests, wall %6d ms, max in flight %d, longest chain %4d, wall/(requests×delay) %.2f, wall/(chain×delay) %.2f",
+				rc.name, n, tm.Requests, tm.WallMS, tm.MaxInFlight, tm.LongestChain,
+				float64(tm.WallMS)/(float64(tm.Requests)*d), float64(tm.WallMS)/(float64(tm.LongestChain)*d))
+		}
+	}
+}

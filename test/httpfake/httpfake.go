@@ -167,6 +167,8 @@ type Server struct {
 	// concurrent requests complete in shuffled order.
 	jitter time.Duration
 	rng    *rand.Rand
+	// latency is waited before every answer (a forge's round trip).
+	latency time.Duration
 	// inFlight counts the requests received and not yet answered (the answer's headers not
 	// yet written); maxInFlight is its peak.
 	inFlight, maxInFlight int
@@ -179,6 +181,14 @@ func (s *Server) Jitter(max time.Duration, seed int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.jitter, s.rng = max, rand.New(rand.NewSource(seed))
+}
+
+// Latency makes the fake wait d before answering every request, as a forge d away does (the
+// latency benchmarks of the request pool).
+func (s *Server) Latency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // MaxInFlight is the most requests the fake was answering at once: received, and the
@@ -350,9 +360,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := s.front
 	s.inFlight++
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)
-	var delay time.Duration
+	delay := s.latency
 	if s.jitter > 0 {
-		delay = time.Duration(s.rng.Int63n(int64(s.jitter)))
+		delay += time.Duration(s.rng.Int63n(int64(s.jitter)))
 	}
 	s.mu.Unlock()
 	var once sync.Once

@@ -3,8 +3,10 @@ package forgejo
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -102,5 +104,59 @@ func TestRateLimitStormSameResultAndSerial(t *testing.T) {
 	}
 	if inPause > 0 {
 		t.Errorf("%d requests reached the server inside the pause Retry-After asked for", inPause)
+	}
+}
+
+// TestPoolLatencyFigures measures the fault matrix's pull request (every paged list 7 rows at
+// 2 a page, reviews with their comments, tasks, statuses) against a forge 20 ms away, at
+// concurrency 1 and 4 through a pool: requests, wall, and the pool's longest chain, logged
+// (FORGECTX_LATENCY_FIGURES=1, -v; docs/request-pool.md). It asserts the same records and gaps.
+func TestPoolLatencyFigures(t *testing.T) {
+	if os.Getenv("FORGECTX_LATENCY_FIGURES") == "" {
+		t.Skip("set FORGECTX_LATENCY_FIGURES=1 to measure")
+	}
+	const delay = 20 * time.Millisecond
+	var want []string
+	for _, conc := range []int{1, 4} {
+		w := matrixWorld()
+		f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+		f.Now = ticking()
+		world := w.serve(t, f)
+		slow := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			time.Sleep(delay)
+			resp, err := http.Get(world + r.URL.RequestURI())
+			if err != nil {
+				rw.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			for k, vs := range resp.Header {
+				rw.Header()[k] = vs
+			}
+			rw.WriteHeader(resp.StatusCode)
+			_, _ = io.Copy(rw, resp.Body)
+		}))
+		t.Cleanup(slow.Close)
+		pool := forge.NewPool(conc, zerolog.Nop())
+		cl, err := New(Options{APIURL: slow.URL + "/api/v1", Token: "secret-token", PageSize: matrixLimit,
+			Transport: pool.Wrap(nil), Limiter: pool.RetryLimiter(), Concurrency: conc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cl.Acquire(context.Background(), forge.Ref{Forge: Forge, Repo: "Acme/Widgets", Number: 12}, matrixProfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append([]string{summary(recordsOf(a))}, gapSet(a.Outcomes)...)
+		if want == nil {
+			want = got
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("concurrency %d: %v, want %v", conc, got, want)
+		}
+		tm := pool.Timing()
+		d := float64(delay.Milliseconds())
+		t.Logf("forgejo/matrix concurrency %d: %4d requests, wall %6d ms, max in flight %d, longest chain %4d, wall/(requests×delay) %.2f, wall/(chain×delay) %.2f",
+			conc, tm.Requests, tm.WallMS, tm.MaxInFlight, tm.LongestChain,
+			float64(tm.WallMS)/(float64(tm.Requests)*d), float64(tm.WallMS)/(float64(tm.LongestChain)*d))
 	}
 }
