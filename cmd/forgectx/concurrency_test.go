@@ -189,9 +189,9 @@ func urlPath(api string) (string, error) {
 }
 
 // --stats carries the pool's timing: at --concurrency 1 every request waits for the one
-// before (the longest chain is every request, one in flight); at 4 the large scenario keeps
-// more than one request in flight, never more than 4, and its chain is shorter than its
-// request count.
+// before (the longest chain is every request, one in flight); at 4 the large scenario, served
+// by a fake 5 ms away, keeps more than one request in flight, never more than 4, and its chain
+// is shorter than its request count.
 func TestStatsTimingMember(t *testing.T) {
 	var large replayCase
 	for _, rc := range replayCases(t) {
@@ -199,9 +199,21 @@ func TestStatsTimingMember(t *testing.T) {
 			large = rc
 		}
 	}
+	c, err := cassette.Load(large.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := urlPath(c.Meta.APIURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := httpfake.New(t)
+	fake.Latency(5 * time.Millisecond)
 	for _, n := range []int{1, 4} {
 		stats := filepath.Join(t.TempDir(), "stats.json")
-		snapshotDigest(t, nil, large, "--replay", large.dir, "--concurrency", strconv.Itoa(n), "--stats", stats)
+		fake.ExpectCassetteOptional(c)
+		snapshotDigest(t, map[string]string{"FORGE_TOKEN": "t0ken-for-the-fake"}, large, "--api-url", fake.URL+api, "--token-env", "FORGE_TOKEN",
+			"--concurrency", strconv.Itoa(n), "--stats", stats)
 		b, err := os.ReadFile(stats)
 		if err != nil {
 			t.Fatal(err)
