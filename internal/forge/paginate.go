@@ -2,6 +2,7 @@ package forge
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -304,10 +305,14 @@ type Prefetch[C, R any] struct {
 	// Workers is how many declared pages are asked for at once (1 or less: none ahead; the
 	// listing is read one page after another, as Paginate does).
 	Workers int
-	// Get sends the request for the page at cursor c and returns its raw answer, failure
-	// included. It may run concurrently with other Gets: it must change nothing but what the
-	// transport counts.
-	Get func(c C) R
+	// Context is the listing's context (nil: context.Background()). A page read ahead is
+	// asked under a child of it that is cancelled when the listing ends, so a request the
+	// listing no longer needs (stuck in its retries, say) does not keep it waiting.
+	Context context.Context
+	// Get sends the request for the page at cursor c under ctx and returns its raw answer,
+	// failure included. It may run concurrently with other Gets: it must change nothing but
+	// what the transport counts.
+	Get func(ctx context.Context, c C) R
 	// Take is the page of a raw answer (see Paginate's fetch).
 	Take func(c C, r R) (Page[C], error)
 	// Declared lists the cursors of the later pages the first answer declares with a total
@@ -322,23 +327,30 @@ type Prefetch[C, R any] struct {
 
 // PaginatePrefetch is Paginate with the declared pages read ahead (Prefetch). Pages beyond the
 // first are requested only when the first answer declared them, at most f.Workers at a time
-// and at most f.Workers pages ahead of the page the listing uses, in page order; a listing that ends early (a failure, a drift, a bound) stops asking for more
-// and waits for the requests already sent before it returns, so no request outlives it.
+// and at most f.Workers pages ahead of the page the listing uses, in page order; a listing
+// that ends early (a failure, a drift, a bound) stops asking for more, cancels the requests
+// still out and waits for them before it returns, so no request outlives it.
 // Without Workers > 1 it is exactly Paginate over Take(Get(c)).
 func PaginatePrefetch[C, R any](first C, rules PageRules, f Prefetch[C, R]) (Pagination, error) {
-	seq := func(c C) (Page[C], error) { return f.Take(c, f.Get(c)) }
+	ctx := f.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	seq := func(c C) (Page[C], error) { return f.Take(c, f.Get(ctx, c)) }
 	if f.Workers <= 1 || f.Declared == nil || f.Key == nil {
 		return Paginate(first, rules, seq)
 	}
-	ahead := &prefetcher[C, R]{get: f.Get, workers: f.Workers, pending: map[string]*ahead[R]{}}
+	actx, cancel := context.WithCancel(ctx)
+	ahead := &prefetcher[C, R]{get: func(c C) R { return f.Get(actx, c) }, workers: f.Workers, pending: map[string]*ahead[R]{}}
 	ahead.moved = sync.NewCond(&ahead.mu)
 	defer ahead.stop()
+	defer cancel() // runs first: the requests still out are cancelled, then waited for
 	asked := false
 	return Paginate(first, rules, func(c C) (Page[C], error) {
 		if r, ok := ahead.take(f.Key(c)); ok {
 			return f.Take(c, r)
 		}
-		r := f.Get(c)
+		r := f.Get(ctx, c)
 		p, err := f.Take(c, r)
 		if !asked && err == nil && p.Err == nil {
 			asked = true

@@ -1,6 +1,7 @@
 package forge_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -78,7 +79,7 @@ func (s *listServer) read(workers int) ([]int, forge.Pagination, error) {
 	var got []int
 	pg, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, answer]{
 		Workers: workers,
-		Get:     s.get,
+		Get:     func(_ context.Context, n int) answer { return s.get(n) },
 		Take: func(n int, a answer) (forge.Page[int], error) {
 			if a.err != nil {
 				if !errors.Is(a.err, forge.ErrIncomplete) {
@@ -177,7 +178,7 @@ func TestPaginatePrefetchSkipsAhead(t *testing.T) {
 		defer close(done)
 		pg, err := forge.PaginatePrefetch(1, forge.PageRules{}, forge.Prefetch[int, int]{
 			Workers: 2,
-			Get:     func(n int) int { mu.Lock(); asked[n]++; mu.Unlock(); return n },
+			Get:     func(_ context.Context, n int) int { mu.Lock(); asked[n]++; mu.Unlock(); return n },
 			Take: func(n, _ int) (forge.Page[int], error) {
 				return forge.Page[int]{Rows: 1, HasNext: next[n] != 0, Next: next[n], Total: -1}, nil
 			},
@@ -197,5 +198,44 @@ func TestPaginatePrefetchSkipsAhead(t *testing.T) {
 		if k != 1 {
 			t.Errorf("page %d asked for %d times", n, k)
 		}
+	}
+}
+
+// A listing that ends early cancels the pages still being read ahead: a page stuck until its
+// context ends (a request deep in its retries) does not hold the listing.
+func TestPaginatePrefetchCancelsPagesItNoLongerNeeds(t *testing.T) {
+	hard := errors.New("page 2: refused")
+	done := make(chan error, 1)
+	go func() {
+		_, err := forge.PaginatePrefetch(1, forge.PageRules{}, forge.Prefetch[int, error]{
+			Workers: 4,
+			Get: func(ctx context.Context, n int) error {
+				switch n {
+				case 1:
+					return nil
+				case 2:
+					return hard
+				}
+				<-ctx.Done() // pages 3..5 never answer on their own
+				return ctx.Err()
+			},
+			Take: func(n int, err error) (forge.Page[int], error) {
+				if err != nil {
+					return forge.Page[int]{}, err
+				}
+				return forge.Page[int]{Rows: 1, HasNext: true, Next: n + 1, Total: -1}, nil
+			},
+			Declared: func(int, error) []int { return []int{2, 3, 4, 5} },
+			Key:      strconv.Itoa,
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, hard) {
+			t.Errorf("err %v, want page 2's", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listing waited for pages it no longer needed")
 	}
 }

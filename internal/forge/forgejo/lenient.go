@@ -99,7 +99,8 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 		}
 		pg, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, lenientAnswer[T]]{
 			Workers: r.lim.Concurrency,
-			Get: func(n int) lenientAnswer[T] {
+			Context: ctx,
+			Get: func(ctx context.Context, n int) lenientAnswer[T] {
 				rows, p, err := lenientPage(ctx, r, l, n)
 				return lenientAnswer[T]{rows, p, err}
 			},

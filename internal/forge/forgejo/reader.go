@@ -259,7 +259,8 @@ func (r *Reader) list(ctx context.Context, path string, decode func([]byte) (int
 	}
 	pgn, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, strictAnswer]{
 		Workers: r.lim.Concurrency,
-		Get: func(n int) strictAnswer {
+		Context: ctx,
+		Get: func(ctx context.Context, n int) strictAnswer {
 			if n > r.lim.MaxPages {
 				return strictAnswer{pre: &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", r.lim.MaxPages)}}
 			}

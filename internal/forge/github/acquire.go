@@ -322,7 +322,7 @@ func pagesREST[T any](ctx context.Context, workers int, endpoint string, declare
 		return last * largest
 	}
 	size := func() int { return max(stated(), last*largest) }
-	get := func(page int) restAnswer[T] {
+	get := func(ctx context.Context, page int) restAnswer[T] {
 		var a restAnswer[T]
 		a.err = readPage(ctx, func() error {
 			var err error
@@ -361,7 +361,7 @@ func pagesREST[T any](ctx context.Context, workers int, endpoint string, declare
 	}
 	read := func(first int) (forge.Pagination, error) {
 		return forge.PaginatePrefetch(first, forge.PageRules{}, forge.Prefetch[int, restAnswer[T]]{
-			Workers: workers, Get: get, Take: take, Declared: declaredREST[T], Key: strconv.Itoa,
+			Workers: workers, Context: ctx, Get: get, Take: take, Declared: declaredREST[T], Key: strconv.Itoa,
 		})
 	}
 	pg, err := read(0)

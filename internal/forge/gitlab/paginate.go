@@ -174,7 +174,8 @@ func listOnce[T any](ctx context.Context, fetch listFunc[T], lo ListOptions[T]) 
 	}
 	pg, err := forge.PaginatePrefetch(cursor{page: 1}, rules, forge.Prefetch[cursor, glAnswer[T]]{
 		Workers: workers,
-		Get: func(cur cursor) glAnswer[T] {
+		Context: ctx,
+		Get: func(ctx context.Context, cur cursor) glAnswer[T] {
 			if !lo.Complete && cur.prev > 0 && cur.page != cur.prev+1 {
 				return glAnswer[T]{pre: fmt.Errorf("pagination: next page %d after page %d", cur.page, cur.prev)}
 			}
