@@ -206,14 +206,11 @@ func (p *Pool) HostLimit(host string) int {
 	return p.slots(strings.ToLower(host)).limit
 }
 
-// Timing is the request shape a pool measured (the --stats "timing" member, stats.Timing).
-type Timing = stats.Timing
-
 // Timing returns what the pool measured so far.
-func (p *Pool) Timing() Timing {
+func (p *Pool) Timing() stats.Timing {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t := Timing{Concurrency: p.limit, Requests: p.requests, MaxInFlight: p.maxFlight, LongestChain: p.chain}
+	t := stats.Timing{Concurrency: p.limit, Requests: p.requests, MaxInFlight: p.maxFlight, LongestChain: p.chain}
 	if !p.first.IsZero() && p.last.After(p.first) {
 		t.WallMS = p.last.Sub(p.first).Milliseconds()
 	}
