@@ -89,8 +89,8 @@ func TestRateLimitStormSameResultAndSerial(t *testing.T) {
 		if pool.HostLimit(strings.TrimPrefix(storm.URL, "http://")) != 1 {
 			t.Errorf("concurrency %d: the host was not dropped to one request at a time", conc)
 		}
-		if tm := pool.Timing(); tm.MaxInFlight > conc {
-			t.Errorf("concurrency %d: %d in flight", conc, tm.MaxInFlight)
+		if tm := pool.Timing(); tm.MaxInFlight > conc || f.MaxInFlight() > conc {
+			t.Errorf("concurrency %d: %d in flight at the pool, %d at the fake", conc, tm.MaxInFlight, f.MaxInFlight())
 		}
 		return result{recordsOf(a), gapSet(a.Outcomes)}, logs.String(), inPause
 	}
