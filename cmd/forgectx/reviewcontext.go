@@ -84,6 +84,7 @@ type gitlabMROptions struct {
 	TokenEnv     string
 	ExpectedHead string
 	InsecureHTTP bool
+	Concurrency  int
 	mr           string
 }
 
@@ -103,10 +104,14 @@ func (o *gitlabMROptions) bind(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&o.TokenEnv, "token-env", tokenEnv, "environment variable holding the token (default GITLAB_TOKEN when set, else CI_JOB_TOKEN)")
 	fs.StringVar(&o.ExpectedHead, "expected-head", e.Getenv("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"), "fail closed unless the MR head is this SHA (default $CI_MERGE_REQUEST_SOURCE_BRANCH_SHA)")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url on a non-loopback host (the token then travels in clear; logged)")
+	concurrencyFlag(fs, &o.Concurrency)
 }
 
 // check validates the flags after parsing; every problem is a usage error (exit 2).
 func (o *gitlabMROptions) check(e *env) error {
+	if err := checkConcurrency(o.Concurrency); err != nil {
+		return err
+	}
 	if o.Project == "" {
 		return usagef("--project: not set and $CI_MERGE_REQUEST_PROJECT_ID/$CI_PROJECT_ID are empty")
 	}
@@ -133,7 +138,7 @@ type reviewContextAcquireOptions struct {
 }
 
 func reviewContextAcquireCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--insecure-http]")
+	fs := newFlagSet(e, "review-context acquire", "review-context acquire --store-dir DIR [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--insecure-http] [--concurrency N]")
 	var o reviewContextAcquireOptions
 	o.bind(fs, e)
 	fs.StringVar(&o.StoreDir, "store-dir", "", "directory for the private context store (created 0700; required unless the mode is off)")
@@ -196,7 +201,7 @@ func runReviewContextAcquire(ctx context.Context, e *env, o reviewContextAcquire
 	if e.Getenv(o.TokenEnv) == "" {
 		return usagef("--token-env %s: the environment variable is unset or empty", o.TokenEnv)
 	}
-	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: o.APIURL, Token: e.Getenv(o.TokenEnv), TokenEnv: o.TokenEnv}, o.Project, o.MR, reviewContextNow)
+	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: o.APIURL, Token: e.Getenv(o.TokenEnv), TokenEnv: o.TokenEnv, Concurrency: o.Concurrency}, o.Project, o.MR, reviewContextNow)
 	if err != nil {
 		return &exitError{Code: exitUsage, Err: err}
 	}

@@ -23,7 +23,7 @@ type reviewContextRunOptions struct {
 }
 
 func reviewContextRunCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http] [--engine-uid UID --engine-gid GID]")
+	fs := newFlagSet(e, "review-context run", "review-context run --harness FILE [--api-url URL] [--project ID|PATH] [--mr IID] [--token-env NAME] [--expected-head SHA] [--temp-dir DIR] [--work-dir DIR] [--preserve-private-artifacts] [--insecure-http] [--concurrency N] [--engine-uid UID --engine-gid GID]")
 	var o reviewContextRunOptions
 	o.bind(fs, e)
 	fs.StringVar(&o.Harness, "harness", "", "harness file: agent.command is the review engine, profiles.change_proposal the snapshot profile (required)")
@@ -66,7 +66,7 @@ func runReviewContextRun(ctx context.Context, e *env, o reviewContextRunOptions)
 	environ := e.Environ()
 	_ = os.Unsetenv(o.TokenEnv)
 	res, err := reviewrun.Run(ctx, reviewrun.Options{
-		Common: lifecycle.Common{APIURL: o.APIURL, TokenEnv: o.TokenEnv, InsecureHTTP: o.InsecureHTTP, Harness: h,
+		Common: lifecycle.Common{APIURL: o.APIURL, TokenEnv: o.TokenEnv, InsecureHTTP: o.InsecureHTTP, Concurrency: o.Concurrency, Harness: h,
 			Environ: func() []string { return environ }, Stdout: e.Stderr, Stderr: e.Stderr, Log: e.Log, Now: reviewContextNow},
 		Project: o.Project, MR: o.MR, ExpectedHead: o.ExpectedHead,
 		TempDir: o.TempDir, WorkDir: o.WorkDir, PreservePrivateArtifacts: o.Preserve,

@@ -38,9 +38,10 @@ type reworkGateOptions struct {
 	PrescriptOutput          bool
 	Timeout                  time.Duration
 	InsecureHTTP             bool
+	Concurrency              int
 }
 
-const reworkSynopsis = "rework input-gate --target FILE --target-sha256 HEX --provider-contract FILE --provider-contract-sha256 HEX --actor-id ID --output PATH --api-url URL [--token-env NAME] [--prescript-output] [--timeout D] [--insecure-http]"
+const reworkSynopsis = "rework input-gate --target FILE --target-sha256 HEX --provider-contract FILE --provider-contract-sha256 HEX --actor-id ID --output PATH --api-url URL [--token-env NAME] [--prescript-output] [--timeout D] [--insecure-http] [--concurrency N]"
 
 func runReworkCmd(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || args[0] != "input-gate" {
@@ -63,6 +64,7 @@ func runReworkCmd(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&o.PrescriptOutput, "prescript-output", false, "also append the decision to $FULLSEND_PRESCRIPT_OUTPUT (pre-script output protocol v1): rework proceeds, no_op and blocked skip")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url on a non-loopback host (the token then travels in clear; logged)")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "bound for both captures")
+	concurrencyFlag(fs, &o.Concurrency)
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -71,6 +73,9 @@ func runReworkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if o.Timeout <= 0 {
 		return usagef("--timeout must be positive")
+	}
+	if err := checkConcurrency(o.Concurrency); err != nil {
+		return err
 	}
 	return reworkGateRun(ctx, e, o)
 }
@@ -107,7 +112,7 @@ func reworkGateRun(ctx context.Context, e *env, o reworkGateOptions) error {
 		TargetPath: o.Target, TargetSHA256: o.TargetSHA256,
 		ContractPath: o.Contract, ContractSHA256: o.ContractSHA256,
 		ActorID: actor, OutputPath: o.Output, APIURL: o.APIURL, TokenEnv: o.TokenEnv, Getenv: e.Getenv,
-		Timeout: o.Timeout, InsecureHTTP: o.InsecureHTTP, Log: e.Log,
+		Timeout: o.Timeout, InsecureHTTP: o.InsecureHTTP, Concurrency: o.Concurrency, Log: e.Log,
 	})
 	if err != nil {
 		var ie *rework.InputError

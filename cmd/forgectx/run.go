@@ -18,7 +18,7 @@ func init() {
 	})
 }
 
-const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--replay DIR] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
+const runSynopsis = "run --harness FILE [--forge github|gitlab|forgejo] [--repo OWNER/NAME] [--number N] [--kind work_item|change_proposal] [--api-url URL] [--token-env NAME] [--comment-author LOGIN] [--comment-author-id ID] [--insecure-http] [--concurrency N] [--replay DIR] [--dotenv FILE] [--head-sha SHA] [--tree-dir DIR] [--state-dir DIR] [--artifacts-dir DIR]... [--immutability auto|ownership|bind-mount] [--agent-uid UID --agent-gid GID]"
 
 func runRun(ctx context.Context, e *env, args []string) error {
 	// The scripts' and the agent's streams go to stderr (the job log); stdout carries only a
@@ -35,6 +35,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.CommentAuthor, "comment-author", "", "GitHub: login the token posts as (default under GitHub Actions: github-actions[bot]; required elsewhere). GitLab and Forgejo ask GET /user")
 	fs.Int64Var(&o.CommentAuthorID, "comment-author-id", 0, "Forgejo: user id the token posts as (the automatic Actions token: -2; default: GET /user)")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
+	concurrencyFlag(fs, &o.Concurrency)
 	fs.StringVar(&o.Replay, "replay", "", "try the whole job offline: read the forge from this cassette directory (docs/cassettes.md) and print the comments it would post to stdout, one JSON object a line")
 	fs.StringVar(&o.DotenvPath, "dotenv", "", "also write the decision as a GitLab dotenv report to this file")
 	fs.StringVar(&o.HeadSHA, "head-sha", "", "Git revision checked out for the run, recorded in the receipt (default: GitHub $GITHUB_SHA; GitLab CI $CI_COMMIT_SHA; Forgejo Actions the pull request's head)")
@@ -59,6 +60,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if o.HarnessPath == "" {
 		return usagef("--harness is required")
+	}
+	if err := checkConcurrency(o.Concurrency); err != nil {
+		return err
 	}
 	m, err := stage.ParseMode(mode)
 	if err != nil {

@@ -35,7 +35,7 @@ type snapshotOptions struct {
 	Out             string
 }
 
-const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE] [--insecure-http]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
+const snapshotSynopsis = "snapshot (--from-acquisition FILE | --forge github|gitlab|forgejo --repo OWNER/NAME --number N [--api-url URL] [--token-env NAME] [--record DIR] [--replay DIR] [--stats FILE] [--insecure-http] [--concurrency N]) --profile FILE --category observation|mutation [--bots FILE] [--secret-env NAME]... --out DIR"
 
 func runSnapshot(ctx context.Context, e *env, args []string) error {
 	var o snapshotOptions
@@ -51,6 +51,7 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Forge.Replay, "replay", "", "replay API responses from this cassette directory (offline)")
 	fs.StringVar(&o.Forge.Stats, "stats", "", "write request statistics JSON to this file")
 	fs.BoolVar(&o.Forge.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
+	concurrencyFlag(fs, &o.Forge.Concurrency)
 	fs.StringVar(&o.Profile, "profile", "", "collection profile JSON (collection.json without admission)")
 	fs.StringVar(&o.Category, "category", "", "agent category: observation (admits triage and above) or mutation (write and above)")
 	fs.StringVar(&o.Bots, "bots", "", `bot registry JSON {"bots":[{"id":…,"login":…,"bot_role":…}]} (default: no bots admitted)`)
@@ -71,7 +72,12 @@ func runSnapshot(ctx context.Context, e *env, args []string) error {
 
 // validate checks the flag combinations.
 func (o snapshotOptions) validate() error {
-	fromForge := o.Forge != (forgeOptions{})
+	f := o.Forge
+	f.Concurrency = 0 // has a default: not a forge flag the caller gave
+	fromForge := f != (forgeOptions{})
+	if err := checkConcurrency(o.Forge.Concurrency); err != nil {
+		return err
+	}
 	switch {
 	case o.FromAcquisition != "" && fromForge:
 		return usagef("--from-acquisition and the --forge flags are mutually exclusive")

@@ -21,13 +21,14 @@ type forgeOptions struct {
 	Replay       string // cassette directory to replay from (offline)
 	Stats        string // file to write request statistics JSON into
 	InsecureHTTP bool
+	Concurrency  int // --concurrency (0: forge.DefaultConcurrency)
 }
 
 // acquireFromForge reads the entity named by o from its forge into the neutral model, through
 // the forge registry: one path for every forge.
 func acquireFromForge(ctx context.Context, e *env, o forgeOptions, profile acquisition.Profile) (*acquisition.Acquisition, error) {
 	s, err := forge.Open(forge.Source{Forge: o.Forge, Repo: o.Repo, Number: o.Number, APIURL: o.APIURL, TokenEnv: o.TokenEnv,
-		Record: o.Record, Replay: o.Replay, InsecureHTTP: o.InsecureHTTP}, e.Getenv, e.Log)
+		Record: o.Record, Replay: o.Replay, InsecureHTTP: o.InsecureHTTP, Concurrency: o.Concurrency}, e.Getenv, e.Log)
 	if err != nil {
 		var ce *forge.ConfigError
 		if errors.As(err, &ce) {

@@ -16,7 +16,7 @@ func init() {
 	})
 }
 
-const statusSynopsis = "status reconcile (--agent NAME | --harness FILE) [--repo OWNER/NAME] [--number N] [--api-url URL] [--token-env NAME] [--forge NAME] [--kind KIND] [--comment-author LOGIN] [--comment-author-id ID] [--current-run] [--insecure-http]"
+const statusSynopsis = "status reconcile (--agent NAME | --harness FILE) [--repo OWNER/NAME] [--number N] [--api-url URL] [--token-env NAME] [--forge NAME] [--kind KIND] [--comment-author LOGIN] [--comment-author-id ID] [--current-run] [--insecure-http] [--concurrency N]"
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "reconcile" && args[0] != "--help" && args[0] != "-h") {
@@ -30,6 +30,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Kind, "kind", "", "GitLab: work_item or change_proposal (default: from the CI job)")
 	fs.Int64Var(&o.CommentAuthorID, "comment-author-id", 0, "Forgejo: user id the token posts as (default: GET /user)")
 	fs.BoolVar(&o.InsecureHTTP, "insecure-http", false, "allow a plain-http --api-url to a non-loopback host (the token crosses the network in clear; logged)")
+	concurrencyFlag(fs, &o.Concurrency)
 	fs.StringVar(&o.Repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
 	fs.IntVar(&o.Number, "number", 0, "issue or pull request number (default: from the event payload)")
 	fs.StringVar(&o.APIURL, "api-url", "", "forge API base URL (default $GITHUB_API_URL, else https://api.github.com)")
@@ -45,6 +46,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkConcurrency(o.Concurrency); err != nil {
+		return err
 	}
 	res, err := fxrun.Reconcile(ctx, o)
 	if err != nil {

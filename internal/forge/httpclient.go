@@ -52,7 +52,9 @@ func NewHTTPClient(o Options, spec ClientSpec) (*http.Client, error) {
 		}
 	}
 	inner := o.Transport
-	if inner == nil {
+	if o.Pool != nil {
+		inner = o.Pool.Wrap(inner)
+	} else if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	origin := strings.ToLower(api.Scheme + "://" + api.Host)
@@ -66,7 +68,7 @@ func NewHTTPClient(o Options, spec ClientSpec) (*http.Client, error) {
 		Timeout:       timeout,
 		CheckRedirect: sameOrigin(origin),
 	}
-	retry.New(retry.Policy{Forge: spec.Forge, Limits: o.Retry.Defaults(spec.Retry), Endpoint: spec.Endpoint, Log: o.Log}).Apply(rc)
+	retry.New(retry.Policy{Forge: spec.Forge, Limits: o.Retry.Defaults(spec.Retry), Endpoint: spec.Endpoint, Log: o.Log, Limiter: o.Pool.RetryLimiter()}).Apply(rc)
 	hc := rc.StandardClient()
 	hc.CheckRedirect = sameOrigin(origin)
 	return hc, nil

@@ -2,8 +2,10 @@ package forge
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // MaxConsecutiveFailed bounds the failed pages a listing skips in a row (Page.Err): one
@@ -289,4 +291,174 @@ func ServedPageSize(lists []Pagination) int {
 		}
 	}
 	return n
+}
+
+// Prefetch splits the fetch of one page in two, so that Paginate can ask for the pages a
+// listing declares concurrently and still decide everything in page order
+// (docs/request-pool.md, "Parallel pages"): Get sends the request and returns its raw answer,
+// Take turns a raw answer into the page exactly as a sequential fetch would have (decoding,
+// counting, drift checks, keeping rows). Only Get ever runs concurrently; Take runs one page at
+// a time in the order the listing reads its pages, so every rule of Paginate (completeness,
+// skipped failed pages, drift, bounds, repeats) sees the same pages in the same order and
+// decides the same: rows, Pagination, errors and gaps are those of a sequential read.
+type Prefetch[C, R any] struct {
+	// Workers is how many declared pages are asked for at once (1 or less: none ahead; the
+	// listing is read one page after another, as Paginate does).
+	Workers int
+	// Context is the listing's context (nil: context.Background()). A page read ahead is
+	// asked under a child of it that is cancelled when the listing ends, so a request the
+	// listing no longer needs (stuck in its retries, say) does not keep it waiting.
+	Context context.Context
+	// Get sends the request for the page at cursor c under ctx and returns its raw answer,
+	// failure included. It may run concurrently with other Gets: it must change nothing but
+	// what the transport counts.
+	Get func(ctx context.Context, c C) R
+	// Take is the page of a raw answer (see Paginate's fetch).
+	Take func(c C, r R) (Page[C], error)
+	// Declared lists the cursors of the later pages the first answer declares with a total
+	// (GitHub's Link rel="last", GitLab's X-Total-Pages, X-Total-Count over a full first page
+	// on Gitea and Forgejo); nil when it declares none: the listing then reads one page after
+	// another. It is asked once, after the first page was taken without a failure.
+	Declared func(c C, r R) []C
+	// Key identifies a cursor: a page read ahead is used when the listing asks for a cursor of
+	// the same key, and otherwise never (a page the listing does not reach is dropped).
+	Key func(c C) string
+}
+
+// PaginatePrefetch is Paginate with the declared pages read ahead (Prefetch). Pages beyond the
+// first are requested only when the first answer declared them, at most f.Workers at a time
+// and at most f.Workers pages ahead of the page the listing uses, in page order; a listing
+// that ends early (a failure, a drift, a bound) stops asking for more, cancels the requests
+// still out and waits for them before it returns, so no request outlives it.
+// Without Workers > 1 it is exactly Paginate over Take(Get(c)).
+func PaginatePrefetch[C, R any](first C, rules PageRules, f Prefetch[C, R]) (Pagination, error) {
+	ctx := f.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	seq := func(c C) (Page[C], error) { return f.Take(c, f.Get(ctx, c)) }
+	if f.Workers <= 1 || f.Declared == nil || f.Key == nil {
+		return Paginate(first, rules, seq)
+	}
+	actx, cancel := context.WithCancel(ctx)
+	ahead := &prefetcher[C, R]{get: func(c C) R { return f.Get(actx, c) }, workers: f.Workers, pending: map[string]*ahead[R]{}}
+	ahead.moved = sync.NewCond(&ahead.mu)
+	defer ahead.stop()
+	defer cancel() // runs first: the requests still out are cancelled, then waited for
+	asked := false
+	return Paginate(first, rules, func(c C) (Page[C], error) {
+		if r, ok := ahead.take(f.Key(c)); ok {
+			return f.Take(c, r)
+		}
+		r := f.Get(ctx, c)
+		p, err := f.Take(c, r)
+		if !asked && err == nil && p.Err == nil {
+			asked = true
+			ahead.start(f.Key, f.Declared(c, r))
+		}
+		return p, err
+	})
+}
+
+// prefetcher reads declared pages ahead of the listing.
+type prefetcher[C, R any] struct {
+	get     func(C) R
+	workers int
+
+	mu      sync.Mutex
+	queue   []queued[C, R]
+	next    int
+	pending map[string]*ahead[R]
+	stopped bool
+	wg      sync.WaitGroup
+	// base is the queue index of the page the listing wants next; a page is asked for only
+	// while it is fewer than workers pages ahead of it, so a listing that ends early leaves
+	// at most workers requests it did not need (moved signals base and stopped).
+	base  int
+	moved *sync.Cond
+}
+
+type queued[C, R any] struct {
+	c C
+	p *ahead[R]
+}
+
+// ahead is one page read ahead: done closes when r is its answer.
+type ahead[R any] struct {
+	done chan struct{}
+	r    R
+	idx  int // its place in the queue
+}
+
+func (a *prefetcher[C, R]) start(key func(C) string, cursors []C) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range cursors {
+		if len(a.queue) >= MaxPages {
+			break
+		}
+		k := key(c)
+		if _, dup := a.pending[k]; dup {
+			continue
+		}
+		p := &ahead[R]{done: make(chan struct{}), idx: len(a.queue)}
+		a.pending[k] = p
+		a.queue = append(a.queue, queued[C, R]{c, p})
+	}
+	for range min(a.workers, len(a.queue)) {
+		a.wg.Add(1)
+		go a.work()
+	}
+}
+
+// work asks for queued pages in page order until none is left or the listing ended.
+func (a *prefetcher[C, R]) work() {
+	defer a.wg.Done()
+	for {
+		a.mu.Lock()
+		for !a.stopped && a.next < len(a.queue) && a.next >= a.base+a.workers {
+			a.moved.Wait()
+		}
+		if a.stopped || a.next >= len(a.queue) {
+			a.mu.Unlock()
+			return
+		}
+		q := a.queue[a.next]
+		a.next++
+		a.mu.Unlock()
+		q.p.r = a.get(q.c)
+		close(q.p.done)
+	}
+}
+
+// take returns the answer read ahead for key, waiting for it if it is on its way; false when
+// the page was not declared (or was already used).
+func (a *prefetcher[C, R]) take(key string) (R, bool) {
+	a.mu.Lock()
+	p, ok := a.pending[key]
+	if ok {
+		delete(a.pending, key)
+		a.base = max(a.base, p.idx)
+		a.moved.Broadcast()
+	}
+	a.mu.Unlock()
+	if !ok {
+		var zero R
+		return zero, false
+	}
+	<-p.done
+	a.mu.Lock()
+	a.base = max(a.base, p.idx+1)
+	a.moved.Broadcast()
+	a.mu.Unlock()
+	return p.r, true
+}
+
+// stop asks for no further page and waits for the requests already sent.
+func (a *prefetcher[C, R]) stop() {
+	a.mu.Lock()
+	a.stopped = true
+	a.moved.Broadcast()
+	a.mu.Unlock()
+	a.wg.Wait()
 }

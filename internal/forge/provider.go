@@ -113,6 +113,10 @@ type Options struct {
 	// Concurrency is how many requests one run keeps in flight per host (--concurrency,
 	// 1..MaxConcurrency; 0 takes DefaultConcurrency). 1 reads in today's strict order.
 	Concurrency int
+	// Pool is the run's request pool (NewPool(Concurrency)): Connect makes one when nil, and
+	// every client built from these Options sends through it (Pool.Wrap on Transport; its
+	// RetryLimiter in the retry policy), so the per-host limit holds across clients.
+	Pool *Pool
 }
 
 // Request-pool sizes: the default and the largest a run may ask for.

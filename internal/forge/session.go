@@ -31,6 +31,8 @@ type Source struct {
 	Record       string // cassette directory to record into
 	Replay       string // cassette directory to replay from (offline)
 	InsecureHTTP bool
+	// Concurrency is --concurrency: requests in flight per host (0: DefaultConcurrency).
+	Concurrency int
 }
 
 // Session is an opened Source: the provider, the entity and the clients, plus the cassette
@@ -41,6 +43,7 @@ type Session struct {
 	Conn     *Conn
 	Token    string // the credential read (registered with the filter by the caller)
 	replayer *cassette.Replayer
+	pool     *Pool
 	log      zerolog.Logger
 }
 
@@ -64,7 +67,7 @@ func Open(src Source, getenv func(string) string, log zerolog.Logger) (*Session,
 			return nil, &ConfigError{Field: "--repo", Rule: pol.RepoRule, Err: err}
 		}
 	}
-	o := Options{APIURL: src.APIURL, TokenEnv: src.TokenEnv, InsecureHTTP: src.InsecureHTTP, Log: log}
+	o := Options{APIURL: src.APIURL, TokenEnv: src.TokenEnv, InsecureHTTP: src.InsecureHTTP, Log: log, Concurrency: src.Concurrency}
 	s := &Session{Provider: p, log: log}
 	if src.Replay != "" {
 		if err := s.replay(src, &o); err != nil {
@@ -77,6 +80,8 @@ func Open(src Source, getenv func(string) string, log zerolog.Logger) (*Session,
 		o.APIURL = pol.DefaultAPIURL
 	}
 	o.Record = src.Record
+	o.Pool = NewPool(o.Concurrency, log)
+	s.pool = o.Pool
 	conn, err := Connect(p, o, src.Replay == "")
 	if err != nil {
 		return nil, err
@@ -173,6 +178,12 @@ func (s *Session) WriteStats(path string) error {
 	if st == nil {
 		return errors.New("--stats: no statistics were collected")
 	}
+	if s.pool != nil {
+		cp := *st
+		t := s.pool.Timing()
+		cp.Timing = &t
+		st = &cp
+	}
 	var b bytes.Buffer
 	if err := st.WriteJSON(&b); err != nil {
 		return fmt.Errorf("--stats: %w", err)
@@ -188,7 +199,16 @@ func (s *Session) WriteStats(path string) error {
 // o.Record the provider's Transport is a cassette recorder (the token stripped): recording is
 // configured here once, for every forge.
 func Connect(p Provider, o Options, live bool) (*Conn, error) {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Pool == nil {
+		o.Pool = NewPool(o.Concurrency, o.Log)
+	}
 	if o.Record != "" {
+		if o.Transport == nil {
+			o.Transport = o.Pool.Base()
+		}
 		var secrets []string
 		if o.Token != "" {
 			secrets = []string{o.Token}

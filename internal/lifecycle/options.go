@@ -25,6 +25,9 @@ type Common struct {
 	// InsecureHTTP allows a plain-http APIURL to a non-loopback host (--insecure-http). Without
 	// it such a URL is a configuration error: the token would cross the network in clear.
 	InsecureHTTP bool
+	// Concurrency is --concurrency: requests in flight per forge host (0: the default,
+	// forge.DefaultConcurrency; docs/request-pool.md).
+	Concurrency int
 	// Environ is the process environment the run reads (default os.Environ).
 	Environ func() []string
 	// Stdout and Stderr receive the streams of the processes the run starts, line-redacted

@@ -2,6 +2,7 @@ package rework
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +74,9 @@ type Options struct {
 	Transport    http.RoundTripper
 	Retry        forge.Retry
 	InsecureHTTP bool
+	// Concurrency is --concurrency: requests in flight to the forge, and declared list pages
+	// read at once (0: forge.DefaultConcurrency).
+	Concurrency int
 	// Timeout bounds both captures (default 10 minutes).
 	Timeout time.Duration
 	Log     zerolog.Logger
@@ -138,12 +142,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("--token-env %s: %w", o.TokenEnv, ErrToken)
 	}
 	var counter atomic.Int64
+	conc := cmp.Or(o.Concurrency, forge.DefaultConcurrency)
 	hc, err := forgejo.NewReadOnlyClient(forge.Options{APIURL: o.APIURL, Token: token, TokenEnv: o.TokenEnv, Transport: o.Transport,
-		Retry: o.Retry, InsecureHTTP: o.InsecureHTTP, Log: o.Log}, DefaultRetry, &counter)
+		Retry: o.Retry, InsecureHTTP: o.InsecureHTTP, Log: o.Log, Pool: forge.NewPool(conc, o.Log)}, DefaultRetry, &counter)
 	if err != nil {
 		return nil, err
 	}
-	g, err := forgejo.NewReader(o.APIURL, hc, readerLimits)
+	lim := readerLimits
+	lim.Concurrency = conc
+	g, err := forgejo.NewReader(o.APIURL, hc, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,8 @@ type ReconcileOptions struct {
 	CommentAuthorID int64
 	// InsecureHTTP allows a plain-http API URL to a non-loopback host (logged).
 	InsecureHTTP bool
+	// Concurrency is --concurrency: requests in flight per forge host (0: the default).
+	Concurrency int
 	// CurrentRun treats a started comment linked to this workflow run ($GITHUB_RUN_ID) as dead
 	// without asking GitHub: for an `if: always()` step after `forgectx run` in the same job,
 	// where the run is still in progress but the forgectx step is over.
@@ -173,6 +175,7 @@ func resolveReconcile(o *ReconcileOptions) (*reconciler, error) {
 	rc.pipe = filter.New([]string{token})
 	kind := forge.FirstOf(o.Kind, job.Kind)
 	rc.conn, err = forge.Connect(p, forge.Options{APIURL: job.Ref.APIURL, Token: token, TokenEnv: tokenEnv, InsecureHTTP: o.InsecureHTTP, Log: o.Log,
+		Concurrency:   o.Concurrency,
 		CommentAuthor: job.CommentAuthor, CommentAuthorID: job.CommentAuthorID, Kind: kind, WithCommenter: true}, true)
 	if err != nil {
 		return nil, err

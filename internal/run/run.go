@@ -110,6 +110,7 @@ func defaults(o *Options) {
 func (r *runner) connect() error {
 	fo := forge.Options{
 		APIURL: r.c.ref.APIURL, Token: r.c.token, TokenEnv: r.c.tokenEnv, InsecureHTTP: r.o.InsecureHTTP, Log: r.log,
+		Concurrency:   r.o.Concurrency,
 		CommentAuthor: r.c.author, CommentAuthorID: r.c.selfID, Kind: r.c.kind, OwnReceipts: true, WithCommenter: true,
 	}
 	if r.c.replayer != nil {

@@ -75,10 +75,12 @@ type Faults struct {
 	d     Dialect
 	mu    sync.Mutex
 	lists map[string]*list
-	fails []pageFault
-	hides []pageFault
-	drift []driftFault
-	hits  map[string]int // path -> list requests
+	// inFlight and maxInFlight count the requests being answered (MaxInFlight).
+	inFlight, maxInFlight int
+	fails                 []pageFault
+	hides                 []pageFault
+	drift                 []driftFault
+	hits                  map[string]int // path -> list requests
 }
 
 type list struct {
@@ -230,6 +232,14 @@ func (f *Faults) Paths() []string {
 func (f *Faults) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
+		f.inFlight++
+		f.maxInFlight = max(f.maxInFlight, f.inFlight)
+		f.mu.Unlock()
+		var once sync.Once
+		end := func() { once.Do(func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }) }
+		defer end()
+		w = &answering{ResponseWriter: w, end: end}
+		f.mu.Lock()
 		l, ok := f.lists[r.URL.Path]
 		failed := !ok && r.Method == http.MethodGet && f.failing(r)
 		if failed {
@@ -248,6 +258,14 @@ func (f *Faults) Wrap(next http.Handler) http.Handler {
 			http.Error(w, "httpfake: unexpected request", http.StatusNotImplemented)
 		}
 	})
+}
+
+// MaxInFlight is the most requests Wrap was answering at once (received, the answer's headers
+// not yet written): a client's request pool is checked against it.
+func (f *Faults) MaxInFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxInFlight
 }
 
 // Start serves Wrap(next) on a loopback server closed at test cleanup and returns its URL.

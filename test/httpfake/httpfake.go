@@ -27,10 +27,14 @@
 package httpfake
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -159,6 +163,74 @@ type Server struct {
 	// front is what the listener serves: the registry itself, or middleware Use put in front
 	// of it (a Faults injector).
 	front http.Handler
+	// jitter, when positive, delays every answer by a random time up to it (rng, seeded), so
+	// concurrent requests complete in shuffled order.
+	jitter time.Duration
+	rng    *rand.Rand
+	// latency is waited before every answer (a forge's round trip).
+	latency time.Duration
+	// inFlight counts the requests received and not yet answered (the answer's headers not
+	// yet written); maxInFlight is its peak.
+	inFlight, maxInFlight int
+}
+
+// Jitter makes the fake answer every request after a random delay of up to max (drawn from
+// a generator seeded with seed, so a failure can be replayed): requests sent concurrently
+// then complete in shuffled order, as a real server's do.
+func (s *Server) Jitter(max time.Duration, seed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jitter, s.rng = max, rand.New(rand.NewSource(seed))
+}
+
+// Latency makes the fake wait d before answering every request, as a forge d away does (the
+// latency benchmarks of the request pool).
+func (s *Server) Latency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// MaxInFlight is the most requests the fake was answering at once: received, and the
+// answer's headers not yet written. A client's request pool is checked against it.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// ResetMaxInFlight starts a new MaxInFlight measurement (between two client runs).
+func (s *Server) ResetMaxInFlight() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxInFlight = s.inFlight
+}
+
+// answering is a ResponseWriter that ends its request's in-flight count when the answer
+// starts (headers written) or the handler returns, whichever is first.
+type answering struct {
+	http.ResponseWriter
+	end func()
+}
+
+func (a *answering) WriteHeader(code int) { a.end(); a.ResponseWriter.WriteHeader(code) }
+
+func (a *answering) Write(b []byte) (int, error) { a.end(); return a.ResponseWriter.Write(b) }
+
+// Flush passes a flush through (the Cut reply flushes half a body).
+func (a *answering) Flush() {
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack passes a hijack through (the Cut reply closes the connection mid-body).
+func (a *answering) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	a.end()
+	if hj, ok := a.ResponseWriter.(http.Hijacker); ok {
+		return hj.Hijack()
+	}
+	return nil, nil, errors.New("httpfake: the connection cannot be hijacked")
 }
 
 // New starts a fake server that is closed, and checked for never-made requests, when the test
@@ -226,6 +298,18 @@ func (s *Server) ExpectBody(method, pathAndQuery string, body []byte, replies ..
 // rewritten to the fake server, so redirects stay local.
 func (s *Server) ExpectCassette(c *cassette.Cassette) {
 	s.t.Helper()
+	s.expectCassette(c, false)
+}
+
+// ExpectCassetteOptional is ExpectCassette with every reply optional: a test that checks what
+// was requested itself (Served) registers a recorded run once per client run.
+func (s *Server) ExpectCassetteOptional(c *cassette.Cassette) {
+	s.t.Helper()
+	s.expectCassette(c, true)
+}
+
+func (s *Server) expectCassette(c *cassette.Cassette, optional bool) {
+	s.t.Helper()
 	for i, in := range c.Interactions {
 		body, err := in.Request.Body.Bytes()
 		if err != nil {
@@ -254,7 +338,10 @@ func (s *Server) ExpectCassette(c *cassette.Cassette) {
 				}
 			}
 		}
-		s.ExpectBody(in.Request.Method, u.RequestURI(), body, r)
+		e := s.ExpectBody(in.Request.Method, u.RequestURI(), body, r)
+		if optional {
+			e.Optional()
+		}
 	}
 }
 
@@ -271,8 +358,30 @@ func (s *Server) Use(mw func(http.Handler) http.Handler) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	h := s.front
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	delay := s.latency
+	if s.jitter > 0 {
+		delay += time.Duration(s.rng.Int63n(int64(s.jitter)))
+	}
 	s.mu.Unlock()
-	h.ServeHTTP(w, r)
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.inFlight--
+			s.mu.Unlock()
+		})
+	}
+	defer end()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	h.ServeHTTP(&answering{ResponseWriter: w, end: end}, r)
 }
 
 // Served lists the match keys of the requests answered from the registry, in arrival order.

@@ -133,6 +133,8 @@ func TestRealForge(t *testing.T) {
 		}
 	})
 
+	t.Run("determinism/concurrency-1-and-4", func(t *testing.T) { sameTreeAtConcurrency(t, srv.APIURL, sc, repo) })
+
 	t.Run("determinism/record-replay", func(t *testing.T) {
 		for _, n := range []int64{sc.issue, sc.pull} {
 			p := workItemProfile
@@ -219,3 +221,21 @@ func checkPull(t *testing.T, sc *scenario, s snap) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// sameTreeAtConcurrency: the same tree read one request at a time and through a pool of 4
+// (declared pages read ahead): the issue's comments are more than one page.
+func sameTreeAtConcurrency(t *testing.T, apiURL string, sc *scenario, repo string) {
+	t.Helper()
+	for _, n := range []int64{sc.issue, sc.pull} {
+		p := workItemProfile
+		if n == sc.pull {
+			p = pullProfile
+		}
+		one := mustSnapshot(t, apiURL, sc.repoAdmin.Token, repo, n, p, "--concurrency", "1")
+		four := mustSnapshot(t, apiURL, sc.repoAdmin.Token, repo, n, p, "--concurrency", "4")
+		sameTree(t, one.out, four.out)
+		if one.sum.IndexSHA256 != four.sum.IndexSHA256 {
+			t.Errorf("#%d: index digests differ: %s at 1, %s at 4", n, one.sum.IndexSHA256, four.sum.IndexSHA256)
+		}
+	}
+}

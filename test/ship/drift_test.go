@@ -360,6 +360,7 @@ func TestInputRegexesMatchGitLabValues(t *testing.T) {
 		{"api-url", "https://gitlab.example.com/api/v4", true}, {"api-url", "ftp://x", false},
 		{"token-env", "", true}, {"token-env", "GITLAB_TOKEN", true}, {"token-env", "A-B", false}, {"token-env", "1A", false},
 		{"comment-author-id", "", true}, {"comment-author-id", "-2", true}, {"comment-author-id", "x", false},
+		{"concurrency", "", true}, {"concurrency", "1", true}, {"concurrency", "8", true}, {"concurrency", "0", false}, {"concurrency", "9", false}, {"concurrency", "4; x", false},
 		{"head-sha", "", true}, {"head-sha", strings.Repeat("a", 40), true}, {"head-sha", "main", false},
 	}
 	for _, c := range cases {

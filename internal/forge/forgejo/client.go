@@ -44,6 +44,7 @@ func policy(opts Options) *retry.Policy {
 		Endpoint: func(r *http.Request) string { return r.Method + " " + endpointClass(r.URL.Path) },
 		Final:    []error{ErrCrossOriginRedirect},
 		Log:      opts.Log,
+		Limiter:  opts.Limiter,
 	})
 }
 
@@ -81,11 +82,16 @@ type Options struct {
 	// FindComments: receipt comments by anyone else are counted as agent_runs
 	// authorization_failed. `forgectx run` sets it. See receiptRuns.
 	ReceiptsBySelf bool
-	// Concurrency bounds the goroutines one acquisition reads its sources and lookups with
-	// (forge.Options.Concurrency: 0 takes forge.DefaultConcurrency; 1 reads strictly in order).
+	// Concurrency is the run's --concurrency (forge.Options.Concurrency): how many sources
+	// and lookups one acquisition reads at once, and how many declared pages of one list are
+	// asked for at once; 1 reads strictly in order. 0 (a client built outside a run, with no
+	// request pool to bound what is in flight) reads sources at forge.DefaultConcurrency and
+	// pages one after another.
 	Concurrency int
 	// Log receives structured progress (counts, IDs, status codes; never bodies or tokens).
 	Log zerolog.Logger
+	// Limiter is told of every retried rate limit (the run's request pool; nil: none).
+	Limiter retry.Limiter
 }
 
 // Client is a Forgejo API client for one base URL. It implements forge.Acquirer and
@@ -153,7 +159,7 @@ func New(opts Options) (*Client, error) {
 	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
 	// stops at forge.MaxPages by itself).
 	reader, err := NewReader(api, &http.Client{Transport: tokenHeader{token: opts.Token, next: hc.Transport}, CheckRedirect: sameOriginRedirect},
-		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes})
+		ReaderLimits{PageSize: pageSize, MaxPages: forge.MaxPages, MaxRows: forge.MaxPages * pageSize, MaxResponseBytes: maxResponseBytes, Concurrency: opts.Concurrency})
 	if err != nil {
 		return nil, fmt.Errorf("forgejo: API URL %q: %w", opts.APIURL, err)
 	}

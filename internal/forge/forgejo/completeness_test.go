@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/test/httpfake"
@@ -157,8 +159,17 @@ var matrixProfile = acquisition.Profile{EntityKind: acquisition.KindChangePropos
 
 func matrixAcquire(t *testing.T, url string) *acquisition.Acquisition {
 	t.Helper()
+	return matrixAcquireAt(t, url, 1)
+}
+
+// matrixAcquireAt is matrixAcquire through a request pool of concurrency requests per host,
+// the client reading that many declared pages at once.
+func matrixAcquireAt(t *testing.T, url string, concurrency int) *acquisition.Acquisition {
+	t.Helper()
+	pool := forge.NewPool(concurrency, zerolog.Nop())
 	cl, err := New(Options{APIURL: url + "/api/v1", Token: "secret-token", PageSize: matrixLimit,
-		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+		RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond,
+		Transport: pool.Wrap(nil), Limiter: pool.RetryLimiter(), Concurrency: concurrency})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,57 +281,63 @@ func TestFaultMatrix(t *testing.T) {
 	for _, l := range paged {
 		tmpl := "/api/v1" + l.Endpoint
 		for _, tc := range matrixCases() {
-			t.Run(l.Name+"/"+tc.name, func(t *testing.T) {
-				w := matrixWorld()
-				f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
-				f.Now = ticking()
-				var oracle world
-				if tc.drift {
-					ch := driftChange(tc.name, l.Name)
-					f.Drift(tmpl, 1, ch)
-					oracle = w.without(t, l.Name, ch.Delete...)
-					p := oracle.rowsOf(t, l.Name)
-					*p = append(append([]any(nil), *p...), ch.Append...)
-					if l.Name == listReviews && len(ch.Append) > 0 {
-						oracle.reviewComments[399] = nil
+			for _, conc := range []int{1, 4, 8} {
+				t.Run(fmt.Sprintf("%s/%s/concurrency-%d", l.Name, tc.name, conc), func(t *testing.T) {
+					w := matrixWorld()
+					f := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+					f.Now = ticking()
+					var oracle world
+					if tc.drift {
+						ch := driftChange(tc.name, l.Name)
+						f.Drift(tmpl, 1, ch)
+						oracle = w.without(t, l.Name, ch.Delete...)
+						p := oracle.rowsOf(t, l.Name)
+						*p = append(append([]any(nil), *p...), ch.Append...)
+						if l.Name == listReviews && len(ch.Append) > 0 {
+							oracle.reviewComments[399] = nil
+						}
+					} else {
+						tc.inject(f, tmpl)
+						oracle = w.without(t, l.Name, tc.lost...)
 					}
-				} else {
-					tc.inject(f, tmpl)
-					oracle = w.without(t, l.Name, tc.lost...)
-				}
-				// A lost task's job is gone from the world served too (a faulted tasks read
-				// reads no status; a drift deleting a task deletes its job).
-				if l.Name == listTasks {
-					w.statuses = oracle.statuses
-				}
-				got := matrixAcquire(t, w.serve(t, f))
-				of := httpfake.NewFaults(t, httpfake.ForgejoPaging)
-				of.Now = func(string) time.Time { return oracleAt }
-				want := matrixAcquire(t, oracle.serve(t, of))
-				// Only a status added by a drift is the oracle's gap (no task accounts for it).
-				var wantGaps []string
-				if l.Name == listStatuses && strings.Contains(tc.name, "add") {
-					wantGaps = []string{"checks/unsupported=1"}
-				}
-				if g := gapSet(want.Outcomes); !reflect.DeepEqual(g, wantGaps) {
-					t.Fatalf("the oracle world has gaps %v, want %v", g, wantGaps)
-				}
-				if tc.count > 0 {
-					wantGaps = append(wantGaps, expectedGaps(l.Name, acquisition.GapFetchFailed, tc.count)...)
-					sort.Strings(wantGaps)
-				}
-				if g := gapSet(got.Outcomes); !reflect.DeepEqual(g, wantGaps) {
-					t.Errorf("gaps %v, want %v", g, wantGaps)
-				}
-				if g, w := recordsOf(got), recordsOf(want); !reflect.DeepEqual(g, w) {
-					t.Errorf("records differ from the oracle's:\n got %s\nwant %s", summary(g), summary(w))
-				}
-				// Cost: a drift re-reads the moved list once; without drift no page is read
-				// twice (the fault's own failed attempts are the transport's retries).
-				if n := f.RequestsTo(tmpl); tc.drift && n > 2*4+1 || !tc.drift && n > 4*5 {
-					t.Errorf("%d requests to the list", n)
-				}
-			})
+					// A lost task's job is gone from the world served too (a faulted tasks read
+					// reads no status; a drift deleting a task deletes its job).
+					if l.Name == listTasks {
+						w.statuses = oracle.statuses
+					}
+					got := matrixAcquireAt(t, w.serve(t, f), conc)
+					of := httpfake.NewFaults(t, httpfake.ForgejoPaging)
+					of.Now = func(string) time.Time { return oracleAt }
+					want := matrixAcquire(t, oracle.serve(t, of))
+					// Only a status added by a drift is the oracle's gap (no task accounts for it).
+					var wantGaps []string
+					if l.Name == listStatuses && strings.Contains(tc.name, "add") {
+						wantGaps = []string{"checks/unsupported=1"}
+					}
+					if g := gapSet(want.Outcomes); !reflect.DeepEqual(g, wantGaps) {
+						t.Fatalf("the oracle world has gaps %v, want %v", g, wantGaps)
+					}
+					if tc.count > 0 {
+						wantGaps = append(wantGaps, expectedGaps(l.Name, acquisition.GapFetchFailed, tc.count)...)
+						sort.Strings(wantGaps)
+					}
+					if g := gapSet(got.Outcomes); !reflect.DeepEqual(g, wantGaps) {
+						t.Errorf("gaps %v, want %v", g, wantGaps)
+					}
+					if g, w := recordsOf(got), recordsOf(want); !reflect.DeepEqual(g, w) {
+						t.Errorf("records differ from the oracle's:\n got %s\nwant %s", summary(g), summary(w))
+					}
+					// Cost: a drift re-reads the moved list once; without drift no page is read
+					// twice (the fault's own failed attempts are the transport's retries).
+					if n := f.RequestsTo(tmpl); tc.drift && n > 2*4+1 || !tc.drift && n > 4*5 {
+						t.Errorf("%d requests to the list", n)
+					}
+					// The pool holds: never more requests at the server than the concurrency.
+					if m := f.MaxInFlight(); m > conc {
+						t.Errorf("%d requests in flight at concurrency %d", m, conc)
+					}
+				})
+			}
 		}
 	}
 }

@@ -73,8 +73,8 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 	for attempt := 0; attempt < 2; attempt++ {
 		var rows []T
 		var drift forge.DriftCheck
-		pg, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
-			got, p, err := lenientPage(ctx, r, l, n)
+		take := func(n int, a lenientAnswer[T]) (forge.Page[int], error) {
+			got, p, err := a.rows, a.p, a.err
 			if err != nil {
 				if ctx.Err() != nil {
 					return forge.Page[int]{}, err // out of time: no later page can be read either
@@ -96,6 +96,19 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 				return forge.Page[int]{}, forge.ErrDrift
 			}
 			return forge.Page[int]{Rows: len(got), HasNext: p.next != 0, Next: n + 1, Total: p.total}, nil
+		}
+		pg, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, lenientAnswer[T]]{
+			Workers: r.lim.Concurrency,
+			Context: ctx,
+			Get: func(ctx context.Context, n int) lenientAnswer[T] {
+				rows, p, err := lenientPage(ctx, r, l, n)
+				return lenientAnswer[T]{rows, p, err}
+			},
+			Take: take,
+			Declared: func(_ int, a lenientAnswer[T]) []int {
+				return declaredPages(a.p.total, nil, len(a.rows), r.lim.PageSize, forge.MaxPages)
+			},
+			Key: strconv.Itoa,
 		})
 		pages += pg.Pages
 		out = LenientList[T]{Rows: rows, Err: err, Lost: pg.Lost(), Pages: pages, Pagination: pg}
@@ -110,6 +123,14 @@ func readLenient[T any](ctx context.Context, r *Reader, l lenientList[T], o Leni
 		}
 	}
 	return out
+}
+
+// lenientAnswer is one page as lenientPage read it (the request and the decoding, which may
+// run concurrently); the walk's rules and drift check take it in page order.
+type lenientAnswer[T any] struct {
+	rows []T
+	p    page
+	err  error
 }
 
 // walkPages reads the pages of l in order by forge.TotalCountRules, handing each page's rows

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/forgectx/forgectx/internal/forge"
 	"github.com/forgectx/forgectx/internal/snapshot/acquisition"
 	"github.com/forgectx/forgectx/test/httpfake"
@@ -100,11 +102,14 @@ func (w world) serveLarge(t testing.TB) string {
 	return f.Start(mux)
 }
 
-// largeAcquire reads the large pull request at concurrency conc through lat.
+// largeAcquire reads the large pull request at concurrency conc through lat, behind a
+// request pool of conc as a run's client is (the fan-out bounds the goroutines, declared
+// pages are read ahead, and the pool bounds what is in flight).
 func largeAcquire(t testing.TB, url string, conc int, lat *httpfake.Latency) []byte {
 	t.Helper()
 	lat.Next = http.DefaultTransport
-	cl, err := New(Options{APIURL: url + "/api/v1", Token: "secret-token", PageSize: largePage, Transport: lat,
+	pool := forge.NewPool(conc, zerolog.Nop())
+	cl, err := New(Options{APIURL: url + "/api/v1", Token: "secret-token", PageSize: largePage, Transport: pool.Wrap(lat),
 		RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Concurrency: conc})
 	if err != nil {
 		t.Fatal(err)

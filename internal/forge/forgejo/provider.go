@@ -81,7 +81,8 @@ func (p provider) CIDefaults(in forge.JobInput) (forge.Job, error) {
 // settles that identity once (GET /user unless o.CommentAuthorID names it) and rebuilds the
 // client with it, so the status comment lookup and the receipt reader share one request.
 func (provider) Open(o forge.Options) (*forge.Conn, error) {
-	opts := Options{APIURL: o.APIURL, Token: o.Token, Transport: o.Transport, SelfID: o.CommentAuthorID, ReceiptsBySelf: o.OwnReceipts, Log: o.Log, Concurrency: o.Concurrency,
+	opts := Options{APIURL: o.APIURL, Token: o.Token, Transport: o.Pool.Wrap(o.Transport), SelfID: o.CommentAuthorID, ReceiptsBySelf: o.OwnReceipts, Log: o.Log,
+		Concurrency: o.Concurrency, Limiter: o.Pool.RetryLimiter(),
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax}
 	fc, err := New(opts)
 	if err != nil {

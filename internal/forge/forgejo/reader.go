@@ -29,6 +29,10 @@ type ReaderLimits struct {
 	// MaxPages and MaxRows bound one list; MaxResponseBytes bounds one answer's body.
 	MaxPages, MaxRows int
 	MaxResponseBytes  int
+	// Concurrency is how many declared pages of one list are asked for at once
+	// (forge.PaginatePrefetch: only when X-Total-Count over a full first page declares
+	// them); 0 or 1 reads the pages one after another. It bounds no other limit.
+	Concurrency int
 }
 
 // errNotGET is returned for any non-GET request: a read-only client never writes.
@@ -63,7 +67,9 @@ func (g getOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 // counter, when not nil, counts the attempts that reach o.Transport.
 func NewReadOnlyClient(o forge.Options, defaults forge.Retry, counter *atomic.Int64) (*http.Client, error) {
 	inner := o.Transport
-	if inner == nil {
+	if inner == nil && o.Pool != nil {
+		inner = o.Pool.Base()
+	} else if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	o.Transport = getOnly{next: inner, requests: counter}
@@ -213,12 +219,12 @@ func (r *Reader) list(ctx context.Context, path string, decode func([]byte) (int
 	var pages []RawPage
 	rows := 0
 	var total *string
-	pgn, err := forge.Paginate(1, forge.TotalCountRules, func(n int) (forge.Page[int], error) {
-		if n > r.lim.MaxPages {
-			return forge.Page[int]{}, &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", r.lim.MaxPages)}
+	lastRows := 0 // the rows of the page Take handled last (Declared reads the first's)
+	take := func(n int, a strictAnswer) (forge.Page[int], error) {
+		if a.pre != nil {
+			return forge.Page[int]{}, a.pre
 		}
-		rel := fmt.Sprintf("%s?limit=%d&page=%d", path, r.lim.PageSize, n)
-		body, h, status, err := r.get(ctx, rel)
+		rel, body, h, status, err := a.rel, a.body, a.h, a.status, a.err
 		pg := RawPage{Request: rel, Status: status, TotalCount: headerPtr(h, "X-Total-Count"), Link: headerPtr(h, "Link")}
 		if err != nil {
 			pages = append(pages, pg)
@@ -248,7 +254,26 @@ func (r *Reader) list(ctx context.Context, path string, decode func([]byte) (int
 		if next && k == 0 {
 			return forge.Page[int]{}, &PaginationError{Path: path, Rule: "an empty page announces a next page"}
 		}
+		lastRows = k
 		return forge.Page[int]{Rows: k, HasNext: next, Next: n + 1, NextKey: strconv.Itoa(n + 1), Total: declared}, nil
+	}
+	pgn, err := forge.PaginatePrefetch(1, forge.TotalCountRules, forge.Prefetch[int, strictAnswer]{
+		Workers: r.lim.Concurrency,
+		Context: ctx,
+		Get: func(ctx context.Context, n int) strictAnswer {
+			if n > r.lim.MaxPages {
+				return strictAnswer{pre: &PaginationError{Path: path, Rule: fmt.Sprintf("more than %d pages", r.lim.MaxPages)}}
+			}
+			a := strictAnswer{rel: fmt.Sprintf("%s?limit=%d&page=%d", path, r.lim.PageSize, n)}
+			a.body, a.h, a.status, a.err = r.get(ctx, a.rel)
+			return a
+		},
+		Take: take,
+		Declared: func(_ int, a strictAnswer) []int {
+			t, err := strconv.Atoi(a.h.Get("X-Total-Count"))
+			return declaredPages(t, err, lastRows, r.lim.PageSize, r.lim.MaxPages)
+		},
+		Key: strconv.Itoa,
 	})
 	if err != nil {
 		if errors.Is(err, forge.ErrIncomplete) {
@@ -267,6 +292,31 @@ func (r *Reader) list(ctx context.Context, path string, decode func([]byte) (int
 		}
 	}
 	return pages, nil
+}
+
+// strictAnswer is one page's raw answer as Get returns it (pre: the page was not asked for).
+type strictAnswer struct {
+	rel    string
+	body   []byte
+	h      http.Header
+	status int
+	err    error
+	pre    error
+}
+
+// declaredPages are the pages 2..⌈total/size⌉ (at most maxPages) that a first page declares:
+// only a full first page (rows == size, the page size asked for) with a valid total declares
+// any — a server that clamps the page size serves a short first page, and its page count is
+// then unknown, so the list is read one page after another.
+func declaredPages(total int, err error, rows, size, maxPages int) []int {
+	if err != nil || total < 0 || size <= 0 || rows != size {
+		return nil
+	}
+	var out []int
+	for n := 2; n <= min((total+size-1)/size, maxPages); n++ {
+		out = append(out, n)
+	}
+	return out
 }
 
 // declaredTotal parses one page's X-Total-Count (-1 when not sent). It must be a

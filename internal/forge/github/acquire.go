@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -303,7 +304,7 @@ func readPage(ctx context.Context, fetch func() error) error {
 // announcing empty pages past it.
 func listREST[T any](ctx context.Context, r *run, source, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, forge.Pagination, error) {
 	var all []T
-	pg, err := pagesREST(withEndpoint(ctx, endpoint), endpoint, declared, fetch, func(items []T) {
+	pg, err := pagesREST(withEndpoint(ctx, endpoint), r.c.concurrency, endpoint, declared, fetch, func(items []T) {
 		r.countPage(source)
 		all = append(all, items...)
 	})
@@ -337,7 +338,9 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 // a timeout, a broken body: pageFault) is skipped (forge.Page.Err) while rows are declared
 // beyond the pages tried — the declared size
 // (declared, nil or -1 when none) or the pages an earlier answer's Link rel="last" names —
-// so only its own rows are lost. When the first page fails (a 5xx, a timeout, a broken body;
+// so only its own rows are lost. With workers > 1 the pages up to the first answer's
+// rel="last" are asked for that many at a time (forge.PaginatePrefetch) and taken in page
+// order, so the outcome is the sequential one. When the first page fails (a 5xx, a timeout, a broken body;
 // not a 4xx or a rate limit) no answer named the last page yet: the listing is read on from
 // page 2, whose answer does (or is empty and ends it).
 //
@@ -345,7 +348,7 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 // declared size and the rows read, at the largest page seen, with a whole page to spare, an
 // empty page that still announces another ends the listing in errBeyondDeclared (a server
 // that loops), never in an endless walk.
-func pagesREST[T any](ctx context.Context, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
+func pagesREST[T any](ctx context.Context, workers int, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
 	last := 0 // the last page an answer named (rel="last"), 0 while none did
 	pages, rows, largest := 0, 0, 0
 	firstFailed := false
@@ -358,14 +361,17 @@ func pagesREST[T any](ctx context.Context, endpoint string, declared func() int,
 		return last * largest
 	}
 	size := func() int { return max(stated(), last*largest) }
-	read := func(page int) (forge.Page[int], error) {
-		var items []T
-		var resp *gh.Response
-		err := readPage(ctx, func() error {
+	get := func(ctx context.Context, page int) restAnswer[T] {
+		var a restAnswer[T]
+		a.err = readPage(ctx, func() error {
 			var err error
-			items, resp, err = fetch(ctx, gh.ListOptions{Page: page, PerPage: PerPage})
+			a.items, a.resp, err = fetch(ctx, gh.ListOptions{Page: page, PerPage: PerPage})
 			return err
 		})
+		return a
+	}
+	take := func(page int, a restAnswer[T]) (forge.Page[int], error) {
+		items, resp, err := a.items, a.resp, a.err
 		if err != nil {
 			if ctx.Err() != nil || !pageFault(err) {
 				// A 4xx or a rate limit is the listing's, not the page's: the next page would
@@ -392,16 +398,41 @@ func pagesREST[T any](ctx context.Context, endpoint string, declared func() int,
 		}
 		return p, nil
 	}
-	pg, err := forge.Paginate(0, forge.PageRules{}, read)
+	read := func(first int) (forge.Pagination, error) {
+		return forge.PaginatePrefetch(first, forge.PageRules{}, forge.Prefetch[int, restAnswer[T]]{
+			Workers: workers, Context: ctx, Get: get, Take: take, Declared: declaredREST[T], Key: strconv.Itoa,
+		})
+	}
+	pg, err := read(0)
 	if err != nil && firstFailed && pg.Pages == 0 && pg.Failed == 0 && ctx.Err() == nil {
 		first := err
-		pg, err = forge.Paginate(2, forge.PageRules{}, read)
+		pg, err = read(2)
 		pg.Failed++
 		if err == nil {
 			err = fmt.Errorf("%w: the first page failed: %w", forge.ErrIncomplete, first)
 		}
 	}
 	return pg, err
+}
+
+// restAnswer is one REST page's raw answer, after readPage's retries.
+type restAnswer[T any] struct {
+	items []T
+	resp  *gh.Response
+	err   error
+}
+
+// declaredREST are the pages after the one read up to the last its Link rel="last" names (at
+// most forge.MaxPages): GitHub's declared page count.
+func declaredREST[T any](page int, a restAnswer[T]) []int {
+	if a.resp == nil || a.resp.LastPage <= max(page, 1) {
+		return nil
+	}
+	var out []int
+	for n := max(page, 1) + 1; n <= min(a.resp.LastPage, forge.MaxPages); n++ {
+		out = append(out, n)
+	}
+	return out
 }
 
 // listRead is one consistency-checked read of a list (readConsistent).

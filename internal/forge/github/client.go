@@ -43,6 +43,8 @@ type Options struct {
 	SourceHost string
 	// Concurrency bounds in-flight requests (default 4).
 	Concurrency int
+	// Limiter is told of every retried rate limit (the run's request pool; nil: none).
+	Limiter retry.Limiter
 	// Timeout bounds each attempt of a request (default 60s). The caller's context bounds
 	// the whole run.
 	Timeout time.Duration
@@ -72,6 +74,9 @@ type Client struct {
 	host       string
 	counter    *counter
 	log        zerolog.Logger
+	limiter    retry.Limiter // the run's request pool, told of rate limits (nil: none)
+	// concurrency is how many declared pages of one REST list are asked for at once.
+	concurrency int
 
 	permMu sync.Mutex
 	perms  map[string]*forge.Future[permission]
@@ -104,11 +109,12 @@ func New(opts Options) (*Client, error) {
 		opts.Timeout = 60 * time.Second
 	}
 	pol := newPolicy(retry.Limits{Max: opts.RetryMax, WaitMin: opts.RetryWaitMin, WaitMax: opts.RetryWaitMax, MaxServerWait: opts.MaxRateLimitWait}.Defaults(retryDefaults), opts.Log)
+	pol.Limiter = opts.Limiter
 	inner := opts.Transport
 	if inner == nil {
 		inner = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts}
+	c := &Client{token: opts.Token, host: host, log: opts.Log, receipts: opts.Receipts, limiter: opts.Limiter, concurrency: opts.Concurrency}
 	c.counter = &counter{next: inner, sem: make(chan struct{}, opts.Concurrency), byEndpoint: map[string]int{}}
 
 	apiOrigin := base.Scheme + "://" + base.Host

@@ -49,7 +49,9 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 	rc := retryablehttp.NewClient()
 	rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: 60 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log).Apply(rc)
+	pol := newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log)
+	pol.Limiter = c.limiter
+	pol.Apply(rc)
 	hc := rc.StandardClient()
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	create := gh.NewClient(hc)
@@ -123,7 +125,7 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 		return m.c.listCommentsStreamed(ctx, owner, name, ref.Number, opt, keep)
 	}
-	_, err = pagesREST(withEndpoint(ctx, endpoint), endpoint, nil, list, func(items []*gh.IssueComment) {
+	_, err = pagesREST(withEndpoint(ctx, endpoint), 1, endpoint, nil, list, func(items []*gh.IssueComment) {
 		for _, c := range items {
 			if firstLine(c.GetBody()) == marker && m.own(c.User) && c.GetID() > 0 {
 				out = append(out, toComment(c))

@@ -27,6 +27,12 @@ var persist4 = []httpfake.Reply{httpfake.BadGateway(), httpfake.BadGateway(), ht
 // of c as optional: the assertions are on the acquisition.
 func acquireOptional(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, setup func(f *httpfake.Server)) (*acquisition.Acquisition, *stats.Stats) {
 	t.Helper()
+	return acquireOptionalAt(t, s, c, 0, setup)
+}
+
+// acquireOptionalAt is acquireOptional with the client's concurrency (0: its default).
+func acquireOptionalAt(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette, concurrency int, setup func(f *httpfake.Server)) (*acquisition.Acquisition, *stats.Stats) {
+	t.Helper()
 	f := httpfake.New(t)
 	if setup != nil {
 		setup(f)
@@ -37,6 +43,7 @@ func acquireOptional(t *testing.T, s *ghscenario.Scenario, c *cassette.Cassette,
 	}
 	opts := fastOptions(f.URL)
 	opts.Receipts = github.ReceiptsFromComments
+	opts.Concurrency = concurrency
 	cl, err := github.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -287,19 +294,24 @@ func TestEmptyCursorPagesPastTheDeclaredSizeAreBounded(t *testing.T) {
 }
 
 // A 4xx answer is the listing's, not the page's (GitHub answers 422 past its pagination
-// limit): the listing ends there, the later pages are not tried one by one.
+// limit): the listing ends there, the later pages are not tried one by one. Read one page at
+// a time that is 2 requests; with pages read ahead (the first page's rel="last" declared
+// them) at most the 4 pages in flight beyond it, and the same gap.
 func TestClientErrorPageEndsTheListing(t *testing.T) {
-	s := ghscenario.Large()
-	c := build(t, s)
-	i := find(t, c, "/issues/5000/comments?page=2")
-	a, st := acquireOptional(t, s, c, func(f *httpfake.Server) {
-		m, pq, b := target(t, c, i)
-		f.ExpectBody(m, pq, b, httpfake.JSON(422, `{"message":"Pagination is limited for this resource.","documentation_url":"https://docs.github.com/rest","status":"422"}`))
-	})
-	if n := st.RequestsByEndpoint["GET /repos/{owner}/{repo}/issues/{number}/comments"]; n != 2 {
-		t.Errorf("%d comment pages requested, want 2", n)
-	}
-	if gapOf(a.Outcomes.Comments, "fetch_failed") != 900 {
-		t.Errorf("comments gaps %+v, want fetch_failed 900", a.Outcomes.Comments)
+	for _, tc := range []struct{ concurrency, most int }{{1, 2}, {4, 2 + 4}} {
+		s := ghscenario.Large()
+		c := build(t, s)
+		i := find(t, c, "/issues/5000/comments?page=2")
+		a, st := acquireOptionalAt(t, s, c, tc.concurrency, func(f *httpfake.Server) {
+			m, pq, b := target(t, c, i)
+			f.ExpectBody(m, pq, b, httpfake.JSON(422, `{"message":"Pagination is limited for this resource.","documentation_url":"https://docs.github.com/rest","status":"422"}`))
+		})
+		n := st.RequestsByEndpoint["GET /repos/{owner}/{repo}/issues/{number}/comments"]
+		if n > tc.most || (tc.concurrency == 1 && n != 2) {
+			t.Errorf("concurrency %d: %d comment pages requested, want at most %d", tc.concurrency, n, tc.most)
+		}
+		if gapOf(a.Outcomes.Comments, "fetch_failed") != 900 {
+			t.Errorf("concurrency %d: comments gaps %+v, want fetch_failed 900", tc.concurrency, a.Outcomes.Comments)
+		}
 	}
 }

@@ -76,7 +76,8 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 	if o.OwnReceipts {
 		receipts = ReceiptsFromCommentsBy(o.CommentAuthor)
 	}
-	opts := Options{APIURL: o.APIURL, Token: o.Token, Transport: o.Transport, SourceHost: o.SourceHost, Receipts: receipts, Log: o.Log, Concurrency: o.Concurrency,
+	opts := Options{APIURL: o.APIURL, Token: o.Token, Transport: o.Pool.Wrap(o.Transport), SourceHost: o.SourceHost, Receipts: receipts, Log: o.Log,
+		Concurrency: o.Concurrency, Limiter: o.Pool.RetryLimiter(),
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax, MaxRateLimitWait: o.Retry.MaxServerWait}
 	gc, err := New(opts)
 	if err != nil {

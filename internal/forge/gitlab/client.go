@@ -66,6 +66,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// Concurrency bounds parallel requests for job logs and actor lookups (default 4).
 	Concurrency int
+	// Limiter is told of every retried rate limit (the run's request pool; nil: none).
+	Limiter retry.Limiter
 	// RetryMax is the number of retries after the first attempt (default 5; negative: none).
 	RetryMax int
 	// RetryWaitMin and RetryWaitMax bound the exponential backoff for 5xx and transport
@@ -153,9 +155,10 @@ func New(o Options) (*Client, error) {
 		Endpoint: func(r *http.Request) string {
 			return r.Method + " " + templatePath(strings.TrimPrefix(r.URL.EscapedPath(), basePath))
 		},
-		Final: []error{errCrossOriginRedirect},
-		Log:   o.Log,
-		Now:   o.Now,
+		Final:   []error{errCrossOriginRedirect},
+		Log:     o.Log,
+		Now:     o.Now,
+		Limiter: o.Limiter,
 	})
 	var auth gl.AuthSource = gl.AccessTokenAuthSource{Token: o.Token}
 	if o.TokenKind == tokenJob {

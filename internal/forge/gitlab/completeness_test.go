@@ -171,8 +171,17 @@ func glMatrixProfile(name string) acquisition.Profile {
 
 func glAcquire(t *testing.T, url, name string) *acquisition.Acquisition {
 	t.Helper()
+	return glAcquireAt(t, url, name, 1)
+}
+
+// glAcquireAt is glAcquire through a request pool of concurrency requests per host, the
+// client reading that many declared pages at once.
+func glAcquireAt(t *testing.T, url, name string, concurrency int) *acquisition.Acquisition {
+	t.Helper()
+	pool := forge.NewPool(concurrency, zerolog.Nop())
 	c, err := New(Options{APIURL: url + "/api/v4", Token: testToken, RetryMax: 2, RetryWaitMin: time.Millisecond,
-		RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop()})
+		RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop(), Concurrency: concurrency, Limiter: pool.RetryLimiter(),
+		HTTPClient: &http.Client{Transport: pool.Wrap(nil), Timeout: 60 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,57 +255,62 @@ func TestGitLabFaultMatrix(t *testing.T) {
 		// pages.
 		tmpl := "/api/v4" + strings.Replace(l.Endpoint, "{pipeline_id}", "801", 1)
 		for _, tc := range glCases() {
-			t.Run(l.Name+"/"+tc.name, func(t *testing.T) {
-				w := glMatrixWorld()
-				f := httpfake.NewFaults(t, httpfake.GitLabPaging)
-				f.Now = glTicking()
-				var oracle glWorld
-				if tc.drift {
-					ch := httpfake.Change{}
-					if strings.Contains(tc.name, "delete") {
-						ch.Delete = []int{0}
-					}
-					if strings.Contains(tc.name, "add") {
-						ch.Append = []any{glNewRow(l.Name)}
-					}
-					f.Drift(tmpl, 1, ch)
-					oracle = w.change(t, l.Name, ch)
-					if l.Name == listPipelines && len(ch.Append) > 0 {
-						oracle.jobs[809] = nil
-					}
-				} else {
-					tc.inject(f, tmpl)
-					oracle = w.change(t, l.Name, httpfake.Change{Delete: tc.lost})
-				}
-				got := glAcquire(t, w.serve(t, f), l.Name)
-				of := httpfake.NewFaults(t, httpfake.GitLabPaging)
-				of.Now = func(string) time.Time { return glOracleAt }
-				want := glAcquire(t, oracle.serve(t, of), l.Name)
-				if g := glGapSet(want.Outcomes); len(g) != 0 {
-					t.Fatalf("the oracle world has gaps %v", g)
-				}
-				var wantGaps []string
-				if tc.count > 0 {
-					sel := forge.Selected(glMatrixProfile(l.Name))
-					for _, s := range listings.Shortens(l.Name) {
-						if sel(s) {
-							wantGaps = append(wantGaps, fmt.Sprintf("%s/%s=%d", s, acquisition.GapFetchFailed, tc.count))
+			for _, conc := range []int{1, 4, 8} {
+				t.Run(fmt.Sprintf("%s/%s/concurrency-%d", l.Name, tc.name, conc), func(t *testing.T) {
+					w := glMatrixWorld()
+					f := httpfake.NewFaults(t, httpfake.GitLabPaging)
+					f.Now = glTicking()
+					var oracle glWorld
+					if tc.drift {
+						ch := httpfake.Change{}
+						if strings.Contains(tc.name, "delete") {
+							ch.Delete = []int{0}
 						}
+						if strings.Contains(tc.name, "add") {
+							ch.Append = []any{glNewRow(l.Name)}
+						}
+						f.Drift(tmpl, 1, ch)
+						oracle = w.change(t, l.Name, ch)
+						if l.Name == listPipelines && len(ch.Append) > 0 {
+							oracle.jobs[809] = nil
+						}
+					} else {
+						tc.inject(f, tmpl)
+						oracle = w.change(t, l.Name, httpfake.Change{Delete: tc.lost})
 					}
-					sort.Strings(wantGaps)
-				}
-				if g := glGapSet(got.Outcomes); !reflect.DeepEqual(g, wantGaps) {
-					t.Errorf("gaps %v, want %v", g, wantGaps)
-				}
-				if g, w := glRecordsOf(got), glRecordsOf(want); !reflect.DeepEqual(g, w) {
-					gj, _ := json.Marshal(g)
-					wj, _ := json.Marshal(w)
-					t.Errorf("records differ from the oracle's:\n got %s\nwant %s", gj, wj)
-				}
-				if n := f.RequestsTo(tmpl); tc.drift && n > 2*4+1 || !tc.drift && n > 4*3 {
-					t.Errorf("%d requests to the list", n)
-				}
-			})
+					got := glAcquireAt(t, w.serve(t, f), l.Name, conc)
+					of := httpfake.NewFaults(t, httpfake.GitLabPaging)
+					of.Now = func(string) time.Time { return glOracleAt }
+					want := glAcquire(t, oracle.serve(t, of), l.Name)
+					if g := glGapSet(want.Outcomes); len(g) != 0 {
+						t.Fatalf("the oracle world has gaps %v", g)
+					}
+					var wantGaps []string
+					if tc.count > 0 {
+						sel := forge.Selected(glMatrixProfile(l.Name))
+						for _, s := range listings.Shortens(l.Name) {
+							if sel(s) {
+								wantGaps = append(wantGaps, fmt.Sprintf("%s/%s=%d", s, acquisition.GapFetchFailed, tc.count))
+							}
+						}
+						sort.Strings(wantGaps)
+					}
+					if g := glGapSet(got.Outcomes); !reflect.DeepEqual(g, wantGaps) {
+						t.Errorf("gaps %v, want %v", g, wantGaps)
+					}
+					if g, w := glRecordsOf(got), glRecordsOf(want); !reflect.DeepEqual(g, w) {
+						gj, _ := json.Marshal(g)
+						wj, _ := json.Marshal(w)
+						t.Errorf("records differ from the oracle's:\n got %s\nwant %s", gj, wj)
+					}
+					if n := f.RequestsTo(tmpl); tc.drift && n > 2*4+1 || !tc.drift && n > 4*3 {
+						t.Errorf("%d requests to the list", n)
+					}
+					if m := f.MaxInFlight(); m > conc {
+						t.Errorf("%d requests in flight at concurrency %d", m, conc)
+					}
+				})
+			}
 		}
 	}
 }

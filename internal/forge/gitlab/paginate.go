@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -25,6 +27,19 @@ type cursor struct {
 	opt  gl.RequestOptionFunc
 	page int64
 	prev int64
+	link string // the Link rel="next" URL opt follows ("" for an offset page)
+}
+
+// key identifies the request a cursor makes, for forge.Prefetch: the offset page and the
+// followed link's query in canonical order.
+func (c cursor) key() string {
+	q := ""
+	if c.link != "" {
+		if u, err := url.Parse(c.link); err == nil {
+			q = u.Query().Encode()
+		}
+	}
+	return fmt.Sprintf("%d|%s", c.page, q)
 }
 
 // ListOptions say how a service reads one list; every list goes through forge.Paginate. The
@@ -51,6 +66,11 @@ type ListOptions[T any] struct {
 	// Enough is asked with every row read so far before a declared next page is fetched;
 	// true ends the listing there like MaxPages (the caller has what its bounds admit).
 	Enough func(rows []T) bool
+	// Workers is how many of the pages the first answer declares (X-Total-Pages) are asked
+	// for at once (forge.PaginatePrefetch; 0 or 1: one after another). The services set it
+	// to the client's Concurrency; a read with Enough reads one page at a time (its bound
+	// depends on the rows, and a page it does not need must not be asked for).
+	Workers int
 }
 
 // List is one list read: its rows in the order served, the pages read, whether a bound
@@ -112,15 +132,11 @@ func listOnce[T any](ctx context.Context, fetch listFunc[T], lo ListOptions[T]) 
 			return (lo.MaxPages > 0 && pg.Pages >= lo.MaxPages) || (lo.Enough != nil && lo.Enough(rows))
 		}
 	}
-	pg, err := forge.Paginate(cursor{page: 1}, rules, func(cur cursor) (forge.Page[cursor], error) {
-		if !lo.Complete && cur.prev > 0 && cur.page != cur.prev+1 {
-			return forge.Page[cursor]{}, fmt.Errorf("pagination: next page %d after page %d", cur.page, cur.prev)
+	take := func(cur cursor, a glAnswer[T]) (forge.Page[cursor], error) {
+		if a.pre != nil {
+			return forge.Page[cursor]{}, a.pre
 		}
-		opts := []gl.RequestOptionFunc{gl.WithContext(ctx)}
-		if cur.opt != nil {
-			opts = append(opts, cur.opt)
-		}
-		items, resp, err := fetch(opts...)
+		items, resp, err := a.items, a.resp, a.err
 		if err != nil {
 			if lo.Complete && cur.page > 0 && ctx.Err() == nil {
 				return forge.Page[cursor]{Err: err, Next: cursor{opt: gl.WithOffsetPaginationParameters(cur.page + 1), page: cur.page + 1}}, nil
@@ -151,8 +167,81 @@ func listOnce[T any](ctx context.Context, fetch listFunc[T], lo ListOptions[T]) 
 		}
 		p.HasNext, p.Next, p.NextKey = nextPage(resp, cur, lo.Complete)
 		return p, nil
+	}
+	workers := lo.Workers
+	if lo.Enough != nil {
+		workers = 1
+	}
+	pg, err := forge.PaginatePrefetch(cursor{page: 1}, rules, forge.Prefetch[cursor, glAnswer[T]]{
+		Workers: workers,
+		Context: ctx,
+		Get: func(ctx context.Context, cur cursor) glAnswer[T] {
+			if !lo.Complete && cur.prev > 0 && cur.page != cur.prev+1 {
+				return glAnswer[T]{pre: fmt.Errorf("pagination: next page %d after page %d", cur.page, cur.prev)}
+			}
+			opts := []gl.RequestOptionFunc{gl.WithContext(ctx)}
+			if cur.opt != nil {
+				opts = append(opts, cur.opt)
+			}
+			var a glAnswer[T]
+			a.items, a.resp, a.err = fetch(opts...)
+			return a
+		},
+		Take:     take,
+		Declared: func(_ cursor, a glAnswer[T]) []cursor { return declaredPages(a.resp, lo) },
+		Key:      cursor.key,
 	})
 	return List[T]{Rows: rows, Pages: pg.Pages, NextDeclared: pg.Stop == forge.StopBound, Lost: pg.Lost()}, drift.Moved(), err
+}
+
+// glAnswer is one page's raw answer (pre: the page was not asked for).
+type glAnswer[T any] struct {
+	items []T
+	resp  *gl.Response
+	err   error
+	pre   error
+}
+
+// declaredPages are the cursors of pages 2..X-Total-Pages that the first offset page declares
+// (at most lo.MaxPages, and forge.MaxPages), each asked the way the sequential read would ask
+// for it: the first answer's Link rel="next" with its page replaced when a complete read
+// follows links, else the X-Next-Page offset. A keyset answer (no X-Total-Pages, no
+// X-Next-Page) declares nothing.
+func declaredPages[T any](resp *gl.Response, lo ListOptions[T]) []cursor {
+	if resp == nil || resp.PageInfo != nil || resp.TotalPages < 2 || resp.NextPage != 2 {
+		return nil
+	}
+	last := min(resp.TotalPages, forge.MaxPages)
+	if lo.MaxPages > 0 {
+		last = min(last, int64(lo.MaxPages))
+	}
+	var out []cursor
+	for n := int64(2); n <= last; n++ {
+		c := cursor{opt: gl.WithOffsetPaginationParameters(n), page: n}
+		switch {
+		case !lo.Complete:
+			c.prev = n - 1
+		case resp.NextLink != "":
+			link, ok := withPage(resp.NextLink, n)
+			if !ok {
+				return nil // a link without its page: only the sequential read can follow it
+			}
+			c.opt, c.link = gl.WithKeysetPaginationParameters(link), link
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// pageParam is the page parameter of an offset Link URL's query.
+var pageParam = regexp.MustCompile(`([?&])page=[0-9]+`)
+
+// withPage is link with its page parameter set to n (false when it has none).
+func withPage(link string, n int64) (string, bool) {
+	if !pageParam.MatchString(link) {
+		return "", false
+	}
+	return pageParam.ReplaceAllString(link, "${1}page="+strconv.FormatInt(n, 10)), true
 }
 
 // nextPage is the request after resp. A complete read follows client-go's WithNext: the
@@ -171,5 +260,9 @@ func nextPage(resp *gl.Response, cur cursor, complete bool) (bool, cursor, strin
 	if !ok {
 		return false, cursor{}, ""
 	}
-	return true, cursor{opt: n, page: resp.NextPage}, fmt.Sprintf("%s|%d", resp.NextLink, resp.NextPage)
+	link := ""
+	if resp.PageInfo == nil {
+		link = resp.NextLink
+	}
+	return true, cursor{opt: n, page: resp.NextPage, link: link}, fmt.Sprintf("%s|%d", resp.NextLink, resp.NextPage)
 }

@@ -123,12 +123,15 @@ func glLargeProfile() acquisition.Profile {
 	return p
 }
 
-// glLargeAcquire reads the large merge request at concurrency conc through lat.
+// glLargeAcquire reads the large merge request at concurrency conc through lat, behind a
+// request pool of conc as a run's client is (the fan-out bounds the goroutines, declared
+// pages are read ahead, and the pool bounds what is in flight).
 func glLargeAcquire(t testing.TB, url string, conc int, lat *httpfake.Latency) []byte {
 	t.Helper()
 	lat.Next = http.DefaultTransport
+	pool := forge.NewPool(conc, zerolog.Nop())
 	c, err := New(Options{APIURL: url + "/api/v4", Token: testToken, RetryMax: 1, RetryWaitMin: time.Millisecond,
-		RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop(), HTTPClient: &http.Client{Transport: lat}, Concurrency: conc})
+		RetryWaitMax: 2 * time.Millisecond, Log: zerolog.Nop(), HTTPClient: &http.Client{Transport: pool.Wrap(lat)}, Concurrency: conc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,8 +77,9 @@ func (provider) Open(o forge.Options) (*forge.Conn, error) {
 func open(o forge.Options) (*forge.Conn, *Client, error) {
 	opts := Options{APIURL: o.APIURL, Token: o.Token, TokenKind: kindForToken(o.TokenEnv, o.Token), Log: o.Log, Concurrency: o.Concurrency,
 		RetryMax: o.Retry.Max, RetryWaitMin: o.Retry.WaitMin, RetryWaitMax: o.Retry.WaitMax, MaxServerWait: o.Retry.MaxServerWait}
-	if o.Transport != nil {
-		opts.HTTPClient = &http.Client{Transport: o.Transport, Timeout: 60 * time.Second}
+	opts.Concurrency, opts.Limiter = o.Concurrency, o.Pool.RetryLimiter()
+	if t := o.Pool.Wrap(o.Transport); t != nil {
+		opts.HTTPClient = &http.Client{Transport: t, Timeout: 60 * time.Second}
 	}
 	var glc *Commenter
 	if o.OwnReceipts {

@@ -1,6 +1,7 @@
 package gitlab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,6 +93,7 @@ func (s *MergeRequestsService) Approve(ctx context.Context, pid any, iid int64, 
 // ListMergeRequest lists the discussions of merge request iid, in the order GitLab serves
 // them, by lo's pagination rules.
 func (s *DiscussionsService) ListMergeRequest(ctx context.Context, pid any, iid int64, opt *gl.ListMergeRequestDiscussionsOptions, lo ListOptions[*gl.Discussion]) (List[*gl.Discussion], error) {
+	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
 	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 		return s.c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
 	}, lo)
@@ -100,6 +102,7 @@ func (s *DiscussionsService) ListMergeRequest(ctx context.Context, pid any, iid 
 // ListIssue lists the discussions of issue iid, in the order GitLab serves them, by lo's
 // pagination rules.
 func (s *DiscussionsService) ListIssue(ctx context.Context, pid any, iid int64, opt *gl.ListIssueDiscussionsOptions, lo ListOptions[*gl.Discussion]) (List[*gl.Discussion], error) {
+	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
 	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 		return s.c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
 	}, lo)
@@ -115,6 +118,7 @@ func (s *DiscussionsService) CreateMergeRequest(ctx context.Context, pid any, ii
 
 // ListProject lists the project's pipelines by opt's filters and lo's pagination rules.
 func (s *PipelinesService) ListProject(ctx context.Context, pid any, opt *gl.ListProjectPipelinesOptions, lo ListOptions[*gl.PipelineInfo]) (List[*gl.PipelineInfo], error) {
+	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
 	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
 		return s.c.gl.Pipelines.ListProjectPipelines(pid, opt, o...)
 	}, lo)
@@ -122,6 +126,7 @@ func (s *PipelinesService) ListProject(ctx context.Context, pid any, opt *gl.Lis
 
 // ListJobs lists the jobs of pipeline id by opt's filters and lo's pagination rules.
 func (s *PipelinesService) ListJobs(ctx context.Context, pid any, id int64, opt *gl.ListJobsOptions, lo ListOptions[*gl.Job]) (List[*gl.Job], error) {
+	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
 	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
 		return s.c.gl.Jobs.ListPipelineJobs(pid, id, opt, o...)
 	}, lo)
@@ -157,6 +162,7 @@ func (s *RepositoryService) Branch(ctx context.Context, pid any, name string) (*
 
 // Tree lists a repository tree by opt (path, ref) and lo's pagination rules.
 func (s *RepositoryService) Tree(ctx context.Context, pid any, opt *gl.ListTreeOptions, lo ListOptions[*gl.TreeNode]) (List[*gl.TreeNode], error) {
+	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
 	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.TreeNode, *gl.Response, error) {
 		return s.c.gl.Repositories.ListTree(pid, opt, o...)
 	}, lo)

@@ -59,8 +59,19 @@ type Policy struct {
 	Log zerolog.Logger
 	// Now is the clock that turns HTTP dates and reset instants into waits (default time.Now).
 	Now func() time.Time
+	// Limiter, when set, is told of every rate-limited answer that is retried (a 429, a 403
+	// with a limit signal or one Retryable or Limited marks, any answer with Retry-After),
+	// with the wait the retry will wait: the run's request pool (forge.Pool) then pauses every
+	// request to that host as long and reads it one request at a time from then on.
+	Limiter Limiter
 
 	attempts *sync.Map // attemptKey → int: attempts seen per request, for the log line
+}
+
+// Limiter is what the retry policy tells of a rate limit (forge.Pool implements it). Limited
+// returns the host's requests-in-flight limit from now on, which the retry log line reports.
+type Limiter interface {
+	Limited(host string, wait time.Duration) int
 }
 
 // New returns p ready for use (the attempt bookkeeping of its log lines initialised).
@@ -136,6 +147,22 @@ func (p *Policy) CheckRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	p.logRetry(ctx, resp, err)
 	return true, nil
+}
+
+// rateLimited reports an answer that asks the client to slow down: a 429, a 403 with a limit
+// signal, one the forge marks (Limited, or a 403 its Retryable retries: GitHub's secondary
+// limit), or any answer naming a wait in Retry-After.
+func (p *Policy) rateLimited(resp *http.Response) bool {
+	if resp == nil {
+		return false
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.Header.Get("Retry-After") != "":
+		return true
+	case resp.StatusCode == http.StatusForbidden && (limitSignal(resp.Header) || (p.Retryable != nil && p.Retryable(resp))):
+		return true
+	}
+	return p.Limited != nil && p.Limited(resp)
 }
 
 func (p *Policy) decide(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -315,6 +342,10 @@ func (p *Policy) logRetry(ctx context.Context, resp *http.Response, err error) {
 		return
 	}
 	p.attempts.Store(k, n)
+	if p.Limiter != nil && req != nil && req.URL != nil && p.rateLimited(resp) {
+		wait := p.Backoff(p.WaitMin, p.WaitMax, n-1, resp)
+		ev = ev.Int("host_concurrency", p.Limiter.Limited(req.URL.Host, wait)).Bool("host_paused", true)
+	}
 	ev.Int("retry", n).Int("of", max).Int64("wait_ms", p.Backoff(p.WaitMin, p.WaitMax, n-1, resp).Milliseconds()).Msg("request failed; retrying")
 }
 

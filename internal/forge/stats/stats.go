@@ -5,7 +5,8 @@
 // are optional members, emitted only for the forges that name them in Stats.Counted.
 //
 // Maps encode with sorted keys and nothing here reads a clock, so a replay's statistics are
-// byte-identical run to run.
+// byte-identical run to run, but for the timing member a command's request pool adds (wall
+// time, the most requests in flight, the longest chain: measures of one run).
 package stats
 
 import (
@@ -80,9 +81,10 @@ const (
 
 // Stats describe one acquisition for `forgectx snapshot --stats`. The members, in document
 // order: forge, requests, requests_by_endpoint, retries*, failures*, response_bytes, pages*,
-// records, gaps, lower_bound_requests, lower_bound_parts*, request_ratio (* only when the
-// forge names the member in Counted). Maps encode with sorted keys and nothing here reads a
-// clock, so a replay's document is byte-identical run to run.
+// records, gaps, lower_bound_requests, lower_bound_parts*, request_ratio, timing† (* only when
+// the forge names the member in Counted; † only when a request pool measured the run). Maps
+// encode with sorted keys and nothing here reads a clock, so a replay's document is
+// byte-identical run to run but for timing, the pool's measures of one run.
 type Stats struct {
 	// Forge is the provider name: github, gitlab, forgejo.
 	Forge string
@@ -114,6 +116,29 @@ type Stats struct {
 	Ratio float64
 	// Counted names the optional members this forge counts (MemberRetries, …).
 	Counted []string
+	// Timing is the request pool's measure of the run (nil: none; omitted).
+	Timing *Timing
+}
+
+// Timing is the request shape of a run as its request pool measured it (forge.Pool): the
+// "timing" member, written last and only by a command that ran the pool (the one member that
+// reads a clock: wall_ms differs run to run, the other members do not for a replay at
+// concurrency 1).
+type Timing struct {
+	// Concurrency is the configured requests in flight per host.
+	Concurrency int `json:"concurrency"`
+	// WallMS is the time from the first request sent to the last answer, in milliseconds.
+	WallMS int64 `json:"wall_ms"`
+	// Requests counts the requests (attempts) that went through the pool.
+	Requests int `json:"requests"`
+	// MaxInFlight is the most requests in flight at once, over every host.
+	MaxInFlight int `json:"max_in_flight"`
+	// LongestChain is the longest sequence of requests each sent after the one before it had
+	// answered: a request's depth is one more than the deepest request that had answered when
+	// it was sent. Read one at a time it equals Requests; fully parallel it approaches the
+	// depth of the run's true dependencies (a page after the page that named it, a lookup
+	// after the list that named its subject), of which it is an upper bound.
+	LongestChain int `json:"longest_chain"`
 }
 
 // Summary are the counts of the one log line every acquisition ends with.
@@ -152,9 +177,10 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		LowerBound         int                  `json:"lower_bound_requests"`
 		LowerBoundParts    *map[string]int      `json:"lower_bound_parts,omitempty"`
 		Ratio              float64              `json:"request_ratio"`
+		Timing             *Timing              `json:"timing,omitempty"`
 	}
 	d := doc{Forge: s.Forge, Requests: s.Requests, RequestsByEndpoint: s.RequestsByEndpoint, ResponseBytes: s.ResponseBytes,
-		Records: s.Records, Gaps: s.Gaps, LowerBound: s.LowerBound, Ratio: s.Ratio}
+		Records: s.Records, Gaps: s.Gaps, LowerBound: s.LowerBound, Ratio: s.Ratio, Timing: s.Timing}
 	counted := func(m string) bool { return slices.Contains(s.Counted, m) }
 	if counted(MemberRetries) {
 		d.Retries = &s.Retries

@@ -1,6 +1,7 @@
 package reviewctx
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/forgectx/forgectx/internal/forge"
@@ -21,6 +22,8 @@ type GitLabOptions struct {
 	// pooled default transport.
 	HTTPClient *http.Client
 	RetryMax   int // retries after the first attempt (0: the adapter default; <0: none)
+	// Concurrency is requests in flight per host (--concurrency; 0: forge.DefaultConcurrency).
+	Concurrency int
 	// PerPage is the list page size (default 100, GitLab's maximum); tests lower it to
 	// exercise pagination bounds.
 	PerPage int64
@@ -32,7 +35,8 @@ type GitLabOptions struct {
 // caller, which checks it before the first request.
 func ConnectGitLab(o GitLabOptions, kind string) (*forge.Conn, *glforge.Services, error) {
 	fo := forge.Options{APIURL: o.APIURL, Token: o.Token, TokenEnv: o.TokenEnv, Retry: forge.Retry{Max: o.RetryMax},
-		Kind: kind, WithCommenter: kind != ""}
+		Kind: kind, WithCommenter: kind != "", Concurrency: cmp.Or(o.Concurrency, forge.DefaultConcurrency)}
+	fo.Pool = forge.NewPool(fo.Concurrency, fo.Log)
 	if o.HTTPClient != nil {
 		fo.Transport = o.HTTPClient.Transport
 	}

@@ -47,7 +47,7 @@ type poster struct {
 }
 
 func (r *runner) newPoster() (*poster, error) {
-	conn, svc, err := reviewctx.ConnectGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, acquisition.KindChangeProposal)
+	conn, svc, err := reviewctx.ConnectGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient, Concurrency: r.o.Concurrency}, acquisition.KindChangeProposal)
 	if err != nil {
 		return nil, err
 	}

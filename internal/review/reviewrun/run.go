@@ -273,7 +273,7 @@ type phaseErr struct{ err error }
 // acquire reads the review context (and the repository Rules at the target SHA) into the
 // owner-only store.
 func (r *runner) acquire(ctx context.Context, mode reviewctx.Mode, prot reviewctx.ProtectionMode) error {
-	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient}, r.o.Project, r.o.MR, r.o.Now)
+	g, err := reviewctx.NewGitLab(reviewctx.GitLabOptions{APIURL: r.o.APIURL, Token: r.token, TokenEnv: r.o.TokenEnv, HTTPClient: r.o.HTTPClient, Concurrency: r.o.Concurrency}, r.o.Project, r.o.MR, r.o.Now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
