@@ -63,9 +63,9 @@ func Copy(m map[string]int) map[string]int {
 	return out
 }
 
-// WriteJSON writes v as two-space indented JSON followed by a newline: the byte layout of
+// writeJSON writes v as two-space indented JSON followed by a newline: the byte layout of
 // every adapter's --stats file.
-func WriteJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -153,7 +153,7 @@ func (s *Stats) Summary() Summary {
 }
 
 // WriteJSON writes s as the --stats file: two-space indented JSON and a newline.
-func (s *Stats) WriteJSON(w io.Writer) error { return WriteJSON(w, s) }
+func (s *Stats) WriteJSON(w io.Writer) error { return writeJSON(w, s) }
 
 // MarshalJSON writes the members in document order, the optional ones only when Counted (a
 // counted map that is empty encodes as {}).

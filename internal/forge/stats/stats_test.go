@@ -75,7 +75,7 @@ func TestWriteJSONLayout(t *testing.T) {
 		Requests int            `json:"requests"`
 		By       map[string]int `json:"by"`
 	}{3, map[string]int{"b": 2, "a": 1}}
-	if err := WriteJSON(&b, v); err != nil {
+	if err := writeJSON(&b, v); err != nil {
 		t.Fatal(err)
 	}
 	want := "{\n  \"requests\": 3,\n  \"by\": {\n    \"a\": 1,\n    \"b\": 2\n  }\n}\n"
