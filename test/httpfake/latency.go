@@ -5,6 +5,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -92,4 +94,13 @@ func (l *Latency) MaxInFlight() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.maxIn
+}
+
+// BenchDelay is the per-request delay of the latency benchmarks: FORGECTX_LATENCY_MS
+// milliseconds when set to a positive integer (to reproduce a distant forge, e.g. 150), else def.
+func BenchDelay(def time.Duration) time.Duration {
+	if ms, err := strconv.Atoi(os.Getenv("FORGECTX_LATENCY_MS")); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return def
 }

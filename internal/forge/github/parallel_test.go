@@ -180,7 +180,7 @@ const latencyChain = 6
 // and 4, and reports the requests, the wall time, the wall time over the requests' summed
 // delay (1: fully sequential) and over the longest dependent chain's delay (1: ideal).
 func BenchmarkLatency(b *testing.B) {
-	const delay = 10 * time.Millisecond
+	delay := httpfake.BenchDelay(10 * time.Millisecond)
 	s := ghscenario.Large()
 	c := build(b, s)
 	for _, conc := range []int{1, 4} {

@@ -298,7 +298,7 @@ const glLatencyChain = 5
 // requests' summed delay (1: fully sequential) and over the longest dependent chain's delay
 // (1: ideal).
 func BenchmarkLatency(b *testing.B) {
-	const delay = 10 * time.Millisecond
+	delay := httpfake.BenchDelay(10 * time.Millisecond)
 	url := glLargeWorld().serveLarge(b)
 	for _, conc := range []int{1, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
