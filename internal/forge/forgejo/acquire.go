@@ -596,7 +596,7 @@ func (r *run) actors() {
 			logins[*ref.ID] = ref.Login
 		}
 	}
-	eachRef(r.a, note)
+	r.a.EachActorRef(note)
 	sort.Strings(ids)
 	for _, id := range ids {
 		// Every lookup not started yet starts now; the answers are taken in id order.
@@ -651,25 +651,7 @@ func (r *run) lookAhead(ref *acquisition.ActorRef) {
 
 // lookAheadAll starts the lookups of every actor the part's records reference.
 func (r *run) lookAheadAll() {
-	eachRef(r.a, r.lookAhead)
-}
-
-// eachRef calls f with every actor reference of a, in acquisition order.
-func eachRef(a *acquisition.Acquisition, f func(*acquisition.ActorRef)) {
-	f(&a.Entity.Author)
-	for i := range a.Comments {
-		f(&a.Comments[i].Author)
-	}
-	for i := range a.Reviews {
-		f(&a.Reviews[i].Author)
-		f(a.Reviews[i].DismissedBy)
-	}
-	for i := range a.Threads {
-		f(a.Threads[i].ResolvedBy)
-	}
-	for i := range a.AgentRuns {
-		f(&a.AgentRuns[i].Author)
-	}
+	r.a.EachActorRef(r.lookAhead)
 }
 
 // permission looks one actor's role up. It returns ok=false (role null, unverified) on any

@@ -134,21 +134,7 @@ func (r *run) resolveActors(ctx context.Context) {
 		}
 		seen = append(seen, s)
 	}
-	a := r.acq
-	pick(&a.Entity.Author)
-	for i := range a.Comments {
-		pick(&a.Comments[i].Author)
-	}
-	for i := range a.Reviews {
-		pick(&a.Reviews[i].Author)
-		pick(a.Reviews[i].DismissedBy)
-	}
-	for i := range a.Threads {
-		pick(a.Threads[i].ResolvedBy)
-	}
-	for i := range a.AgentRuns {
-		pick(&a.AgentRuns[i].Author)
-	}
+	r.acq.EachActorRef(pick)
 	results := make([]permission, len(seen))
 	lookups := make([]*forge.Future[permission], len(seen))
 	for i, s := range seen {

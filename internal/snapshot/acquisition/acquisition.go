@@ -279,3 +279,25 @@ func (o *Outcomes) Add(scope, code string, count int) {
 	}
 	*p = append(*p, Gap{Code: code, Count: count})
 }
+
+// EachActorRef calls f with every actor reference a holds, in acquisition order (entity
+// author, comments, reviews with their dismissers, thread resolvers, agent runs); a reference a
+// record does not carry (nil DismissedBy, ResolvedBy) is passed as nil. The adapters walk it to
+// look each referenced actor up once, in an order that does not depend on which reader
+// finished first.
+func (a *Acquisition) EachActorRef(f func(*ActorRef)) {
+	f(&a.Entity.Author)
+	for i := range a.Comments {
+		f(&a.Comments[i].Author)
+	}
+	for i := range a.Reviews {
+		f(&a.Reviews[i].Author)
+		f(a.Reviews[i].DismissedBy)
+	}
+	for i := range a.Threads {
+		f(a.Threads[i].ResolvedBy)
+	}
+	for i := range a.AgentRuns {
+		f(&a.AgentRuns[i].Author)
+	}
+}
