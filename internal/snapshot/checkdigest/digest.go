@@ -32,21 +32,16 @@ func defaultLimits() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := defaultLimits()
-	if l.MaxKeyLines <= 0 {
-		l.MaxKeyLines = d.MaxKeyLines
+	// A bound that is not positive takes the default: no bound is ever zero or negative.
+	or := func(v, def int) int {
+		if v <= 0 {
+			return def
+		}
+		return v
 	}
-	if l.Context <= 0 {
-		l.Context = d.Context
-	}
-	if l.MaxLineBytes <= 0 {
-		l.MaxLineBytes = d.MaxLineBytes
-	}
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
+	l.MaxKeyLines, l.Context = or(l.MaxKeyLines, d.MaxKeyLines), or(l.Context, d.Context)
+	l.MaxLineBytes, l.MaxBytes = or(l.MaxLineBytes, d.MaxLineBytes), or(l.MaxBytes, d.MaxBytes)
+	l.MaxTotalBytes = or(l.MaxTotalBytes, d.MaxTotalBytes)
 	// A cut line is at most MaxLineBytes plus the ellipsis; the first key line always fits.
 	l.MaxLineBytes = max(1, min(l.MaxLineBytes, l.MaxBytes-len(ellipsis)))
 	return l
