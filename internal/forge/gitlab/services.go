@@ -93,19 +93,17 @@ func (s *MergeRequestsService) Approve(ctx context.Context, pid any, iid int64, 
 // ListMergeRequest lists the discussions of merge request iid, in the order GitLab serves
 // them, by lo's pagination rules.
 func (s *DiscussionsService) ListMergeRequest(ctx context.Context, pid any, iid int64, opt *gl.ListMergeRequestDiscussionsOptions, lo ListOptions[*gl.Discussion]) (List[*gl.Discussion], error) {
-	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
-	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+	return listOn(ctx, s.c, lo, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 		return s.c.gl.Discussions.ListMergeRequestDiscussions(pid, iid, opt, o...)
-	}, lo)
+	})
 }
 
 // ListIssue lists the discussions of issue iid, in the order GitLab serves them, by lo's
 // pagination rules.
 func (s *DiscussionsService) ListIssue(ctx context.Context, pid any, iid int64, opt *gl.ListIssueDiscussionsOptions, lo ListOptions[*gl.Discussion]) (List[*gl.Discussion], error) {
-	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
-	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
+	return listOn(ctx, s.c, lo, func(o ...gl.RequestOptionFunc) ([]*gl.Discussion, *gl.Response, error) {
 		return s.c.gl.Discussions.ListIssueDiscussions(pid, iid, opt, o...)
-	}, lo)
+	})
 }
 
 // CreateMergeRequest opens a discussion on merge request iid. A create is sent once: it is
@@ -118,18 +116,16 @@ func (s *DiscussionsService) CreateMergeRequest(ctx context.Context, pid any, ii
 
 // ListProject lists the project's pipelines by opt's filters and lo's pagination rules.
 func (s *PipelinesService) ListProject(ctx context.Context, pid any, opt *gl.ListProjectPipelinesOptions, lo ListOptions[*gl.PipelineInfo]) (List[*gl.PipelineInfo], error) {
-	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
-	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
+	return listOn(ctx, s.c, lo, func(o ...gl.RequestOptionFunc) ([]*gl.PipelineInfo, *gl.Response, error) {
 		return s.c.gl.Pipelines.ListProjectPipelines(pid, opt, o...)
-	}, lo)
+	})
 }
 
 // ListJobs lists the jobs of pipeline id by opt's filters and lo's pagination rules.
 func (s *PipelinesService) ListJobs(ctx context.Context, pid any, id int64, opt *gl.ListJobsOptions, lo ListOptions[*gl.Job]) (List[*gl.Job], error) {
-	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
-	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
+	return listOn(ctx, s.c, lo, func(o ...gl.RequestOptionFunc) ([]*gl.Job, *gl.Response, error) {
 		return s.c.gl.Jobs.ListPipelineJobs(pid, id, opt, o...)
-	}, lo)
+	})
 }
 
 // Member is the members API row forgectx reads. client-go's ProjectMember has no
@@ -162,10 +158,9 @@ func (s *RepositoryService) Branch(ctx context.Context, pid any, name string) (*
 
 // Tree lists a repository tree by opt (path, ref) and lo's pagination rules.
 func (s *RepositoryService) Tree(ctx context.Context, pid any, opt *gl.ListTreeOptions, lo ListOptions[*gl.TreeNode]) (List[*gl.TreeNode], error) {
-	lo.Workers = cmp.Or(lo.Workers, s.c.opts.Concurrency)
-	return list(ctx, func(o ...gl.RequestOptionFunc) ([]*gl.TreeNode, *gl.Response, error) {
+	return listOn(ctx, s.c, lo, func(o ...gl.RequestOptionFunc) ([]*gl.TreeNode, *gl.Response, error) {
 		return s.c.gl.Repositories.ListTree(pid, opt, o...)
-	}, lo)
+	})
 }
 
 // ErrOverBound is a raw read that reached its byte bound; nothing of it is returned.
@@ -211,4 +206,10 @@ func (s *UsersService) Current(ctx context.Context) (*gl.User, *gl.Response, err
 // Get reads user uid.
 func (s *UsersService) Get(ctx context.Context, uid int64) (*gl.User, *gl.Response, error) {
 	return s.c.gl.Users.GetUser(uid, gl.GetUsersOptions{}, gl.WithContext(ctx))
+}
+
+// listOn is list with the client's --concurrency as the read-ahead width, unless lo names one.
+func listOn[T any](ctx context.Context, c *Client, lo ListOptions[T], fetch listFunc[T]) (List[T], error) {
+	lo.Workers = cmp.Or(lo.Workers, c.opts.Concurrency)
+	return list(ctx, fetch, lo)
 }
