@@ -11,16 +11,24 @@ package checkdigest
 // Category is what kind of failure a log shows; the set is closed and documented.
 type Category string
 
-// The categories, in the order the documentation lists them.
+// The categories, in the order the documentation lists them (docs/check-digest.md).
 const (
-	catCompile        Category = "compile"
-	catTest           Category = "test"
-	catLint           Category = "lint"
-	catDependency     Category = "dependency"
-	catTimeout        Category = "timeout"
-	catCancelled      Category = "cancelled"
+	// catCompile: the code did not build (a compiler or type checker error, a failed image build).
+	catCompile Category = "compile"
+	// catTest: the code built and a test failed.
+	catTest Category = "test"
+	// catLint: a linter or formatter check failed.
+	catLint Category = "lint"
+	// catDependency: a dependency could not be resolved, downloaded or verified.
+	catDependency Category = "dependency"
+	// catTimeout: a deadline ended the job or the test run.
+	catTimeout Category = "timeout"
+	// catCancelled: the run was cancelled (a user, a newer push, the forge).
+	catCancelled Category = "cancelled"
+	// catInfrastructure: the runner, the machine or the network failed, not the code.
 	catInfrastructure Category = "infrastructure"
-	catUnknown        Category = "unknown"
+	// catUnknown: no specific rule matched; generic error lines may still be kept.
+	catUnknown Category = "unknown"
 )
 
 // Line is one line of the log kept in a digest.
