@@ -60,6 +60,7 @@ type hit struct {
 	line int // 0-based line index
 	rule int // index into rules
 	step string
+	cmd  string // the command running (step name or last "$ command"), for the step table
 }
 
 // scan is the state of one pass over a log.
@@ -68,6 +69,8 @@ type scan struct {
 	format  string
 	job     string
 	steps   []string // open section names (GitLab) or the current step (others)
+	last    string   // the last step that printed a line, for a key line outside every section
+	cmd     string   // the running command: the step's name or the last "$ command" echoed
 	spec    []hit    // specific key lines, the first MaxKeyLines
 	gen     []hit    // generic key lines, the first MaxKeyLines
 	nSpec   int      // all specific key lines
@@ -131,6 +134,14 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 	if len(text) == 0 || isNoise(text) {
 		return
 	}
+	st := s.step()
+	if st != "" {
+		s.last = st
+	} else {
+		// GitLab prints "ERROR: Job failed" after the script's section has ended: the failing
+		// step is the last one that printed anything.
+		st = s.last
+	}
 	r := classify(text, s.cand)
 	if r < 0 && annotated {
 		r = ruleGHAError
@@ -138,7 +149,7 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 	if r < 0 {
 		return
 	}
-	h := hit{line: i, rule: r, step: s.step()}
+	h := hit{line: i, rule: r, step: st, cmd: s.cmd}
 	if rules[r].generic() {
 		s.nGen++
 		if len(s.gen) < lim.MaxKeyLines {
@@ -279,6 +290,9 @@ func (s *scan) plainMarkers(seg []byte) {
 		s.setStep(st)
 	case bytes.HasPrefix(seg, []byte("✅ ")), bytes.HasPrefix(seg, []byte("❌ ")), bytes.HasPrefix(seg, []byte("🏁 ")):
 		s.detect(formatForgejo)
+	case bytes.HasPrefix(seg, []byte("$ ")):
+		// The shell's echo of the command it runs (GitLab echoes every script line).
+		s.cmd = name(seg[2:])
 	case bytes.HasPrefix(seg, []byte("Running with gitlab-runner")):
 		s.detect(formatGitLab)
 	case bytes.HasPrefix(seg, []byte("Complete job name: ")):
@@ -301,6 +315,7 @@ func (s *scan) detect(f string) {
 
 func (s *scan) setStep(b []byte) {
 	n := name(b)
+	s.cmd = n
 	if len(s.steps) == 0 {
 		s.steps = append(s.steps, n)
 	} else {
@@ -543,6 +558,26 @@ func (s *scan) text(i int, lim Limits) (string, bool) {
 	return cut(string(t), lim.MaxLineBytes), true
 }
 
+// category decides the digest's category: the earliest rule (table order) of a specific key
+// line; a step named for a linter turns a compile rule into lint; with only generic key lines,
+// the step table on the command that was running when the first key line was printed. A log
+// without any key line is unknown: nothing says it failed at all.
+func (s *scan) category(order []hit) (Category, string) {
+	st := -1
+	if len(order) > 0 {
+		st = stepRule(order[0].cmd)
+	}
+	switch {
+	case s.best >= 0 && st >= 0 && rules[s.best].Category == catCompile && stepRules[st].Category == catLint:
+		return catLint, stepRules[st].ID
+	case s.best >= 0:
+		return rules[s.best].Category, rules[s.best].ID
+	case st >= 0:
+		return stepRules[st].Category, stepRules[st].ID
+	}
+	return catUnknown, ""
+}
+
 // digest selects the kept lines within the limits: specific key lines in log order, then
 // generic ones, each with its context, while the byte bound allows.
 func (s *scan) digest(lim Limits) Digest {
@@ -550,10 +585,8 @@ func (s *scan) digest(lim Limits) Digest {
 	if d.Format == "" {
 		d.Format = formatPlain
 	}
-	if s.best >= 0 {
-		d.Category, d.Rule = rules[s.best].Category, rules[s.best].ID
-	}
 	order := append(append([]hit(nil), s.spec...), s.gen...)
+	d.Category, d.Rule = s.category(order)
 	total := s.nSpec + s.nGen
 	if len(order) > 0 {
 		d.Step = order[0].step

@@ -145,6 +145,77 @@ func TestForgejoFormat(t *testing.T) {
 	}
 }
 
+// Every step row matches its own sample, no earlier row of another category does, ids are
+// unique kebab-case and distinct from the line rules', and every row is documented.
+func TestStepRulesMatchTheirSamples(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/check-digest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range rules {
+		ids[r.ID] = true
+	}
+	kebab := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	for i, r := range stepRules {
+		if ids[r.ID] || !kebab.MatchString(r.ID) {
+			t.Errorf("step rule %q: ids are unique and kebab-case", r.ID)
+		}
+		ids[r.ID] = true
+		if !slices.Contains(categories(), r.Category) || r.Category == catUnknown {
+			t.Errorf("step rule %s: category %q decides nothing", r.ID, r.Category)
+		}
+		if got := stepRule(r.Sample); got != i {
+			t.Errorf("step rule %s: its sample %q is decided by row %d", r.ID, r.Sample, got)
+		}
+		if !bytes.Contains(doc, []byte("`"+r.ID+"`")) {
+			t.Errorf("docs/check-digest.md does not list step rule %s", r.ID)
+		}
+	}
+	// Words that merely contain a row's keyword decide nothing.
+	for _, cmd := range []string{"./scripts/check-licenses.sh", "docker pull app:latest", "./scripts/deploy.sh", "echo done"} {
+		if got := stepRule(cmd); got >= 0 {
+			t.Errorf("%q is decided by step rule %s", cmd, stepRules[got].ID)
+		}
+	}
+}
+
+// When only generic failure lines matched, the running command decides the category: the
+// step's name (GitHub, Forgejo) or the last "$ command" GitLab echoed before the first key line.
+func TestStepDecidesCategory(t *testing.T) {
+	for _, c := range []struct {
+		name, log string
+		cat       Category
+		rule      string
+	}{
+		{"gitlab echo", "Running with gitlab-runner 17.5.2\nsection_start:1:step_script\n$ composer validate\n$ vendor/bin/phpunit\nsomething went wrong\nsection_end:2:step_script\nERROR: Job failed: exit code 1\n", catTest, "step-test"},
+		{"github step", "2024-01-02T03:04:05.1234568Z ##[group]Run npm ci\n2024-01-02T03:04:05.1234569Z ##[endgroup]\n2024-01-02T03:04:06.0000000Z ##[error]Process completed with exit code 1.\n", catDependency, "step-dependency"},
+		{"forgejo step", "[CI/lint] ⭐ Run Main helm lint charts/app\n[CI/lint] Error: 1 chart(s) linted, 1 chart(s) failed\n[CI/lint]   ❌  Failure - Main helm lint charts/app\n", catLint, "step-lint"},
+		// A specific rule still wins over the step: the build broke under "go test".
+		{"rule wins", "2024-01-02T03:04:05.1234568Z ##[group]Run go test ./...\n2024-01-02T03:04:06.0000000Z ./a.go:1:2: undefined: x\n", catCompile, "go-compile"},
+		// A linter that reports through the compiler is lint.
+		{"lint step", "2024-01-02T03:04:05.1234568Z ##[group]Run cargo clippy -- -D warnings\n2024-01-02T03:04:06.0000000Z error: could not compile `widgets` (lib) due to 1 previous error\n", catLint, "step-lint"},
+		// A step that printed no failure line says nothing about a failure.
+		{"no key line", "2024-01-02T03:04:05.1234568Z ##[group]Run npm test\n2024-01-02T03:04:06.0000000Z all good\n", catUnknown, ""},
+		// An unknown script stays unknown.
+		{"unknown script", "2024-01-02T03:04:05.1234568Z ##[group]Run ./scripts/check-licenses.sh\n2024-01-02T03:04:06.0000000Z ##[error]Process completed with exit code 1.\n", catUnknown, ""},
+	} {
+		d := digestOf(c.log)
+		if d.Category != c.cat || d.Rule != c.rule {
+			t.Errorf("%s: category %s rule %q, want %s %q", c.name, d.Category, d.Rule, c.cat, c.rule)
+		}
+	}
+}
+
+// GitLab prints "ERROR: Job failed" after the script's section has ended; the step of such a
+// key line is the last section that printed a line, not "".
+func TestGitLabStepAfterSectionEnd(t *testing.T) {
+	d := digestOf("Running with gitlab-runner 17.5.2\nsection_start:1:step_script\n$ ./run.sh\nworking\nsection_end:2:step_script\nsection_start:3:cleanup_file_variables\nCleaning up project directory and file based variables\nsection_end:4:cleanup_file_variables\nERROR: Job failed: exit code 1\n")
+	if d.Step != "step_script" || d.FirstError != "ERROR: Job failed: exit code 1" {
+		t.Errorf("step %q first %q", d.Step, d.FirstError)
+	}
+}
+
 // A log the tool cannot read still gives a digest: plain, unknown, no lines, never nil.
 func TestNoErrorLines(t *testing.T) {
 	for _, log := range []string{"", "\n", "all good\nok\n"} {
