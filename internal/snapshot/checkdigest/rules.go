@@ -80,7 +80,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "write /home/runner/go/pkg/mod/cache/download/x.zip: no space left on device: No space left on device"},
 	{ID: "network-unreachable", Category: catInfrastructure, Keywords: kw("etwork is unreachable", "Could not resolve host", "Temporary failure in name resolution", "TLS handshake timeout", "Connection reset by peer"), Pattern: `[Nn]etwork is unreachable|Could not resolve host|Temporary failure in name resolution|TLS handshake timeout|Connection reset by peer`,
 		Sample: "fatal: unable to access 'https://github.com/acme/widgets/': Could not resolve host: github.com"},
-	{ID: "network-error", Category: catInfrastructure, Keywords: kw("ECONNRESET", "EAI_AGAIN", "ETIMEDOUT", "getaddrinfo", "onnection timed out", "ConnectTimeoutError", "Max retries exceeded", "connection reset by peer", "TLS handshake"),
+	{ID: "network-error", Category: catInfrastructure, Keywords: kw("ECONNRESET", "EAI_AGAIN", "Temporary failure resolving", "ETIMEDOUT", "getaddrinfo", "onnection timed out", "ConnectTimeoutError", "Max retries exceeded", "connection reset by peer", "TLS handshake"),
 		Sample: "npm error network request to https://registry.npmjs.org/typescript/-/typescript-5.7.2.tgz failed, reason: read ECONNRESET"},
 	{ID: "docker-daemon", Category: catInfrastructure, Keywords: kw("Cannot connect to the Docker daemon"),
 		Sample: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"},
@@ -116,7 +116,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "[ERROR] Failed to execute goal on project widgets: Could not resolve dependencies for project com.acme:widgets:jar:1.0-SNAPSHOT: Could not find artifact com.acme:retry:jar:9.9 in central (https://repo.maven.apache.org/maven2) -> [Help 1]"},
 	{ID: "lockfile-stale", Category: catDependency, Keywords: kw("lockfile", "lock file", "poetry.lock", "package-lock.json"), Pattern: `(?i)lock ?file (would have been modified|needs to be updated|is (not up to date|out of date|outdated)|does not contain a compatible)|changed significantly since poetry\.lock|package\.json and package-lock\.json .*in sync`,
 		Sample: "YN0028: │ The lockfile would have been modified by this install, which is explicitly forbidden."},
-	{ID: "dependency-unsatisfiable", Category: catDependency, Keywords: kw("could not be resolved", "does not satisfy", "version solving failed", "Could not find gem", "compatible versions for gem", "nable to resolve dependency", "onflicting dependencies"),
+	{ID: "dependency-unsatisfiable", Category: catDependency, Keywords: kw("could not be resolved", "does not satisfy", "version solving failed", "Could not find gem", "compatible versions for gem", "nable to resolve dependency", "onflicting dependencies", "onvergence error"),
 		Sample: "    - laravel/framework v11.31.0 requires php ^8.2 -> your php version (8.1.30) does not satisfy that requirement."},
 
 	// Lint rules that share a compiler's line shape come before the compile rules.
@@ -130,6 +130,8 @@ var rules = compileRules([]ruleRow{
 		Sample: "In scripts/deploy.sh line 14:"},
 	{ID: "lint-finding", Category: catLint, Keywords: kw(": Error: "), Pattern: `^\S+:\d+: Error: .+ \[\w+\]$`,
 		Sample: "/home/runner/work/app/app/src/main/java/com/acme/LocationActivity.kt:44: Error: Call requires permission which may be rejected by user [MissingPermission]"},
+	{ID: "lint-violations", Category: catLint, Keywords: kw("violation", "checkstyle"), Pattern: `(?i)[1-9]\d* (checkstyle |pmd |lint |style )?violations?\b|maven-checkstyle-plugin`,
+		Sample: "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-checkstyle-plugin:3.5.0:check (validate) on project shop: You have 1 Checkstyle violation. -> [Help 1]"},
 	{ID: "lint-summary", Category: catLint, Keywords: kw("offense", "Lint found", "would reformat", "would be reformatted"), Pattern: `[1-9]\d* offenses? detected|Lint found [1-9]\d* errors?|^would reformat |[1-9]\d* files? would be reformatted`,
 		Sample: "84 files inspected, 2 offenses detected, 2 offenses autocorrectable"},
 	{ID: "gradle-lint-task", Category: catLint, Keywords: kw("> Task :"), Pattern: `> Task :\S*([Ll]int|detekt|ktlint|[Cc]heckstyle|spotless|[Pp]md|spotbugs)\S* FAILED`,
@@ -168,7 +170,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "✖ 3 problems (2 errors, 1 warning)"},
 	{ID: "eslint-error", Category: catLint, Keywords: kw("error"), Pattern: `^\s+\d+:\d+\s+error\s+.*\s{2}[@\w/-]+$`,
 		Sample: "  12:5  error  'retries' is assigned a value but never used  no-unused-vars"},
-	{ID: "flake8-ruff", Category: catLint, Keywords: kw(".py:"), Pattern: `^[\w./-]+\.py:\d+:\d+: [A-Z]+\d+ `,
+	{ID: "flake8-ruff", Category: catLint, Keywords: kw(".py:"), Pattern: `^[\w./-]+\.py:\d+:\d+: [A-Z]+\d+:? `,
 		Sample: "src/widgets/client.py:3:1: F401 'os' imported but unused"},
 	{ID: "prettier-check", Category: catLint, Keywords: kw("Code style issues"), Pattern: `Code style issues (found|were found)`,
 		Sample: "[warn] Code style issues found in 2 files. Run Prettier with --write to fix."},
@@ -220,9 +222,13 @@ var rules = compileRules([]ruleRow{
 		Sample: "[info] - should cap the delay *** FAILED ***"},
 	{ID: "numbered-failure", Category: catTest, Keywords: kw(") "), Pattern: `^\s*[1-9]\d*\) (test |\[[\w -]+\] › |[\w\\.]+::\w|\S.* › )`,
 		Sample: "1) Tests\\Unit\\PriceCalculatorTest::testAppliesDiscount"},
+	{ID: "test-failure-header", Category: catTest, Keywords: kw("Failure (", "Error (", "[E]"), Pattern: `^(── )?(Failure|Error) \('?[\w./-]+:\d+(:\d+)?'?\): |^\d+:\d+ \+\d+.* -[1-9]\d*: .*\[E\]$`,
+		Sample: "── Failure ('test-cart.R:12:3'): total applies the discount ──────────────────"},
+	{ID: "coverage-threshold", Category: catTest, Keywords: kw("coverage threshold", "Required test coverage", "overage failure"), Pattern: `coverage threshold .* not met|Required test coverage of [\d.]+% not reached|[Cc]overage failure`,
+		Sample: "Jest: \"global\" coverage threshold for lines (80%) not met: 76.41%"},
 	{ID: "assertion-failed", Category: catTest, Keywords: kw("ssertion", "Assert", "assert"), Pattern: `AssertionError|[Aa]ssertion (with \S+ )?failed|Failed asserting that|XCTAssert\w* failed|assert(ion)? failed`,
 		Sample: "     Assertion with == failed"},
-	{ID: "test-summary", Category: catTest, Keywords: kw(" failed", " failing", " failure", "Failures: ", "FAILURES!", "Failed: Total", "fails locally"), Pattern: `^\s*(Test Files|Tests?:?)?\s*[1-9]\d* (failed|failing)(\s*[|,(]|\s*$)|\b\d+ (tests?|examples?|specs?|scenarios?), [1-9]\d* failures?\b|Failures: [1-9]|^FAILURES!$|Failed: Total \d+, Failed [1-9]|with [1-9]\d* failures?|[1-9]\d* fails? locally`,
+	{ID: "test-summary", Category: catTest, Keywords: kw(" failed", " failing", " failure", "Failures: ", "FAILURES!", "Failed: Total", "fails locally", "FAILED ("), Pattern: `^FAILED \((failures|errors)=[1-9]|^\s*(Test Files|Tests?:?)?\s*[1-9]\d* (failed|failing)(\s*[|,(]|\s*$)|\b\d+ (tests?|examples?|specs?|scenarios?), [1-9]\d* failures?\b|Failures: [1-9]|^FAILURES!$|Failed: Total \d+, Failed [1-9]|with [1-9]\d* failures?|[1-9]\d* fails? locally`,
 		Sample: "42 tests, 1 failure"},
 
 	// Wrappers: the container build failed; the language rule above, if any, said why.
@@ -248,7 +254,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "ERROR: Job failed: command terminated with exit code 2"},
 	{ID: "error-code", Category: catUnknown, Keywords: kw("ERR_"), Pattern: `^\s*ERR_[A-Z0-9_]+ `,
 		Sample: " ERR_PNPM_META_FETCH_FAIL  GET https://registry.npmjs.org/@babel%2Fcore: request failed"},
-	{ID: "error-prefix", Category: catUnknown, Keywords: kw("error", "Error", "ERROR", "fatal", "FATAL"), Pattern: `^(error|Error|ERROR)(\[\w+\])?:? |^[\s│|]+(error|Error|ERROR|FATAL|fatal)(\[\w+\])?: |^\[(error|ERROR|FATAL)\] |^(fatal|FATAL)( ERROR)?: `,
+	{ID: "error-prefix", Category: catUnknown, Keywords: kw("error", "Error", "ERROR", "fatal", "FATAL", "E: "), Pattern: `^E: |^(error|Error|ERROR)(\[\w+\])?:? |^[\s│|]+(error|Error|ERROR|FATAL|fatal)(\[\w+\])?: |^\[(error|ERROR|FATAL)\] |^(fatal|FATAL)( ERROR)?: `,
 		Sample: "Error: Cannot find module '@acme/retry'"},
 })
 
