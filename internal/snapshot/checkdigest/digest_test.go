@@ -173,9 +173,16 @@ func TestStepRulesMatchTheirSamples(t *testing.T) {
 		}
 	}
 	// Words that merely contain a row's keyword decide nothing.
-	for _, cmd := range []string{"./scripts/check-licenses.sh", "docker pull app:latest", "./scripts/deploy.sh", "echo done"} {
+	for _, cmd := range []string{"./scripts/check-licenses.sh", "docker pull app:latest", "./scripts/deploy.sh", "echo done", "bundle exec rake release"} {
 		if got := stepRule(cmd); got >= 0 {
 			t.Errorf("%q is decided by step rule %s", cmd, stepRules[got].ID)
+		}
+	}
+	// The first matching row decides: a test runner's options or a build's output format do
+	// not make it another kind of step.
+	for cmd, want := range map[string]string{"npm run build -- --format=esm": "step-compile", "pytest --format=json": "step-test", "cargo fmt --check": "step-lint", "go test -run TestBuild ./...": "step-test"} {
+		if got := stepRule(cmd); got < 0 || stepRules[got].ID != want {
+			t.Errorf("%q: step row %d, want %s", cmd, got, want)
 		}
 	}
 }

@@ -116,7 +116,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "[ERROR] Failed to execute goal on project widgets: Could not resolve dependencies for project com.acme:widgets:jar:1.0-SNAPSHOT: Could not find artifact com.acme:retry:jar:9.9 in central (https://repo.maven.apache.org/maven2) -> [Help 1]"},
 	{ID: "lockfile-stale", Category: catDependency, Keywords: kw("lockfile", "lock file", "poetry.lock", "package-lock.json"), Pattern: `(?i)lock ?file (would have been modified|needs to be updated|is (not up to date|out of date|outdated)|does not contain a compatible)|changed significantly since poetry\.lock|package\.json and package-lock\.json .*in sync`,
 		Sample: "YN0028: │ The lockfile would have been modified by this install, which is explicitly forbidden."},
-	{ID: "dependency-unsatisfiable", Category: catDependency, Keywords: kw("could not be resolved", "does not satisfy", "version solving failed", "Could not find gem", "compatible versions for gem", "nable to resolve dependency", "onflicting dependencies", "onvergence error"),
+	{ID: "dependency-unsatisfiable", Category: catDependency, Keywords: kw("could not be resolved", "does not satisfy", "version solving failed", "Could not find gem", "compatible versions for gem", "nable to resolve dependency", "onflicting dependencies", "onvergence error"), Pattern: `(requirements|dependencies|packages?) could not be resolved|does not satisfy (that|the) requirement|version solving failed|Could not find gem|compatible versions for gem|[Uu]nable to resolve dependency|[Cc]onflicting dependencies|[Dd]ependency convergence error`,
 		Sample: "    - laravel/framework v11.31.0 requires php ^8.2 -> your php version (8.1.30) does not satisfy that requirement."},
 
 	// Lint rules that share a compiler's line shape come before the compile rules.
@@ -277,9 +277,9 @@ type stepRow struct {
 var stepRules = compileSteps([]stepRow{
 	{ID: "step-test", Category: catTest, Pattern: `(?i)(^|[^a-z])(tests?|specs?|e2e)([^a-z]|$)|pytest|vitest|jest|mocha|phpunit|rspec|playwright|cypress|ctest|karma|unittest|(^|[^a-z])(tox|nox)([^a-z]|$)`,
 		Sample: "mix test"},
-	{ID: "step-lint", Category: catLint, Pattern: `(?i)lint|clippy|rubocop|flake8|ruff|(^|[^a-z])(black|isort|vet)([^a-z]|$)|prettier|shellcheck|staticcheck|pre-commit|fmt|format|checkstyle|spotless|detekt|phpstan|psalm|phpcs|credo`,
+	{ID: "step-lint", Category: catLint, Pattern: `(?i)lint|clippy|rubocop|flake8|ruff|(^|[^a-z])(black|isort|vet)([^a-z]|$)|prettier|shellcheck|staticcheck|pre-commit|fmt|(^|[\s:/])format([^a-z=]|$)|checkstyle|spotless|detekt|phpstan|psalm|phpcs|credo`,
 		Sample: "helm lint charts/shop --strict"},
-	{ID: "step-dependency", Category: catDependency, Pattern: `(?i)(^|[\s&;|])((npm|pnpm|yarn|bun|pip|pip3|poetry|uv|bundle|composer|cargo|dotnet|mix|go mod|gem) (ci|install|i|sync|lock|restore|fetch|update|download|deps\.get)|bundle)([^a-z]|$)`,
+	{ID: "step-dependency", Category: catDependency, Pattern: `(?i)(^|[\s&;|])((npm|pnpm|yarn|bun|pip|pip3|poetry|uv|bundle|composer|cargo|dotnet|mix|go mod|gem) (ci|install|i|sync|lock|restore|fetch|update|download|deps\.get))([^a-z]|$)`,
 		Sample: "composer install --no-interaction --prefer-dist"},
 	{ID: "step-compile", Category: catCompile, Pattern: `(?i)(^|[^a-z])(build|compile|make|cmake|ninja|xcodebuild|tsc|javac|msbuild|assemble|validate|gcc|clang)([^a-z]|$)|cargo check`,
 		Sample: "cmake --build build"},
