@@ -187,6 +187,59 @@ func TestStepRulesMatchTheirSamples(t *testing.T) {
 	}
 }
 
+// The generic rows recognise a line shape many tools share, not one tool's line: each case is
+// a real-shaped line of a tool the corpus has no log of, and the row that must classify it.
+func TestSharedLineShapes(t *testing.T) {
+	cand := make([]bool, len(rules))
+	for _, c := range []struct{ line, rule string }{
+		{"lib/shop/cart.ex:12:5: error: undefined variable \"totl\"", "compiler-error"},
+		{"  /home/runner/work/app/src/app.py:12:5 - error: \"foo\" is not defined (reportUndefinedVariable)", "compiler-error"},
+		{"** (CompileError) lib/shop/cart.ex:12: undefined function totl/0", "compiler-error"},
+		{"Main.kt:(.text+0x1a): undefined reference to `retry'", "linker-error"},
+		{"error: linking with `cc` failed: exit status: 1", "linker-error"},
+		{"src/app.py:1:0: C0114: Missing module docstring (missing-module-docstring)", "flake8-ruff"},
+		{"Diff in /home/runner/work/widgets/src/lib.rs:12:", "lint-summary"},
+		{"oh no: 3 files would be reformatted, 12 files would be left unchanged.", "lint-summary"},
+		{"Test Case '-[AppTests.CartTests testTotal]' failed (0.002 seconds).", "test-failed-marker"},
+		{"FAIL: test_total (shop.tests.CartTests.test_total)", "test-failed-marker"},
+		{"  ● Test suite failed to run", "jest-failed-test"},
+		{"  2 failing", "test-summary"},
+		{"FAILED (failures=2, errors=1)", "test-summary"},
+		{"Tests: 12, Assertions: 30, Failures: 2.", "test-summary"},
+		{"FAIL Required test coverage of 90% not reached. Total coverage: 85.00%", "coverage-threshold"},
+		{"AssertionError: expected 90 to equal 85", "assertion-failed"},
+		{"npm error notarget No matching version found for left-pad@^9.0.0.", "dependency-unsatisfiable"},
+		{"error: Dependencies could not be resolved because root depends on 'swift-nio' 9.0.0..<10.0.0.", "dependency-unsatisfiable"},
+		{"fatal: unable to access 'https://git.example.com/x.git/': SSL certificate problem: unable to get local issuer certificate", "network-error"},
+		{"toomanyrequests: You have reached your pull rate limit.", "network-error"},
+		{"The hosted runner encountered an error while running your job. (Error Type: Disconnect).", "runner-error"},
+		{"* What went wrong:", "maven-build-failure"},
+		{"CMake Error at CMakeLists.txt:12 (find_package):", "failure-banner"},
+		{"rake aborted!", "failure-banner"},
+		{"java.lang.IllegalStateException: pool closed", "exception-line"},
+		{"PHP Fatal error:  Uncaught Error: Class \"Shop\\Cart\" not found", "exception-line"},
+		{"E: Unable to locate package libpq-dev", "error-prefix"},
+		{"    Error: Timed out 5000ms waiting for expect(locator).toBeVisible()", "error-prefix"},
+		{"[error] (Compile / compileIncremental) Compilation failed", "error-prefix"},
+		{"ERROR: InvocationError for command /usr/bin/pytest tests (exited with code 1)", "exit-status"},
+	} {
+		if got := classify([]byte(c.line), cand); ruleID(got) != c.rule {
+			t.Errorf("%q: rule %s, want %s", c.line, ruleID(got), c.rule)
+		}
+	}
+	// Shapes that look close but are not failures decide nothing.
+	for _, line := range []string{
+		"src/types.ts(3,5): error TS2344: Type 'string' does not satisfy the constraint 'number'.",
+		"1) Install the dependencies",
+		"Tests:       18 passed, 18 total",
+		"the assertion helpers live in test/assert.go",
+	} {
+		if got := classify([]byte(line), cand); got >= 0 && rules[got].Category != catCompile {
+			t.Errorf("%q: classified by %s (%s)", line, ruleID(got), categoryOf(got))
+		}
+	}
+}
+
 // When only generic failure lines matched, the running command decides the category: the
 // step's name (GitHub, Forgejo) or the last "$ command" GitLab echoed before the first key line.
 func TestStepDecidesCategory(t *testing.T) {
