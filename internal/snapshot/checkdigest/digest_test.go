@@ -205,7 +205,7 @@ func TestSharedLineShapes(t *testing.T) {
 		{"  ● Test suite failed to run", "jest-failed-test"},
 		{"  2 failing", "test-summary"},
 		{"FAILED (failures=2, errors=1)", "test-summary"},
-		{"Tests: 12, Assertions: 30, Failures: 2.", "test-summary"},
+		{"Tests: 12, Assertions: 30, Failures: 2.", "test-failure-count"},
 		{"FAIL Required test coverage of 90% not reached. Total coverage: 85.00%", "coverage-threshold"},
 		{"AssertionError: expected 90 to equal 85", "assertion-failed"},
 		{"npm error notarget No matching version found for left-pad@^9.0.0.", "dependency-unsatisfiable"},
@@ -445,6 +445,35 @@ func benchOf(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Of(log, Limits{})
+	}
+}
+
+// BenchmarkOfCorpus64KiB runs the digest on 64 KiB of the corpus's own logs (every forge's
+// format, many tools' error lines), where far more lines reach a rule's pattern than in the
+// passing test output of benchLog.
+func BenchmarkOfCorpus64KiB(b *testing.B) {
+	logs, err := filepath.Glob(filepath.Join(corpusDir, "*.log"))
+	if err != nil || len(logs) == 0 {
+		b.Fatalf("no corpus: %v", err)
+	}
+	var all []byte
+	for _, p := range logs {
+		x, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(x) < 16<<10 { // the long logs are mostly passing lines
+			all = append(all, x...)
+		}
+	}
+	for len(all) < 64<<10 {
+		all = append(all, all...)
+	}
+	all = all[:64<<10]
+	b.SetBytes(int64(len(all)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Of(all, Limits{})
 	}
 }
 
