@@ -71,6 +71,7 @@ type scan struct {
 	steps   []string // open section names (GitLab) or the current step (others)
 	last    string   // the last step that printed a line, for a key line outside every section
 	cmd     string   // the running command: the step's name or the last "$ command" echoed
+	script  bool     // inside a GitHub "Run" group, which echoes the step's whole script
 	spec    []hit    // specific key lines, the first MaxKeyLines
 	gen     []hit    // generic key lines, the first MaxKeyLines
 	nSpec   int      // all specific key lines
@@ -134,6 +135,9 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 	if len(text) == 0 || isNoise(text) {
 		return
 	}
+	if s.script {
+		s.scriptLine(text)
+	}
 	st := s.step()
 	if st != "" {
 		s.last = st
@@ -174,6 +178,22 @@ func (s *scan) step() string {
 		return ""
 	}
 	return s.steps[len(s.steps)-1]
+}
+
+// maxScriptBytes bounds the script text a step's command gathers for the step table.
+const maxScriptBytes = 1024
+
+// scriptLine adds a line of the script GitHub echoes under "Run <first line>" to the running
+// command, so a step whose first line is "set -e" or "cd web" is still known by the tool it
+// runs. The step's inputs ("with:"), shell and environment end the script.
+func (s *scan) scriptLine(text []byte) {
+	if bytes.HasPrefix(text, []byte("shell: ")) || bytes.Equal(text, []byte("with:")) || bytes.Equal(text, []byte("env:")) {
+		s.script = false
+		return
+	}
+	if len(s.cmd)+1+len(text) <= maxScriptBytes {
+		s.cmd += "\n" + string(text)
+	}
 }
 
 // maxNameBytes bounds a job or step name taken from the log.
@@ -223,11 +243,14 @@ func (s *scan) ghCommand(seg []byte) ([]byte, bool, bool) {
 	cmd, rest := string(seg[3:end]), seg[end+1:]
 	switch cmd {
 	case "group":
-		if name, ok := bytes.CutPrefix(rest, []byte("Run ")); ok {
+		name, ok := bytes.CutPrefix(rest, []byte("Run "))
+		if ok {
 			s.setStep(name)
 		}
+		s.script = ok
 		return nil, false, true
 	case "endgroup", "section":
+		s.script = false
 		return nil, false, true
 	case "error":
 		return rest, true, false

@@ -255,6 +255,10 @@ func TestStepDecidesCategory(t *testing.T) {
 		{"rule wins", "2024-01-02T03:04:05.1234568Z ##[group]Run go test ./...\n2024-01-02T03:04:06.0000000Z ./a.go:1:2: undefined: x\n", catCompile, "go-compile"},
 		// A linter that reports through the compiler is lint.
 		{"lint step", "2024-01-02T03:04:05.1234568Z ##[group]Run cargo clippy -- -D warnings\n2024-01-02T03:04:06.0000000Z error: could not compile `widgets` (lib) due to 1 previous error\n", catLint, "step-lint"},
+		// GitHub echoes the whole script under "Run <first line>": the tool is in a later line.
+		{"github script", "2024-01-02T03:04:05.1234568Z ##[group]Run set -euo pipefail\n2024-01-02T03:04:05.1234569Z set -euo pipefail\n2024-01-02T03:04:05.1234570Z cd services/api\n2024-01-02T03:04:05.1234571Z python -m pytest -q\n2024-01-02T03:04:05.1234572Z shell: /usr/bin/bash -e {0}\n2024-01-02T03:04:05.1234573Z env:\n2024-01-02T03:04:05.1234574Z   BUILD_TARGET: release\n2024-01-02T03:04:05.1234575Z ##[endgroup]\n2024-01-02T03:04:06.0000000Z something broke\n2024-01-02T03:04:06.1000000Z ##[error]Process completed with exit code 1.\n", catTest, "step-test"},
+		// The step's environment is not its script.
+		{"github env", "2024-01-02T03:04:05.1234568Z ##[group]Run ./deploy.sh\n2024-01-02T03:04:05.1234569Z ./deploy.sh\n2024-01-02T03:04:05.1234572Z shell: /usr/bin/bash -e {0}\n2024-01-02T03:04:05.1234573Z env:\n2024-01-02T03:04:05.1234574Z   RUN_TESTS: false\n2024-01-02T03:04:05.1234575Z ##[endgroup]\n2024-01-02T03:04:06.1000000Z ##[error]Process completed with exit code 1.\n", catUnknown, ""},
 		// A step that printed no failure line says nothing about a failure.
 		{"no key line", "2024-01-02T03:04:05.1234568Z ##[group]Run npm test\n2024-01-02T03:04:06.0000000Z all good\n", catUnknown, ""},
 		// An unknown script stays unknown.
