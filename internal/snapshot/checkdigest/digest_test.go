@@ -199,6 +199,7 @@ func TestSharedLineShapes(t *testing.T) {
 		{"error: linking with `cc` failed: exit status: 1", "linker-error"},
 		{"src/app.py:1:0: C0114: Missing module docstring (missing-module-docstring)", "flake8-ruff"},
 		{"Diff in /home/runner/work/widgets/src/lib.rs:12:", "lint-summary"},
+		{"  12:81     error    line too long (97 > 80 characters)  (line-length)", "eslint-error"},
 		{"oh no: 3 files would be reformatted, 12 files would be left unchanged.", "lint-summary"},
 		{"Test Case '-[AppTests.CartTests testTotal]' failed (0.002 seconds).", "test-failed-marker"},
 		{"FAIL: test_total (shop.tests.CartTests.test_total)", "test-failed-marker"},

@@ -170,7 +170,7 @@ var rules = compileRules([]ruleRow{
 	// Linters.
 	{ID: "eslint-summary", Category: catLint, Keywords: kw("✖ "), Pattern: `✖ \d+ problems? \(`,
 		Sample: "✖ 3 problems (2 errors, 1 warning)"},
-	{ID: "eslint-error", Category: catLint, Keywords: kw("error"), Pattern: `^\s+\d+:\d+\s+error\s+.*\s{2}[@\w/-]+$`,
+	{ID: "eslint-error", Category: catLint, Keywords: kw("error"), Pattern: `^\s+\d+:\d+\s+error\s+.*\s{2}(\([@\w/-]+\)|[@\w/-]+)$`,
 		Sample: "  12:5  error  'retries' is assigned a value but never used  no-unused-vars"},
 	{ID: "flake8-ruff", Category: catLint, Keywords: kw(".py:"), Pattern: `^[\w./-]+\.py:\d+:\d+: [A-Z]+\d+:? `,
 		Sample: "src/widgets/client.py:3:1: F401 'os' imported but unused"},
