@@ -55,6 +55,7 @@ type hit struct {
 	line int // 0-based line index
 	rule int // index into rules
 	step string
+	cmd  string // the command running (step name or last "$ command"), for the step table
 }
 
 // scan is the state of one pass over a log.
@@ -63,6 +64,9 @@ type scan struct {
 	format  string
 	job     string
 	steps   []string // open section names (GitLab) or the current step (others)
+	last    string   // the last step that printed a line, for a key line outside every section
+	cmd     string   // the running command: the step's name or the last "$ command" echoed
+	script  bool     // inside a GitHub "Run" group, which echoes the step's whole script
 	spec    []hit    // specific key lines, the first MaxKeyLines
 	gen     []hit    // generic key lines, the first MaxKeyLines
 	nSpec   int      // all specific key lines
@@ -126,6 +130,17 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 	if len(text) == 0 || isNoise(text) {
 		return
 	}
+	if s.script {
+		s.scriptLine(text)
+	}
+	st := s.step()
+	if st != "" {
+		s.last = st
+	} else {
+		// GitLab prints "ERROR: Job failed" after the script's section has ended: the failing
+		// step is the last one that printed anything.
+		st = s.last
+	}
 	r := classify(text, s.cand)
 	if r < 0 && annotated {
 		r = ruleGHAError
@@ -133,7 +148,7 @@ func (s *scan) line(i int, raw []byte, lim Limits) {
 	if r < 0 {
 		return
 	}
-	h := hit{line: i, rule: r, step: s.step()}
+	h := hit{line: i, rule: r, step: st, cmd: s.cmd}
 	if rules[r].generic() {
 		s.nGen++
 		if len(s.gen) < lim.MaxKeyLines {
@@ -158,6 +173,22 @@ func (s *scan) step() string {
 		return ""
 	}
 	return s.steps[len(s.steps)-1]
+}
+
+// maxScriptBytes bounds the script text a step's command gathers for the step table.
+const maxScriptBytes = 1024
+
+// scriptLine adds a line of the script GitHub echoes under "Run <first line>" to the running
+// command, so a step whose first line is "set -e" or "cd web" is still known by the tool it
+// runs. The step's inputs ("with:"), shell and environment end the script.
+func (s *scan) scriptLine(text []byte) {
+	if bytes.HasPrefix(text, []byte("shell: ")) || bytes.Equal(text, []byte("with:")) || bytes.Equal(text, []byte("env:")) {
+		s.script = false
+		return
+	}
+	if len(s.cmd)+1+len(text) <= maxScriptBytes {
+		s.cmd += "\n" + string(text)
+	}
 }
 
 // maxNameBytes bounds a job or step name taken from the log.
@@ -207,11 +238,14 @@ func (s *scan) ghCommand(seg []byte) ([]byte, bool, bool) {
 	cmd, rest := string(seg[3:end]), seg[end+1:]
 	switch cmd {
 	case "group":
-		if name, ok := bytes.CutPrefix(rest, []byte("Run ")); ok {
+		name, ok := bytes.CutPrefix(rest, []byte("Run "))
+		if ok {
 			s.setStep(name)
 		}
+		s.script = ok
 		return nil, false, true
 	case "endgroup", "section":
+		s.script = false
 		return nil, false, true
 	case "error":
 		return rest, true, false
@@ -274,6 +308,9 @@ func (s *scan) plainMarkers(seg []byte) {
 		s.setStep(st)
 	case bytes.HasPrefix(seg, []byte("✅ ")), bytes.HasPrefix(seg, []byte("❌ ")), bytes.HasPrefix(seg, []byte("🏁 ")):
 		s.detect(formatForgejo)
+	case bytes.HasPrefix(seg, []byte("$ ")):
+		// The shell's echo of the command it runs (GitLab echoes every script line).
+		s.cmd = name(seg[2:])
 	case bytes.HasPrefix(seg, []byte("Running with gitlab-runner")):
 		s.detect(formatGitLab)
 	case bytes.HasPrefix(seg, []byte("Complete job name: ")):
@@ -296,6 +333,7 @@ func (s *scan) detect(f string) {
 
 func (s *scan) setStep(b []byte) {
 	n := name(b)
+	s.cmd = n
 	if len(s.steps) == 0 {
 		s.steps = append(s.steps, n)
 	} else {
@@ -538,6 +576,26 @@ func (s *scan) text(i int, lim Limits) (string, bool) {
 	return cut(string(t), lim.MaxLineBytes), true
 }
 
+// category decides the digest's category: the earliest rule (table order) of a specific key
+// line; a step named for a linter turns a compile rule into lint; with only generic key lines,
+// the step table on the command that was running when the first key line was printed. A log
+// without any key line is unknown: nothing says it failed at all.
+func (s *scan) category(order []hit) (Category, string) {
+	st := -1
+	if len(order) > 0 {
+		st = stepRule(order[0].cmd)
+	}
+	switch {
+	case s.best >= 0 && st >= 0 && rules[s.best].Category == catCompile && stepRules[st].Category == catLint:
+		return catLint, stepRules[st].ID
+	case s.best >= 0:
+		return rules[s.best].Category, rules[s.best].ID
+	case st >= 0:
+		return stepRules[st].Category, stepRules[st].ID
+	}
+	return catUnknown, ""
+}
+
 // digest selects the kept lines within the limits: specific key lines in log order, then
 // generic ones, each with its context, while the byte bound allows.
 func (s *scan) digest(lim Limits) Digest {
@@ -545,10 +603,8 @@ func (s *scan) digest(lim Limits) Digest {
 	if d.Format == "" {
 		d.Format = formatPlain
 	}
-	if s.best >= 0 {
-		d.Category, d.Rule = rules[s.best].Category, rules[s.best].ID
-	}
 	order := append(append([]hit(nil), s.spec...), s.gen...)
+	d.Category, d.Rule = s.category(order)
 	total := s.nSpec + s.nGen
 	if len(order) > 0 {
 		d.Step = order[0].step

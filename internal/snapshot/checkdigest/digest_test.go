@@ -145,6 +145,142 @@ func TestForgejoFormat(t *testing.T) {
 	}
 }
 
+// Every step row matches its own sample, no earlier row of another category does, ids are
+// unique kebab-case and distinct from the line rules', and every row is documented.
+func TestStepRulesMatchTheirSamples(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/check-digest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range rules {
+		ids[r.ID] = true
+	}
+	kebab := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	for i, r := range stepRules {
+		if ids[r.ID] || !kebab.MatchString(r.ID) {
+			t.Errorf("step rule %q: ids are unique and kebab-case", r.ID)
+		}
+		ids[r.ID] = true
+		if !slices.Contains(categories(), r.Category) || r.Category == catUnknown {
+			t.Errorf("step rule %s: category %q decides nothing", r.ID, r.Category)
+		}
+		if got := stepRule(r.Sample); got != i {
+			t.Errorf("step rule %s: its sample %q is decided by row %d", r.ID, r.Sample, got)
+		}
+		if !bytes.Contains(doc, []byte("`"+r.ID+"`")) {
+			t.Errorf("docs/check-digest.md does not list step rule %s", r.ID)
+		}
+	}
+	// Words that merely contain a row's keyword decide nothing.
+	for _, cmd := range []string{"./scripts/check-licenses.sh", "docker pull app:latest", "./scripts/deploy.sh", "echo done", "bundle exec rake release"} {
+		if got := stepRule(cmd); got >= 0 {
+			t.Errorf("%q is decided by step rule %s", cmd, stepRules[got].ID)
+		}
+	}
+	// The first matching row decides: a test runner's options or a build's output format do
+	// not make it another kind of step.
+	for cmd, want := range map[string]string{"npm run build -- --format=esm": "step-compile", "pytest --format=json": "step-test", "cargo fmt --check": "step-lint", "go test -run TestBuild ./...": "step-test"} {
+		if got := stepRule(cmd); got < 0 || stepRules[got].ID != want {
+			t.Errorf("%q: step row %d, want %s", cmd, got, want)
+		}
+	}
+}
+
+// The generic rows recognise a line shape many tools share, not one tool's line: each case is
+// a real-shaped line of a tool the corpus has no log of, and the row that must classify it.
+func TestSharedLineShapes(t *testing.T) {
+	cand := make([]bool, len(rules))
+	for _, c := range []struct{ line, rule string }{
+		{"lib/shop/cart.ex:12:5: error: undefined variable \"totl\"", "compiler-error"},
+		{"  /home/runner/work/app/src/app.py:12:5 - error: \"foo\" is not defined (reportUndefinedVariable)", "compiler-error"},
+		{"** (CompileError) lib/shop/cart.ex:12: undefined function totl/0", "compiler-error"},
+		{"Main.kt:(.text+0x1a): undefined reference to `retry'", "linker-error"},
+		{"error: linking with `cc` failed: exit status: 1", "linker-error"},
+		{"src/app.py:1:0: C0114: Missing module docstring (missing-module-docstring)", "flake8-ruff"},
+		{"Diff in /home/runner/work/widgets/src/lib.rs:12:", "lint-summary"},
+		{"  12:81     error    line too long (97 > 80 characters)  (line-length)", "eslint-error"},
+		{"oh no: 3 files would be reformatted, 12 files would be left unchanged.", "lint-summary"},
+		{"Test Case '-[AppTests.CartTests testTotal]' failed (0.002 seconds).", "test-failed-marker"},
+		{"FAIL: test_total (shop.tests.CartTests.test_total)", "test-failed-marker"},
+		{"  ● Test suite failed to run", "jest-failed-test"},
+		{"  2 failing", "test-summary"},
+		{"FAILED (failures=2, errors=1)", "test-summary"},
+		{"Tests: 12, Assertions: 30, Failures: 2.", "test-failure-count"},
+		{"FAIL Required test coverage of 90% not reached. Total coverage: 85.00%", "coverage-threshold"},
+		{"AssertionError: expected 90 to equal 85", "assertion-failed"},
+		{"npm error notarget No matching version found for left-pad@^9.0.0.", "dependency-unsatisfiable"},
+		{"error: Dependencies could not be resolved because root depends on 'swift-nio' 9.0.0..<10.0.0.", "dependency-unsatisfiable"},
+		{"fatal: unable to access 'https://git.example.com/x.git/': SSL certificate problem: unable to get local issuer certificate", "network-error"},
+		{"toomanyrequests: You have reached your pull rate limit.", "network-error"},
+		{"The hosted runner encountered an error while running your job. (Error Type: Disconnect).", "runner-error"},
+		{"* What went wrong:", "maven-build-failure"},
+		{"CMake Error at CMakeLists.txt:12 (find_package):", "failure-banner"},
+		{"rake aborted!", "failure-banner"},
+		{"java.lang.IllegalStateException: pool closed", "exception-line"},
+		{"PHP Fatal error:  Uncaught Error: Class \"Shop\\Cart\" not found", "exception-line"},
+		{"E: Unable to locate package libpq-dev", "error-prefix"},
+		{"    Error: Timed out 5000ms waiting for expect(locator).toBeVisible()", "error-prefix"},
+		{"[error] (Compile / compileIncremental) Compilation failed", "error-prefix"},
+		{"ERROR: InvocationError for command /usr/bin/pytest tests (exited with code 1)", "exit-status"},
+	} {
+		if got := classify([]byte(c.line), cand); ruleID(got) != c.rule {
+			t.Errorf("%q: rule %s, want %s", c.line, ruleID(got), c.rule)
+		}
+	}
+	// Shapes that look close but are not failures decide nothing.
+	for _, line := range []string{
+		"src/types.ts(3,5): error TS2344: Type 'string' does not satisfy the constraint 'number'.",
+		"1) Install the dependencies",
+		"Tests:       18 passed, 18 total",
+		"the assertion helpers live in test/assert.go",
+	} {
+		if got := classify([]byte(line), cand); got >= 0 && rules[got].Category != catCompile {
+			t.Errorf("%q: classified by %s (%s)", line, ruleID(got), categoryOf(got))
+		}
+	}
+}
+
+// When only generic failure lines matched, the running command decides the category: the
+// step's name (GitHub, Forgejo) or the last "$ command" GitLab echoed before the first key line.
+func TestStepDecidesCategory(t *testing.T) {
+	for _, c := range []struct {
+		name, log string
+		cat       Category
+		rule      string
+	}{
+		{"gitlab echo", "Running with gitlab-runner 17.5.2\nsection_start:1:step_script\n$ composer validate\n$ vendor/bin/phpunit\nsomething went wrong\nsection_end:2:step_script\nERROR: Job failed: exit code 1\n", catTest, "step-test"},
+		{"github step", "2024-01-02T03:04:05.1234568Z ##[group]Run npm ci\n2024-01-02T03:04:05.1234569Z ##[endgroup]\n2024-01-02T03:04:06.0000000Z ##[error]Process completed with exit code 1.\n", catDependency, "step-dependency"},
+		{"forgejo step", "[CI/lint] ⭐ Run Main helm lint charts/app\n[CI/lint] Error: 1 chart(s) linted, 1 chart(s) failed\n[CI/lint]   ❌  Failure - Main helm lint charts/app\n", catLint, "step-lint"},
+		// A specific rule still wins over the step: the build broke under "go test".
+		{"rule wins", "2024-01-02T03:04:05.1234568Z ##[group]Run go test ./...\n2024-01-02T03:04:06.0000000Z ./a.go:1:2: undefined: x\n", catCompile, "go-compile"},
+		// A linter that reports through the compiler is lint.
+		{"lint step", "2024-01-02T03:04:05.1234568Z ##[group]Run cargo clippy -- -D warnings\n2024-01-02T03:04:06.0000000Z error: could not compile `widgets` (lib) due to 1 previous error\n", catLint, "step-lint"},
+		// GitHub echoes the whole script under "Run <first line>": the tool is in a later line.
+		{"github script", "2024-01-02T03:04:05.1234568Z ##[group]Run set -euo pipefail\n2024-01-02T03:04:05.1234569Z set -euo pipefail\n2024-01-02T03:04:05.1234570Z cd services/api\n2024-01-02T03:04:05.1234571Z python -m pytest -q\n2024-01-02T03:04:05.1234572Z shell: /usr/bin/bash -e {0}\n2024-01-02T03:04:05.1234573Z env:\n2024-01-02T03:04:05.1234574Z   BUILD_TARGET: release\n2024-01-02T03:04:05.1234575Z ##[endgroup]\n2024-01-02T03:04:06.0000000Z something broke\n2024-01-02T03:04:06.1000000Z ##[error]Process completed with exit code 1.\n", catTest, "step-test"},
+		// The step's environment is not its script.
+		{"github env", "2024-01-02T03:04:05.1234568Z ##[group]Run ./deploy.sh\n2024-01-02T03:04:05.1234569Z ./deploy.sh\n2024-01-02T03:04:05.1234572Z shell: /usr/bin/bash -e {0}\n2024-01-02T03:04:05.1234573Z env:\n2024-01-02T03:04:05.1234574Z   RUN_TESTS: false\n2024-01-02T03:04:05.1234575Z ##[endgroup]\n2024-01-02T03:04:06.1000000Z ##[error]Process completed with exit code 1.\n", catUnknown, ""},
+		// A step that printed no failure line says nothing about a failure.
+		{"no key line", "2024-01-02T03:04:05.1234568Z ##[group]Run npm test\n2024-01-02T03:04:06.0000000Z all good\n", catUnknown, ""},
+		// An unknown script stays unknown.
+		{"unknown script", "2024-01-02T03:04:05.1234568Z ##[group]Run ./scripts/check-licenses.sh\n2024-01-02T03:04:06.0000000Z ##[error]Process completed with exit code 1.\n", catUnknown, ""},
+	} {
+		d := digestOf(c.log)
+		if d.Category != c.cat || d.Rule != c.rule {
+			t.Errorf("%s: category %s rule %q, want %s %q", c.name, d.Category, d.Rule, c.cat, c.rule)
+		}
+	}
+}
+
+// GitLab prints "ERROR: Job failed" after the script's section has ended; the step of such a
+// key line is the last section that printed a line, not "".
+func TestGitLabStepAfterSectionEnd(t *testing.T) {
+	d := digestOf("Running with gitlab-runner 17.5.2\nsection_start:1:step_script\n$ ./run.sh\nworking\nsection_end:2:step_script\nsection_start:3:cleanup_file_variables\nCleaning up project directory and file based variables\nsection_end:4:cleanup_file_variables\nERROR: Job failed: exit code 1\n")
+	if d.Step != "step_script" || d.FirstError != "ERROR: Job failed: exit code 1" {
+		t.Errorf("step %q first %q", d.Step, d.FirstError)
+	}
+}
+
 // A log the tool cannot read still gives a digest: plain, unknown, no lines, never nil.
 func TestNoErrorLines(t *testing.T) {
 	for _, log := range []string{"", "\n", "all good\nok\n"} {
@@ -314,6 +450,35 @@ func benchOf(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Of(log, Limits{})
+	}
+}
+
+// BenchmarkOfCorpus64KiB runs the digest on 64 KiB of the corpus's own logs (every forge's
+// format, many tools' error lines), where far more lines reach a rule's pattern than in the
+// passing test output of benchLog.
+func BenchmarkOfCorpus64KiB(b *testing.B) {
+	logs, err := filepath.Glob(filepath.Join(corpusDir, "*.log"))
+	if err != nil || len(logs) == 0 {
+		b.Fatalf("no corpus: %v", err)
+	}
+	var all []byte
+	for _, p := range logs {
+		x, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(x) < 16<<10 { // the long logs are mostly passing lines
+			all = append(all, x...)
+		}
+	}
+	for len(all) < 64<<10 {
+		all = append(all, all...)
+	}
+	all = all[:64<<10]
+	b.SetBytes(int64(len(all)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Of(all, Limits{})
 	}
 }
 

@@ -60,10 +60,14 @@ var rules = compileRules([]ruleRow{
 		Sample: "panic: test timed out after 10m0s"},
 	{ID: "forgejo-job-timeout", Category: catTimeout, Keywords: kw("Job timed out"), Pattern: `^(🏁\s+)?Job timed out`,
 		Sample: "🏁  Job timed out"},
+	{ID: "step-timeout", Category: catTimeout, Keywords: kw("has timed out after"), Pattern: `has timed out after \d+ (minutes?|seconds?|hours?)`,
+		Sample: "The action 'Run ./scripts/integration.sh' has timed out after 15 minutes."},
 
 	// Infrastructure: the runner, the machine or the network failed, not the code.
 	{ID: "gha-runner-shutdown", Category: catInfrastructure, Keywords: kw("The runner has received a shutdown signal"),
 		Sample: "The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled."},
+	{ID: "runner-error", Category: catInfrastructure, Keywords: kw("encountered an error while running your job", "runner has been lost"),
+		Sample: "The hosted runner encountered an error while running your job. (Error Type: Disconnect)."},
 	{ID: "runner-lost", Category: catInfrastructure, Keywords: kw("lost communication with the server"),
 		Sample: "The self-hosted runner: runner-7 lost communication with the server. Verify the machine is running and has a healthy network connection."},
 	{ID: "gitlab-system-failure", Category: catInfrastructure, Keywords: kw("ERROR: Job failed (system failure)"),
@@ -72,12 +76,14 @@ var rules = compileRules([]ruleRow{
 		Sample: "ERROR: Preparation failed: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"},
 	{ID: "oom-exit-137", Category: catInfrastructure, Keywords: kw("137"), Pattern: `exit (code|status):? 137\b|exitcode '137'`,
 		Sample: "Process completed with exit code 137."},
-	{ID: "oom-killed", Category: catInfrastructure, Keywords: kw("OOMKilled", "Killed", "ut of memory", "oom-kill", "signal: killed"), Pattern: `OOMKilled|^Killed$|[Oo]ut of memory|oom-kill|signal: killed`,
+	{ID: "oom-killed", Category: catInfrastructure, Keywords: kw("OOMKilled", "Killed", "ut of memory", "oom-kill", "signal: killed", "SIGKILL"), Pattern: `OOMKilled|^Killed$|[Oo]ut of memory|oom-kill|signal: killed|signal:? SIGKILL`,
 		Sample: "fatal error: runtime: out of memory"},
 	{ID: "disk-full", Category: catInfrastructure, Keywords: kw("o space left on device", "running out of disk space", "ENOSPC"), Pattern: `[Nn]o space left on device|running out of disk space|ENOSPC`,
 		Sample: "write /home/runner/go/pkg/mod/cache/download/x.zip: no space left on device: No space left on device"},
 	{ID: "network-unreachable", Category: catInfrastructure, Keywords: kw("etwork is unreachable", "Could not resolve host", "Temporary failure in name resolution", "TLS handshake timeout", "Connection reset by peer"), Pattern: `[Nn]etwork is unreachable|Could not resolve host|Temporary failure in name resolution|TLS handshake timeout|Connection reset by peer`,
 		Sample: "fatal: unable to access 'https://github.com/acme/widgets/': Could not resolve host: github.com"},
+	{ID: "network-error", Category: catInfrastructure, Keywords: kw("ECONNRESET", "EAI_AGAIN", "Temporary failure resolving", "x509: certificate", "SSL certificate problem", "unable to get local issuer certificate", "toomanyrequests", "pull rate limit", "API rate limit exceeded", "ETIMEDOUT", "getaddrinfo", "onnection timed out", "ConnectTimeoutError", "Max retries exceeded", "connection reset by peer", "TLS handshake"),
+		Sample: "npm error network request to https://registry.npmjs.org/typescript/-/typescript-5.7.2.tgz failed, reason: read ECONNRESET"},
 	{ID: "docker-daemon", Category: catInfrastructure, Keywords: kw("Cannot connect to the Docker daemon"),
 		Sample: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"},
 
@@ -110,12 +116,30 @@ var rules = compileRules([]ruleRow{
 		Sample: "error: failed to select a version for the requirement `serde = \"^9.0\"`"},
 	{ID: "maven-resolve", Category: catDependency, Keywords: kw("Could not resolve", "Could not find artifact"), Pattern: `Could not resolve dependencies for project|Could not find artifact|Could not resolve all (files|dependencies) for configuration`,
 		Sample: "[ERROR] Failed to execute goal on project widgets: Could not resolve dependencies for project com.acme:widgets:jar:1.0-SNAPSHOT: Could not find artifact com.acme:retry:jar:9.9 in central (https://repo.maven.apache.org/maven2) -> [Help 1]"},
+	{ID: "lockfile-stale", Category: catDependency, Keywords: kw("lockfile", "lock file", "poetry.lock", "package-lock.json"), Pattern: `(?i)lock ?file (would have been modified|needs to be updated|is (not up to date|out of date|outdated)|does not contain a compatible)|changed significantly since poetry\.lock|package\.json and package-lock\.json .*in sync`,
+		Sample: "YN0028: │ The lockfile would have been modified by this install, which is explicitly forbidden."},
+	{ID: "dependency-unsatisfiable", Category: catDependency, Keywords: kw("could not be resolved", "does not satisfy", "version solving failed", "Could not find gem", "compatible versions for gem", "nable to resolve dependency", "onflicting dependencies", "onvergence error", "No matching version found for"), Pattern: `No matching version found for|([Rr]equirements|[Dd]ependencies|[Pp]ackages?) could not be resolved|does not satisfy (that|the) requirement|version solving failed|Could not find gem|compatible versions for gem|[Uu]nable to resolve dependency|[Cc]onflicting dependencies|[Dd]ependency convergence error`,
+		Sample: "    - laravel/framework v11.31.0 requires php ^8.2 -> your php version (8.1.30) does not satisfy that requirement."},
 
 	// Lint rules that share a compiler's line shape come before the compile rules.
-	{ID: "golangci-lint", Category: catLint, Keywords: kw(".go:"), Pattern: goFile + `.* \([a-z][a-z0-9-]*\)$`,
+	{ID: "golangci-lint", Category: catLint, Keywords: kw(".go:"), Pattern: goFile + `.* \(([a-z][a-z0-9-]*|[A-Z]{1,2}\d{4})\)$`,
 		Sample: "internal/api/client.go:41:12: Error return value of `resp.Body.Close` is not checked (errcheck)"},
 	{ID: "go-vet", Category: catLint, Keywords: kw(".go:"), Pattern: goFile + `(.*(possible misuse|unkeyed fields|unreachable code|self-assignment|[Ff]ormat %|formatting directive|passes lock by value|copies lock|cancel function|struct field tag|has arg .* of wrong type|call has arguments but no formatting)|^vet: )`,
 		Sample: "./main.go:14:2: fmt.Printf format %d has arg name of wrong type string"},
+	{ID: "lint-rule-code", Category: catLint, Keywords: kw(" DL3", " DL4", " SC1", " SC2", " SC3", ": C: ", ": W: ", ": E: ", ": F: ", ": R: "), Pattern: `^\S+:\d+(:\d+)?:? (DL\d{4}|SC\d{4}|[CWEFR]: )|\bSC\d{4} \((error|warning|info|style)\)`,
+		Sample: "app/models/user.rb:14:5: C: [Correctable] Style/GuardClause: Use a guard clause (return unless email.present?) instead of wrapping the code inside a conditional expression."},
+	{ID: "shellcheck-location", Category: catLint, Keywords: kw("In "), Pattern: `^In \S+ line \d+:$`,
+		Sample: "In scripts/deploy.sh line 14:"},
+	{ID: "lint-finding", Category: catLint, Keywords: kw(": Error: "), Pattern: `^\S+:\d+: Error: .+ \[\w+\]$`,
+		Sample: "/home/runner/work/app/app/src/main/java/com/acme/LocationActivity.kt:44: Error: Call requires permission which may be rejected by user [MissingPermission]"},
+	{ID: "lint-violations", Category: catLint, Keywords: kw("violation", "checkstyle"), Pattern: `(?i)[1-9]\d* (checkstyle |pmd |lint |style )?violations?\b|maven-checkstyle-plugin`,
+		Sample: "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-checkstyle-plugin:3.5.0:check (validate) on project shop: You have 1 Checkstyle violation. -> [Help 1]"},
+	{ID: "lint-summary", Category: catLint, Keywords: kw("offense", "Lint found", "would reformat", "would be reformatted", "Diff in "), Pattern: `^Diff in \S+( at line \d+)?:$|[1-9]\d* offenses? detected|Lint found [1-9]\d* errors?|^would reformat |[1-9]\d* files? would be reformatted`,
+		Sample: "84 files inspected, 2 offenses detected, 2 offenses autocorrectable"},
+	{ID: "gradle-lint-task", Category: catLint, Keywords: kw("> Task :"), Pattern: `> Task :\S*([Ll]int|detekt|ktlint|[Cc]heckstyle|spotless|[Pp]md|spotbugs)\S* FAILED`,
+		Sample: "> Task :app:lintDebug FAILED"},
+	{ID: "pre-commit-hook", Category: catLint, Keywords: kw("Failed", "files were modified by this hook"), Pattern: `\.{4,}Failed$|^- files were modified by this hook`,
+		Sample: "trim trailing whitespace.................................................Failed"},
 
 	// Compile errors.
 	{ID: "go-compile", Category: catCompile, Keywords: kw(".go:"), Pattern: goFile,
@@ -138,13 +162,17 @@ var rules = compileRules([]ruleRow{
 		Sample: "> Task :app:compileJava FAILED"},
 	{ID: "c-compile", Category: catCompile, Keywords: kw("error: "), Pattern: `^[\w./+-]+\.(c|cc|cpp|cxx|h|hpp|m|swift):\d+:\d+: (fatal )?error: `,
 		Sample: "src/parser.c:112:5: error: implicit declaration of function 'parse_header' [-Wimplicit-function-declaration]"},
+	{ID: "compiler-error", Category: catCompile, Keywords: kw("error:", "CompileError"), Pattern: `^(?:[\w./+@-]*\w\.[A-Za-z0-9]+:\d+:\d+: (fatal )?error:|\s*\S+:\d+:\d+ - error: |\*\* \((CompileError|SyntaxError|TokenMissingError)\) )`,
+		Sample: "src/Shop/Retry.hs:23:15: error: [GHC-88464]"},
+	{ID: "linker-error", Category: catCompile, Keywords: kw("undefined reference to", "ld returned", "linking with", "Undefined symbols for architecture", "unresolved external symbol", "symbol(s) not found"),
+		Sample: "main.cpp:(.text.startup+0x4a): undefined reference to `net::Listener::bind(unsigned short)'"},
 
 	// Linters.
 	{ID: "eslint-summary", Category: catLint, Keywords: kw("✖ "), Pattern: `✖ \d+ problems? \(`,
 		Sample: "✖ 3 problems (2 errors, 1 warning)"},
-	{ID: "eslint-error", Category: catLint, Keywords: kw("error"), Pattern: `^\s+\d+:\d+\s+error\s+.*\s{2}[@\w/-]+$`,
+	{ID: "eslint-error", Category: catLint, Keywords: kw("error"), Pattern: `^\s+\d+:\d+\s+error\s+.*\s{2}(\([@\w/-]+\)|[@\w/-]+)$`,
 		Sample: "  12:5  error  'retries' is assigned a value but never used  no-unused-vars"},
-	{ID: "flake8-ruff", Category: catLint, Keywords: kw(".py:"), Pattern: `^[\w./-]+\.py:\d+:\d+: [A-Z]+\d+ `,
+	{ID: "flake8-ruff", Category: catLint, Keywords: kw(".py:"), Pattern: `^[\w./-]+\.py:\d+:\d+: [A-Z]+\d+:? `,
 		Sample: "src/widgets/client.py:3:1: F401 'os' imported but unused"},
 	{ID: "prettier-check", Category: catLint, Keywords: kw("Code style issues"), Pattern: `Code style issues (found|were found)`,
 		Sample: "[warn] Code style issues found in 2 files. Run Prettier with --write to fix."},
@@ -160,7 +188,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "FAIL\texample.com/widgets/internal/httpclient\t0.331s"},
 	{ID: "go-panic", Category: catTest, Keywords: kw("panic: "), Pattern: `^panic: `,
 		Sample: "panic: runtime error: invalid memory address or nil pointer dereference"},
-	{ID: "jest-failed-test", Category: catTest, Keywords: kw("● "), Pattern: `^\s*● .+ › `,
+	{ID: "jest-failed-test", Category: catTest, Keywords: kw("● "), Pattern: `^\s*● (.+ › |Test suite failed to run)`,
 		Sample: "  ● RetryClient › caps the delay at 30 seconds"},
 	{ID: "jest-summary", Category: catTest, Keywords: kw("Tests:"), Pattern: `^Tests:\s+\d+ failed`,
 		Sample: "Tests:       1 failed, 41 passed, 42 total"},
@@ -192,6 +220,20 @@ var rules = compileRules([]ruleRow{
 		Sample: "     Failure/Error: expect(policy.delay(8)).to be <= 30"},
 	{ID: "dotnet-test", Category: catTest, Keywords: kw("Failed "), Pattern: `^\s*Failed \S+ \[[\d.]+ m?s\]$|^Failed!\s+- Failed:\s+[1-9]`,
 		Sample: "  Failed Widgets.Tests.RetryTests.CapsDelay [12 ms]"},
+	{ID: "test-failed-marker", Category: catTest, Keywords: kw("*** ", "FAIL: ", "Test Case '"), Pattern: `\*\*\* ([1-9]\d* TESTS? )?FAILED \*\*\*|^FAIL: \S|^Test Case '.+' failed \(`,
+		Sample: "[info] - should cap the delay *** FAILED ***"},
+	{ID: "numbered-failure", Category: catTest, Keywords: kw(") "), Pattern: `^\s*[1-9]\d*\) (test |\[[\w -]+\] › |[\w\\.]+::\w|\S.* › )`,
+		Sample: "1) Tests\\Unit\\PriceCalculatorTest::testAppliesDiscount"},
+	{ID: "test-failure-header", Category: catTest, Keywords: kw("Failure (", "Error (", "[E]"), Pattern: `^(?:(── )?(Failure|Error) \('?[\w./-]+:\d+(:\d+)?'?\): |\d+:\d+ \+\d+.* -[1-9]\d*: .*\[E\]$)`,
+		Sample: "── Failure ('test-cart.R:12:3'): total applies the discount ──────────────────"},
+	{ID: "coverage-threshold", Category: catTest, Keywords: kw("coverage threshold", "Required test coverage", "overage failure"), Pattern: `coverage threshold .* not met|Required test coverage of [\d.]+% not reached|[Cc]overage failure`,
+		Sample: "Jest: \"global\" coverage threshold for lines (80%) not met: 76.41%"},
+	{ID: "assertion-failed", Category: catTest, Keywords: kw("ssertion", "Assert", "assert"), Pattern: `AssertionError|[Aa]ssertion (with \S+ )?failed|Failed asserting that|XCTAssert\w* failed|assert(ion)? failed`,
+		Sample: "     Assertion with == failed"},
+	{ID: "test-summary", Category: catTest, Keywords: kw(" failed", " failing", "FAILED (", "FAILURES!"), Pattern: `^(?:\s*(Test Files|Tests?:?)?\s*[1-9]\d* (failed|failing)(\s*[|,(]|\s*$)|FAILED \((failures|errors)=[1-9]|FAILURES!$)`,
+		Sample: "  1 failed"},
+	{ID: "test-failure-count", Category: catTest, Keywords: kw("tests, ", "test, ", "examples, ", "example, ", "specs, ", "scenarios, ", "Failures: ", "Failed: Total", "fails locally"), Pattern: `\d+ (tests?|examples?|specs?|scenarios?), [1-9]\d* failures?\b|Failures: [1-9]|Failed: Total \d+, Failed [1-9]|with [1-9]\d* failures?|[1-9]\d* fails? locally`,
+		Sample: "42 tests, 1 failure"},
 
 	// Wrappers: the container build failed; the language rule above, if any, said why.
 	{ID: "docker-build", Category: catCompile, Keywords: kw("failed to solve:", "executor failed running", "failed to build: "), Pattern: `ERROR: failed to solve:|executor failed running|failed to build: `,
@@ -202,7 +244,7 @@ var rules = compileRules([]ruleRow{
 		Sample: "make: *** [Makefile:12: test] Error 2"},
 	{ID: "npm-error", Category: catUnknown, Keywords: kw("npm "), Pattern: `^npm (ERR!|error) `,
 		Sample: "npm ERR! code ELIFECYCLE"},
-	{ID: "maven-build-failure", Category: catUnknown, Keywords: kw("[ERROR] ", "BUILD FAILURE", "FAILURE: Build failed", "> Task :"), Pattern: `^\[ERROR\] |BUILD FAILURE|^FAILURE: Build failed with an exception|^> Task :\S+ FAILED$`,
+	{ID: "maven-build-failure", Category: catUnknown, Keywords: kw("[ERROR] ", "BUILD FAILURE", "FAILURE: Build failed", "> Task :", "What went wrong:"), Pattern: `^\* What went wrong:|^\[ERROR\] |BUILD FAILURE|^FAILURE: Build failed with an exception|^> Task :\S+ FAILED$`,
 		Sample: "[ERROR] BUILD FAILURE"},
 	{ID: "gha-exit-code", Category: catUnknown, Keywords: kw("Process completed with exit code"),
 		Sample: "Process completed with exit code 1."},
@@ -210,9 +252,64 @@ var rules = compileRules([]ruleRow{
 		Sample: "ERROR: Job failed: exit code 1"},
 	{ID: "forgejo-step-failure", Category: catUnknown, Keywords: kw("❌", "exitcode '", "Job failed"), Pattern: `^\s*❌\s+Failure - |exitcode '\d+': failure|^(🏁\s+)?Job failed$`,
 		Sample: "❌  Failure - Main go test ./..."},
-	{ID: "error-prefix", Category: catUnknown, Keywords: kw("error", "Error", "ERROR"), Pattern: `^(error|Error|ERROR)(\[\w+\])?:? `,
+	{ID: "failure-banner", Category: catUnknown, Keywords: kw("FAILED", "CMake Error", "rake aborted!"), Pattern: `^(?:\*\* [A-Z ]+ FAILED \*\*$|FAILED: \S|CMake Error|rake aborted!)`,
+		Sample: "** BUILD FAILED **"},
+	{ID: "exit-status", Category: catUnknown, Keywords: kw("exit code", "exit status", "exited with", "ExitFailure"), Pattern: `(?i)exit(ed)?( with)? (code|status)[: ]+[1-9]|ExitFailure [1-9]`,
+		Sample: "ERROR: Job failed: command terminated with exit code 2"},
+	{ID: "exception-line", Category: catUnknown, Keywords: kw("Error: ", "Exception: ", "Exception in thread", "Caused by: ", "PHP Fatal error", "PHP Parse error"), Pattern: `^(?:([\w$]+\.)*[A-Z]\w*(Error|Exception): \S|Exception in thread |Caused by: |PHP (Fatal|Parse) error: )`,
+		Sample: "ModuleNotFoundError: No module named 'shop.retry'"},
+	{ID: "error-code", Category: catUnknown, Keywords: kw("ERR_"), Pattern: `^\s*ERR_[A-Z0-9_]+ `,
+		Sample: " ERR_PNPM_META_FETCH_FAIL  GET https://registry.npmjs.org/@babel%2Fcore: request failed"},
+	{ID: "error-prefix", Category: catUnknown, Keywords: kw("error", "Error", "ERROR", "fatal", "FATAL", "E: "), Pattern: `^(?:E: |(error|Error|ERROR)(\[\w+\])?:? |[\s│|]+(error|Error|ERROR|FATAL|fatal)(\[\w+\])?: |\[(error|ERROR|FATAL)\] |(fatal|FATAL)( ERROR)?: )`,
 		Sample: "Error: Cannot find module '@acme/retry'"},
 })
+
+// stepRow is one row of the step table. When the log's lines decide no category (only
+// generic failure lines matched), the command that was running decides it: the step's name on
+// GitHub and Forgejo, the last "$ command" GitLab echoed before the first key line. A step
+// named for a linter also turns a compile rule into lint: linters such as clippy or go vet
+// report through the compiler's own diagnostics. The first row whose pattern matches wins.
+type stepRow struct {
+	ID       string   // stable, kebab-case; Digest.Rule names it
+	Category Category // from the closed set
+	Pattern  string   // RE2, matched against the command (case-insensitive where it says so)
+	Sample   string   // a real-shaped step name the row must match (tested)
+
+	re *regexp.Regexp
+}
+
+// stepRules is the step table (see stepRow); tests come first, so "go test" and "npm test" are
+// tests whatever else their command says.
+var stepRules = compileSteps([]stepRow{
+	{ID: "step-test", Category: catTest, Pattern: `(?i)(^|[^a-z])(tests?|specs?|e2e)([^a-z]|$)|pytest|vitest|jest|mocha|phpunit|rspec|playwright|cypress|ctest|karma|unittest|(^|[^a-z])(tox|nox)([^a-z]|$)`,
+		Sample: "mix test"},
+	{ID: "step-lint", Category: catLint, Pattern: `(?i)lint|clippy|rubocop|flake8|ruff|(^|[^a-z])(black|isort|vet)([^a-z]|$)|prettier|shellcheck|staticcheck|pre-commit|fmt|(^|[\s:/])format([^a-z=]|$)|checkstyle|spotless|detekt|phpstan|psalm|phpcs|credo`,
+		Sample: "helm lint charts/shop --strict"},
+	{ID: "step-dependency", Category: catDependency, Pattern: `(?i)(^|[\s&;|])((npm|pnpm|yarn|bun|pip|pip3|poetry|uv|bundle|composer|cargo|dotnet|mix|go mod|gem) (ci|install|i|sync|lock|restore|fetch|update|download|deps\.get))([^a-z]|$)`,
+		Sample: "composer install --no-interaction --prefer-dist"},
+	{ID: "step-compile", Category: catCompile, Pattern: `(?i)(^|[^a-z])(build|compile|make|cmake|ninja|xcodebuild|tsc|javac|msbuild|assemble|validate|gcc|clang)([^a-z]|$)|cargo check`,
+		Sample: "cmake --build build"},
+})
+
+// stepRule returns the index of the first step row matching cmd, or -1.
+func stepRule(cmd string) int {
+	if cmd == "" {
+		return -1
+	}
+	for i := range stepRules {
+		if stepRules[i].re.MatchString(cmd) {
+			return i
+		}
+	}
+	return -1
+}
+
+func compileSteps(rs []stepRow) []stepRow {
+	for i := range rs {
+		rs[i].re = regexp.MustCompile(rs[i].Pattern)
+	}
+	return rs
+}
 
 // compileRules compiles every pattern once; a bad pattern is a programming error.
 func compileRules(rs []ruleRow) []ruleRow {
