@@ -74,6 +74,44 @@ func (b *Batch) Go(task func()) {
 	}
 }
 
+// GoAll runs tasks, each once, as a work queue: the caller and every goroutine a free slot
+// allows take the next task when they finish one, and a slot freed meanwhile (another task of
+// the Fanout ending) adds a goroutine while tasks remain. Go with a full Fanout runs a task in
+// the caller while the slots it waits for may free and stay idle; a queue keeps every slot
+// busy. GoAll returns when every task has been taken (those on other goroutines may still run:
+// Wait waits for them). At width 1 the caller runs the tasks in their order.
+func (b *Batch) GoAll(tasks []func()) {
+	var next atomic.Int64
+	n := int64(len(tasks))
+	var work func()
+	work = func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= n {
+				return
+			}
+			if i+1 < n {
+				b.tryWorker(work)
+			}
+			tasks[i]()
+		}
+	}
+	work()
+}
+
+// tryWorker starts work on a new goroutine if a slot is free.
+func (b *Batch) tryWorker(work func()) {
+	select {
+	case b.f.sem <- struct{}{}:
+		b.wg.Add(1)
+		go func() {
+			defer func() { <-b.f.sem; b.wg.Done() }()
+			work()
+		}()
+	default:
+	}
+}
+
 // Wait waits for every task the batch started, lending the caller's slot to other tasks of
 // the Fanout meanwhile.
 func (b *Batch) Wait() {
@@ -112,10 +150,42 @@ func (f *Future[T]) Start(b *Batch) {
 	}
 }
 
+// StartAll begins the lookups not begun yet on b, as one work queue (Batch.GoAll), in their
+// order.
+func StartAll[T any](b *Batch, fs []*Future[T]) {
+	var tasks []func()
+	for _, f := range fs {
+		if f != nil && f.started.CompareAndSwap(false, true) {
+			tasks = append(tasks, f.do)
+		}
+	}
+	b.GoAll(tasks)
+}
+
 // Get returns the lookup's result, running it in the caller if nothing started it.
 func (f *Future[T]) Get() T {
 	f.do() // returns at once when done; waits when another goroutine is running it
 	<-f.done
+	return f.val
+}
+
+// Await is f's result for a caller holding one of fan's slots. A lookup nobody started runs in
+// the caller (the caller's slot does the work); one running on another goroutine is waited for
+// with the caller's slot lent to other tasks meanwhile, as Batch.Wait does, so a goroutine that
+// takes lookups in order never holds a slot idle while requests could be sent. At width 1 every
+// started lookup has already run, and Await is Get.
+func Await[T any](fan *Fanout, f *Future[T]) T {
+	select {
+	case <-f.done:
+		return f.val
+	default:
+	}
+	if !f.started.Load() {
+		return f.Get()
+	}
+	<-fan.sem
+	<-f.done
+	fan.sem <- struct{}{}
 	return f.val
 }
 
