@@ -74,12 +74,13 @@ func (b *Batch) Go(task func()) {
 	}
 }
 
-// GoAll runs tasks, each once, as a work queue: the caller and every goroutine a free slot
-// allows take the next task when they finish one, and a slot freed meanwhile (another task of
-// the Fanout ending) adds a goroutine while tasks remain. Go with a full Fanout runs a task in
-// the caller while the slots it waits for may free and stay idle; a queue keeps every slot
-// busy. GoAll returns when every task has been taken (those on other goroutines may still run:
-// Wait waits for them). At width 1 the caller runs the tasks in their order.
+// GoAll runs tasks, each once, as a work queue. While a slot is free it goes to a new goroutine
+// that takes one task after another, and which adds a goroutine before each task when another
+// slot has freed meanwhile; the caller takes a task itself only while no slot is free (it
+// already holds one), and returns as soon as a goroutine has taken over the queue or every
+// task has been taken. Go with a full Fanout runs each task in the caller while the slots
+// other tasks free stay idle; a queue keeps every slot busy. Wait waits for the tasks. At
+// width 1 the caller runs the tasks in their order, each when the one before has ended.
 func (b *Batch) GoAll(tasks []func()) {
 	var next atomic.Int64
 	n := int64(len(tasks))
@@ -96,11 +97,20 @@ func (b *Batch) GoAll(tasks []func()) {
 			tasks[i]()
 		}
 	}
-	work()
+	for next.Load() < n {
+		if b.tryWorker(work) {
+			return
+		}
+		i := next.Add(1) - 1
+		if i >= n {
+			return
+		}
+		tasks[i]()
+	}
 }
 
-// tryWorker starts work on a new goroutine if a slot is free.
-func (b *Batch) tryWorker(work func()) {
+// tryWorker starts work on a new goroutine if a slot is free, and reports whether it did.
+func (b *Batch) tryWorker(work func()) bool {
 	select {
 	case b.f.sem <- struct{}{}:
 		b.wg.Add(1)
@@ -108,7 +118,9 @@ func (b *Batch) tryWorker(work func()) {
 			defer func() { <-b.f.sem; b.wg.Done() }()
 			work()
 		}()
+		return true
 	default:
+		return false
 	}
 }
 
