@@ -23,6 +23,17 @@ import (
 // result slot and combine the slots in a fixed order, so results never depend on scheduling.
 type Fanout struct {
 	sem chan struct{}
+
+	// mu orders queuing a task (GoAll) against a slot's release, so a fanTask task is never
+	// left waiting while a slot is free.
+	mu      sync.Mutex
+	pending []fanTask
+}
+
+// fanTask is a GoAll task waiting for a slot, with the batch that waits for it.
+type fanTask struct {
+	b    *Batch
+	task func()
 }
 
 // NewFanout returns a Fanout for concurrency (Options.Concurrency: 0 takes
@@ -66,68 +77,80 @@ func (b *Batch) Go(task func()) {
 	case b.f.sem <- struct{}{}:
 		b.wg.Add(1)
 		go func() {
-			defer func() { <-b.f.sem; b.wg.Done() }()
 			task()
+			b.wg.Done()
+			b.f.release()
 		}()
 	default:
 		task()
 	}
 }
 
-// GoAll runs tasks, each once, as a work queue. While a slot is free it goes to a new goroutine
-// that takes one task after another, and which adds a goroutine before each task when another
-// slot has freed meanwhile; the caller takes a task itself only while no slot is free (it
-// already holds one), and returns as soon as a goroutine has taken over the queue or every
-// task has been taken. Go with a full Fanout runs each task in the caller while the slots
-// other tasks free stay idle; a queue keeps every slot busy. Wait waits for the tasks. At
-// width 1 the caller runs the tasks in their order, each when the one before has ended.
+// GoAll queues tasks on the Fanout, in their order: each starts on a new goroutine when a slot
+// is free, else when the next slot is released (a task ending, a caller waiting in Wait or
+// Await), before any later fanTask task. Unlike Go, a task never runs in the caller, so a
+// caller that starts lookups ahead (a source that has read the records naming them) goes on
+// with its own reads, and no freed slot stays idle while a task waits. At width 1 the caller
+// runs the tasks at once, in their order, as Go does.
 func (b *Batch) GoAll(tasks []func()) {
-	var next atomic.Int64
-	n := int64(len(tasks))
-	var work func()
-	work = func() {
-		for {
-			i := next.Add(1) - 1
-			if i >= n {
-				return
-			}
-			if i+1 < n {
-				b.tryWorker(work)
-			}
-			tasks[i]()
+	if b.f.Sequential() {
+		for _, t := range tasks {
+			t()
 		}
+		return
 	}
-	for next.Load() < n {
-		if b.tryWorker(work) {
-			return
+	f := b.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range tasks {
+		b.wg.Add(1)
+		if len(f.pending) == 0 {
+			select {
+			case f.sem <- struct{}{}:
+				go f.work(fanTask{b, t})
+				continue
+			default:
+			}
 		}
-		i := next.Add(1) - 1
-		if i >= n {
-			return
-		}
-		tasks[i]()
+		f.pending = append(f.pending, fanTask{b, t})
 	}
 }
 
-// tryWorker starts work on a new goroutine if a slot is free, and reports whether it did.
-func (b *Batch) tryWorker(work func()) bool {
-	select {
-	case b.f.sem <- struct{}{}:
-		b.wg.Add(1)
-		go func() {
-			defer func() { <-b.f.sem; b.wg.Done() }()
-			work()
-		}()
-		return true
-	default:
-		return false
+// work runs q holding a slot, then every fanTask task while some wait, then frees the slot.
+func (f *Fanout) work(q fanTask) {
+	for {
+		q.task()
+		q.b.wg.Done()
+		f.mu.Lock()
+		if len(f.pending) == 0 {
+			<-f.sem
+			f.mu.Unlock()
+			return
+		}
+		q = f.pending[0]
+		f.pending = f.pending[1:]
+		f.mu.Unlock()
 	}
+}
+
+// release gives up a held slot: to the first fanTask task when one waits, else to the Fanout.
+func (f *Fanout) release() {
+	f.mu.Lock()
+	if len(f.pending) == 0 {
+		<-f.sem
+		f.mu.Unlock()
+		return
+	}
+	q := f.pending[0]
+	f.pending = f.pending[1:]
+	f.mu.Unlock()
+	go f.work(q)
 }
 
 // Wait waits for every task the batch started, lending the caller's slot to other tasks of
 // the Fanout meanwhile.
 func (b *Batch) Wait() {
-	<-b.f.sem
+	b.f.release()
 	b.wg.Wait()
 	b.f.sem <- struct{}{}
 }
@@ -137,7 +160,7 @@ func (b *Batch) Wait() {
 // lookup in the caller.
 type Future[T any] struct {
 	started atomic.Bool
-	once    sync.Once
+	claimed atomic.Bool // the lookup has begun (on a goroutine or in a caller)
 	done    chan struct{}
 	val     T
 	run     func() T
@@ -148,11 +171,12 @@ func NewFuture[T any](lookup func() T) *Future[T] {
 	return &Future[T]{done: make(chan struct{}), run: lookup}
 }
 
+// do runs the lookup unless it has begun elsewhere; it returns without waiting.
 func (f *Future[T]) do() {
-	f.once.Do(func() {
+	if f.claimed.CompareAndSwap(false, true) {
 		f.val = f.run()
 		close(f.done)
-	})
+	}
 }
 
 // Start begins the lookup on b unless it has begun already.
@@ -176,26 +200,29 @@ func StartAll[T any](b *Batch, fs []*Future[T]) {
 
 // Get returns the lookup's result, running it in the caller if nothing started it.
 func (f *Future[T]) Get() T {
-	f.do() // returns at once when done; waits when another goroutine is running it
+	f.do() // runs the lookup unless it has begun elsewhere
 	<-f.done
 	return f.val
 }
 
-// Await is f's result for a caller holding one of fan's slots. A lookup nobody started runs in
-// the caller (the caller's slot does the work); one running on another goroutine is waited for
-// with the caller's slot lent to other tasks meanwhile, as Batch.Wait does, so a goroutine that
-// takes lookups in order never holds a slot idle while requests could be sent. At width 1 every
-// started lookup has already run, and Await is Get.
+// Await is f's result for a caller holding one of fan's slots. A lookup that has not begun
+// (never started, or queued by GoAll and waiting for a slot) runs in the caller, on the
+// caller's slot; one running on another goroutine is waited for with the caller's slot lent
+// meanwhile, as Batch.Wait does, so a goroutine taking lookups in order never holds a slot
+// idle while requests could be sent. At width 1 every started lookup has already run, and
+// Await is Get.
 func Await[T any](fan *Fanout, f *Future[T]) T {
 	select {
 	case <-f.done:
 		return f.val
 	default:
 	}
-	if !f.started.Load() {
-		return f.Get()
+	if f.claimed.CompareAndSwap(false, true) {
+		f.val = f.run()
+		close(f.done)
+		return f.val
 	}
-	<-fan.sem
+	fan.release()
 	<-f.done
 	fan.sem <- struct{}{}
 	return f.val
