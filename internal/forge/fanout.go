@@ -27,7 +27,10 @@ type Fanout struct {
 	// mu orders queuing a task (GoAll) against a slot's release, so a fanTask task is never
 	// left waiting while a slot is free.
 	mu      sync.Mutex
-	pending []fanTask
+	pending []fanTask // GoAll's tasks (reads that lead to more reads), first
+	leaves  []fanTask // StartAll's lookups (nothing waits on them to send more)
+	// leafTurn is whose turn it is when both queues wait.
+	leafTurn bool
 }
 
 // fanTask is a GoAll task waiting for a slot, with the batch that waits for it.
@@ -88,11 +91,15 @@ func (b *Batch) Go(task func()) {
 
 // GoAll queues tasks on the Fanout, in their order: each starts on a new goroutine when a slot
 // is free, else when the next slot is released (a task ending, a caller waiting in Wait or
-// Await), before any later fanTask task. Unlike Go, a task never runs in the caller, so a
-// caller that starts lookups ahead (a source that has read the records naming them) goes on
-// with its own reads, and no freed slot stays idle while a task waits. At width 1 the caller
-// runs the tasks at once, in their order, as Go does.
-func (b *Batch) GoAll(tasks []func()) {
+// Await), before any later queued task and before any queued lookup (StartAll). Unlike Go, a
+// task never runs in the caller, so a caller that starts work ahead goes on with its own
+// reads, and no freed slot stays idle while a task waits. At width 1 the caller runs the
+// tasks at once, in their order, as Go does.
+func (b *Batch) GoAll(tasks []func()) { b.queue(tasks, false) }
+
+// queue is GoAll; leaf tasks (StartAll's lookups, whose answers start no further request) wait
+// behind every other queued task, so the reads a longer chain of requests hangs on go first.
+func (b *Batch) queue(tasks []func(), leaf bool) {
 	if b.f.Sequential() {
 		for _, t := range tasks {
 			t()
@@ -104,7 +111,7 @@ func (b *Batch) GoAll(tasks []func()) {
 	defer f.mu.Unlock()
 	for _, t := range tasks {
 		b.wg.Add(1)
-		if len(f.pending) == 0 {
+		if len(f.pending)+len(f.leaves) == 0 {
 			select {
 			case f.sem <- struct{}{}:
 				go f.work(fanTask{b, t})
@@ -112,37 +119,61 @@ func (b *Batch) GoAll(tasks []func()) {
 			default:
 			}
 		}
-		f.pending = append(f.pending, fanTask{b, t})
+		if leaf {
+			f.leaves = append(f.leaves, fanTask{b, t})
+		} else {
+			f.pending = append(f.pending, fanTask{b, t})
+		}
 	}
 }
 
-// work runs q holding a slot, then every fanTask task while some wait, then frees the slot.
+// next takes the next queued task (f.mu held): GoAll's and StartAll's queues take turns
+// while both wait, so reads that lead to more go first without holding back every lookup.
+func (f *Fanout) next() (fanTask, bool) {
+	leafTurn := f.leafTurn
+	f.leafTurn = !f.leafTurn
+	switch {
+	case leafTurn && len(f.leaves) > 0:
+		q := f.leaves[0]
+		f.leaves = f.leaves[1:]
+		return q, true
+	case len(f.pending) > 0:
+		q := f.pending[0]
+		f.pending = f.pending[1:]
+		return q, true
+	case len(f.leaves) > 0:
+		q := f.leaves[0]
+		f.leaves = f.leaves[1:]
+		return q, true
+	}
+	return fanTask{}, false
+}
+
+// work runs q holding a slot, then every queued task while some wait, then frees the slot.
 func (f *Fanout) work(q fanTask) {
 	for {
 		q.task()
 		q.b.wg.Done()
 		f.mu.Lock()
-		if len(f.pending) == 0 {
+		var ok bool
+		if q, ok = f.next(); !ok {
 			<-f.sem
 			f.mu.Unlock()
 			return
 		}
-		q = f.pending[0]
-		f.pending = f.pending[1:]
 		f.mu.Unlock()
 	}
 }
 
-// release gives up a held slot: to the first fanTask task when one waits, else to the Fanout.
+// release gives up a held slot: to the first queued task when one waits, else to the Fanout.
 func (f *Fanout) release() {
 	f.mu.Lock()
-	if len(f.pending) == 0 {
+	q, ok := f.next()
+	if !ok {
 		<-f.sem
 		f.mu.Unlock()
 		return
 	}
-	q := f.pending[0]
-	f.pending = f.pending[1:]
 	f.mu.Unlock()
 	go f.work(q)
 }
@@ -186,8 +217,10 @@ func (f *Future[T]) Start(b *Batch) {
 	}
 }
 
-// StartAll begins the lookups not begun yet on b, as one work queue (Batch.GoAll), in their
-// order.
+// StartAll begins the lookups not begun yet on b, queued as GoAll queues tasks but behind
+// every queued task of GoAll: a lookup's answer starts no further request, so the reads a
+// longer chain hangs on are sent first. A lookup still queued when Get or Await asks for it
+// runs in the asking goroutine.
 func StartAll[T any](b *Batch, fs []*Future[T]) {
 	var tasks []func()
 	for _, f := range fs {
@@ -195,7 +228,7 @@ func StartAll[T any](b *Batch, fs []*Future[T]) {
 			tasks = append(tasks, f.do)
 		}
 	}
-	b.GoAll(tasks)
+	b.queue(tasks, true)
 }
 
 // Get returns the lookup's result, running it in the caller if nothing started it.

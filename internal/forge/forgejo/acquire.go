@@ -444,11 +444,13 @@ func (r *run) reviewConversations(kept []int64, withComments bool) {
 	}
 	got := make([]conversation, len(kept))
 	b := r.fan.Batch()
+	tasks := make([]func(), len(kept))
 	for i, id := range kept {
-		b.Go(func() {
+		tasks[i] = func() {
 			got[i].cs, got[i].err = r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
-		})
+		}
 	}
+	b.GoAll(tasks)
 	b.Wait()
 	var rcs []*gitea.PullReviewComment
 	for i, id := range kept {
