@@ -19,15 +19,19 @@ import (
 // runs in the caller at the moment it is submitted: a concurrency-1 run makes its requests in
 // exactly the order the tasks were submitted, the adapters' sequential order.
 //
+// Per-item work (lookups, a source's per-item lists) goes through Batch.GoAll and StartAll
+// instead: it waits in the Fanout's queue for the next slot released, so the submitter goes on
+// with its own reads and a freed slot never stays idle while work waits.
+//
 // Fanout decides where work runs, never what it produces: callers give every task its own
 // result slot and combine the slots in a fixed order, so results never depend on scheduling.
 type Fanout struct {
 	sem chan struct{}
 
-	// mu orders queuing a task (GoAll) against a slot's release, so a fanTask task is never
+	// mu orders queuing a task (GoAll) against a slot's release, so a queued task is never
 	// left waiting while a slot is free.
 	mu      sync.Mutex
-	pending []fanTask // GoAll's tasks (reads that lead to more reads), first
+	pending []fanTask // GoAll's tasks (reads that lead to more reads)
 	leaves  []fanTask // StartAll's lookups (nothing waits on them to send more)
 	// leafTurn is whose turn it is when both queues wait.
 	leafTurn bool
