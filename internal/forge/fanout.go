@@ -95,14 +95,16 @@ func (b *Batch) Go(task func()) {
 
 // GoAll queues tasks on the Fanout, in their order: each starts on a new goroutine when a slot
 // is free, else when the next slot is released (a task ending, a caller waiting in Wait or
-// Await), before any later queued task and before any queued lookup (StartAll). Unlike Go, a
+// Await), before any later queued task; queued tasks and queued lookups (StartAll) take turns
+// for released slots while both wait. Unlike Go, a
 // task never runs in the caller, so a caller that starts work ahead goes on with its own
 // reads, and no freed slot stays idle while a task waits. At width 1 the caller runs the
 // tasks at once, in their order, as Go does.
 func (b *Batch) GoAll(tasks []func()) { b.queue(tasks, false) }
 
 // queue is GoAll; leaf tasks (StartAll's lookups, whose answers start no further request) wait
-// behind every other queued task, so the reads a longer chain of requests hangs on go first.
+// in a queue of their own, which takes turns with the other (Fanout.next): the reads a longer
+// chain of requests hangs on are not stuck behind a long run of lookups.
 func (b *Batch) queue(tasks []func(), leaf bool) {
 	if b.f.Sequential() {
 		for _, t := range tasks {
@@ -221,10 +223,10 @@ func (f *Future[T]) Start(b *Batch) {
 	}
 }
 
-// StartAll begins the lookups not begun yet on b, queued as GoAll queues tasks but behind
-// every queued task of GoAll: a lookup's answer starts no further request, so the reads a
-// longer chain hangs on are sent first. A lookup still queued when Get or Await asks for it
-// runs in the asking goroutine.
+// StartAll begins the lookups not begun yet on b, queued as GoAll queues tasks but in the
+// lookups' own queue, which takes turns with GoAll's for released slots: a lookup's answer
+// starts no further request, so it must not hold back the reads a longer chain hangs on. A
+// lookup still queued when Get or Await asks for it runs in the asking goroutine.
 func StartAll[T any](b *Batch, fs []*Future[T]) {
 	var tasks []func()
 	for _, f := range fs {
