@@ -19,10 +19,28 @@ import (
 // runs in the caller at the moment it is submitted: a concurrency-1 run makes its requests in
 // exactly the order the tasks were submitted, the adapters' sequential order.
 //
+// Per-item work (lookups, a source's per-item lists) goes through Batch.GoAll and StartAll
+// instead: it waits in the Fanout's queue for the next slot released, so the submitter goes on
+// with its own reads and a freed slot never stays idle while work waits.
+//
 // Fanout decides where work runs, never what it produces: callers give every task its own
 // result slot and combine the slots in a fixed order, so results never depend on scheduling.
 type Fanout struct {
 	sem chan struct{}
+
+	// mu orders queuing a task (GoAll) against a slot's release, so a queued task is never
+	// left waiting while a slot is free.
+	mu      sync.Mutex
+	pending []fanTask // GoAll's tasks (reads that lead to more reads)
+	leaves  []fanTask // StartAll's lookups (nothing waits on them to send more)
+	// leafTurn is whose turn it is when both queues wait.
+	leafTurn bool
+}
+
+// fanTask is a GoAll task waiting for a slot, with the batch that waits for it.
+type fanTask struct {
+	b    *Batch
+	task func()
 }
 
 // NewFanout returns a Fanout for concurrency (Options.Concurrency: 0 takes
@@ -66,18 +84,110 @@ func (b *Batch) Go(task func()) {
 	case b.f.sem <- struct{}{}:
 		b.wg.Add(1)
 		go func() {
-			defer func() { <-b.f.sem; b.wg.Done() }()
 			task()
+			b.wg.Done()
+			b.f.release()
 		}()
 	default:
 		task()
 	}
 }
 
+// GoAll queues tasks on the Fanout, in their order: each starts on a new goroutine when a slot
+// is free, else when the next slot is released (a task ending, a caller waiting in Wait or
+// Await), before any later queued task; queued tasks and queued lookups (StartAll) take turns
+// for released slots while both wait. Unlike Go, a
+// task never runs in the caller, so a caller that starts work ahead goes on with its own
+// reads, and no freed slot stays idle while a task waits. At width 1 the caller runs the
+// tasks at once, in their order, as Go does.
+func (b *Batch) GoAll(tasks []func()) { b.queue(tasks, false) }
+
+// queue is GoAll; leaf tasks (StartAll's lookups, whose answers start no further request) wait
+// in a queue of their own, which takes turns with the other (Fanout.next): the reads a longer
+// chain of requests hangs on are not stuck behind a long run of lookups.
+func (b *Batch) queue(tasks []func(), leaf bool) {
+	if b.f.Sequential() {
+		for _, t := range tasks {
+			t()
+		}
+		return
+	}
+	f := b.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range tasks {
+		b.wg.Add(1)
+		if len(f.pending)+len(f.leaves) == 0 {
+			select {
+			case f.sem <- struct{}{}:
+				go f.work(fanTask{b, t})
+				continue
+			default:
+			}
+		}
+		if leaf {
+			f.leaves = append(f.leaves, fanTask{b, t})
+		} else {
+			f.pending = append(f.pending, fanTask{b, t})
+		}
+	}
+}
+
+// next takes the next queued task (f.mu held): GoAll's and StartAll's queues take turns
+// while both wait, so reads that lead to more go first without holding back every lookup.
+func (f *Fanout) next() (fanTask, bool) {
+	leafTurn := f.leafTurn
+	f.leafTurn = !f.leafTurn
+	switch {
+	case leafTurn && len(f.leaves) > 0:
+		q := f.leaves[0]
+		f.leaves = f.leaves[1:]
+		return q, true
+	case len(f.pending) > 0:
+		q := f.pending[0]
+		f.pending = f.pending[1:]
+		return q, true
+	case len(f.leaves) > 0:
+		q := f.leaves[0]
+		f.leaves = f.leaves[1:]
+		return q, true
+	}
+	return fanTask{}, false
+}
+
+// work runs q holding a slot, then every queued task while some wait, then frees the slot.
+func (f *Fanout) work(q fanTask) {
+	for {
+		q.task()
+		q.b.wg.Done()
+		f.mu.Lock()
+		var ok bool
+		if q, ok = f.next(); !ok {
+			<-f.sem
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+	}
+}
+
+// release gives up a held slot: to the first queued task when one waits, else to the Fanout.
+func (f *Fanout) release() {
+	f.mu.Lock()
+	q, ok := f.next()
+	if !ok {
+		<-f.sem
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Unlock()
+	go f.work(q)
+}
+
 // Wait waits for every task the batch started, lending the caller's slot to other tasks of
 // the Fanout meanwhile.
 func (b *Batch) Wait() {
-	<-b.f.sem
+	b.f.release()
 	b.wg.Wait()
 	b.f.sem <- struct{}{}
 }
@@ -87,7 +197,7 @@ func (b *Batch) Wait() {
 // lookup in the caller.
 type Future[T any] struct {
 	started atomic.Bool
-	once    sync.Once
+	claimed atomic.Bool // the lookup has begun (on a goroutine or in a caller)
 	done    chan struct{}
 	val     T
 	run     func() T
@@ -98,11 +208,12 @@ func NewFuture[T any](lookup func() T) *Future[T] {
 	return &Future[T]{done: make(chan struct{}), run: lookup}
 }
 
+// do runs the lookup unless it has begun elsewhere; it returns without waiting.
 func (f *Future[T]) do() {
-	f.once.Do(func() {
+	if f.claimed.CompareAndSwap(false, true) {
 		f.val = f.run()
 		close(f.done)
-	})
+	}
 }
 
 // Start begins the lookup on b unless it has begun already.
@@ -112,10 +223,47 @@ func (f *Future[T]) Start(b *Batch) {
 	}
 }
 
+// StartAll begins the lookups not begun yet on b, queued as GoAll queues tasks but in the
+// lookups' own queue, which takes turns with GoAll's for released slots: a lookup's answer
+// starts no further request, so it must not hold back the reads a longer chain hangs on. A
+// lookup still queued when Get or Await asks for it runs in the asking goroutine.
+func StartAll[T any](b *Batch, fs []*Future[T]) {
+	var tasks []func()
+	for _, f := range fs {
+		if f != nil && f.started.CompareAndSwap(false, true) {
+			tasks = append(tasks, f.do)
+		}
+	}
+	b.queue(tasks, true)
+}
+
 // Get returns the lookup's result, running it in the caller if nothing started it.
 func (f *Future[T]) Get() T {
-	f.do() // returns at once when done; waits when another goroutine is running it
+	f.do() // runs the lookup unless it has begun elsewhere
 	<-f.done
+	return f.val
+}
+
+// Await is f's result for a caller holding one of fan's slots. A lookup that has not begun
+// (never started, or queued by GoAll and waiting for a slot) runs in the caller, on the
+// caller's slot; one running on another goroutine is waited for with the caller's slot lent
+// meanwhile, as Batch.Wait does, so a goroutine taking lookups in order never holds a slot
+// idle while requests could be sent. At width 1 every started lookup has already run, and
+// Await is Get.
+func Await[T any](fan *Fanout, f *Future[T]) T {
+	select {
+	case <-f.done:
+		return f.val
+	default:
+	}
+	if f.claimed.CompareAndSwap(false, true) {
+		f.val = f.run()
+		close(f.done)
+		return f.val
+	}
+	fan.release()
+	<-f.done
+	fan.sem <- struct{}{}
 	return f.val
 }
 

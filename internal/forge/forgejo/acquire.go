@@ -444,11 +444,13 @@ func (r *run) reviewConversations(kept []int64, withComments bool) {
 	}
 	got := make([]conversation, len(kept))
 	b := r.fan.Batch()
+	tasks := make([]func(), len(kept))
 	for i, id := range kept {
-		b.Go(func() {
+		tasks[i] = func() {
 			got[i].cs, got[i].err = r.repo.ReviewComments.ListOnce(r.ctx, r.number, id)
-		})
+		}
 	}
+	b.GoAll(tasks)
 	b.Wait()
 	var rcs []*gitea.PullReviewComment
 	for i, id := range kept {
@@ -598,10 +600,12 @@ func (r *run) actors() {
 	}
 	r.a.EachActorRef(note)
 	sort.Strings(ids)
+	// Every lookup not started yet starts now; the answers are taken in id order.
+	var fs []*forge.Future[permAnswer]
 	for _, id := range ids {
-		// Every lookup not started yet starts now; the answers are taken in id order.
-		r.lookAhead(&acquisition.ActorRef{ID: &id, Login: logins[id]})
+		fs = r.lookAheadFuture(fs, &acquisition.ActorRef{ID: &id, Login: logins[id]})
 	}
+	forge.StartAll(r.lookups, fs)
 	for _, id := range ids {
 		actor := acquisition.Actor{ID: id, Login: logins[id], Kind: acquisition.ActorHuman}
 		if role, ok := r.permission(id, logins[id]); ok {
@@ -643,15 +647,23 @@ func (r *run) lookup(login string) *forge.Future[permAnswer] {
 // they always were). actors decides what the answer means; a lookup for an actor no record
 // ends up referencing is made and ignored.
 func (r *run) lookAhead(ref *acquisition.ActorRef) {
-	if r.fan.Sequential() || ref == nil || ref.ID == nil || ref.Login == nil || *ref.Login == "" {
-		return
-	}
-	r.lookup(*ref.Login).Start(r.lookups)
+	forge.StartAll(r.lookups, r.lookAheadFuture(nil, ref))
 }
 
-// lookAheadAll starts the lookups of every actor the part's records reference.
+// lookAheadFuture appends ref's permission lookup to fs when lookAhead would start it.
+func (r *run) lookAheadFuture(fs []*forge.Future[permAnswer], ref *acquisition.ActorRef) []*forge.Future[permAnswer] {
+	if r.fan.Sequential() || ref == nil || ref.ID == nil || ref.Login == nil || *ref.Login == "" {
+		return fs
+	}
+	return append(fs, r.lookup(*ref.Login))
+}
+
+// lookAheadAll starts the lookups of every actor the part's records reference, as one work
+// queue (forge.StartAll) so the run's slots stay busy.
 func (r *run) lookAheadAll() {
-	r.a.EachActorRef(r.lookAhead)
+	var fs []*forge.Future[permAnswer]
+	r.a.EachActorRef(func(ref *acquisition.ActorRef) { fs = r.lookAheadFuture(fs, ref) })
+	forge.StartAll(r.lookups, fs)
 }
 
 // permission looks one actor's role up. It returns ok=false (role null, unverified) on any
@@ -663,7 +675,7 @@ func (r *run) permission(id string, login *string) (*string, bool) {
 		return nil, false
 	}
 	r.bound++
-	ans := r.lookup(*login).Get()
+	ans := forge.Await(r.fan, r.lookup(*login))
 	res, err := ans.res, ans.err
 	if err != nil {
 		if statusOf(err) == http.StatusNotFound {

@@ -46,6 +46,7 @@ func (r *run) lookAhead(refs ...*acquisition.ActorRef) {
 	if r.fan.Sequential() {
 		return
 	}
+	var fs []*forge.Future[permission]
 	for _, ref := range refs {
 		if ref == nil || ref.ID == nil || ref.Login == nil || *ref.Login == "" {
 			continue
@@ -55,9 +56,10 @@ func (r *run) lookAhead(refs ...*acquisition.ActorRef) {
 		bot := ok && s.bot
 		r.mu.Unlock()
 		if ok && !bot {
-			r.c.permissionLookup(r.ctx, r.owner, r.name, *ref.Login).Start(r.lookups)
+			fs = append(fs, r.c.permissionLookup(r.ctx, r.owner, r.name, *ref.Login))
 		}
 	}
+	forge.StartAll(r.lookups, fs)
 }
 
 // refGQL maps a GraphQL Actor to a reference. ok is false when GitHub returned an ID outside
@@ -143,11 +145,11 @@ func (r *run) resolveActors(ctx context.Context) {
 		}
 		r.needRequests("permissions", 1)
 		lookups[i] = r.c.permissionLookup(ctx, r.owner, r.name, s.login)
-		lookups[i].Start(r.lookups)
 	}
+	forge.StartAll(r.lookups, lookups)
 	for i, f := range lookups {
 		if f != nil {
-			results[i] = f.Get()
+			results[i] = forge.Await(r.fan, f)
 		}
 	}
 	actors := make([]acquisition.Actor, 0, len(seen))

@@ -78,9 +78,11 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 	// Logs download at once within the run's Fanout (in check order at concurrency 1); each
 	// result lands in its own check, so the order of completion does not matter.
 	b := r.fan.Batch()
-	for _, lj := range logJobs {
-		b.Go(func() { out[lj.index].Log = r.readLog(ctx, lj.jobID) })
+	tasks := make([]func(), len(logJobs))
+	for i, lj := range logJobs {
+		tasks[i] = func() { out[lj.index].Log = r.readLog(ctx, lj.jobID) }
 	}
+	b.GoAll(tasks)
 	b.Wait()
 	return out, gaps
 }
@@ -190,8 +192,9 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 	}
 	results := make([]result, len(ids))
 	b := r.fan.Batch()
+	tasks := make([]func(), len(ids))
 	for i, id := range ids {
-		b.Go(func() {
+		tasks[i] = func() {
 			total := -1
 			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
 				return listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
@@ -205,8 +208,9 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 					})
 			}, func(j *gh.WorkflowJob) string { return j.GetNodeID() }, func() int { return total })
 			results[i] = result{jobs: l.items, pg: l.pg, total: total, failed: !l.complete()}
-		})
+		}
 	}
+	b.GoAll(tasks)
 	b.Wait()
 	for _, res := range results {
 		r.needListing(listWorkflowJobs, res.pg, res.total)

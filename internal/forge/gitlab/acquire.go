@@ -526,16 +526,18 @@ func (c *Client) checks(ctx context.Context, pid any, profile acquisition.Profil
 	}
 	jobs := make([]listed[*gl.Job], len(pl.rows))
 	b := rn.fan.Batch()
+	var tasks []func()
 	for i, p := range pl.rows {
 		if p == nil {
 			continue
 		}
-		b.Go(func() {
+		tasks = append(tasks, func() {
 			jopt := &gl.ListJobsOptions{ListOptions: gl.ListOptions{PerPage: c.perPage()}, IncludeRetried: gl.Ptr(true)}
 			jobs[i] = kept(c.Services().Pipelines.ListJobs(ctx, pid, p.ID, jopt, ListOptions[*gl.Job]{Complete: true, DriftKey: jobKey}))
 			rn.traceAhead(ctx, profile, jobs[i].rows, p.SHA, head)
 		})
 	}
+	b.GoAll(tasks)
 	b.Wait()
 	var checks []acquisition.Check
 	invalid := 0
@@ -594,13 +596,12 @@ func (c *Client) logs(ctx context.Context, pid any, profile acquisition.Profile,
 			continue
 		}
 		id, _ := strconv.ParseInt(checks[i].ID, 10, 64)
-		f := rn.trace(ctx, id, profile.Bounds.MaxSourceBytes)
-		f.Start(rn.lookups)
-		want = append(want, f)
+		want = append(want, rn.trace(ctx, id, profile.Bounds.MaxSourceBytes))
 	}
+	forge.StartAll(rn.lookups, want)
 	for i, f := range want {
 		if f != nil {
-			l := f.Get()
+			l := forge.Await(rn.fan, f)
 			checks[i].Log = &l
 		}
 	}

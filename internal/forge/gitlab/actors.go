@@ -107,10 +107,15 @@ func (rn *glRun) lookAhead(ctx context.Context, ref acquisition.ActorRef) {
 
 // lookAheadAll starts the lookups of every actor a part's records reference.
 func (rn *glRun) lookAheadAll(ctx context.Context, a *acquisition.Acquisition) {
-	ids, _ := referencedActors(a)
-	for _, id := range ids {
-		rn.lookAhead(ctx, acquisition.ActorRef{ID: &id})
+	if rn.fan.Sequential() {
+		return
 	}
+	ids, _ := referencedActors(a)
+	fs := make([]*forge.Future[actorOutcome], len(ids))
+	for i, id := range ids {
+		fs[i] = rn.actor(ctx, id)
+	}
+	forge.StartAll(rn.lookups, fs)
 }
 
 // traceAhead starts the traces of a pipeline's jobs whose logs the profile selects, as soon
@@ -119,14 +124,16 @@ func (rn *glRun) traceAhead(ctx context.Context, profile acquisition.Profile, jo
 	if rn.fan.Sequential() {
 		return
 	}
+	var fs []*forge.Future[acquisition.Log]
 	for _, j := range jobs {
 		if j == nil {
 			continue
 		}
 		if ck, err := mapJob(j, sha, head); err == nil && profile.LogSelected(ck.Conclusion) {
-			rn.trace(ctx, j.ID, profile.Bounds.MaxSourceBytes).Start(rn.lookups)
+			fs = append(fs, rn.trace(ctx, j.ID, profile.Bounds.MaxSourceBytes))
 		}
 	}
+	forge.StartAll(rn.lookups, fs)
 }
 
 // actors resolves every referenced actor: the users API decides the kind (bot only on a
@@ -138,10 +145,10 @@ func (c *Client) actors(ctx context.Context, pid any, a *acquisition.Acquisition
 	lookups := make([]*forge.Future[actorOutcome], len(ids))
 	for i, id := range ids {
 		lookups[i] = rn.actor(ctx, id)
-		lookups[i].Start(rn.lookups)
 	}
+	forge.StartAll(rn.lookups, lookups)
 	for i, f := range lookups {
-		r := f.Get()
+		r := forge.Await(rn.fan, f)
 		if r.actor.Login == nil {
 			r.actor.Login = logins[ids[i]]
 		}
