@@ -78,7 +78,7 @@ func TestRateLimitStormSameResultAndSerial(t *testing.T) {
 		var logs bytes.Buffer
 		pool := forge.NewPool(conc, zerolog.Nop())
 		cl, err := New(Options{APIURL: storm.URL + "/api/v1", Token: "secret-token", PageSize: matrixLimit,
-			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Log: zerolog.New(&logs),
+			RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond, Log: zerolog.New(zerolog.SyncWriter(&logs)),
 			Transport: pool.Wrap(nil), Limiter: pool.RetryLimiter(), Concurrency: conc})
 		if err != nil {
 			t.Fatal(err)

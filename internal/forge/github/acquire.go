@@ -301,14 +301,15 @@ func readPage(ctx context.Context, fetch func() error) error {
 // the rest was read).
 //
 // declared is the listing's declared size (-1 when none): it bounds a server that keeps
-// announcing empty pages past it.
-func listREST[T any](ctx context.Context, r *run, source, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) ([]T, forge.Pagination, error) {
+// announcing empty pages past it. A size the pages' bodies declare (restFetch's total) takes
+// its place from the first page that declares one, and is returned (-1: none did).
+func listREST[T any](ctx context.Context, r *run, source, endpoint string, declared func() int, fetch restFetch[T]) ([]T, forge.Pagination, int, error) {
 	var all []T
-	pg, err := pagesREST(withEndpoint(ctx, endpoint), r.c.concurrency, endpoint, declared, fetch, func(items []T) {
+	pg, total, err := pagesREST(withEndpoint(ctx, endpoint), r.c.concurrency, endpoint, declared, fetch, func(items []T) {
 		r.countPage(source)
 		all = append(all, items...)
 	})
-	return all, pg, err
+	return all, pg, total, err
 }
 
 // pageFault reports a page failure that may be the page's own (a 5xx, a timeout, a broken
@@ -348,13 +349,21 @@ var errPaginationBackwards = errors.New("pagination went backwards")
 // declared size and the rows read, at the largest page seen, with a whole page to spare, an
 // empty page that still announces another ends the listing in errBeyondDeclared (a server
 // that loops), never in an endless walk.
-func pagesREST[T any](ctx context.Context, workers int, endpoint string, declared func() int, fetch func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error), each func([]T)) (forge.Pagination, error) {
+func pagesREST[T any](ctx context.Context, workers int, endpoint string, declared func() int, fetch restFetch[T], each func([]T)) (forge.Pagination, int, error) {
 	last := 0 // the last page an answer named (rel="last"), 0 while none did
 	pages, rows, largest := 0, 0, 0
 	firstFailed := false
-	// stated is the declared size, or what rel="last" states when nothing was declared; size
-	// is the most either says (a declared size read before rows were added may be short).
+	// bodyTotal is the size the last page taken declared in its body (total_count), -1 while
+	// none did. It is set when a page is taken, in page order, never when a page read ahead
+	// arrives: a page read ahead must not change the size an earlier page is checked against.
+	bodyTotal := -1
+	// stated is the declared size (the body's, else the caller's), or what rel="last" states
+	// when nothing was declared; size is the most either says (a declared size read before
+	// rows were added may be short).
 	stated := func() int {
+		if bodyTotal >= 0 {
+			return bodyTotal
+		}
 		if declared != nil && declared() >= 0 {
 			return declared()
 		}
@@ -365,7 +374,7 @@ func pagesREST[T any](ctx context.Context, workers int, endpoint string, declare
 		var a restAnswer[T]
 		a.err = readPage(ctx, func() error {
 			var err error
-			a.items, a.resp, err = fetch(ctx, gh.ListOptions{Page: page, PerPage: PerPage})
+			a.items, a.total, a.resp, err = fetch(ctx, gh.ListOptions{Page: page, PerPage: PerPage})
 			return err
 		})
 		return a
@@ -382,6 +391,9 @@ func pagesREST[T any](ctx context.Context, workers int, endpoint string, declare
 			return forge.Page[int]{Err: err, Next: max(page, 1) + 1}, nil
 		}
 		each(items)
+		if a.total >= 0 {
+			bodyTotal = a.total
+		}
 		pages, rows, largest = pages+1, rows+len(items), max(largest, len(items))
 		if resp != nil && resp.LastPage > last {
 			last = resp.LastPage
@@ -412,12 +424,26 @@ func pagesREST[T any](ctx context.Context, workers int, endpoint string, declare
 			err = fmt.Errorf("%w: the first page failed: %w", forge.ErrIncomplete, first)
 		}
 	}
-	return pg, err
+	return pg, bodyTotal, err
+}
+
+// restFetch reads one page of a REST list: its rows, the list's size when the answer's body
+// declares one (total_count; -1 when it does not) and the response. It may run concurrently
+// with other pages' reads (PaginatePrefetch), so it must not set anything the listing reads.
+type restFetch[T any] func(ctx context.Context, opt gh.ListOptions) (items []T, total int, resp *gh.Response, err error)
+
+// restRows is a restFetch for a list whose answers declare no size in their body.
+func restRows[T any](list func(ctx context.Context, opt gh.ListOptions) ([]T, *gh.Response, error)) restFetch[T] {
+	return func(ctx context.Context, opt gh.ListOptions) ([]T, int, *gh.Response, error) {
+		items, resp, err := list(ctx, opt)
+		return items, -1, resp, err
+	}
 }
 
 // restAnswer is one REST page's raw answer, after readPage's retries.
 type restAnswer[T any] struct {
 	items []T
+	total int // the size the body declared, -1: none
 	resp  *gh.Response
 	err   error
 }

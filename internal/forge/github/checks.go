@@ -94,15 +94,18 @@ func (r *run) readChecks(ctx context.Context) ([]acquisition.Check, gapList) {
 func (r *run) listCheckRuns(ctx context.Context) []*gh.CheckRun {
 	total := -1
 	read := func() ([]*gh.CheckRun, forge.Pagination, error) {
-		return listREST(ctx, r, acquisition.SourceChecks, endpointCheckRuns, func() int { return total },
-			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, *gh.Response, error) {
+		items, pg, t, err := listREST(ctx, r, acquisition.SourceChecks, endpointCheckRuns, func() int { return total },
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.CheckRun, int, *gh.Response, error) {
 				res, resp, err := r.c.rest.Checks.ListCheckRunsForRef(ctx, r.owner, r.name, r.head, &gh.ListCheckRunsOptions{Filter: gh.String("all"), ListOptions: opt})
 				if res == nil {
-					return nil, resp, err
+					return nil, -1, resp, err
 				}
-				total = res.GetTotal() // the list's own size is the completeness reference
-				return res.CheckRuns, resp, err
+				return res.CheckRuns, res.GetTotal(), resp, err // the list's own size is the completeness reference
 			})
+		if t >= 0 {
+			total = t
+		}
+		return items, pg, err
 	}
 	l := readConsistent(ctx, r, read, func(c *gh.CheckRun) string { return c.GetNodeID() }, func() int { return total })
 	r.needListing("check_runs", l.pg, total)
@@ -163,15 +166,18 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 	}
 	wfTotal := -1
 	wf := readConsistent(ctx, r, func() ([]*gh.WorkflowRun, forge.Pagination, error) {
-		return listREST(ctx, r, listWorkflowRuns, endpointRuns, func() int { return wfTotal },
-			func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, *gh.Response, error) {
+		items, pg, t, err := listREST(ctx, r, listWorkflowRuns, endpointRuns, func() int { return wfTotal },
+			func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowRun, int, *gh.Response, error) {
 				res, resp, err := r.c.rest.Actions.ListRepositoryWorkflowRuns(ctx, r.owner, r.name, &gh.ListWorkflowRunsOptions{HeadSHA: r.head, ListOptions: opt})
 				if res == nil {
-					return nil, resp, err
+					return nil, -1, resp, err
 				}
-				wfTotal = res.GetTotalCount()
-				return res.WorkflowRuns, resp, err
+				return res.WorkflowRuns, res.GetTotalCount(), resp, err
 			})
+		if t >= 0 {
+			wfTotal = t
+		}
+		return items, pg, err
 	}, func(w *gh.WorkflowRun) string { return w.GetNodeID() }, func() int { return wfTotal })
 	wfRuns := wf.items
 	r.needListing(listWorkflowRuns, wf.pg, wfTotal)
@@ -197,15 +203,18 @@ func (r *run) actionsJobTimes(ctx context.Context, runs []*gh.CheckRun) (map[int
 		tasks[i] = func() {
 			total := -1
 			l := readConsistent(ctx, r, func() ([]*gh.WorkflowJob, forge.Pagination, error) {
-				return listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
-					func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, *gh.Response, error) {
+				items, pg, t, err := listREST(ctx, r, listWorkflowJobs, endpointJobs, func() int { return total },
+					func(ctx context.Context, opt gh.ListOptions) ([]*gh.WorkflowJob, int, *gh.Response, error) {
 						res, resp, err := r.c.rest.Actions.ListWorkflowJobs(ctx, r.owner, r.name, id, &gh.ListWorkflowJobsOptions{Filter: "all", ListOptions: opt})
 						if res == nil {
-							return nil, resp, err
+							return nil, -1, resp, err
 						}
-						total = res.GetTotalCount()
-						return res.Jobs, resp, err
+						return res.Jobs, res.GetTotalCount(), resp, err
 					})
+				if t >= 0 {
+					total = t
+				}
+				return items, pg, err
 			}, func(j *gh.WorkflowJob) string { return j.GetNodeID() }, func() int { return total })
 			results[i] = result{jobs: l.items, pg: l.pg, total: total, failed: !l.complete()}
 		}

@@ -125,7 +125,7 @@ func (m *Commenter) FindComments(ctx context.Context, ref forge.Ref, marker stri
 	list := func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 		return m.c.listCommentsStreamed(ctx, owner, name, ref.Number, opt, keep)
 	}
-	_, err = pagesREST(withEndpoint(ctx, endpoint), 1, endpoint, nil, list, func(items []*gh.IssueComment) {
+	_, _, err = pagesREST(withEndpoint(ctx, endpoint), 1, endpoint, nil, restRows(list), func(items []*gh.IssueComment) {
 		for _, c := range items {
 			if firstLine(c.GetBody()) == marker && m.own(c.User) && c.GetID() > 0 {
 				out = append(out, toComment(c))

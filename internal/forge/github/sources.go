@@ -23,10 +23,11 @@ type commentList = listRead[*gh.IssueComment]
 // shortens the comments and the receipts read from them.
 func (r *run) listComments(ctx context.Context, source string) commentList {
 	read := func() ([]*gh.IssueComment, forge.Pagination, error) {
-		return listREST(ctx, r, source, endpointComments, fixed(r.totals.Comments),
-			func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
+		items, pg, _, err := listREST(ctx, r, source, endpointComments, fixed(r.totals.Comments),
+			restRows(func(ctx context.Context, opt gh.ListOptions) ([]*gh.IssueComment, *gh.Response, error) {
 				return r.c.rest.Issues.ListComments(ctx, r.owner, r.name, r.number, &gh.IssueListCommentsOptions{ListOptions: opt})
-			})
+			}))
+		return items, pg, err
 	}
 	l := readConsistent(ctx, r, read, func(c *gh.IssueComment) string { return c.GetNodeID() }, fixed(r.totals.Comments))
 	r.needListing(source, l.pg, r.totals.Comments)
@@ -76,10 +77,11 @@ type dismissal struct {
 func (r *run) readReviews(ctx context.Context) ([]acquisition.Review, gapList) {
 	var gaps gapList
 	read := func() ([]*gh.PullRequestReview, forge.Pagination, error) {
-		return listREST(ctx, r, acquisition.SourceReviews, endpointReviews, fixed(r.totals.Reviews),
-			func(ctx context.Context, opt gh.ListOptions) ([]*gh.PullRequestReview, *gh.Response, error) {
+		items, pg, _, err := listREST(ctx, r, acquisition.SourceReviews, endpointReviews, fixed(r.totals.Reviews),
+			restRows(func(ctx context.Context, opt gh.ListOptions) ([]*gh.PullRequestReview, *gh.Response, error) {
 				return r.c.rest.PullRequests.ListReviews(ctx, r.owner, r.name, r.number, &opt)
-			})
+			}))
+		return items, pg, err
 	}
 	l := readConsistent(ctx, r, read, func(v *gh.PullRequestReview) string { return v.GetNodeID() }, fixed(r.totals.Reviews))
 	items := l.items
