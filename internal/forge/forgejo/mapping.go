@@ -189,7 +189,22 @@ func mapTask(t task, headSHA string) (acquisition.Check, string) {
 			c.CompletedAt = created // the spec's canonical fallback for never-started checks
 		}
 	}
+	// Gitea and Forgejo stamp a task's start before they insert its row, and the row's
+	// created time is the insertion's (whole seconds, taken after the runner token is hashed):
+	// a real task can read as started a second or more before it was created. The task
+	// existed from its start, so its creation is its start then, and the check's times stay in
+	// lifecycle order.
+	if c.StartedAt != "" && timeBefore(c.StartedAt, c.CreatedAt) {
+		c.CreatedAt = c.StartedAt
+	}
 	return c, ""
+}
+
+// timeBefore reports whether RFC 3339 time a is before b (both already parsed once by nativeTime).
+func timeBefore(a, b string) bool {
+	ta, e1 := time.Parse(time.RFC3339Nano, a)
+	tb, e2 := time.Parse(time.RFC3339Nano, b)
+	return e1 == nil && e2 == nil && ta.Before(tb)
 }
 
 // permissionRole maps the collaborator-permission endpoint's access mode into the v1 role

@@ -355,3 +355,23 @@ func TestNativeTime(t *testing.T) {
 		}
 	}
 }
+
+// Gitea stamps a task's start before inserting its row, so a real task reads as started a
+// second before it was created (seen on Gitea 1.25.5 under load): the check is created at its
+// start, and its times stay in lifecycle order. A task created before it started keeps both.
+func TestTaskStartedBeforeItsRowIsCreated(t *testing.T) {
+	for _, tc := range []struct{ created, started, wantCreated string }{
+		{"2026-12-06T05:33:25Z", "2026-12-06T05:33:24Z", "2026-12-06T05:33:24Z"},
+		{"2026-12-06T06:33:25+01:00", "2026-12-06T05:33:24Z", "2026-12-06T05:33:24Z"},
+		{"2026-12-06T05:33:20Z", "2026-12-06T05:33:24Z", "2026-12-06T05:33:20Z"},
+	} {
+		for _, status := range []string{"running", "success"} {
+			c, gap := mapTask(task{ID: 3, Name: "build", Status: status, CreatedAt: strp(tc.created),
+				RunStartedAt: strp(tc.started), UpdatedAt: strp("2026-12-06T05:33:26Z")}, headSHA)
+			if gap != "" || c.CreatedAt != tc.wantCreated || c.StartedAt != tc.started {
+				t.Errorf("%s created %s started %s: check created %q started %q (gap %q), want created %s",
+					status, tc.created, tc.started, c.CreatedAt, c.StartedAt, gap, tc.wantCreated)
+			}
+		}
+	}
+}
