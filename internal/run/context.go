@@ -2,8 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/forgectx/forgectx/internal/snapshot/checkdigest"
@@ -58,7 +56,7 @@ func (r *runner) contextReport(ctx context.Context) *status.Context {
 		if rec.Kind != "check" || rec.LogPath != "" || rec.MetadataPath == "" {
 			continue
 		}
-		name, conclusion, err := checkMetadata(snap, rec.MetadataPath)
+		name, conclusion, err := checkdigest.Metadata(snap, rec.MetadataPath)
 		if err != nil {
 			r.log.Warn().Err(err).Msg("forgectx run: a check's metadata not read for the failed-check list")
 			continue
@@ -79,20 +77,4 @@ func (r *runner) contextReport(ctx context.Context) *status.Context {
 		c.Failed = append(c.Failed, f.fc)
 	}
 	return c
-}
-
-// checkMetadata reads a check record's name and conclusion from its verified metadata document.
-func checkMetadata(snap *verify.Snapshot, path string) (name, conclusion string, err error) {
-	b, err := snap.ReadFile(path)
-	if err != nil {
-		return "", "", err
-	}
-	var md struct {
-		Name       string `json:"name"`
-		Conclusion string `json:"conclusion"`
-	}
-	if err := json.Unmarshal(b, &md); err != nil {
-		return "", "", fmt.Errorf("check metadata %s: not a check document", path)
-	}
-	return md.Name, md.Conclusion, nil
 }

@@ -24,6 +24,20 @@ type checkMeta struct {
 	Conclusion string `json:"conclusion"`
 }
 
+// Metadata reads a check record's name and conclusion from its verified metadata document
+// (a file changed since verification fails with verify.ErrChanged).
+func Metadata(s *verify.Snapshot, path string) (name, conclusion string, err error) {
+	b, err := s.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("checkdigest: %w", err)
+	}
+	var m checkMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", "", fmt.Errorf("checkdigest: %s: check metadata is not a JSON object with string name and conclusion", path)
+	}
+	return m.Name, m.Conclusion, nil
+}
+
 // FromSnapshot digests every retained check whose log is in the verified tree, in the
 // manifest's record order, and then applies lim.MaxTotalBytes across them: a check past the
 // total keeps fewer lines (or none) and counts what it lost in OmittedLines. It reads only the
@@ -41,15 +55,10 @@ func FromSnapshot(s *verify.Snapshot, lim Limits) ([]Check, error) {
 		}
 		c := Check{Path: r.LogPath}
 		if r.MetadataPath != "" {
-			b, err := s.ReadFile(r.MetadataPath)
-			if err != nil {
-				return nil, fmt.Errorf("checkdigest: %w", err)
+			var err error
+			if c.Name, c.Conclusion, err = Metadata(s, r.MetadataPath); err != nil {
+				return nil, err
 			}
-			var m checkMeta
-			if err := json.Unmarshal(b, &m); err != nil {
-				return nil, fmt.Errorf("checkdigest: %s: check metadata is not a JSON object with string name and conclusion", r.MetadataPath)
-			}
-			c.Name, c.Conclusion = m.Name, m.Conclusion
 		}
 		log, err := s.ReadFile(r.LogPath)
 		if err != nil {
