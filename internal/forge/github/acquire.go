@@ -84,7 +84,7 @@ func (c *Client) Acquire(ctx context.Context, ref forge.Ref, profile acquisition
 	r := &run{
 		c: c, owner: owner, name: name, number: ref.Number, profile: profile,
 		pages: map[string]int{}, bound: map[string]int{}, actors: map[string]*actorSeen{},
-		acq: acquisition.New(), fan: forge.NewFanout(cap(c.counter.sem)), ctx: ctx,
+		acq: acquisition.New(), fan: forge.NewFanout(c.concurrency), ctx: ctx,
 	}
 	r.lookups = r.fan.Batch()
 	defer r.lookups.Wait() // a lookup started early whose actor no record kept still ends here
