@@ -69,7 +69,7 @@ func NewHTTPClient(o Options, spec ClientSpec) (*http.Client, error) {
 		CheckRedirect: sameOrigin(origin),
 	}
 	retry.New(retry.Policy{Forge: spec.Forge, Limits: o.Retry.Defaults(spec.Retry), Endpoint: spec.Endpoint, Log: o.Log, Limiter: o.Pool.RetryLimiter()}).Apply(rc)
-	hc := rc.StandardClient()
+	hc := retry.StandardClient(rc)
 	hc.CheckRedirect = sameOrigin(origin)
 	return hc, nil
 }

@@ -154,7 +154,8 @@ func New(opts Options) (*Client, error) {
 			stats.retried()
 		}
 	}
-	hc := &http.Client{Transport: oneOf{&retryablehttp.RoundTripper{Client: rc}}, CheckRedirect: sameOriginRedirect}
+	hc := retry.StandardClient(rc)
+	hc.CheckRedirect = sameOriginRedirect
 	// The reader's requests carry the token the way the SDK's do. Its page and
 	// row bounds only bound the strict walk, which the snapshot does not use (the lenient walk
 	// stops at forge.MaxPages by itself).
@@ -391,19 +392,4 @@ func endpointClass(p string) string {
 		}
 	}
 	return "/" + strings.Join(segs, "/")
-}
-
-// oneOf returns a response or an error, never both. retryablehttp with the passthrough error
-// handler hands back the last response together with the error when it gives up (a cancelled
-// read-ahead page, for one); net/http would then print an unstructured line to stderr and
-// drop the response without closing its body, holding the connection.
-type oneOf struct{ next http.RoundTripper }
-
-func (t oneOf) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err != nil && resp != nil {
-		resp.Body.Close()
-		resp = nil
-	}
-	return resp, err
 }

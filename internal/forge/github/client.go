@@ -125,7 +125,7 @@ func New(opts Options) (*Client, error) {
 		noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		rc.HTTPClient = &http.Client{Transport: c.counter, Timeout: opts.Timeout, CheckRedirect: noRedirect}
 		pol.Apply(rc)
-		sc := rc.StandardClient()
+		sc := retry.StandardClient(rc)
 		sc.CheckRedirect = follow
 		// go-github short-circuits every later request (no request, an error) once a response
 		// said x-ratelimit-remaining: 0. A successful response at the end of the quota says

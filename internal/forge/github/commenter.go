@@ -52,7 +52,7 @@ func NewCommenter(c *Client, login string) (*Commenter, error) {
 	pol := newPolicy(retry.Limits{Max: 2, WaitMin: time.Second, WaitMax: time.Minute, MaxServerWait: time.Minute}, c.log)
 	pol.Limiter = c.limiter
 	pol.Apply(rc)
-	hc := rc.StandardClient()
+	hc := retry.StandardClient(rc)
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	create := gh.NewClient(hc)
 	create.BaseURL = c.rest.BaseURL

@@ -1,4 +1,4 @@
-package forgejo
+package retry
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func (t bothTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 // A round-tripper that answers with a response and an error (retryablehttp giving up) is
 // reduced to the error, and the response's body is closed so its connection is not held.
-func TestOneOfDropsTheResponseOfAnError(t *testing.T) {
+func TestStandardClientTransportDropsTheResponseOfAnError(t *testing.T) {
 	closed := false
 	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/x", nil)
 	resp, err := oneOf{bothTransport{&closed}}.RoundTrip(req)
